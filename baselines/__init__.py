@@ -1,0 +1,48 @@
+"""Reference agents: ``random`` for every game and strong scripted agents per game.
+
+Each module of this package registers its agents at import with
+:func:`register_scripted`; the modules are imported on the first lookup.
+:func:`make_scripted` builds an agent by name, and :func:`parlour.make_agent`
+resolves agent spec strings (``"random"``, ``"minimax"``, ...) through it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+from typing import Any, Callable
+
+#: name -> {env_id or "*": factory(env_id=..., **kwargs) -> agent}
+_SCRIPTED: dict[str, dict[str, Callable[..., Any]]] = {}
+
+
+def register_scripted(name: str, env_ids: list[str] | str, factory: Callable[..., Any]) -> None:
+    """Register ``factory`` as the agent ``name`` for ``env_ids`` ("*" for every environment).
+
+    An entry for a specific environment takes precedence over a "*" entry.
+    """
+    for env_id in [env_ids] if isinstance(env_ids, str) else env_ids:
+        _SCRIPTED.setdefault(name, {})[env_id] = factory
+
+
+@functools.cache
+def _load_all() -> None:
+    for module_info in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module_info.name}")
+
+
+def scripted_names(env_id: str) -> list[str]:
+    """Names of the scripted agents that can play ``env_id``."""
+    _load_all()
+    return sorted(name for name, by_env in _SCRIPTED.items() if env_id in by_env or "*" in by_env)
+
+
+def make_scripted(name: str, env_id: str, **kwargs: Any) -> Any:
+    """Build the scripted agent ``name`` for ``env_id``; ``ValueError`` listing the available ones otherwise."""
+    _load_all()
+    by_env = _SCRIPTED.get(name, {})
+    factory = by_env.get(env_id) or by_env.get("*")
+    if factory is None:
+        raise ValueError(f"no agent {name!r} for {env_id}; available: {', '.join(scripted_names(env_id))}")
+    return factory(env_id=env_id, **kwargs)

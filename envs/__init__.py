@@ -1,0 +1,1 @@
+"""parlour's environments: the core protocol and its faces, the registry, and the games."""

@@ -1,0 +1,95 @@
+"""The PettingZoo AEC face of a game: ``pettingzoo.make("aec", "parlour/<Name>-v0")``.
+
+Turn-based games select the player to move; simultaneous games select each
+acting player in turn and apply the moves together once all are in. When the
+game ends every agent is terminated and, as PettingZoo requires, each must then
+step with ``None`` to leave.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pettingzoo import AECEnv
+
+from parlour.envs.core.game import Game
+from parlour.envs.core.match import Match
+from parlour.envs.core.observation import RENDER_MODES, Observer
+
+
+class AECGame(AECEnv):
+    """A parlour game as a PettingZoo ``AECEnv``.
+
+    Args:
+        game_cls: the game to play.
+        obs_mode: ``"text"`` (default) or ``"vector"``.
+        render_mode: ``None``, ``"ansi"`` or ``"human"``.
+        **options: the game's options (``error_allowance`` and game-specific ones).
+    """
+
+    metadata = {"render_modes": list(RENDER_MODES), "is_parallelizable": True}
+
+    def __init__(self, game_cls: type[Game], obs_mode: str = "text", render_mode: str | None = None, **options: Any):
+        super().__init__()
+        self.match = Match(game_cls, options)
+        self.observer = Observer(self.match, obs_mode, render_mode)
+        self.metadata = {**self.metadata, "name": game_cls.env_id()}
+        self.render_mode = render_mode
+        self.possible_agents = list(self.match.players)
+        self.observation_spaces = self.observer.observation_spaces
+        self.action_spaces = self.observer.action_spaces
+        self.agents = []
+
+    def observation_space(self, agent: str):
+        """The observation space of ``agent`` (the same object every call)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str):
+        """The action space of ``agent`` (the same object every call)."""
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a new episode; the same seed gives the same episode."""
+        self.match.reset(seed)
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: self.observer.info(a) for a in self.agents}
+        self.agent_selection = self.match.acting()[0]
+
+    def observe(self, agent: str) -> dict[str, Any]:
+        """The current observation of ``agent``."""
+        return self.observer.observe(agent)
+
+    def step(self, action: Any) -> None:
+        """Play the selected agent's action (text, or a ``Discrete`` index in vector mode)."""
+        agent = self.agent_selection
+        if self.terminations.get(agent) or self.truncations.get(agent):
+            self._was_dead_step(action)
+            return
+        match = self.match
+        self._cumulative_rewards[agent] = 0.0
+        paid = match.submit(agent, action)
+        self.rewards = {a: paid.get(a, 0.0) for a in self.agents}
+        if match.over:
+            self.terminations = {a: True for a in self.agents}
+        self.infos = {a: self.observer.info(a) for a in self.agents}
+        self._accumulate_rewards()
+        acting = match.acting()
+        if acting:
+            self.agent_selection = acting[0]
+        else:
+            self.agent_selection = self.agents[(self.agents.index(agent) + 1) % len(self.agents)]
+
+    def render(self) -> str | None:
+        """Render the state (see ``render_mode``)."""
+        return self.observer.render()
+
+    def record(self, agents: dict[str, str] | None = None) -> dict[str, Any]:
+        """The record of the current episode, for :func:`parlour.replay` and the leaderboard."""
+        return self.match.record(agents)
+
+    def close(self) -> None:
+        """Nothing to release."""

@@ -1,0 +1,85 @@
+"""Observation building shared by every face: the two modes, their spaces, and rendering.
+
+* ``text`` (default): ``{"text": str}``, plus ``"action_mask"`` for games with
+  enumerable moves; actions are strings.
+* ``vector``: ``{"observation": Box, "action_mask": Box}`` and a ``Discrete``
+  action, for games with enumerable moves (MaskablePPO and classical RL).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from parlour.envs.core.match import Match
+from parlour.envs.core.spaces import TextSpace
+
+OBS_MODES = ("text", "vector")
+RENDER_MODES = ("ansi", "human")
+#: Longest observation or action text the spaces admit (characters).
+MAX_TEXT = 1 << 22
+
+
+class Observer:
+    """Builds one observation mode's spaces and observations for a match."""
+
+    def __init__(self, match: Match, obs_mode: str, render_mode: str | None):
+        game = match.game
+        if obs_mode not in OBS_MODES:
+            raise ValueError(f"obs_mode must be one of {OBS_MODES}, got {obs_mode!r}")
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode must be one of {RENDER_MODES} or None, got {render_mode!r}")
+        if obs_mode == "vector" and not game.enumerable:
+            raise ValueError(
+                f"{game.name} has no enumerable moves in this configuration, so it has no vector mode; use obs_mode='text'"
+            )
+        self.match = match
+        self.obs_mode = obs_mode
+        self.render_mode = render_mode
+        self.vector = obs_mode == "vector"
+        n_moves = len(game.moves) if game.moves is not None else 0
+        self.observation_spaces: dict[str, spaces.Space] = {}
+        self.action_spaces: dict[str, spaces.Space] = {}
+        for player in match.players:
+            if self.vector:
+                self.observation_spaces[player] = spaces.Dict(
+                    {
+                        "observation": spaces.Box(0.0, 1.0, (game.vector_size,), np.float32),
+                        "action_mask": spaces.Box(0, 1, (n_moves,), np.int8),
+                    }
+                )
+                self.action_spaces[player] = spaces.Discrete(n_moves)
+            else:
+                entries: dict[str, spaces.Space] = {"text": TextSpace(MAX_TEXT)}
+                if game.moves is not None:
+                    entries["action_mask"] = spaces.Box(0, 1, (n_moves,), np.int8)
+                self.observation_spaces[player] = spaces.Dict(entries)
+                self.action_spaces[player] = TextSpace(MAX_TEXT, moves=game.moves)
+
+    def observe(self, player: str) -> dict[str, Any]:
+        """The observation of ``player`` in this mode."""
+        match = self.match
+        if self.vector:
+            return {"observation": match.game.vector(player), "action_mask": match.action_mask(player)}
+        observation: dict[str, Any] = {"text": match.observation_text(player)}
+        if match.game.moves is not None:
+            observation["action_mask"] = match.action_mask(player)
+        return observation
+
+    def info(self, player: str) -> dict[str, Any]:
+        """``infos[player]``: legal move strings in text mode (the mask carries them in vector mode)."""
+        return self.match.info(player, with_legal_moves=not self.vector)
+
+    def render(self) -> str | None:
+        """The ANSI picture of the state: returned in ``ansi`` mode, printed in ``human`` mode."""
+        if self.render_mode is None:
+            return None
+        if not self.match.started:
+            raise RuntimeError("call reset() before render()")
+        picture = self.match.game.render()
+        if self.render_mode == "human":
+            print(picture)
+            return None
+        return picture

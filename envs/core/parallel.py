@@ -1,0 +1,87 @@
+"""The PettingZoo Parallel face of a game: ``pettingzoo.make("parallel", "parlour/<Name>-v0")``.
+
+Each ``step`` applies the actions of the players acting at that moment; the
+actions given for other agents are ignored. ``infos[agent]["acting"]`` says who
+is to act, so turn-based games work here too (one actor per step).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pettingzoo import ParallelEnv
+
+from parlour.envs.core.game import Game
+from parlour.envs.core.match import Match
+from parlour.envs.core.observation import RENDER_MODES, Observer
+
+
+class ParallelGame(ParallelEnv):
+    """A parlour game as a PettingZoo ``ParallelEnv``; arguments as :class:`parlour.envs.core.aec.AECGame`."""
+
+    metadata = {"render_modes": list(RENDER_MODES)}
+
+    def __init__(self, game_cls: type[Game], obs_mode: str = "text", render_mode: str | None = None, **options: Any):
+        self.match = Match(game_cls, options)
+        self.observer = Observer(self.match, obs_mode, render_mode)
+        self.metadata = {**self.metadata, "name": game_cls.env_id()}
+        self.render_mode = render_mode
+        self.possible_agents = list(self.match.players)
+        self.observation_spaces = self.observer.observation_spaces
+        self.action_spaces = self.observer.action_spaces
+        self.agents = []
+
+    def observation_space(self, agent: str):
+        """The observation space of ``agent`` (the same object every call)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str):
+        """The action space of ``agent`` (the same object every call)."""
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        """Start a new episode; returns ``(observations, infos)``."""
+        self.match.reset(seed)
+        self.agents = list(self.possible_agents)
+        return (
+            {a: self.observer.observe(a) for a in self.agents},
+            {a: self.observer.info(a) for a in self.agents},
+        )
+
+    def step(self, actions: dict[str, Any]):
+        """Apply the acting agents' actions; returns observations, rewards, terminations, truncations, infos."""
+        match = self.match
+        if not self.agents:
+            raise RuntimeError("the episode is over; call reset() to start a new one")
+        if not isinstance(actions, dict):
+            raise TypeError(f"actions must be a dict from agent to action, got {type(actions).__name__}")
+        acting = match.acting()
+        missing = [a for a in acting if a not in actions]
+        if missing:
+            raise ValueError(f"no action given for acting agent(s) {missing}; infos[agent]['acting'] says who acts")
+        rewards = {a: 0.0 for a in self.agents}
+        for agent in acting:
+            if match.over:
+                break
+            for player, amount in match.submit(agent, actions[agent]).items():
+                rewards[player] += amount
+        agents = self.agents
+        observations = {a: self.observer.observe(a) for a in agents}
+        terminations = {a: match.over for a in agents}
+        truncations = {a: False for a in agents}
+        infos = {a: self.observer.info(a) for a in agents}
+        if match.over:
+            self.agents = []
+        return observations, rewards, terminations, truncations, infos
+
+    def render(self) -> str | None:
+        """Render the state (see ``render_mode``)."""
+        return self.observer.render()
+
+    def record(self, agents: dict[str, str] | None = None) -> dict[str, Any]:
+        """The record of the current episode."""
+        return self.match.record(agents)
+
+    def close(self) -> None:
+        """Nothing to release."""
+

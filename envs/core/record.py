@@ -1,0 +1,159 @@
+"""Episode records and their replay.
+
+A record is a versioned JSON document holding everything needed to re-execute
+an episode: the environment id and version, the game options, the seed, and
+every action of every player (raw text, the parsed move or the error), with the
+rewards each step paid and the final outcome::
+
+    {
+      "format": "parlour.record", "format_version": 1,
+      "env_id": "parlour/TicTacToe-v0", "env_version": 0,
+      "options": {...}, "seed": 7, "players": ["player_0", "player_1"],
+      "agents": {"player_0": "random", "player_1": "minimax"},   # optional
+      "steps": [{"player": "player_0", "action": "b2", "move": "b2",
+                 "error": null, "rewards": {}}, ...],
+      "done": true, "returns": {"player_0": -1.0, "player_1": 1.0},
+      "outcome": {"winner": "player_1", "scores": {...}, "reason": "...", "details": {...}}
+    }
+
+:func:`replay` re-executes a record and raises :class:`ReplayMismatch` at the
+first thing that does not reproduce. The leaderboard's trust rests on it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from parlour.envs.core.match import Match
+
+RECORD_FORMAT = "parlour.record"
+RECORD_VERSION = 1
+
+
+class ReplayMismatch(Exception):
+    """A record does not reproduce: it was tampered with, or comes from other rules."""
+
+
+def build_record(match: Match, agents: dict[str, str] | None = None) -> dict[str, Any]:
+    """The record of ``match``'s current episode (finished or not)."""
+    if match.seed is None:
+        raise RuntimeError("no episode to record: call reset() first")
+    game = match.game
+    record: dict[str, Any] = {
+        "format": RECORD_FORMAT,
+        "format_version": RECORD_VERSION,
+        "env_id": match.env_id,
+        "env_version": game.version,
+        "options": dict(match.options),
+        "seed": match.seed,
+        "players": list(match.players),
+        "steps": [dict(step, rewards=dict(step["rewards"])) for step in match.steps],
+        "done": game.over,
+        "returns": dict(match.returns),
+        "outcome": game.outcome.to_dict() if game.outcome is not None else None,
+    }
+    if agents is not None:
+        record["agents"] = dict(agents)
+    return record
+
+
+def _same_rewards(a: dict[str, float], b: dict[str, float]) -> bool:
+    keys = set(a) | set(b)
+    return all(math.isclose(a.get(k, 0.0), b.get(k, 0.0), rel_tol=1e-9, abs_tol=1e-9) for k in keys)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def replay(record: dict[str, Any] | str) -> dict[str, Any]:
+    """Re-execute ``record`` (a dict or its JSON text) and check that it reproduces.
+
+    Returns the freshly computed record. Raises :class:`ReplayMismatch` naming
+    the first step or field that differs: another environment version, another
+    seed, a changed action, move or reward, a claimed outcome the game did not
+    reach, steps after the end, or a game left unfinished though marked done.
+    """
+    from parlour.envs.core.match import Match
+    from parlour.envs.registry import game_class
+
+    if isinstance(record, str):
+        try:
+            record = json.loads(record)
+        except json.JSONDecodeError as error:
+            raise ReplayMismatch(f"record is not valid JSON: {error}") from None
+    if not isinstance(record, dict):
+        raise ReplayMismatch(f"a record is a JSON object, got {type(record).__name__}")
+    if record.get("format") != RECORD_FORMAT or record.get("format_version") != RECORD_VERSION:
+        raise ReplayMismatch(
+            f"unsupported record format {record.get('format')!r} version {record.get('format_version')!r}; "
+            f"expected {RECORD_FORMAT!r} version {RECORD_VERSION}"
+        )
+    try:
+        env_id = record["env_id"]
+        steps = record["steps"]
+        seed = record["seed"]
+        options = record.get("options", {})
+    except KeyError as missing:
+        raise ReplayMismatch(f"record lacks the field {missing}") from None
+    try:
+        game_cls = game_class(env_id)
+    except KeyError as error:
+        raise ReplayMismatch(str(error.args[0])) from None
+    if record.get("env_version") != game_cls.version:
+        raise ReplayMismatch(
+            f"record is for {env_id} version {record.get('env_version')!r}, installed version is {game_cls.version}"
+        )
+    if not isinstance(steps, list) or not isinstance(options, dict):
+        raise ReplayMismatch("record 'steps' must be a list and 'options' an object")
+    try:
+        match = Match(game_cls, options)
+        match.reset(seed)
+    except (TypeError, ValueError) as error:
+        raise ReplayMismatch(f"cannot start the recorded episode: {error}") from None
+    if record.get("players") not in (None, match.players):
+        raise ReplayMismatch(f"record players {record.get('players')} differ from the game's {match.players}")
+
+    for index, step in enumerate(steps):
+        if not isinstance(step, dict) or "player" not in step or "action" not in step:
+            raise ReplayMismatch(f"step {index} is malformed: {str(step)[:200]}")
+        if match.over:
+            raise ReplayMismatch(f"step {index}: the game had already ended, but the record goes on")
+        player = step["player"]
+        if player not in match.acting():
+            raise ReplayMismatch(f"step {index}: {player!r} is not to act; acting: {match.acting()}")
+        rewards = match.submit(player, step["action"])
+        replayed = match.steps[-1]
+        if (replayed["error"] is None) != (step.get("error") is None):
+            raise ReplayMismatch(
+                f"step {index}: action {str(step['action'])[:80]!r} of {player} was "
+                f"{'invalid' if replayed['error'] else 'valid'} on replay, the record says otherwise"
+            )
+        if _canonical(replayed["move"]) != _canonical(step.get("move")):
+            raise ReplayMismatch(f"step {index}: move {step.get('move')!r} recorded, {replayed['move']!r} on replay")
+        if not isinstance(step.get("rewards", {}), dict) or not _same_rewards(rewards, step.get("rewards", {})):
+            raise ReplayMismatch(f"step {index}: rewards {step.get('rewards')} recorded, {rewards} on replay")
+
+    fresh = match.record(record.get("agents"))
+    if bool(record.get("done")) != fresh["done"]:
+        raise ReplayMismatch(f"record says done={record.get('done')!r}, replay ends with done={fresh['done']}")
+    if not isinstance(record.get("returns"), dict) or not _same_rewards(record["returns"], fresh["returns"]):
+        raise ReplayMismatch(f"returns {record.get('returns')} recorded, {fresh['returns']} on replay")
+    claimed = record.get("outcome")
+    actual = fresh["outcome"]
+    if (claimed is None) != (actual is None):
+        raise ReplayMismatch(f"outcome {claimed} recorded, {actual} on replay")
+    if actual is not None:
+        if not isinstance(claimed, dict):
+            raise ReplayMismatch(f"outcome must be an object, got {claimed!r}")
+        for key in ("winner", "reason"):
+            if claimed.get(key) != actual[key]:
+                raise ReplayMismatch(f"outcome {key} {claimed.get(key)!r} recorded, {actual[key]!r} on replay")
+        if not isinstance(claimed.get("scores"), dict) or not _same_rewards(claimed["scores"], actual["scores"]):
+            raise ReplayMismatch(f"outcome scores {claimed.get('scores')} recorded, {actual['scores']} on replay")
+        if _canonical(claimed.get("details", {})) != _canonical(actual["details"]):
+            raise ReplayMismatch("outcome details differ from the replay")
+    return fresh

@@ -1,0 +1,1 @@
+"""Board, card, dice and matrix games, one file each."""

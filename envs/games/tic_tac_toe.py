@@ -1,0 +1,116 @@
+"""Tic-tac-toe.
+
+Players ``player_0`` (X, moves first) and ``player_1`` (O) take turns placing
+their mark on a 3x3 board; three in a row, column or diagonal wins.
+
+Moves are cell names ``a1`` .. ``c3`` (column letter, row number, row 1 on
+top); the ``Discrete`` index of cell (row r, column c) is ``3 * r + c``, as in
+OpenSpiel's ``tic_tac_toe``. Vector observation: 18 values, the player's own
+marks then the opponent's, row-major.
+
+Rewards (zero-sum): +1 to the winner and -1 to the loser at the last move, 0
+each for a draw. A player who exceeds the invalid-action allowance gets -1 and
+the opponent +1.
+
+Version history: v0, first release.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from parlour.envs.core.game import Game
+
+LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
+CELLS = [f"{'abc'[i % 3]}{i // 3 + 1}" for i in range(9)]
+MARKS = ("X", "O")
+
+RULES = """You are playing Tic-tac-toe as {mark} ({player}); {first}.
+Players take turns placing their mark in an empty cell of a 3x3 board. The first to get three marks in a row, column or diagonal wins; a full board without a line is a draw.
+Cells are named by column letter and row number: a1 is the top-left cell, c3 the bottom-right.
+Reply with the cell you choose, for example: b2"""
+
+
+def winner_of(board: list[int]) -> int:
+    """The mark index (0 or 1) that owns a full line on ``board``, or -1 if none."""
+    for a, b, c in LINES:
+        if board[a] != -1 and board[a] == board[b] == board[c]:
+            return board[a]
+    return -1
+
+
+class TicTacToe(Game):
+    """Tic-tac-toe for two players; see the module docstring for moves and rewards."""
+
+    name = "TicTacToe"
+    description = "Classic 3x3 noughts and crosses; three in a line wins."
+    zero_sum = True
+
+    def __init__(self, *, error_allowance: int | None = None):
+        super().__init__(error_allowance=error_allowance)
+        self.players = ["player_0", "player_1"]
+        self.moves = list(CELLS)
+        self.vector_size = 18
+        self.board = [-1] * 9
+        self.turn = 0
+
+    def start(self, rng: np.random.Generator) -> None:
+        """Empty board, X to move."""
+        self.board = [-1] * 9
+        self.turn = 0
+
+    def to_move(self) -> list[str]:
+        """The player whose turn it is."""
+        return [self.players[self.turn]]
+
+    def rules(self, player: str) -> str:
+        """Rules and the player's mark."""
+        index = self.players.index(player)
+        first = "you move first" if index == 0 else "your opponent moves first"
+        return RULES.format(mark=MARKS[index], player=player, first=first)
+
+    def prompt(self, player: str) -> str:
+        """The board and the empty cells."""
+        return f"Board:\n{self.board_text()}\nYou are {MARKS[self.players.index(player)]}. Empty cells: {', '.join(self.legal_moves(player))}."
+
+    def legal_actions(self, player: str) -> list[int]:
+        """Empty cells."""
+        return [i for i, mark in enumerate(self.board) if mark == -1]
+
+    def apply(self, moves: dict[str, str]) -> None:
+        """Place the mark; end the game on a line or a full board."""
+        ((player, move),) = moves.items()
+        cell = self.move_index(move)
+        mark = self.turn
+        self.board[cell] = mark
+        self.tell(f"{player} ({MARKS[mark]}) plays {move}.")
+        if winner_of(self.board) == mark:
+            other = self.players[1 - mark]
+            self.finish({player: 1.0, other: -1.0}, winner=player, reason=f"{player} made three in a row")
+        elif -1 not in self.board:
+            self.finish({}, winner=None, reason="the board is full: a draw")
+        else:
+            self.turn = 1 - mark
+
+    def view(self, player: str) -> dict:
+        """The board (-1 empty, 0 X, 1 O) and the player's mark."""
+        return {"board": list(self.board), "mark": self.players.index(player), "to_move": self.turn}
+
+    def vector(self, player: str) -> np.ndarray:
+        """Own marks then opponent marks."""
+        me = self.players.index(player)
+        board = np.asarray(self.board)
+        return np.concatenate([board == me, board == 1 - me]).astype(np.float32)
+
+    def board_text(self) -> str:
+        """The board with coordinates."""
+        rows = ["   a b c"]
+        for r in range(3):
+            cells = " ".join("." if m == -1 else MARKS[m] for m in self.board[3 * r : 3 * r + 3])
+            rows.append(f" {r + 1} {cells}")
+        return "\n".join(rows)
+
+    def render(self) -> str:
+        """The board and whose turn it is."""
+        status = "game over" if self.over else f"{MARKS[self.turn]} to move"
+        return f"{self.board_text()}\n({status})"

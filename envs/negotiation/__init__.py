@@ -1,0 +1,1 @@
+"""Negotiation games: bargaining, price negotiation, trading, ultimatum and a commons."""

@@ -1,0 +1,29 @@
+"""parlour: text and tool-use environments for LLM agents, with Gymnasium and PettingZoo faces.
+
+``import parlour`` registers every environment as ``parlour/<Name>-v<version>``
+in Gymnasium and PettingZoo.
+"""
+
+from parlour.agents import agent_name, make_agent
+from parlour.envs.core import Agent, Game, InvalidMove, Outcome, ReplayMismatch, TextSpace, replay
+from parlour.envs.registry import game_class, list_envs, make_aec, make_parallel, register_all
+
+__version__ = "0.1.0"
+
+register_all()
+
+__all__ = [
+    "Agent",
+    "Game",
+    "InvalidMove",
+    "Outcome",
+    "ReplayMismatch",
+    "TextSpace",
+    "agent_name",
+    "game_class",
+    "list_envs",
+    "make_aec",
+    "make_agent",
+    "make_parallel",
+    "replay",
+]

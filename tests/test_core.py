@@ -1,0 +1,162 @@
+"""The shared mechanics on every environment: invalid actions, fuzzed text, determinism, records and replay."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import parlour
+from parlour.envs.core.match import Match
+from tests.conftest import ENV_IDS
+
+NASTY_TEXTS = [
+    "",
+    " ",
+    "\x00\x01\x02\x1b[31m",
+    "x" * 2_000_000,
+    "e4",
+    "bid 99 sixes",
+    "[accept]",
+    '{"tool": "search", "arguments": {}}',
+    "\ud7ff\U0001f600 émoji",
+    "cooperate defect fold call raise",
+    "-1",
+    "999999999999999999999999",
+]
+
+
+def random_episode(env_id: str, seed: int, agent_seed: int = 0, **options) -> Match:
+    """Play one episode with random agents through a Match; return the finished match."""
+    match = Match(parlour.game_class(env_id), options)
+    match.reset(seed)
+    agents = {p: parlour.make_agent("random", env_id=env_id) for p in match.players}
+    for i, agent in enumerate(agents.values()):
+        agent.reset(seed=agent_seed * 100 + i)
+    for _ in range(10_000):
+        if match.over:
+            break
+        player = match.acting()[0]
+        match.submit(player, agents[player].act(match.agent_observation(player)))
+    assert match.over, "random play did not finish in 10,000 steps"
+    return match
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_nasty_text_is_an_invalid_action_never_an_exception(env_id):
+    match = Match(parlour.game_class(env_id), {"error_allowance": len(NASTY_TEXTS) * 4})
+    match.reset(3)
+    for text in NASTY_TEXTS:
+        if match.over:
+            break
+        player = match.acting()[0]
+        match.submit(player, text)
+        step = match.steps[-1]
+        if step["error"] is not None:
+            assert match.last_error[player] == step["error"]
+            assert "Invalid action" in match.observation_text(player)
+    parlour.replay(match.record())
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_exceeding_the_allowance_is_a_loss(env_id):
+    match = Match(parlour.game_class(env_id), {"error_allowance": 1})
+    match.reset(0)
+    offender = match.acting()[0]
+    match.submit(offender, "\x00 not a move \x00")
+    assert not match.over and match.last_error[offender]
+    assert offender in match.acting()
+    match.submit(offender, "\x00 still not a move \x00")
+    assert match.over
+    scores = match.game.outcome.scores
+    assert match.game.outcome.winner != offender
+    assert scores[offender] == min(scores.values())
+    assert scores[offender] < max(scores.values()) or len(scores) == 1
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(st.text(max_size=60), min_size=1, max_size=8), seed=st.integers(0, 2**32))
+def test_fuzzed_text_never_raises_and_replays(env_id, texts, seed):
+    match = Match(parlour.game_class(env_id), {"error_allowance": 3})
+    match.reset(seed)
+    for text in texts:
+        if match.over:
+            break
+        match.submit(match.acting()[0], text)
+    parlour.replay(json.dumps(match.record()))
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_same_seed_same_record_and_replay_accepts_it(env_id):
+    for seed in range(5):
+        first = random_episode(env_id, seed).record()
+        second = random_episode(env_id, seed).record()
+        assert first == second
+        assert parlour.replay(first)["returns"] == first["returns"]
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_replay_rejects_tampered_records(env_id):
+    record = random_episode(env_id, 11).record()
+    valid_steps = [i for i, s in enumerate(record["steps"]) if s["error"] is None]
+
+    changed_reward = copy.deepcopy(record)
+    last = changed_reward["steps"][-1]
+    player = last["player"]
+    last["rewards"][player] = last["rewards"].get(player, 0.0) + 1.0
+    changed_action = copy.deepcopy(record)
+    changed_action["steps"][valid_steps[0]]["action"] = "\x00garbage\x00"
+    changed_seed = copy.deepcopy(record)
+    changed_seed["seed"] = record["seed"] + 1
+    claimed_win = copy.deepcopy(record)
+    loser = min(record["returns"], key=record["returns"].get)
+    claimed_win["outcome"]["winner"] = loser
+    claimed_win["returns"][loser] = 99.0
+    dropped_step = copy.deepcopy(record)
+    dropped_step["steps"].pop()
+    wrong_version = copy.deepcopy(record)
+    wrong_version["env_version"] = record["env_version"] + 1
+
+    for tampered in (changed_reward, changed_action, claimed_win, dropped_step, wrong_version):
+        with pytest.raises(parlour.ReplayMismatch):
+            parlour.replay(tampered)
+    # Another seed deals differently in games of chance; in deterministic games the record may still hold.
+    try:
+        parlour.replay(changed_seed)
+    except parlour.ReplayMismatch:
+        pass
+    assert parlour.replay(record)["returns"] == record["returns"]
+
+
+@pytest.mark.parametrize("bad", [None, 3, "not json", "{}", '{"format": "parlour.record"}', []])
+def test_replay_rejects_garbage_with_a_clear_error(bad):
+    with pytest.raises(parlour.ReplayMismatch):
+        parlour.replay(bad)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_no_global_random_state_is_used(env_id):
+    np.random.seed(0)
+    import random
+
+    random.seed(0)
+    first = random_episode(env_id, 4).record()
+    np.random.seed(123)
+    random.seed(123)
+    assert random_episode(env_id, 4).record() == first
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_outcome_scores_equal_returns(env_id):
+    for seed in range(10):
+        match = random_episode(env_id, seed, agent_seed=seed)
+        outcome = match.game.outcome
+        assert outcome.scores == match.returns
+        assert outcome.winner is None or outcome.winner in match.players
+        if match.game.zero_sum:
+            assert abs(sum(match.returns.values())) < 1e-9
