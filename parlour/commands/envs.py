@@ -1,0 +1,29 @@
+"""``parlour list``: the environments with their players, category and description."""
+
+from __future__ import annotations
+
+import argparse
+
+from parlour.envs.core.match import make_game
+from parlour.envs.registry import all_games
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``parlour list``."""
+    parser = subparsers.add_parser("list", help="list the environments")
+    parser.set_defaults(handler=run_list)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """Print one line per environment."""
+    rows = []
+    for game_cls in all_games():
+        game = make_game(game_cls, {})
+        players = ", ".join(game.players)
+        rows.append((game_cls.env_id(), game_cls.category, players, game_cls.description))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    header = ("environment", "category", "players")
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths)) + "  description")
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3])
+    return 0
