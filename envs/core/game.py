@@ -96,6 +96,9 @@ class Game:
         self._step_rewards: dict[str, float] = {}
         self._move_index: dict[str, int] | None = None
         self._move_pattern: re.Pattern[str] | None = None
+        # Legal moves are asked for several times per step (prompt, mask, infos, parse); the Match clears this
+        # cache whenever the state changes, which only happens in start, apply and forfeit.
+        self._legal_cache: dict[str, tuple[list[int], list[str]]] = {}
 
     # ----------------------------------------------------------------- metadata
     @classmethod
@@ -179,10 +182,21 @@ class Game:
 
     # ------------------------------------------------------------ shared helpers
     def legal_moves(self, player: str) -> list[str]:
-        """The exact strings ``player`` may send now (enumerable games)."""
-        moves = self.moves
-        assert moves is not None
-        return [moves[i] for i in self.legal_actions(player)]
+        """The exact strings ``player`` may send now (enumerable games); do not mutate the list."""
+        return self._legal(player)[1]
+
+    def legal_indices(self, player: str) -> list[int]:
+        """:meth:`legal_actions`, cached until the state changes; do not mutate the list."""
+        return self._legal(player)[0]
+
+    def _legal(self, player: str) -> tuple[list[int], list[str]]:
+        cached = self._legal_cache.get(player)
+        if cached is None:
+            moves = self.moves
+            assert moves is not None
+            actions = self.legal_actions(player)
+            cached = self._legal_cache[player] = (actions, [moves[i] for i in actions])
+        return cached
 
     def move_index(self, move: str) -> int:
         """The ``Discrete`` index of a move name."""
@@ -236,7 +250,9 @@ class Game:
         self.outcome = None
         self._inboxes = {p: [] for p in self.players}
         self._step_rewards = {}
+        self._legal_cache.clear()
         self.start(rng)
+        self._legal_cache.clear()
 
     def _take_rewards(self) -> dict[str, float]:
         rewards, self._step_rewards = self._step_rewards, {}

@@ -58,6 +58,8 @@ class Match:
         self.last_error: dict[str, str] = {}
         self.steps: list[dict[str, Any]] = []
         self._pending: dict[str, Move] = {}
+        # acting() is asked many times per step by observations and infos; the state only changes in submit/reset.
+        self._acting: list[str] | None = None
 
     # ------------------------------------------------------------------ episode
     def reset(self, seed: int | None = None) -> None:
@@ -78,6 +80,7 @@ class Match:
         self.last_error = {}
         self.steps = []
         self._pending = {}
+        self._acting = None
         self._collect_rewards()
 
     @property
@@ -86,12 +89,15 @@ class Match:
         return self.game.over
 
     def acting(self) -> list[str]:
-        """Players whose action is awaited now (empty once the game is over)."""
-        if self.game.over:
-            return []
-        if self._pending:
-            return [p for p in self.game.to_move() if p not in self._pending]
-        return self.game.to_move()
+        """Players whose action is awaited now (empty once the game is over); do not mutate the list."""
+        if self._acting is None:
+            if self.game.over:
+                self._acting = []
+            elif self._pending:
+                self._acting = [p for p in self.game.to_move() if p not in self._pending]
+            else:
+                self._acting = self.game.to_move()
+        return self._acting
 
     def submit(self, player: str, action: Any) -> dict[str, float]:
         """Play ``player``'s action: text (any object; non-strings are invalid) or, for enumerable games, a move index.
@@ -127,6 +133,8 @@ class Match:
             moves[player] = move
             self._pending = {}
             game.apply(moves)
+        self._acting = None
+        game._legal_cache.clear()
         step["rewards"] = self._collect_rewards()
         self.steps.append(step)
         if game.over:
@@ -150,7 +158,7 @@ class Match:
             if not 0 <= action < len(moves):
                 return f"<action index {int(action)}>", None, f"Action index {int(action)} is out of range."
             name = moves[action]
-            if int(action) not in game.legal_actions(player):
+            if int(action) not in game.legal_indices(player):
                 return name, None, f"'{name}' is not legal now. Legal moves: {', '.join(game.legal_moves(player))}."
             return name, name, None
         if not isinstance(action, str):
@@ -172,7 +180,7 @@ class Match:
     def observation_text(self, player: str) -> str:
         """What ``player`` sees now: its new messages, then, if it is to act, the position and its options."""
         parts = self.game._inboxes[player]
-        if not self.game.over and player in self.acting():
+        if player in self.acting():
             return "\n\n".join([*parts, self.game.prompt(player)])
         return "\n\n".join(parts)
 
@@ -181,17 +189,17 @@ class Match:
         moves = self.game.moves
         assert moves is not None
         mask = np.zeros(len(moves), dtype=np.int8)
-        if not self.game.over and player in self.acting():
-            mask[self.game.legal_actions(player)] = 1
+        if player in self.acting():
+            mask[self.game.legal_indices(player)] = 1
         return mask
 
     def legal_moves(self, player: str) -> list[str] | None:
         """The exact strings ``player`` may send now; ``None`` when moves are not enumerable."""
         if self.game.moves is None:
             return None
-        if self.game.over or player not in self.acting():
+        if player not in self.acting():
             return []
-        return self.game.legal_moves(player)
+        return list(self.game.legal_moves(player))
 
     def info(self, player: str, with_legal_moves: bool = True) -> dict[str, Any]:
         """The ``infos[player]`` dict shared by all faces."""

@@ -24,6 +24,8 @@ from parlour.envs.core.game import Game
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 CELLS = [f"{'abc'[i % 3]}{i // 3 + 1}" for i in range(9)]
 MARKS = ("X", "O")
+SYMBOLS = {-1: ".", 0: "X", 1: "O"}
+BOARD = "   a b c\n 1 {} {} {}\n 2 {} {} {}\n 3 {} {} {}"
 
 RULES = """You are playing Tic-tac-toe as {mark} ({player}); {first}.
 Players take turns placing their mark in an empty cell of a 3x3 board. The first to get three marks in a row, column or diagonal wins; a full board without a line is a draw.
@@ -53,11 +55,14 @@ class TicTacToe(Game):
         self.vector_size = 18
         self.board = [-1] * 9
         self.turn = 0
+        self._vectors = np.zeros((2, 18), dtype=np.float32)
 
     def start(self, rng: np.random.Generator) -> None:
         """Empty board, X to move."""
         self.board = [-1] * 9
         self.turn = 0
+        # Each player's vector view, kept up to date move by move (vector mode is the RL hot path).
+        self._vectors = np.zeros((2, 18), dtype=np.float32)
 
     def to_move(self) -> list[str]:
         """The player whose turn it is."""
@@ -83,6 +88,8 @@ class TicTacToe(Game):
         cell = self.move_index(move)
         mark = self.turn
         self.board[cell] = mark
+        self._vectors[mark, cell] = 1.0
+        self._vectors[1 - mark, 9 + cell] = 1.0
         self.tell(f"{player} ({MARKS[mark]}) plays {move}.")
         if winner_of(self.board) == mark:
             other = self.players[1 - mark]
@@ -98,17 +105,11 @@ class TicTacToe(Game):
 
     def vector(self, player: str) -> np.ndarray:
         """Own marks then opponent marks."""
-        me = self.players.index(player)
-        board = np.asarray(self.board)
-        return np.concatenate([board == me, board == 1 - me]).astype(np.float32)
+        return self._vectors[0 if player == "player_0" else 1].copy()
 
     def board_text(self) -> str:
         """The board with coordinates."""
-        rows = ["   a b c"]
-        for r in range(3):
-            cells = " ".join("." if m == -1 else MARKS[m] for m in self.board[3 * r : 3 * r + 3])
-            rows.append(f" {r + 1} {cells}")
-        return "\n".join(rows)
+        return BOARD.format(*[SYMBOLS[m] for m in self.board])
 
     def render(self) -> str:
         """The board and whose turn it is."""
