@@ -1,0 +1,165 @@
+"""ConnectFour: rules on known positions, every way a game ends, OpenSpiel cross-check, and the minimax baseline."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyspiel
+import pytest
+
+import parlour
+from parlour.baselines.connect_four import MinimaxAgent
+from parlour.envs.core.match import Match
+from parlour.envs.games.connect_four import ConnectFour
+
+ENV_ID = "parlour/ConnectFour-v0"
+#: A full 6x7 board without a line, as the 1-based columns played in turn.
+DRAW = "461547114517541355666172452242736227373363"
+
+
+def play(columns: str | list[int], **options) -> Match:
+    """A match after the given 1-based columns were played in turn."""
+    match = Match(ConnectFour, options)
+    match.reset(0)
+    for column in columns:
+        match.submit(match.acting()[0], f"column {column}")
+    return match
+
+
+@pytest.mark.parametrize(
+    "columns,winner,line",
+    [
+        ("1122334", "player_0", "horizontal"),
+        ("1212121", "player_0", "vertical"),
+        ("12233434474", "player_0", "rising diagonal"),
+        ("76655454414", "player_0", "falling diagonal"),
+        ("71212121", "player_1", "vertical"),
+    ],
+)
+def test_each_kind_of_line_wins(columns, winner, line):
+    match = play(columns)
+    loser = "player_1" if winner == "player_0" else "player_0"
+    assert match.over
+    assert match.game.outcome.winner == winner
+    assert match.game.outcome.details == {"line": line}
+    assert match.returns == {winner: 1.0, loser: -1.0}
+    assert match.steps[-1]["rewards"] == {winner: 1.0, loser: -1.0}
+
+
+def test_three_in_a_row_does_not_win_but_does_with_x_in_row_3():
+    assert not play("11223").over
+    assert play("11223", x_in_row=3).game.outcome.winner == "player_0"
+
+
+def test_full_board_without_a_line_is_a_draw():
+    before_last = play(DRAW[:-1])
+    assert not before_last.over and before_last.game.legal_actions("player_1") == [2]
+    match = play(DRAW)
+    assert match.over and match.game.outcome.winner is None
+    assert "draw" in match.game.outcome.reason
+    assert match.returns == {"player_0": 0.0, "player_1": 0.0}
+
+
+def test_discs_fall_and_a_full_column_is_not_legal():
+    match = play("111111")
+    game = match.game
+    assert [row[0] for row in game.board] == [0, 1, 0, 1, 0, 1]  # row 0 is the bottom
+    assert game.legal_actions("player_0") == [1, 2, 3, 4, 5, 6]
+    match.submit("player_0", "column 1")
+    assert match.last_error["player_0"].startswith("'column 1' is not legal now")
+    assert match.acting() == ["player_0"] and not match.over
+    match.submit("player_0", 0)
+    assert "not legal" in match.last_error["player_0"]
+
+
+def test_the_last_move_in_reasoning_counts_and_bare_numbers_are_not_moves():
+    match = play("")
+    match.submit("player_0", "Column 3 is weak because of 4 threats; I prefer column 5.")
+    assert match.steps[-1]["move"] == "column 5" and match.game.board[0][4] == 0
+    match.submit("player_1", "4")
+    assert match.steps[-1]["error"].startswith("No move found")
+
+
+def test_exceeding_the_invalid_action_allowance_forfeits():
+    match = play("4", error_allowance=1)
+    match.submit("player_1", "pass")
+    assert not match.over
+    match.submit("player_1", "column 99")
+    assert match.over and match.game.outcome.winner == "player_0"
+    assert match.returns == {"player_0": 1.0, "player_1": -1.0}
+
+
+def test_options_size_the_moves_and_the_vector():
+    game = ConnectFour(rows=4, columns=5, x_in_row=3)
+    assert game.moves == ["column 1", "column 2", "column 3", "column 4", "column 5"]
+    assert game.vector_size == 40
+    for bad in ({"rows": 0}, {"columns": 2.5}, {"x_in_row": 8}, {"x_in_row": True}):
+        with pytest.raises(ValueError):
+            ConnectFour(**bad)
+
+
+def test_vector_and_view_are_from_the_players_side():
+    match = play("45")
+    game = match.game
+    first, second = game.vector("player_0"), game.vector("player_1")
+    assert first.dtype == np.float32 and first.shape == (84,)
+    assert np.flatnonzero(first).tolist() == [3, 42 + 4]
+    assert np.flatnonzero(second).tolist() == [4, 42 + 3]
+    view = game.view("player_1")
+    assert view["mark"] == 1 and view["board"][0][3:5] == [0, 1] and view["to_move"] == 0
+    assert "X" in game.render() and "O" in game.render()
+
+
+@pytest.mark.parametrize("options", [{}, {"rows": 4, "columns": 5, "x_in_row": 3}, {"rows": 3, "columns": 3, "x_in_row": 3}])
+def test_legal_moves_and_returns_match_openspiel(options):
+    spiel_game = pyspiel.load_game("connect_four", options)
+    rng = np.random.default_rng(1)
+    for seed in range(40):
+        match = Match(ConnectFour, options)
+        match.reset(seed)
+        state = spiel_game.new_initial_state()
+        while not state.is_terminal():
+            player = match.acting()[0]
+            assert match.players.index(player) == state.current_player()
+            assert match.game.legal_actions(player) == state.legal_actions()
+            action = int(rng.choice(state.legal_actions()))
+            match.submit(player, action if seed % 2 else match.game.moves[action])
+            state.apply_action(action)
+            assert match.over == state.is_terminal()
+        assert [match.returns[p] for p in match.players] == state.returns()
+
+
+def minimax_against_random(seed: int, minimax_seat: int) -> float:
+    """The minimax agent's return in one game against random."""
+    match = Match(ConnectFour)
+    match.reset(seed)
+    minimax, rand = parlour.make_agent("minimax", env_id=ENV_ID), parlour.make_agent("random", env_id=ENV_ID)
+    minimax.reset(seed)
+    rand.reset(seed + 1000)
+    agents = {match.players[minimax_seat]: minimax, match.players[1 - minimax_seat]: rand}
+    while not match.over:
+        player = match.acting()[0]
+        match.submit(player, agents[player].act(match.agent_observation(player)))
+    return match.returns[match.players[minimax_seat]]
+
+
+def test_minimax_beats_random():
+    results = [(seed % 2, minimax_against_random(seed, seed % 2)) for seed in range(50)]
+    assert sum(r == 1.0 for _, r in results) >= 45
+    assert all(r > -1.0 for seat, r in results if seat == 0)
+
+
+def test_minimax_takes_a_win_and_blocks_a_loss():
+    agent = MinimaxAgent(seed=0)
+    match = play("121217")  # X has three in column 1, O two in column 2
+    assert agent.act(match.agent_observation("player_0")) == "column 1"
+    match = play("33441")  # X holds the bottom of columns 1, 3 and 4: O must fill column 2
+    assert agent.act(match.agent_observation("player_1")) == "column 2"
+
+
+def test_minimax_is_deterministic_under_a_seed_and_checks_depth():
+    first = MinimaxAgent(seed=3, depth=2)
+    second = MinimaxAgent(seed=3, depth=2)
+    observation = play("4").agent_observation("player_1")
+    assert [first.act(observation) for _ in range(5)] == [second.act(observation) for _ in range(5)]
+    with pytest.raises(ValueError, match="depth"):
+        MinimaxAgent(depth=0)
