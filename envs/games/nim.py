@@ -1,0 +1,145 @@
+"""Nim.
+
+Players ``player_0`` (moves first) and ``player_1`` take turns removing objects
+from heaps: each move takes one or more objects from a single heap. Options:
+``heaps`` (the initial heap sizes, default ``[3, 5, 7]``) and ``misere``
+(default ``False``). In normal play whoever takes the last object wins; in
+misère play whoever takes the last object loses.
+
+Moves are ``take <count> from heap <heap>`` with heaps numbered from 1, for
+example ``take 2 from heap 3``; ``remove`` is accepted for ``take`` and a
+noun may follow the count (``take 2 objects from heap 3``). Reasoning around
+the move is tolerated: the last well-formed move in the text counts. The
+``Discrete`` actions are every (heap, count) pair up to the initial heap
+sizes, heap by heap, counts ascending. Vector observation: each heap's current
+size divided by its initial size.
+
+Rewards (zero-sum): +1 to the winner and -1 to the loser at the last move. A
+player who exceeds the invalid-action allowance gets -1 and the opponent +1.
+
+Version history: v0, first release.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import numpy as np
+
+from parlour.envs.core.game import Game, InvalidMove
+
+#: Largest heap accepted, so that the move list stays small.
+MAX_HEAP = 100
+MAX_HEAPS = 20
+
+MOVE_PATTERN = re.compile(r"\b(?:take|remove)\s+(\d+)\s+(?:[a-z]+\s+)?from\s+heap\s+(\d+)\b", re.IGNORECASE)
+
+RULES = """You are playing Nim as {player}; {first}.
+There are {count} heaps of objects, numbered 1 to {count}, with sizes {sizes}. Players take turns; on your turn you take one or more objects from a single heap.
+{goal}
+Reply with your move as "take <count> from heap <heap>", for example: take 2 from heap 3"""
+
+GOALS = {
+    False: "Whoever takes the last object wins.",
+    True: "Misère rules: whoever takes the last object LOSES.",
+}
+
+
+def move_name(heap: int, count: int) -> str:
+    """The move text for taking ``count`` objects from the 0-based ``heap``."""
+    return f"take {count} from heap {heap + 1}"
+
+
+class Nim(Game):
+    """Nim for two players, normal or misère; see the module docstring for moves and rewards."""
+
+    name = "Nim"
+    description = "Take objects from heaps in turn; whoever takes the last object wins (or loses, in misère)."
+    zero_sum = True
+
+    def __init__(self, *, heaps: Sequence[int] = (3, 5, 7), misere: bool = False, error_allowance: int | None = None):
+        super().__init__(error_allowance=error_allowance)
+        if isinstance(heaps, (str, bytes)) or not isinstance(heaps, Sequence) or not 1 <= len(heaps) <= MAX_HEAPS:
+            raise ValueError(f"heaps must be a list of 1 to {MAX_HEAPS} heap sizes, got {heaps!r}")
+        for size in heaps:
+            if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= MAX_HEAP:
+                raise ValueError(f"each heap size must be an int from 1 to {MAX_HEAP}, got {size!r}")
+        if not isinstance(misere, bool):
+            raise ValueError(f"misere must be True or False, got {misere!r}")
+        self.initial = [int(size) for size in heaps]
+        self.misere = misere
+        self.players = ["player_0", "player_1"]
+        self.actions = [(h, c) for h, size in enumerate(self.initial) for c in range(1, size + 1)]
+        self.moves = [move_name(h, c) for h, c in self.actions]
+        self.vector_size = len(self.initial)
+        self.heaps = list(self.initial)
+        self.turn = 0
+
+    def start(self, rng: np.random.Generator) -> None:
+        """Full heaps, ``player_0`` to move."""
+        self.heaps = list(self.initial)
+        self.turn = 0
+
+    def to_move(self) -> list[str]:
+        """The player whose turn it is."""
+        return [self.players[self.turn]]
+
+    def rules(self, player: str) -> str:
+        """Rules, heap sizes and the player's seat."""
+        first = "you move first" if player == self.players[0] else "your opponent moves first"
+        sizes = ", ".join(str(size) for size in self.initial)
+        return RULES.format(player=player, first=first, count=len(self.initial), sizes=sizes, goal=GOALS[self.misere])
+
+    def prompt(self, player: str) -> str:
+        """The heaps now."""
+        return f"Heaps now:\n{self.heaps_text()}\nYour move (take <count> from heap <heap>)."
+
+    def legal_actions(self, player: str) -> list[int]:
+        """Every (heap, count) with count at most the heap's current size."""
+        return [i for i, (h, c) in enumerate(self.actions) if c <= self.heaps[h]]
+
+    def parse(self, player: str, text: str) -> str:
+        """The last ``take <count> from heap <heap>`` in the text, if it is legal now."""
+        found = MOVE_PATTERN.findall(text)
+        if not found:
+            raise InvalidMove('No move found. Reply with "take <count> from heap <heap>", for example: take 1 from heap 1.')
+        count, heap = (int(value) for value in found[-1])
+        if not 1 <= heap <= len(self.heaps):
+            raise InvalidMove(f"There is no heap {heap}; heaps are numbered 1 to {len(self.heaps)}.")
+        if self.heaps[heap - 1] == 0:
+            raise InvalidMove(f"Heap {heap} is empty; take from a heap that has objects.")
+        if not 1 <= count <= self.heaps[heap - 1]:
+            raise InvalidMove(f"Heap {heap} has {self.heaps[heap - 1]} object(s); take between 1 and {self.heaps[heap - 1]}.")
+        return move_name(heap - 1, count)
+
+    def apply(self, moves: dict[str, str]) -> None:
+        """Remove the objects; the game ends when every heap is empty."""
+        ((player, move),) = moves.items()
+        heap, count = self.actions[self.move_index(move)]
+        self.heaps[heap] -= count
+        self.tell(f"{player} takes {count} from heap {heap + 1}.")
+        if any(self.heaps):
+            self.turn = 1 - self.turn
+            return
+        other = self.players[1 - self.turn]
+        winner, loser = (other, player) if self.misere else (player, other)
+        self.finish({winner: 1.0, loser: -1.0}, winner=winner, reason=f"{player} took the last object")
+
+    def view(self, player: str) -> dict:
+        """Heap sizes, the rule variant, the player's seat and whose turn it is."""
+        return {"heaps": list(self.heaps), "misere": self.misere, "seat": self.players.index(player), "to_move": self.turn}
+
+    def vector(self, player: str) -> np.ndarray:
+        """Each heap's current size over its initial size."""
+        return (np.asarray(self.heaps, dtype=np.float32) / np.asarray(self.initial, dtype=np.float32)).astype(np.float32)
+
+    def heaps_text(self) -> str:
+        """One line per heap: its number, its objects drawn as bars, and its size."""
+        return "\n".join(f"heap {i + 1}: {'|' * size:<{max(self.initial)}} ({size})" for i, size in enumerate(self.heaps))
+
+    def render(self) -> str:
+        """The heaps and whose turn it is."""
+        variant = "misère" if self.misere else "normal play"
+        status = "game over" if self.over else f"{self.players[self.turn]} to move"
+        return f"{self.heaps_text()}\n({variant}; {status})"
