@@ -13,13 +13,19 @@ def make_agent(spec: Any, env_id: str | None = None, **kwargs: Any) -> Any:
 
     ``spec`` may be an object with ``act(observation) -> str`` (returned as is),
     the name of a scripted baseline for ``env_id`` (``"random"``, ``"minimax"``,
-    ``"nash"``, ...), or ``"python:module:factory"`` (``factory(**kwargs)`` is
-    called). Extra ``kwargs`` go to the agent's constructor.
+    ``"nash"``, ...), an LLM (``"hf:PATH_OR_ID"``, ``"openai:MODEL@BASE_URL"``;
+    see :func:`parlour.wrappers.make_llm_agent`), or ``"python:module:factory"``
+    (``factory(**kwargs)`` is called). Extra ``kwargs`` go to the agent's constructor.
     """
     if hasattr(spec, "act"):
         return spec
     if not isinstance(spec, str):
         raise TypeError(f"an agent is an object with act(observation) -> str, or a spec string; got {type(spec).__name__}")
+    if spec.startswith(("hf:", "openai:")):
+        # Imported here so that torch, transformers and httpx load only when an LLM agent is asked for.
+        from parlour.wrappers.llm_agent import make_llm_agent
+
+        return make_llm_agent(spec, **kwargs)
     if spec.startswith("python:"):
         try:
             _, module, attr = spec.split(":")

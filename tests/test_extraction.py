@@ -1,0 +1,110 @@
+"""Action extraction on a corpus of realistic LLM replies, and reasoning stripping."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from parlour.wrappers.extraction import EXTRACTORS, default_extraction, extract_action, resolve_extractor, strip_reasoning
+
+CELLS = ["a1", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3"]
+POKER = ["check", "bet", "call", "fold"]
+
+# (reply, legal moves, extraction, expected action)
+CORPUS = [
+    ("b2", CELLS, "auto", "b2"),
+    ("  B2\n", CELLS, "auto", "b2"),
+    ("The centre is strongest, so I play b2.", CELLS, "auto", "b2"),
+    ("a1 is taken by X and c3 would leave a fork open. Blocking is better: I'll take b1.", CELLS[1:], "auto", "b1"),
+    ("Options: a1, b2, c3.\n\n**Final move: c3**", CELLS, "auto", "c3"),
+    ("I considered b2, but the answer is \\boxed{a3}. (b2 would also draw.)", CELLS, "auto", "a3"),
+    ("\\boxed{\\text{b3}}", CELLS, "auto", "b3"),
+    ("I pick \\boxed{z9} or maybe c2", CELLS, "auto", "c2"),
+    ("<think>Maybe a1? No, c1 loses to a fork.</think>\nMy move: b2", CELLS, "auto", "b2"),
+    ("<think>I should play a1</think>", CELLS, "auto", None),
+    ("<thinking>\nweighing a3 vs c3\n</thinking>\n\n```\nc3\n```", CELLS, "auto", "c3"),
+    ("Let me think... a1 looks good </think> I play c1", CELLS, "auto", "c1"),
+    ("b2 <think>hmm, what about a", CELLS, "auto", "b2"),
+    ('```json\n{"move": "a2"}\n```', CELLS, "auto", "a2"),
+    ('Here is my choice: {"action": "C2", "why": "centre column"}', CELLS, "auto", "c2"),
+    ("[b3]", CELLS, "auto", "b3"),
+    ("See [the rules](http://x.y/b2) then play a3", CELLS, "auto", "a3"),
+    ("I bet nothing, so I check.", POKER, "auto", "check"),
+    ("", CELLS, "auto", None),
+    ("   \n", CELLS, "auto", None),
+    ("I have no idea what to do here.", CELLS, "auto", None),
+    ("I'd like a1 but it is occupied.", CELLS[1:], "auto", None),
+    ("ab2 and b22 are not cells", CELLS, "auto", None),
+    # Free-text environments (no move list): explicit forms win, else the whole reply.
+    ("I offer 40 coins for the hat.", None, "auto", "I offer 40 coins for the hat."),
+    ("Counting my value... [Offer: 7 books, 2 hats]", None, "auto", "[Offer: 7 books, 2 hats]"),
+    ("<think>they want more</think> [Accept]", None, "auto", "[Accept]"),
+    ("<think>only thoughts</think>", None, "auto", None),
+    ("The total is \\boxed{42}.", None, "boxed", "42"),
+    ("No box here: 42", None, "boxed", None),
+    ("[Propose] first, then [Accept]", None, "bracket", "[Accept]"),
+    ("no command", None, "bracket", None),
+    # Tool calls: the last JSON object with a "tool" key, fenced or bare.
+    (
+        'First I search.\n```json\n{"tool": "search", "arguments": {"query": "capital of France"}}\n```',
+        None,
+        "json",
+        '{"tool":"search","arguments":{"query":"capital of France"}}',
+    ),
+    (
+        'Thought: need to open it. {"tool": "open", "arguments": {"id": 3}} then {"tool": "answer", "arguments": {"text": "Paris"}}',
+        None,
+        "json",
+        '{"tool":"answer","arguments":{"text":"Paris"}}',
+    ),
+    ('{"tool": "run_code", "arguments": {"code": "print({1: 2})"}}', None, "json", '{"tool":"run_code","arguments":{"code":"print({1: 2})"}}'),
+    ('```json\n{"tool": "search", "arguments": {\n```', None, "json", None),
+    ("I will call search with query Paris", None, "json", None),
+    # Forced extractors on a game.
+    ("I play a1. Actually, b2.", CELLS, "last_move", "b2"),
+    ("I play \\boxed{a1}. Actually, b2.", CELLS, "boxed", "a1"),
+    ("a1 then [c3] then b1", CELLS, "bracket", "c3"),
+]
+
+
+@pytest.mark.parametrize(("reply", "legal", "extraction", "expected"), CORPUS)
+def test_corpus(reply: str, legal: list[str] | None, extraction: str, expected: str | None) -> None:
+    assert extract_action(reply, legal, extraction) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<think>a</think>b", "b"),
+        ("<THINK>a</THINK> b <reasoning>c</reasoning> d", "b d"),
+        ("x</think>y", "y"),
+        ("y<think>never closed", "y"),
+        ("plain", "plain"),
+        ("<think>a</think><think>b</think>", ""),
+    ],
+)
+def test_strip_reasoning(text: str, expected: str) -> None:
+    assert " ".join(strip_reasoning(text).split()) == expected
+
+
+def test_json_tool_call_round_trips() -> None:
+    call = {"tool": "search", "arguments": {"query": "naïve «quotes»", "k": 3}}
+    text = f"Calling now:\n```\n{json.dumps(call)}\n```\nDone."
+    assert json.loads(extract_action(text, None, "json")) == call
+
+
+def test_custom_extractor_and_unknown_name() -> None:
+    def upper_first_word(text: str, legal: list[str] | None) -> str | None:
+        return text.split()[0].upper() if text.split() else None
+
+    assert extract_action("<think>x</think> hello world", None, upper_first_word) == "HELLO"
+    assert resolve_extractor("boxed") == ("boxed", EXTRACTORS["boxed"])
+    with pytest.raises(ValueError, match="unknown extraction 'regex'.*boxed"):
+        resolve_extractor("regex")
+
+
+def test_default_extraction_per_environment() -> None:
+    assert default_extraction("parlour/TicTacToe-v0") == "auto"
+    assert default_extraction(None) == "auto"
+    assert default_extraction("parlour/NoSuchGame-v0") == "auto"

@@ -1,0 +1,66 @@
+"""A tiny random causal LM with a trained tokenizer and a chat template, saved like a real checkpoint.
+
+Tests and benchmarks load it through ``from_pretrained`` (``hf:<folder>``),
+the same path a user's model takes, without any download.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: A ChatML-style template, so that prompts go through ``apply_chat_template`` as with real chat models.
+CHAT_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+#: Text the tokenizer is trained on: game vocabulary, so common words become single tokens.
+CORPUS = [
+    "You are playing Tic-tac-toe. Reply with the cell you choose, for example: b2",
+    "Board: a1 a2 a3 b1 b2 b3 c1 c2 c3. Empty cells: a1, b2, c3. Invalid action: No move found. Try again.",
+    "I think the best move is \\boxed{b2}. Let me play [accept] or {\"tool\": \"search\", \"arguments\": {}}",
+    "<think>The centre is strong.</think> My move: c3. The opponent plays a1; you are X, your opponent O.",
+]
+
+
+def make_tiny_model(path: str | Path) -> str:
+    """Build a 2-layer GPT-2 and a byte-level BPE tokenizer with a chat template, save both to ``path``.
+
+    The weights are deterministic (seeded inside a forked RNG, so global random
+    state is untouched). Returns the folder as a string, ready for ``hf:<folder>``.
+    """
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    folder = Path(path)
+    folder.mkdir(parents=True, exist_ok=True)
+    special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=400, special_tokens=special, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+    )
+    tokenizer.train_from_iterator(CORPUS * 4, trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token="<|im_start|>"
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    fast.save_pretrained(folder)
+
+    config = GPT2Config(
+        vocab_size=len(fast),
+        n_positions=2048,
+        n_embd=64,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=fast.bos_token_id,
+        eos_token_id=fast.eos_token_id,
+        pad_token_id=fast.pad_token_id,
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = GPT2LMHeadModel(config)
+    model.save_pretrained(folder)
+    return str(folder)

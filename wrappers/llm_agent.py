@@ -1,0 +1,229 @@
+"""The LLM agent: a backend plus prompting, action extraction, retries and accounting.
+
+Build one with :func:`make_llm_agent` from a spec string (``hf:PATH_OR_ID``,
+``openai:MODEL@BASE_URL``), or directly as ``LLMAgent(backend, ...)``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from typing import Any, Hashable, Mapping
+
+import numpy as np
+
+from parlour.wrappers.backend import Backend, Completion, Message
+from parlour.wrappers.extraction import FORMAT_HINTS, Extractor, default_extraction, resolve_extractor, strip_reasoning
+from parlour.wrappers.prompting import SYSTEM_TEMPLATE, Conversation, system_prompt
+
+#: Keys of :meth:`LLMAgent.stats`.
+STAT_KEYS = ("prompt_tokens", "completion_tokens", "calls", "batches", "latency_s", "parse_failures", "retries")
+
+
+class LLMAgent:
+    """An agent that asks an LLM backend for its moves, with history, extraction, retries and accounting.
+
+    Conversations: the agent keeps one :class:`~parlour.wrappers.prompting.Conversation`
+    per key ``(observation.get("episode"), observation["player"])``. A runner
+    that plays many episodes at once with one agent puts a distinct, hashable
+    ``"episode"`` id in each observation; without it, all observations of a
+    player share one conversation. ``reset(seed, episode=None)`` forgets the
+    conversations of that episode id (all of them when ``episode`` is ``None``)
+    and, given a seed, reseeds sampling; ``forget(episode)`` frees a finished
+    episode's conversations.
+
+    Each observation's text becomes a user message. A reply is stripped of
+    reasoning and passed to the extractor; when it yields no action, the agent
+    tells the model why (the legal moves or the expected format) and asks
+    again, up to ``max_retries`` times, then passes the last non-empty reply on
+    as is, so the environment's invalid-action policy takes over.
+
+    Args:
+        backend: a :class:`~parlour.wrappers.backend.Backend`.
+        name: the agent's name for records; defaults to the backend's.
+        extraction: an extractor name (see :mod:`parlour.wrappers.extraction`),
+            a function ``(text, legal_moves) -> str | None``, or a dict from env
+            id to either; ``None`` picks per environment with ``default_extraction``.
+        max_retries: extra generations for a reply without an action.
+        max_turns: keep at most this many turns of history (``None``: all).
+        max_context_tokens: keep the prompt within this many tokens; defaults to
+            the backend's context limit minus its ``max_new_tokens``.
+        system_template: the system prompt's first line; may use ``{player}``,
+            ``{env_id}`` and ``{format}``.
+        seed: seeds sampling; each generate call draws its seed from an
+            ``np.random.Generator`` seeded with it.
+
+    :meth:`stats` returns the accounting since construction (or
+    :meth:`reset_stats`): ``prompt_tokens`` and ``completion_tokens`` (summed
+    over calls), ``calls`` (completions requested, retries included),
+    ``batches`` (backend ``generate`` calls), ``latency_s`` (wall time spent in
+    the backend), ``parse_failures`` (replies with no action) and ``retries``
+    (re-asks after a parse failure).
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        name: str | None = None,
+        extraction: str | Extractor | Mapping[str, str | Extractor] | None = None,
+        max_retries: int = 2,
+        max_turns: int | None = None,
+        max_context_tokens: int | None = None,
+        system_template: str = SYSTEM_TEMPLATE,
+        seed: int | None = None,
+    ):
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        if max_turns is not None and max_turns < 1:
+            raise ValueError(f"max_turns must be >= 1 or None, got {max_turns}")
+        self.backend = backend
+        self.name = name or backend.name
+        self.extraction = extraction
+        self.max_retries = max_retries
+        self.max_turns = max_turns
+        if max_context_tokens is None and backend.context_limit is not None:
+            max_context_tokens = backend.context_limit - backend.max_new_tokens
+        self.max_context_tokens = max_context_tokens
+        self.system_template = system_template
+        self.rng = np.random.default_rng(seed)
+        self.conversations: dict[tuple[Hashable, str], Conversation] = {}
+        self._stats: dict[str, float] = {}
+        self.reset_stats()
+
+    # ---------------------------------------------------------------- episodes
+    def reset(self, seed: int | None = None, episode: Hashable | None = None) -> None:
+        """Start afresh: forget ``episode``'s conversations (all when ``None``); reseed sampling when ``seed`` is given."""
+        if episode is None:
+            self.conversations.clear()
+        else:
+            self.forget(episode)
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def forget(self, episode: Hashable) -> None:
+        """Drop the conversations of a finished episode."""
+        for key in [key for key in self.conversations if key[0] == episode]:
+            del self.conversations[key]
+
+    def stats(self) -> dict[str, float]:
+        """The accounting dict (see the class docstring)."""
+        return dict(self._stats)
+
+    def reset_stats(self) -> None:
+        """Zero the accounting."""
+        self._stats = {key: 0 for key in STAT_KEYS}
+        self._stats["latency_s"] = 0.0
+
+    # ------------------------------------------------------------------ acting
+    def act(self, observation: Mapping[str, Any]) -> str:
+        """The action text for one observation."""
+        return self.act_batch([observation])[0]
+
+    def act_batch(self, observations: list[Mapping[str, Any]]) -> list[str]:
+        """Action texts for many observations (of distinct conversations), with one backend call per retry round."""
+        if not observations:
+            return []
+        keys = [(obs.get("episode"), str(obs.get("player"))) for obs in observations]
+        if len(set(keys)) != len(keys):
+            raise ValueError("act_batch got two observations of the same (episode, player); give each episode its own 'episode' id")
+        extractors = [self._extractor(obs) for obs in observations]
+        conversations = [self._observe(key, obs, name) for key, obs, (name, _) in zip(keys, observations, extractors)]
+        actions = [""] * len(observations)
+        fallback = [""] * len(observations)
+        pending = list(range(len(observations)))
+        for attempt in range(self.max_retries + 1):
+            completions = self._generate([conversations[i] for i in pending])
+            still: list[int] = []
+            for i, completion in zip(pending, completions):
+                reply = strip_reasoning(completion.text)
+                conversations[i].reply(reply)
+                legal = observations[i].get("legal_moves")
+                action = extractors[i][1](reply, legal)
+                if action is not None:
+                    actions[i] = action
+                    continue
+                self._stats["parse_failures"] += 1
+                fallback[i] = reply or fallback[i] or completion.text
+                if attempt < self.max_retries:
+                    self._stats["retries"] += 1
+                    conversations[i].feedback(self._feedback(extractors[i][0], legal))
+                    still.append(i)
+                else:
+                    actions[i] = fallback[i]
+            pending = still
+            if not pending:
+                break
+        return actions
+
+    # --------------------------------------------------------------- internals
+    def _extractor(self, observation: Mapping[str, Any]) -> tuple[str, Extractor]:
+        env_id = observation.get("env_id")
+        choice = self.extraction
+        if isinstance(choice, Mapping):
+            choice = choice.get(env_id)
+        if choice is None:
+            choice = default_extraction(env_id)
+        return resolve_extractor(choice)
+
+    def _observe(self, key: tuple[Hashable, str], observation: Mapping[str, Any], extraction: str) -> Conversation:
+        conversation = self.conversations.get(key)
+        text = str(observation.get("text") or "")
+        if conversation is None:
+            hint = FORMAT_HINTS.get(extraction, FORMAT_HINTS["auto"])
+            system, text = system_prompt(observation, hint, self.system_template)
+            conversation = self.conversations[key] = Conversation(system)
+        conversation.observe(text)
+        return conversation
+
+    def _feedback(self, extraction: str, legal: list[str] | None) -> str:
+        hint = FORMAT_HINTS.get(extraction, FORMAT_HINTS["auto"])
+        if legal:
+            return f"Your reply contained no legal move. {hint} Legal moves: {', '.join(legal)}."
+        return f"Your reply contained no well-formed action. {hint}"
+
+    def _generate(self, conversations: list[Conversation]) -> list[Completion]:
+        prompts: list[list[Message]] = [
+            c.messages(self.max_turns, self.max_context_tokens, self.backend.count_tokens) for c in conversations
+        ]
+        seed = int(self.rng.integers(1 << 31))
+        started = time.perf_counter()
+        completions = self.backend.generate(prompts, seed=seed)
+        self._stats["latency_s"] += time.perf_counter() - started
+        self._stats["batches"] += 1
+        self._stats["calls"] += len(prompts)
+        for completion in completions:
+            self._stats["prompt_tokens"] += completion.prompt_tokens
+            self._stats["completion_tokens"] += completion.completion_tokens
+        return completions
+
+
+def make_llm_agent(spec: str, **kwargs: Any) -> LLMAgent:
+    """Build an :class:`LLMAgent` from ``hf:PATH_OR_ID`` or ``openai:MODEL@BASE_URL``.
+
+    Keyword arguments named like :class:`LLMAgent` options go to the agent; the
+    rest go to the backend (:class:`~parlour.wrappers.transformers_backend.TransformersBackend`
+    or :class:`~parlour.wrappers.openai_backend.OpenAIBackend`). Without
+    ``@BASE_URL`` the OpenAI backend uses ``$OPENAI_BASE_URL`` or the OpenAI API.
+    """
+    agent_options = set(inspect.signature(LLMAgent.__init__).parameters) - {"self", "backend"}
+    agent_kwargs = {k: v for k, v in kwargs.items() if k in agent_options}
+    backend_kwargs = {k: v for k, v in kwargs.items() if k not in agent_options}
+    kind, _, target = spec.partition(":")
+    if not target:
+        raise ValueError(f"agent spec {spec!r} names no model; use 'hf:PATH_OR_ID' or 'openai:MODEL@BASE_URL'")
+    backend: Backend
+    if kind == "hf":
+        from parlour.wrappers.transformers_backend import TransformersBackend
+
+        backend = TransformersBackend(target, **backend_kwargs)
+    elif kind == "openai":
+        from parlour.wrappers.openai_backend import OpenAIBackend
+
+        model, _, base_url = target.partition("@")
+        if base_url:
+            backend_kwargs["base_url"] = base_url
+        backend = OpenAIBackend(model, **backend_kwargs)
+    else:
+        raise ValueError(f"unknown LLM agent spec {spec!r}; use 'hf:PATH_OR_ID' or 'openai:MODEL@BASE_URL'")
+    return LLMAgent(backend, **agent_kwargs)

@@ -1,0 +1,123 @@
+"""Prompt and history: the system prompt, the conversation as chat messages, and the context window.
+
+A :class:`Conversation` is one player's chat in one episode. Its system prompt
+holds the agent's role, the answer format and, when they can be told apart
+from the first observation, the environment's rules. Then come *turns*: a
+turn starts with an observation (a user message) and holds the replies to it
+and any retry feedback. :meth:`Conversation.messages` applies the window:
+the last ``max_turns`` turns and/or as many recent turns as fit in
+``max_tokens``; the system prompt and the current turn are always kept, and
+the first turn (which carries the rules when they stay in the first message)
+is kept for as long as it fits.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Mapping
+
+from parlour.wrappers.backend import Message
+
+SYSTEM_TEMPLATE = "You are {player} in the environment {env_id}. {format}"
+RULES_TEMPLATE = "{header}\n\n{rules}"
+#: Prepended to the first turn kept after dropped ones.
+OMITTED = "({n} earlier turn(s) omitted.)\n\n"
+
+
+@functools.cache
+def default_rules(env_id: str, player: str) -> str | None:
+    """The rules text a default-configured ``env_id`` shows ``player``; ``None`` when it cannot be known up front."""
+    from parlour.envs.registry import game_class
+
+    try:
+        return game_class(env_id)().rules(player)
+    # Rules may depend on options or on a started episode; the caller then keeps them in the first message.
+    except Exception:
+        return None
+
+
+def split_rules(observation: Mapping[str, Any]) -> tuple[str | None, str]:
+    """``(rules, rest)`` of a first observation, or ``(None, text)`` when its text does not start with the known rules."""
+    text = str(observation.get("text") or "")
+    env_id, player = observation.get("env_id"), observation.get("player")
+    rules = default_rules(str(env_id), str(player)) if env_id and player else None
+    if rules and text.startswith(rules):
+        return rules, text[len(rules) :].strip()
+    return None, text
+
+
+def system_prompt(observation: Mapping[str, Any], format_hint: str, template: str = SYSTEM_TEMPLATE) -> tuple[str, str]:
+    """``(system prompt, first user message)`` for an episode's first observation.
+
+    ``template`` may use ``{player}``, ``{env_id}`` and ``{format}``; the rules
+    are appended to it when :func:`split_rules` can separate them.
+    """
+    header = template.format(
+        player=observation.get("player") or "a player", env_id=observation.get("env_id") or "an environment", format=format_hint
+    )
+    rules, rest = split_rules(observation)
+    if rules is None:
+        return header, rest
+    return RULES_TEMPLATE.format(header=header, rules=rules), rest
+
+
+class Conversation:
+    """One player's chat in one episode: a system prompt and a list of turns."""
+
+    def __init__(self, system: str):
+        self.system = system
+        self.turns: list[list[Message]] = []
+
+    def observe(self, text: str) -> None:
+        """Start a turn with a new observation."""
+        self.turns.append([{"role": "user", "content": text}])
+
+    def reply(self, text: str) -> None:
+        """Add the model's reply to the current turn."""
+        self.turns[-1].append({"role": "assistant", "content": text})
+
+    def feedback(self, text: str) -> None:
+        """Add retry feedback (a user message) to the current turn."""
+        self.turns[-1].append({"role": "user", "content": text})
+
+    def messages(
+        self,
+        max_turns: int | None = None,
+        max_tokens: int | None = None,
+        count_tokens: Callable[[list[Message]], int] | None = None,
+    ) -> list[Message]:
+        """The chat messages inside the window (see the module docstring); dropped turns are noted in the next kept one."""
+        system: list[Message] = [{"role": "system", "content": self.system}]
+        last = len(self.turns) - 1
+        # Drop order: the middle turns oldest first, then the first turn; the current one always stays.
+        order = list(range(1, last)) + ([0] if last > 0 else [])
+        kept = set(range(len(self.turns)))
+        if max_turns is not None:
+            for index in order[: max(0, len(self.turns) - max_turns)]:
+                kept.discard(index)
+        if max_tokens is not None and count_tokens is not None:
+            sizes = {i: count_tokens(turn) for i, turn in enumerate(self.turns)}
+            total = count_tokens(system) + sum(sizes[i] for i in kept)
+            # Turns are dropped in one contiguous run, so at most one omission note is added.
+            note_size = count_tokens([{"role": "user", "content": OMITTED.format(n=len(self.turns))}])
+            if len(kept) < len(self.turns):
+                total += note_size
+            for index in order:
+                if total <= max_tokens:
+                    break
+                if index in kept:
+                    if len(kept) == len(self.turns):
+                        total += note_size
+                    kept.discard(index)
+                    total -= sizes[index]
+        messages = list(system)
+        dropped = 0
+        for index, turn in enumerate(self.turns):
+            if index not in kept:
+                dropped += 1
+                continue
+            if dropped:
+                turn = [{"role": turn[0]["role"], "content": OMITTED.format(n=dropped) + turn[0]["content"]}, *turn[1:]]
+                dropped = 0
+            messages.extend(turn)
+        return messages
