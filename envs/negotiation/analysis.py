@@ -1,0 +1,140 @@
+"""Outcome analysis shared by every negotiation game: Pareto frontier, Nash bargaining solution, Gini.
+
+A negotiation game enumerates its *feasible outcomes* (the utility vector of
+every deal the rules allow, one coordinate per player) and calls
+:func:`negotiation_report` when it ends; the report goes into the final
+outcome's ``details``. Everything returned is plain JSON (floats, bools, lists,
+dicts of those).
+
+Normalisation of distances (:func:`negotiation_report`): each player's utility
+is rescaled to [0, 1] over the game's utility range, i.e. over the feasible
+outcomes together with the disagreement point, ``(u_i - min_i) / (max_i -
+min_i)`` (a player whose utility cannot vary gets 0 in every vector). A
+distance is the Euclidean distance between rescaled vectors divided by
+``sqrt(n)`` for ``n`` players, so it lies in [0, 1]: 0 means the point itself,
+1 means opposite corners of the utility box.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+Vector = tuple[float, ...]
+
+
+def gini(values: Sequence[float]) -> float:
+    """The Gini coefficient of non-negative ``values``: 0 for perfect equality (or all zero), up to ``1 - 1/n``.
+
+    Computed as the mean absolute difference over all ordered pairs divided by
+    twice the mean.
+    """
+    xs = [float(v) for v in values]
+    if any(x < 0 for x in xs):
+        raise ValueError(f"gini needs non-negative values, got {xs}")
+    n = len(xs)
+    total = sum(xs)
+    if n == 0 or total == 0:
+        return 0.0
+    # Sorted form of sum_i sum_j |x_i - x_j| / (2 n^2 mean), linear after sorting.
+    ordered = sorted(xs)
+    weighted = sum((2 * (i + 1) - n - 1) * x for i, x in enumerate(ordered))
+    return weighted / (n * total)
+
+
+def _dominates(a: Vector, b: Vector) -> bool:
+    """Whether ``a`` is at least as good as ``b`` for everyone and better for someone."""
+    return all(x >= y for x, y in zip(a, b)) and any(x > y for x, y in zip(a, b))
+
+
+def pareto_frontier(outcomes: Sequence[Sequence[float]]) -> list[tuple[float, ...]]:
+    """The distinct non-dominated utility vectors among ``outcomes``, sorted in decreasing lexicographic order."""
+    candidates = sorted({tuple(float(x) for x in o) for o in outcomes}, reverse=True)
+    frontier: list[Vector] = []
+    # In decreasing lexicographic order, a dominating vector always comes before
+    # the vectors it dominates, so checking against the frontier so far is enough.
+    for candidate in candidates:
+        if not any(_dominates(kept, candidate) for kept in frontier):
+            frontier.append(candidate)
+    return frontier
+
+
+def nash_solutions(outcomes: Sequence[Sequence[float]], disagreement: Sequence[float]) -> list[tuple[float, ...]]:
+    """Every feasible vector maximising the Nash product over ``disagreement``, among those weakly improving on it.
+
+    When no outcome weakly improves on the disagreement point for everyone, the
+    disagreement point itself is the only solution.
+    """
+    d = tuple(float(x) for x in disagreement)
+    improving = {tuple(float(x) for x in o) for o in outcomes}
+    improving = {o for o in improving if all(x >= y for x, y in zip(o, d))}
+    if not improving:
+        return [d]
+    products = {o: math.prod(x - y for x, y in zip(o, d)) for o in improving}
+    best = max(products.values())
+    return sorted((o for o, p in products.items() if p == best), reverse=True)
+
+
+def nash_solution(outcomes: Sequence[Sequence[float]], disagreement: Sequence[float]) -> tuple[float, ...]:
+    """The feasible utility vector maximising the product of gains over ``disagreement``.
+
+    Only outcomes that weakly improve on the disagreement point for every player
+    count. Ties go to the highest social welfare, then to the lexicographically
+    largest vector; with no improving outcome the disagreement point is returned.
+    """
+    solutions = nash_solutions(outcomes, disagreement)
+    return max(solutions, key=lambda o: (sum(o), o))
+
+
+def negotiation_report(
+    utilities: Mapping[str, float],
+    outcomes: Sequence[Sequence[float]],
+    disagreement: Mapping[str, float],
+    agreed: bool,
+) -> dict[str, Any]:
+    """The analysis of a finished negotiation, JSON-ready, for the final outcome's ``details``.
+
+    Args:
+        utilities: each player's achieved utility (the disagreement payoff when
+            there was no agreement); its key order fixes the coordinate order.
+        outcomes: the utility vectors of every feasible deal, coordinates in the
+            order of ``utilities``' keys. The disagreement point is added to them.
+        disagreement: each player's payoff when no deal is made.
+        agreed: whether a deal was reached.
+
+    Returns a dict with ``agreement``, ``utilities``, ``social_welfare``,
+    ``max_social_welfare``, ``pareto_optimal`` (no feasible outcome dominates
+    the result), ``pareto_distance`` (to the nearest frontier point),
+    ``nash_solution`` (per player), ``nash_distance`` (to the nearest Nash
+    product maximiser), both distances normalised as the module docstring says.
+    """
+    players = list(utilities)
+    achieved = tuple(float(utilities[p]) for p in players)
+    d = tuple(float(disagreement[p]) for p in players)
+    feasible = [tuple(float(x) for x in o) for o in outcomes]
+    for o in feasible:
+        if len(o) != len(players):
+            raise ValueError(f"outcome {o} has {len(o)} coordinates; expected one per player {players}")
+    feasible.append(d)
+    lows = [min(o[i] for o in feasible) for i in range(len(players))]
+    highs = [max(o[i] for o in feasible) for i in range(len(players))]
+
+    def scaled(vector: Vector) -> Vector:
+        return tuple((x - lo) / (hi - lo) if hi > lo else 0.0 for x, lo, hi in zip(vector, lows, highs))
+
+    def distance(a: Vector, b: Vector) -> float:
+        return math.dist(scaled(a), scaled(b)) / math.sqrt(len(players))
+
+    frontier = pareto_frontier(feasible)
+    solutions = nash_solutions(feasible, d)
+    nash = nash_solution(feasible, d)
+    return {
+        "agreement": bool(agreed),
+        "utilities": {p: u for p, u in zip(players, achieved)},
+        "social_welfare": float(sum(achieved)),
+        "max_social_welfare": float(max(sum(o) for o in feasible)),
+        "pareto_optimal": not any(_dominates(o, achieved) for o in frontier),
+        "pareto_distance": float(min(distance(achieved, o) for o in frontier)),
+        "nash_solution": {p: x for p, x in zip(players, nash)},
+        "nash_distance": float(min(distance(achieved, o) for o in solutions)),
+    }

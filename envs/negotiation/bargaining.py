@@ -1,0 +1,326 @@
+"""Bargaining: multi-issue "Deal or No Deal" negotiation (Lewis et al. 2017; OpenSpiel's ``bargaining``).
+
+A pool holds items of several types (books, hats, balls, ...). ``player_0`` and
+``player_1`` each value every type privately; by default each player's whole
+pool is worth ``total_value`` (10) to it. Players alternate, ``player_0``
+first. On each turn a player writes free text and one move:
+
+* ``[propose] 2 books, 1 hat, 0 balls`` -- the items the proposer KEEPS (every
+  type named once, in any order; bare counts ``[propose] 2, 1, 0`` in pool
+  order also work); the rest of the pool goes to the other player. The new
+  proposal replaces the standing one.
+* ``[accept]`` -- accept the other player's standing proposal: the deal is made.
+* ``[pass]`` -- talk only, no proposal this turn.
+
+Everything outside the move is delivered verbatim to the other player as talk.
+The last well-formed move in the text counts; text with no well-formed move,
+``[accept]`` with no proposal of the other player standing, or a proposal that
+asks for more items than the pool holds is an invalid action.
+
+Episodes: after ``max_turns`` turns (default 10, as OpenSpiel) without a deal
+the game ends and each player gets its disagreement payoff (``disagreement``,
+0 by default). The same instance and the same sequence of proposals and
+acceptances (no ``[pass]``) give the same payoffs as OpenSpiel's ``bargaining``
+game, where an offer's quantities are the proposer's share.
+
+Instances: drawn from the seed like OpenSpiel's instance generator (5 to 7
+items, every type valued by someone, some type valued by both), or, with
+``instances_file``, drawn uniformly from a file in OpenSpiel's format, one
+instance per line: ``pool p0_values p1_values``, e.g. ``1,2,3 8,1,0 4,0,2``.
+
+Rewards: on a deal, each player's value of the items it gets, paid at the end;
+otherwise the disagreement payoffs. A player exceeding the invalid-action
+allowance gets -1 and the other 0. The outcome's ``details`` hold the analysis
+of :mod:`parlour.envs.negotiation.analysis` over every split of the pool.
+
+Version history: v0, first release.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from parlour.envs.core.game import Game, InvalidMove
+from parlour.envs.negotiation.analysis import negotiation_report
+
+ITEM_NAMES = ("book", "hat", "ball", "pen", "cup")
+POOL_MIN_ITEMS = 5
+POOL_MAX_ITEMS = 7
+
+MOVE = re.compile(r"\[\s*(propose|accept|pass)\s*\]((?:\s*\d+\s*[a-z]*\s*(?:,|;|\band\b)?)*)", re.IGNORECASE)
+COUNT = re.compile(r"(\d+)\s*([a-z]+)?", re.IGNORECASE)
+
+RULES = """You are {player} in a Deal-or-No-Deal bargaining game against {other}.
+A pool of items must be split between you: {pool}.
+Your private values per item: {values}. The whole pool is worth {worth} to you. {other} has its own private values, which you do not know; yours are unknown to it.
+Players alternate turns, player_0 first; the game lasts at most {max_turns} turns in all. If no deal is made by then, you get {disagreement:g}.
+On your turn, write anything you like (it is sent to {other} word for word) and end with one move:
+  [propose] <count> <item>, ...   the items YOU keep (name every item type); {other} gets the rest
+  [accept]                        accept {other}'s standing proposal
+  [pass]                          talk only, no proposal this turn
+The last move in your text counts. Example:
+  Hats matter most to me, books you can have. [propose] 0 books, 2 hats, 1 ball"""
+
+
+def read_instances(path: str | Path) -> list[dict[str, list[list[int]] | list[int]]]:
+    """Instances from a file in OpenSpiel's ``bargaining`` format: lines ``pool p0_values p1_values``."""
+    instances = []
+    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        try:
+            pool, v0, v1 = ([int(x) for x in part.split(",")] for part in parts)
+        except ValueError as error:
+            raise ValueError(f"{path}:{number}: expected 'pool p0_values p1_values' of comma-separated ints, got {line!r}") from error
+        if not len(pool) == len(v0) == len(v1) or len(pool) > len(ITEM_NAMES) or min(pool + v0 + v1) < 0:
+            raise ValueError(f"{path}:{number}: pool and values need the same number (<= {len(ITEM_NAMES)}) of non-negative ints")
+        instances.append({"pool": pool, "values": [v0, v1]})
+    if not instances:
+        raise ValueError(f"{path} holds no instances")
+    return instances
+
+
+def value_vectors(pool: Sequence[int], total: int) -> list[tuple[int, ...]]:
+    """Every vector of non-negative integer values per type under which ``pool`` is worth exactly ``total``."""
+    ranges = [range(total // count + 1) for count in pool]
+    return [v for v in itertools.product(*ranges) if sum(c * x for c, x in zip(pool, v)) == total]
+
+
+def generate_instance(rng: np.random.Generator, types: int, total: int) -> dict[str, Any]:
+    """A random instance with OpenSpiel's generator constraints.
+
+    5 to 7 items with at least one of each type; each player's pool worth
+    ``total``; every type valued by at least one player and some type by both.
+    """
+    while True:
+        pool = [int(x) for x in rng.integers(1, POOL_MAX_ITEMS + 1, size=types)]
+        if not POOL_MIN_ITEMS <= sum(pool) <= POOL_MAX_ITEMS:
+            continue
+        vectors = value_vectors(pool, total)
+        v0, v1 = (vectors[int(i)] for i in rng.integers(len(vectors), size=2))
+        if all(a > 0 or b > 0 for a, b in zip(v0, v1)) and any(a > 0 and b > 0 for a, b in zip(v0, v1)):
+            return {"pool": pool, "values": [list(v0), list(v1)]}
+
+
+def bundle_text(counts: Sequence[int], names: Sequence[str]) -> str:
+    """``2 books, 1 hat, 0 balls``."""
+    return ", ".join(f"{c} {n}{'' if c == 1 else 's'}" for c, n in zip(counts, names))
+
+
+class Bargaining(Game):
+    """Two-player multi-issue bargaining over a pool of items; see the module docstring."""
+
+    name = "Bargaining"
+    description = "Deal-or-No-Deal: split a pool of items, each side with private values; talk, propose, accept."
+    category = "negotiation"
+    zero_sum = False
+
+    def __init__(
+        self,
+        *,
+        max_turns: int = 10,
+        item_types: int = 3,
+        total_value: int = 10,
+        instances_file: str | None = None,
+        disagreement: float = 0.0,
+        error_allowance: int | None = None,
+    ):
+        super().__init__(error_allowance=error_allowance)
+        for option, value, low in (("max_turns", max_turns, 1), ("item_types", item_types, 1), ("total_value", total_value, 1)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise ValueError(f"{option} must be an int >= {low}, got {value!r}")
+        if item_types > len(ITEM_NAMES):
+            raise ValueError(f"item_types must be at most {len(ITEM_NAMES)}, got {item_types}")
+        if not isinstance(disagreement, (int, float)) or isinstance(disagreement, bool):
+            raise ValueError(f"disagreement must be a number, got {disagreement!r}")
+        self.max_turns = max_turns
+        self.item_types = item_types
+        self.total_value = total_value
+        self.instances = read_instances(instances_file) if instances_file is not None else None
+        self.disagreement = float(disagreement)
+        self.players = ["player_0", "player_1"]
+        self.pool: list[int] = []
+        self.values: list[list[int]] = []
+        self.names: list[str] = []
+        self.turn = 0
+        self.proposals: list[dict[str, Any]] = []
+        self.deal: dict[str, Any] | None = None
+
+    def start(self, rng: np.random.Generator) -> None:
+        """Draw the instance: from the instances file if given, else from the generator."""
+        if self.instances is not None:
+            instance = self.instances[int(rng.integers(len(self.instances)))]
+        else:
+            instance = generate_instance(rng, self.item_types, self.total_value)
+        self.pool = list(instance["pool"])
+        self.values = [list(v) for v in instance["values"]]
+        self.names = list(ITEM_NAMES[: len(self.pool)])
+        self.turn = 0
+        self.proposals = []
+        self.deal = None
+
+    # ----------------------------------------------------------------- helpers
+    def other(self, player: str) -> str:
+        """The other player."""
+        return self.players[1 - self.players.index(player)]
+
+    def value(self, player: str, counts: Sequence[int]) -> int:
+        """What ``counts`` items are worth to ``player``."""
+        return sum(v * c for v, c in zip(self.values[self.players.index(player)], counts))
+
+    def standing(self) -> dict[str, Any] | None:
+        """The latest proposal, ``{"player": proposer, "keep": counts}``, or ``None``."""
+        return self.proposals[-1] if self.proposals else None
+
+    def rest(self, keep: Sequence[int]) -> list[int]:
+        """The items left to the other player when ``keep`` is kept."""
+        return [p - k for p, k in zip(self.pool, keep)]
+
+    # -------------------------------------------------------------------- text
+    def to_move(self) -> list[str]:
+        """Players alternate, ``player_0`` first."""
+        return [self.players[self.turn % 2]]
+
+    def rules(self, player: str) -> str:
+        """Rules, the pool and this player's private values."""
+        values = self.values[self.players.index(player)]
+        return RULES.format(
+            player=player,
+            other=self.other(player),
+            pool=bundle_text(self.pool, self.names),
+            values=", ".join(f"{v} per {n}" for v, n in zip(values, self.names)),
+            worth=self.value(player, self.pool),
+            max_turns=self.max_turns,
+            disagreement=self.disagreement,
+        )
+
+    def prompt(self, player: str) -> str:
+        """Turns left and the standing proposal, valued with this player's own values."""
+        lines = [f"Turn {self.turn + 1} of {self.max_turns}. Pool: {bundle_text(self.pool, self.names)}."]
+        standing = self.standing()
+        if standing is None:
+            lines.append("No proposal stands yet.")
+        elif standing["player"] == player:
+            lines.append(f"Your proposal stands: you keep {bundle_text(standing['keep'], self.names)}.")
+        else:
+            yours = self.rest(standing["keep"])
+            lines.append(
+                f"{standing['player']}'s proposal stands: you would get {bundle_text(yours, self.names)}, "
+                f"worth {self.value(player, yours)} to you."
+            )
+        lines.append("Write your message and end with [propose] ..., [accept] or [pass].")
+        return "\n".join(lines)
+
+    def parse(self, player: str, text: str) -> dict[str, Any]:
+        """The last well-formed move, and the talk around it."""
+        for found in reversed(list(MOVE.finditer(text))):
+            kind = found.group(1).lower()
+            end = found.end() if kind == "propose" else found.start(2)
+            talk = (text[: found.start()] + text[end:]).strip()
+            if kind == "propose":
+                keep = self._counts(found.group(2))
+                if keep is None:
+                    continue
+                if any(k > p for k, p in zip(keep, self.pool)):
+                    raise InvalidMove(f"You cannot keep more than the pool holds ({bundle_text(self.pool, self.names)}).")
+                return {"move": "propose", "keep": keep, "talk": talk}
+            if kind == "accept":
+                standing = self.standing()
+                if standing is None or standing["player"] == player:
+                    raise InvalidMove("There is no proposal of the other player to accept; use [propose] or [pass].")
+            return {"move": kind, "talk": talk}
+        raise InvalidMove(
+            f"No move found. End with [propose] <count> <item>, ... naming every item ({', '.join(self.names)}), [accept] or [pass]."
+        )
+
+    def _counts(self, body: str) -> list[int] | None:
+        """Counts per type from ``2 books, 1 hat, 0 balls`` (any order) or bare ``2, 1, 0``; ``None`` if malformed."""
+        pairs = COUNT.findall(body)
+        if len(pairs) != len(self.pool):
+            return None
+        if all(not name for _, name in pairs):
+            return [int(c) for c, _ in pairs]
+        keep: dict[int, int] = {}
+        for count, name in pairs:
+            singular = name.lower().rstrip("s") if name else ""
+            if singular not in self.names or self.names.index(singular) in keep:
+                return None
+            keep[self.names.index(singular)] = int(count)
+        return [keep[i] for i in range(len(self.pool))]
+
+    # ------------------------------------------------------------------- rules
+    def apply(self, moves: dict[str, dict[str, Any]]) -> None:
+        """Deliver the talk, then record the proposal or close the deal; end on the turn limit."""
+        ((player, move),) = moves.items()
+        other = self.other(player)
+        if move["talk"]:
+            self.tell(f'{player} says: "{move["talk"]}"', to=other)
+        self.turn += 1
+        if move["move"] == "propose":
+            keep = move["keep"]
+            self.proposals.append({"player": player, "keep": keep})
+            self.tell(f"{player} proposes: {player} keeps {bundle_text(keep, self.names)}; {other} gets {bundle_text(self.rest(keep), self.names)}.")
+        elif move["move"] == "accept":
+            standing = self.standing()
+            assert standing is not None
+            self.tell(f"{player} accepts {other}'s proposal.")
+            self.deal = standing
+            proposer = standing["player"]
+            utilities = {proposer: float(self.value(proposer, standing["keep"]))}
+            utilities[player] = float(self.value(player, self.rest(standing["keep"])))
+            self._end({p: utilities[p] for p in self.players}, agreed=True, reason=f"{player} accepted {proposer}'s proposal")
+            return
+        else:
+            self.tell(f"{player} makes no proposal this turn.", to=other)
+        if self.turn >= self.max_turns:
+            self._end({p: self.disagreement for p in self.players}, agreed=False, reason=f"no deal within {self.max_turns} turns")
+
+    def analysis(self, utilities: dict[str, float], agreed: bool) -> dict[str, Any]:
+        """The negotiation report over every split of the pool."""
+        outcomes = []
+        for share in itertools.product(*(range(c + 1) for c in self.pool)):
+            outcomes.append((self.value("player_0", share), self.value("player_1", self.rest(share))))
+        return negotiation_report(utilities, outcomes, {p: self.disagreement for p in self.players}, agreed)
+
+    def _end(self, utilities: dict[str, float], agreed: bool, reason: str) -> None:
+        best = max(utilities.values())
+        leaders = [p for p, u in utilities.items() if u == best]
+        winner = leaders[0] if agreed and len(leaders) == 1 else None
+        self.finish(utilities, winner=winner, reason=reason, details=self.analysis(utilities, agreed))
+
+    def forfeit(self, player: str, reason: str) -> None:
+        """-1 to the offender, 0 to the other; the analysis treats it as no deal."""
+        super().forfeit(player, reason)
+        assert self.outcome is not None
+        self.outcome.details = self.analysis({p: self.disagreement for p in self.players}, agreed=False)
+
+    # ------------------------------------------------------------------- views
+    def view(self, player: str) -> dict[str, Any]:
+        """Own values, the pool, the public proposals and the clock."""
+        return {
+            "player": player,
+            "items": list(self.names),
+            "pool": list(self.pool),
+            "values": list(self.values[self.players.index(player)]),
+            "disagreement": self.disagreement,
+            "turn": self.turn,
+            "max_turns": self.max_turns,
+            "proposals": [dict(p, keep=list(p["keep"])) for p in self.proposals],
+            "standing": dict(self.proposals[-1], keep=list(self.proposals[-1]["keep"])) if self.proposals else None,
+        }
+
+    def render(self) -> str:
+        """The instance, both players' values, the proposals and the state."""
+        lines = [f"Pool: {bundle_text(self.pool, self.names)}"]
+        for p, values in zip(self.players, self.values):
+            lines.append(f"{p} values: {', '.join(f'{v}/{n}' for v, n in zip(values, self.names))}")
+        for proposal in self.proposals:
+            lines.append(f"  {proposal['player']} keeps {bundle_text(proposal['keep'], self.names)}")
+        lines.append("game over" if self.over else f"turn {self.turn + 1}/{self.max_turns}, {self.to_move()[0]} to move")
+        return "\n".join(lines)

@@ -1,0 +1,278 @@
+"""PriceNegotiation: a buyer and a seller haggle over one item (Fu et al. 2023), with an optional critic.
+
+The ``seller`` values the item at a private reservation price (its cost: it
+will not sell for less) and the ``buyer`` at a private reservation price (its
+value: it will not pay more). Both are whole numbers drawn from the seed: the
+seller's in [40, 100], the buyer's 20 to 100 above it, so a deal is always
+possible; prices are whole numbers from 0 to ``max_price`` (200). Players
+alternate, the seller first. On each turn a player writes free text and one
+move:
+
+* ``[offer] 120`` -- propose a price (``$120`` also works); it replaces the
+  standing offer;
+* ``[accept]`` -- accept the other side's standing offer: the item is sold at
+  that price;
+* ``[pass]`` -- talk only, no offer this turn.
+
+Everything outside the move is delivered verbatim to the other side. The last
+well-formed move in the text counts; text without one, a price outside
+[0, max_price] or ``[accept]`` with no offer of the other side standing is an
+invalid action. After ``max_turns`` negotiator turns (default 20) without a
+deal the game ends with no sale.
+
+Critic (``critic=True``): a third seat, ``critic``, sees the whole dialogue
+(never a reservation price) and after every round (one turn of each side)
+sends advice to the side named by ``advise`` (default ``"seller"``); its
+action is the advice text itself (any non-blank text), delivered verbatim to
+that side only. The critic's reward is the advised side's surplus.
+
+Rewards: on a sale at price p, the seller gets p - seller's reservation and the
+buyer buyer's reservation - p (their surplus; either may be negative if it
+accepts a bad price); with no sale both get 0. A player exceeding the
+invalid-action allowance gets -1 and the others 0. The outcome's ``details``
+hold the analysis of :mod:`parlour.envs.negotiation.analysis` over every whole
+price, plus both reservation prices and the price.
+
+Version history: v0, first release.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from parlour.envs.core.game import Game, InvalidMove
+from parlour.envs.negotiation.analysis import negotiation_report
+
+SIDES = ("seller", "buyer")
+SELLER_RANGE = (40, 100)
+GAP_RANGE = (20, 100)
+
+MOVE = re.compile(r"\[\s*(offer|accept|pass)\s*\](\s*\$?\s*(-?\d+(?:\.\d*)?))?", re.IGNORECASE)
+
+RULES = """You are the {player} in a price negotiation over one item.
+Your private reservation price is {reservation}: {meaning}. The {other} has its own private reservation price, which you do not know.
+Prices are whole numbers from 0 to {max_price}. Sides alternate turns, the seller first; at most {max_turns} turns in all. With no deal by then, nobody gets anything.
+Your reward is your surplus: {surplus}.
+On your turn, write anything you like (it is sent to the {other} word for word) and end with one move:
+  [offer] <price>   propose a price
+  [accept]          accept the {other}'s standing offer
+  [pass]            talk only, no offer this turn
+The last move in your text counts. Example:
+  This is a fine item, barely used. [offer] 150"""
+
+CRITIC_RULES = """You are the critic in a price negotiation between a seller and a buyer over one item.
+You see the whole dialogue. After every round you advise the {advised}: whatever you write is sent to the {advised} word for word, and to nobody else.
+Your reward is the {advised}'s surplus, so help it get a good deal. Prices are whole numbers from 0 to {max_price}; the negotiation lasts at most {max_turns} turns.
+Example advice: Hold firm near your last offer; the other side is conceding quickly."""
+
+
+class PriceNegotiation(Game):
+    """Bilateral price haggling over one item with private reservation prices; see the module docstring."""
+
+    name = "PriceNegotiation"
+    description = "A buyer and a seller with private reservation prices haggle over one item; an optional critic advises one side."
+    category = "negotiation"
+    zero_sum = False
+
+    def __init__(
+        self,
+        *,
+        max_turns: int = 20,
+        max_price: int = 200,
+        critic: bool = False,
+        advise: str = "seller",
+        error_allowance: int | None = None,
+    ):
+        super().__init__(error_allowance=error_allowance)
+        if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 2:
+            raise ValueError(f"max_turns must be an int >= 2, got {max_turns!r}")
+        top = SELLER_RANGE[1] + GAP_RANGE[1]
+        if not isinstance(max_price, int) or isinstance(max_price, bool) or max_price < top:
+            raise ValueError(f"max_price must be an int >= {top} (the highest buyer reservation), got {max_price!r}")
+        if not isinstance(critic, bool):
+            raise ValueError(f"critic must be True or False, got {critic!r}")
+        if advise not in SIDES:
+            raise ValueError(f"advise must be one of {SIDES}, got {advise!r}")
+        self.max_turns = max_turns
+        self.max_price = max_price
+        self.critic = critic
+        self.advise = advise
+        self.players = [*SIDES, "critic"] if critic else list(SIDES)
+        self.reservation: dict[str, int] = {}
+        self.turn = 0
+        self.critic_due = False
+        self.offers: list[dict[str, Any]] = []
+        self.dialogue: list[str] = []
+        self.price: int | None = None
+
+    def start(self, rng: np.random.Generator) -> None:
+        """Draw both reservation prices."""
+        seller = int(rng.integers(SELLER_RANGE[0], SELLER_RANGE[1] + 1))
+        buyer = seller + int(rng.integers(GAP_RANGE[0], GAP_RANGE[1] + 1))
+        self.reservation = {"seller": seller, "buyer": buyer}
+        self.turn = 0
+        self.critic_due = False
+        self.offers = []
+        self.dialogue = []
+        self.price = None
+
+    # ----------------------------------------------------------------- helpers
+    @staticmethod
+    def other(side: str) -> str:
+        """The other side of the deal."""
+        return SIDES[1 - SIDES.index(side)]
+
+    def surplus(self, side: str, price: float) -> float:
+        """``side``'s surplus at ``price``."""
+        r = self.reservation[side]
+        return float(price - r if side == "seller" else r - price)
+
+    def standing(self) -> dict[str, Any] | None:
+        """The latest offer, ``{"player": side, "price": p}``, or ``None``."""
+        return self.offers[-1] if self.offers else None
+
+    def _say(self, text: str, to: list[str]) -> None:
+        """Tell ``to`` and keep the line in the dialogue the critic sees."""
+        self.dialogue.append(text)
+        targets = [*to, "critic"] if self.critic and "critic" not in to else to
+        self.tell(text, to=targets)
+
+    # -------------------------------------------------------------------- text
+    def to_move(self) -> list[str]:
+        """The critic after each round when present, otherwise the sides in turn, the seller first."""
+        if self.critic_due:
+            return ["critic"]
+        return [SIDES[self.turn % 2]]
+
+    def rules(self, player: str) -> str:
+        """Rules and, for a side, its own reservation price."""
+        if player == "critic":
+            return CRITIC_RULES.format(advised=self.advise, max_price=self.max_price, max_turns=self.max_turns)
+        meaning = "you will not sell for less" if player == "seller" else "you will not pay more"
+        surplus = "the price minus your reservation price" if player == "seller" else "your reservation price minus the price"
+        return RULES.format(
+            player=player,
+            other=self.other(player),
+            reservation=self.reservation[player],
+            meaning=meaning,
+            max_price=self.max_price,
+            max_turns=self.max_turns,
+            surplus=surplus,
+        )
+
+    def prompt(self, player: str) -> str:
+        """The clock and the standing offer."""
+        standing = self.standing()
+        offer = "No offer stands yet." if standing is None else f"Standing offer: {standing['player']} at {standing['price']}."
+        if player == "critic":
+            return f"Round {self.turn // 2} is over; {self.max_turns - self.turn} turns left. {offer}\nWrite your advice to the {self.advise}."
+        return f"Turn {self.turn + 1} of {self.max_turns}. {offer}\nWrite your message and end with [offer] <price>, [accept] or [pass]."
+
+    def parse(self, player: str, text: str) -> dict[str, Any]:
+        """Advice for the critic; for a side, the last well-formed move and the talk around it."""
+        if player == "critic":
+            if not text.strip():
+                raise InvalidMove("Write some advice (any non-blank text).")
+            return {"move": "advise", "talk": text}
+        for found in reversed(list(MOVE.finditer(text))):
+            kind = found.group(1).lower()
+            end = found.end() if kind == "offer" else found.start(2) if found.group(2) else found.end()
+            talk = (text[: found.start()] + text[end:]).strip()
+            if kind == "offer":
+                if found.group(3) is None:
+                    continue
+                price = float(found.group(3))
+                if price != int(price) or not 0 <= price <= self.max_price:
+                    raise InvalidMove(f"Prices are whole numbers from 0 to {self.max_price}, got {found.group(3)}.")
+                return {"move": "offer", "price": int(price), "talk": talk}
+            if kind == "accept":
+                standing = self.standing()
+                if standing is None or standing["player"] == player:
+                    raise InvalidMove("There is no offer of the other side to accept; use [offer] <price> or [pass].")
+            return {"move": kind, "talk": talk}
+        raise InvalidMove("No move found. End with [offer] <price>, [accept] or [pass].")
+
+    # ------------------------------------------------------------------- rules
+    def apply(self, moves: dict[str, dict[str, Any]]) -> None:
+        """Deliver talk and advice, record offers, close a sale; end on the turn limit."""
+        ((player, move),) = moves.items()
+        if player == "critic":
+            self.critic_due = False
+            self.tell(f'Advice from the critic: "{move["talk"]}"', to=self.advise)
+            return
+        other = self.other(player)
+        if move["talk"]:
+            self._say(f'{player} says: "{move["talk"]}"', to=[other])
+        self.turn += 1
+        if move["move"] == "offer":
+            self.offers.append({"player": player, "price": move["price"]})
+            self._say(f"{player} offers {move['price']}.", to=list(SIDES))
+        elif move["move"] == "accept":
+            standing = self.standing()
+            assert standing is not None
+            self._say(f"{player} accepts {other}'s offer of {standing['price']}.", to=list(SIDES))
+            self.price = standing["price"]
+            self._end(agreed=True, reason=f"sold at {self.price}")
+            return
+        else:
+            self._say(f"{player} makes no offer this turn.", to=[other])
+        if self.turn >= self.max_turns:
+            self._end(agreed=False, reason=f"no deal within {self.max_turns} turns")
+        elif self.critic and self.turn % 2 == 0:
+            self.critic_due = True
+
+    def analysis(self, agreed: bool) -> dict[str, Any]:
+        """The negotiation report over every whole price, with the reservation prices and the price."""
+        utilities = {side: self.surplus(side, self.price) if agreed and self.price is not None else 0.0 for side in SIDES}
+        outcomes = [(self.surplus("seller", p), self.surplus("buyer", p)) for p in range(self.max_price + 1)]
+        report = negotiation_report(utilities, outcomes, {side: 0.0 for side in SIDES}, agreed)
+        report["reservation"] = {side: float(r) for side, r in self.reservation.items()}
+        report["price"] = float(self.price) if agreed and self.price is not None else None
+        return report
+
+    def _end(self, agreed: bool, reason: str) -> None:
+        report = self.analysis(agreed)
+        rewards = dict(report["utilities"])
+        if self.critic:
+            rewards["critic"] = rewards[self.advise]
+        best = max(report["utilities"].values())
+        leaders = [side for side, u in report["utilities"].items() if u == best]
+        winner = leaders[0] if agreed and len(leaders) == 1 else None
+        self.finish(rewards, winner=winner, reason=reason, details=report)
+
+    def forfeit(self, player: str, reason: str) -> None:
+        """-1 to the offender, 0 to the others; the analysis treats it as no sale."""
+        super().forfeit(player, reason)
+        assert self.outcome is not None
+        self.outcome.details = self.analysis(agreed=False)
+
+    # ------------------------------------------------------------------- views
+    def view(self, player: str) -> dict[str, Any]:
+        """The public offers and clock, plus a side's own reservation price (the critic gets the dialogue)."""
+        view: dict[str, Any] = {
+            "player": player,
+            "turn": self.turn,
+            "max_turns": self.max_turns,
+            "max_price": self.max_price,
+            "offers": [dict(o) for o in self.offers],
+            "standing": dict(self.offers[-1]) if self.offers else None,
+        }
+        if player == "critic":
+            view["advise"] = self.advise
+            view["dialogue"] = list(self.dialogue)
+        else:
+            view["reservation"] = self.reservation[player]
+        return view
+
+    def render(self) -> str:
+        """Both reservation prices, the offers and the state."""
+        lines = [f"seller reservation {self.reservation['seller']}, buyer reservation {self.reservation['buyer']}"]
+        lines += [f"  {o['player']} offers {o['price']}" for o in self.offers]
+        if self.over:
+            lines.append(f"sold at {self.price}" if self.price is not None else "no deal")
+        else:
+            lines.append(f"turn {self.turn + 1}/{self.max_turns}, {self.to_move()[0]} to move")
+        return "\n".join(lines)

@@ -1,0 +1,205 @@
+"""Ultimatum: a proposer offers a split of a pie, a responder takes it or leaves it; one-shot or iterated.
+
+Each round the proposer offers the responder a whole share of a pie of size
+``pie`` (default 10) and keeps the rest; the responder accepts (both get their
+shares) or rejects (both get nothing that round). ``rounds`` (default 1) sets
+how many rounds are played. With ``alternate=True`` the players are
+``player_0`` and ``player_1`` and swap roles every round (``player_0``
+proposes first); otherwise they are ``proposer`` and ``responder`` throughout.
+
+Moves, with free text around them that is delivered verbatim to the other
+player (the last well-formed move counts):
+
+* proposer: ``[offer] 3`` -- give the responder 3 and keep ``pie - 3``;
+* responder: ``[accept]`` or ``[reject]``.
+
+Text without a well-formed move, a move of the other role, or an offer outside
+[0, pie] is an invalid action.
+
+Rewards: each round's shares, paid when the responder answers. A player
+exceeding the invalid-action allowance gets -1 and the other 0. The outcome's
+``details`` hold the analysis of :mod:`parlour.envs.negotiation.analysis` over
+the totals of a game in which every round is accepted (every split of
+``rounds * pie``), with ``agreement`` meaning every round was accepted, plus
+``accepted_rounds`` and the per-round ``history``.
+
+Version history: v0, first release.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from parlour.envs.core.game import Game, InvalidMove
+from parlour.envs.negotiation.analysis import negotiation_report
+
+MOVE = re.compile(r"\[\s*(offer|accept|reject)\s*\](\s*\$?\s*(-?\d+(?:\.\d*)?))?", re.IGNORECASE)
+
+RULES = """You are {player} in the ultimatum game against {other}; {schedule}.
+Each round the proposer offers the responder a whole share of a pie of {pie} and keeps the rest. If the responder accepts, both get their shares; if it rejects, both get nothing that round.
+Anything you write is sent to {other} word for word; end with your move. The last move in your text counts.
+  as proposer:  [offer] <share for the responder, 0 to {pie}>
+  as responder: [accept] or [reject]
+Example (proposer): Let's both do well this time. [offer] 4"""
+
+
+class Ultimatum(Game):
+    """The ultimatum game, one-shot or iterated, with fixed or alternating roles; see the module docstring."""
+
+    name = "Ultimatum"
+    description = "Split a pie: the proposer offers a share, the responder accepts or both get nothing; one-shot or iterated."
+    category = "negotiation"
+    zero_sum = False
+
+    def __init__(self, *, pie: int = 10, rounds: int = 1, alternate: bool = False, error_allowance: int | None = None):
+        super().__init__(error_allowance=error_allowance)
+        for option, value in (("pie", pie), ("rounds", rounds)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{option} must be an int >= 1, got {value!r}")
+        if not isinstance(alternate, bool):
+            raise ValueError(f"alternate must be True or False, got {alternate!r}")
+        self.pie = pie
+        self.rounds = rounds
+        self.alternate = alternate
+        self.players = ["player_0", "player_1"] if alternate else ["proposer", "responder"]
+        self.round = 0
+        self.offer: int | None = None
+        self.history: list[dict[str, Any]] = []
+
+    def start(self, rng: np.random.Generator) -> None:
+        """Round 1, no offer yet."""
+        self.round = 0
+        self.offer = None
+        self.history = []
+
+    # ----------------------------------------------------------------- helpers
+    def proposer(self) -> str:
+        """Who proposes in the current round."""
+        return self.players[self.round % 2] if self.alternate else self.players[0]
+
+    def responder(self) -> str:
+        """Who responds in the current round."""
+        return self.players[1 - self.players.index(self.proposer())]
+
+    def other(self, player: str) -> str:
+        """The other player."""
+        return self.players[1 - self.players.index(player)]
+
+    # -------------------------------------------------------------------- text
+    def to_move(self) -> list[str]:
+        """The proposer until it has offered, then the responder."""
+        return [self.proposer() if self.offer is None else self.responder()]
+
+    def rules(self, player: str) -> str:
+        """Rules and the player's role(s)."""
+        rounds = "one round" if self.rounds == 1 else f"{self.rounds} rounds"
+        if self.alternate:
+            first = "you propose first" if player == self.players[0] else "you respond first"
+            schedule = f"{rounds}, roles swap every round and {first}"
+        else:
+            schedule = f"{rounds}, and you are the {player} in every round"
+        return RULES.format(player=player, other=self.other(player), schedule=schedule, pie=self.pie)
+
+    def prompt(self, player: str) -> str:
+        """The round, and the offer to answer if responding."""
+        head = f"Round {self.round + 1} of {self.rounds}."
+        if self.offer is None:
+            return f"{head} You propose: end with [offer] <share for {self.other(player)}, 0 to {self.pie}>."
+        return f"{head} {self.other(player)} offers you {self.offer} of {self.pie}. End with [accept] or [reject]."
+
+    def parse(self, player: str, text: str) -> dict[str, Any]:
+        """The last well-formed move of the player's current role, and the talk around it."""
+        proposing = self.offer is None
+        for found in reversed(list(MOVE.finditer(text))):
+            kind = found.group(1).lower()
+            if (kind == "offer") != proposing or (kind == "offer" and found.group(3) is None):
+                continue
+            end = found.end() if kind == "offer" else found.start(2) if found.group(2) else found.end()
+            talk = (text[: found.start()] + text[end:]).strip()
+            if kind == "offer":
+                share = float(found.group(3))
+                if share != int(share) or not 0 <= share <= self.pie:
+                    raise InvalidMove(f"Offer a whole share from 0 to {self.pie}, got {found.group(3)}.")
+                return {"move": "offer", "share": int(share), "talk": talk}
+            return {"move": kind, "talk": talk}
+        expected = f"[offer] <0 to {self.pie}>" if proposing else "[accept] or [reject]"
+        raise InvalidMove(f"No move found: as {'proposer' if proposing else 'responder'}, end with {expected}.")
+
+    # ------------------------------------------------------------------- rules
+    def apply(self, moves: dict[str, dict[str, Any]]) -> None:
+        """Record the offer, or settle the round on the answer; end after the last round."""
+        ((player, move),) = moves.items()
+        other = self.other(player)
+        if move["talk"]:
+            self.tell(f'{player} says: "{move["talk"]}"', to=other)
+        if move["move"] == "offer":
+            self.offer = move["share"]
+            self.tell(f"{player} offers {other} {self.offer} of {self.pie}.")
+            return
+        share = self.offer
+        assert share is not None
+        accepted = move["move"] == "accept"
+        proposer = other
+        self.history.append({"proposer": proposer, "offer": share, "accepted": accepted})
+        if accepted:
+            self.reward(proposer, self.pie - share)
+            self.reward(player, share)
+        self.tell(f"{player} {'accepts' if accepted else 'rejects'} the offer of {share}.")
+        self.round += 1
+        self.offer = None
+        if self.round >= self.rounds:
+            totals = self.totals()
+            best = max(totals.values())
+            leaders = [p for p, t in totals.items() if t == best]
+            winner = leaders[0] if len(leaders) == 1 else None
+            self.finish({}, winner=winner, reason=f"{self.rounds} round(s) played", details=self.analysis())
+
+    def totals(self) -> dict[str, float]:
+        """Each player's winnings so far."""
+        totals = {p: 0.0 for p in self.players}
+        for entry in self.history:
+            if entry["accepted"]:
+                totals[entry["proposer"]] += self.pie - entry["offer"]
+                totals[self.other(entry["proposer"])] += entry["offer"]
+        return totals
+
+    def analysis(self) -> dict[str, Any]:
+        """The negotiation report over every split of the whole game's pies, with the round history."""
+        whole = self.rounds * self.pie
+        outcomes = [(float(whole - x), float(x)) for x in range(whole + 1)]
+        accepted = sum(entry["accepted"] for entry in self.history)
+        report = negotiation_report(self.totals(), outcomes, {p: 0.0 for p in self.players}, accepted == self.rounds)
+        report["accepted_rounds"] = accepted
+        report["history"] = [dict(entry) for entry in self.history]
+        return report
+
+    def forfeit(self, player: str, reason: str) -> None:
+        """-1 to the offender, 0 to the other, on top of the rounds already settled."""
+        super().forfeit(player, reason)
+        assert self.outcome is not None
+        self.outcome.details = self.analysis()
+
+    # ------------------------------------------------------------------- views
+    def view(self, player: str) -> dict[str, Any]:
+        """Everything is public: the pie, the rounds, the current offer and the history."""
+        return {
+            "player": player,
+            "pie": self.pie,
+            "round": self.round,
+            "rounds": self.rounds,
+            "role": "proposer" if player == self.proposer() else "responder",
+            "offer": self.offer,
+            "history": [dict(entry) for entry in self.history],
+        }
+
+    def render(self) -> str:
+        """The rounds played and the state."""
+        lines = [f"pie {self.pie}, round {min(self.round + 1, self.rounds)}/{self.rounds}"]
+        for entry in self.history:
+            lines.append(f"  {entry['proposer']} offers {entry['offer']}: {'accepted' if entry['accepted'] else 'rejected'}")
+        if not self.over and self.offer is not None:
+            lines.append(f"  {self.proposer()} offers {self.offer}: pending")
+        return "\n".join(lines)
