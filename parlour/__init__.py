@@ -7,6 +7,8 @@ in Gymnasium and PettingZoo.
 from parlour.agents import agent_name, make_agent
 from parlour.envs.core import Agent, Game, InvalidMove, Outcome, ReplayMismatch, TextSpace, replay
 from parlour.envs.registry import game_class, list_envs, make_aec, make_parallel, register_all
+from parlour.leaderboard.results import Results
+from parlour.leaderboard.runner import evaluate
 
 __version__ = "0.1.0"
 
@@ -18,8 +20,10 @@ __all__ = [
     "InvalidMove",
     "Outcome",
     "ReplayMismatch",
+    "Results",
     "TextSpace",
     "agent_name",
+    "evaluate",
     "game_class",
     "list_envs",
     "make_aec",

@@ -1,0 +1,243 @@
+"""Evaluation results and their *bundle*: a directory holding every episode record and a summary.
+
+A bundle is what :func:`parlour.evaluate` writes and what the leaderboard accepts:
+
+* ``episodes.jsonl``: one core record per line (see :mod:`parlour.envs.core.record`),
+  each with ``"agents": {seat: agent_name}`` and ``"episode"``, its index in the run;
+* ``summary.json``: the run's metadata (``env_id``, ``env_version``, ``agents``,
+  ``seed``, ``episodes``, ``env_kwargs``, ``rotate_seats``, ``parlour_version``),
+  the per-agent ``stats`` (decisions, time spent in the agent, and the agent's own
+  accounting such as tokens), and the ``summary`` computed from the records.
+  A reader must recompute anything it relies on from the records: the summary is
+  a convenience, never evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+EPISODES_FILE = "episodes.jsonl"
+SUMMARY_FILE = "summary.json"
+#: Metadata keys that identify a run: a bundle resumes only a run that agrees on all of them.
+RUN_KEYS = ("env_id", "env_version", "agents", "seed", "env_kwargs", "rotate_seats")
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """The records of an ``episodes.jsonl``; a final line cut short by an interruption is dropped."""
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").split("\n")
+    records = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            if number == len(lines):
+                break  # the last line was being written when the run stopped
+            raise ValueError(f"{path}:{number} is not a JSON record: {error}") from None
+    return records
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Write ``value`` as JSON to ``path`` atomically, so an interruption never leaves half a file."""
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(value, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def merge_stats(total: dict[str, Any], more: dict[str, Any] | None) -> dict[str, Any]:
+    """Add the numeric entries of ``more`` into ``total`` (accounting of several agent copies or workers)."""
+    for key, value in (more or {}).items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            total[key] = total.get(key, 0) + value
+    return total
+
+
+def mean_ci(values: list[float]) -> tuple[float, list[float] | None]:
+    """The mean of ``values`` and its 95% Student-t confidence interval (``None`` below two values)."""
+    n = len(values)
+    mean = math.fsum(values) / n
+    if n < 2:
+        return mean, None
+    variance = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
+    if variance == 0.0:
+        return mean, [mean, mean]
+    from scipy import stats
+
+    low, high = stats.t.interval(0.95, n - 1, loc=mean, scale=math.sqrt(variance / n))
+    return mean, [float(low), float(high)]
+
+
+def _block(samples: list[dict[str, Any]], with_winner: bool) -> dict[str, Any]:
+    """Summary statistics of one agent's seat-episodes."""
+    mean, ci = mean_ci([s["reward"] for s in samples])
+    actions = sum(s["actions"] for s in samples)
+    block: dict[str, Any] = {
+        "episodes": len(samples),
+        "mean_reward": mean,
+        "ci95": ci,
+        "invalid_action_rate": sum(s["invalid"] for s in samples) / actions if actions else None,
+    }
+    if with_winner:
+        for result in ("win", "draw", "loss"):
+            block[f"{result}_rate"] = sum(s["result"] == result for s in samples) / len(samples)
+    return block
+
+
+def summarize(records: list[dict[str, Any]], with_winner: bool) -> dict[str, Any]:
+    """Per agent, over all its seats and per seat: episodes, mean reward with 95% CI, invalid-action rate, W/D/L rates."""
+    samples: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        winner = (record.get("outcome") or {}).get("winner")
+        for seat, name in record["agents"].items():
+            steps = [step for step in record["steps"] if step["player"] == seat]
+            result = "draw" if winner is None else "win" if winner == seat else "loss"
+            samples.setdefault(name, []).append(
+                {
+                    "seat": seat,
+                    "reward": float(record["returns"][seat]),
+                    "result": result,
+                    "actions": len(steps),
+                    "invalid": sum(step["error"] is not None for step in steps),
+                }
+            )
+    summary = {}
+    for name, mine in samples.items():
+        seats = sorted({s["seat"] for s in mine}, key=lambda seat: records[0]["players"].index(seat))
+        summary[name] = _block(mine, with_winner)
+        summary[name]["seats"] = {seat: _block([s for s in mine if s["seat"] == seat], with_winner) for seat in seats}
+    return summary
+
+
+@dataclass
+class Results:
+    """The outcome of :func:`parlour.evaluate`: episode records, run metadata and per-agent accounting.
+
+    ``records`` are sorted by episode index. ``stats`` maps each agent name to
+    its accounting: ``decisions`` (actions asked for), ``act_calls`` (``act`` or
+    ``act_batch`` calls), ``act_seconds`` (wall time inside the agent) and the
+    numeric entries of the agent's own ``stats`` (``prompt_tokens``,
+    ``completion_tokens``, ... for LLM agents), summed over copies and workers.
+    """
+
+    env_id: str
+    env_version: int
+    agents: list[str]
+    seed: int
+    episodes: int
+    env_kwargs: dict[str, Any]
+    records: list[dict[str, Any]]
+    rotate_seats: bool = True
+    stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    parlour_version: str = ""
+
+    def metadata(self) -> dict[str, Any]:
+        """The run's identity and size, as written at the top of ``summary.json``."""
+        return {
+            "env_id": self.env_id,
+            "env_version": self.env_version,
+            "agents": list(self.agents),
+            "seed": self.seed,
+            "episodes": self.episodes,
+            "env_kwargs": dict(self.env_kwargs),
+            "rotate_seats": self.rotate_seats,
+            "parlour_version": self.parlour_version,
+        }
+
+    def has_winner(self) -> bool:
+        """Whether win/draw/loss rates mean something: a multi-player zero-sum game, or any episode with a winner."""
+        if any((record.get("outcome") or {}).get("winner") is not None for record in self.records):
+            return True
+        from parlour.envs.registry import game_class
+        from parlour.envs.core.match import make_game
+
+        try:
+            game_cls = game_class(self.env_id)
+        except KeyError:
+            return False
+        return game_cls.zero_sum and len(make_game(game_cls, dict(self.env_kwargs)).players) > 1
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """Per agent (and per seat): episodes, mean reward and 95% CI, W/D/L rates, invalid-action rate, latency, tokens."""
+        summary = summarize(self.records, self.has_winner()) if self.records else {}
+        for name, block in summary.items():
+            stats = self.stats.get(name, {})
+            calls = stats.get("act_calls", 0)
+            block["latency_s"] = stats["act_seconds"] / calls if calls else None
+            for key in ("prompt_tokens", "completion_tokens"):
+                if key in stats:
+                    block[key] = stats[key]
+        return summary
+
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Write the bundle (``episodes.jsonl`` and ``summary.json``) to ``directory``; returns its path."""
+        path = Path(directory)
+        path.mkdir(parents=True, exist_ok=True)
+        temporary = path / (EPISODES_FILE + ".tmp")
+        with temporary.open("w", encoding="utf-8") as handle:
+            for record in self.records:
+                handle.write(json.dumps(record) + "\n")
+        os.replace(temporary, path / EPISODES_FILE)
+        self.save_summary(path)
+        return path
+
+    def save_summary(self, directory: Path) -> None:
+        """Write ``summary.json`` only (the records are already in ``episodes.jsonl``)."""
+        write_json(directory / SUMMARY_FILE, {**self.metadata(), "stats": self.stats, "summary": self.summary})
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> Results:
+        """Read a bundle written by :meth:`save` or by ``evaluate(..., out=directory)``."""
+        path = Path(directory)
+        summary_path = path / SUMMARY_FILE
+        if not summary_path.exists():
+            raise FileNotFoundError(f"{path} is not a bundle: it has no {SUMMARY_FILE}")
+        meta = json.loads(summary_path.read_text(encoding="utf-8"))
+        records = sorted(read_records(path / EPISODES_FILE), key=lambda record: record.get("episode", 0))
+        return cls(
+            env_id=meta["env_id"],
+            env_version=meta["env_version"],
+            agents=list(meta["agents"]),
+            seed=meta["seed"],
+            episodes=meta["episodes"],
+            env_kwargs=dict(meta.get("env_kwargs") or {}),
+            records=records,
+            rotate_seats=meta.get("rotate_seats", True),
+            stats=dict(meta.get("stats") or {}),
+            parlour_version=meta.get("parlour_version", ""),
+        )
+
+    def table(self) -> str:
+        """The summary as a terminal table: one row per agent over all seats, then one per agent and seat."""
+        header = ["agent", "seat", "episodes", "mean reward [95% CI]", "win/draw/loss", "invalid", "latency", "tokens"]
+        rows = [header]
+        for name, block in self.summary.items():
+            rows.append(_row(name, "all", block, block))
+            for seat, seat_block in block["seats"].items():
+                rows.append(_row("", seat, seat_block, block))
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+        lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+        lines.insert(1, "  ".join("-" * width for width in widths))
+        return f"{self.env_id}: {len(self.records)} episodes, seed {self.seed}\n" + "\n".join(lines)
+
+
+def _row(name: str, seat: str, block: dict[str, Any], agent_block: dict[str, Any]) -> list[str]:
+    """One table row; latency and tokens are per agent, so only the agent's first row shows them."""
+    ci = block["ci95"]
+    reward = f"{block['mean_reward']:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
+    wdl = "/".join(f"{block[k]:.0%}" for k in ("win_rate", "draw_rate", "loss_rate")) if "win_rate" in block else "-"
+    invalid = "-" if block["invalid_action_rate"] is None else f"{block['invalid_action_rate']:.1%}"
+    latency = tokens = ""
+    if seat == "all":
+        latency = "-" if agent_block["latency_s"] is None else f"{agent_block['latency_s'] * 1000:.1f} ms"
+        count = agent_block.get("prompt_tokens", 0) + agent_block.get("completion_tokens", 0)
+        tokens = f"{count}" if "prompt_tokens" in agent_block or "completion_tokens" in agent_block else "-"
+    return [name, seat, str(block["episodes"]), reward, wdl, invalid, latency, tokens]

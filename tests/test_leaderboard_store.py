@@ -1,0 +1,155 @@
+"""The leaderboard store, run against SQLite and against a real PostgreSQL server (see tests/pg.py)."""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+import pytest
+from sqlalchemy import create_engine, func, select, text
+
+from parlour.leaderboard.runner import evaluate
+from parlour.leaderboard.store import Agent, Episode, EpisodeSeat, SchemaMismatch, Store, Submission, Submitter, hash_token
+from parlour.leaderboard.verify import NewEpisode, as_bundle, verify_bundle
+from tests.pg import postgres_server, reset_database
+
+ENV = "parlour/TicTacToe-v0"
+
+
+@pytest.fixture(scope="module")
+def postgres_url():
+    """One throwaway PostgreSQL server for the module."""
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request, tmp_path):
+    """An empty database: a SQLite file, or the PostgreSQL server with its tables dropped."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/leaderboard.db"
+    postgres = request.getfixturevalue("postgres_url")
+    reset_database(postgres)
+    return postgres
+
+
+@pytest.fixture
+def store(url):
+    """A store with the submitter alice."""
+    store = Store(url)
+    store.add_submitter("alice")
+    yield store
+    store.close()
+
+
+@functools.cache
+def episodes(count: int, seed: int = 0) -> tuple[NewEpisode, ...]:
+    """Verified random-vs-minimax episodes of TicTacToe."""
+    results = evaluate(ENV, ["random", "minimax"], episodes=count, seed=seed, progress=False)
+    return tuple(verify_bundle(as_bundle(results)).episodes)
+
+
+def count(store: Store, table) -> int:
+    """Rows in ``table``."""
+    with store.read() as session:
+        return session.scalar(select(func.count()).select_from(table))
+
+
+def test_schema_is_versioned(url):
+    Store(url).close()
+    reopened = Store(url)
+    with reopened.write() as session:
+        session.execute(text("UPDATE schema_version SET version = 99"))
+    reopened.close()
+    with pytest.raises(SchemaMismatch, match="version"):
+        Store(url)
+
+
+def test_tokens_are_random_shown_once_and_stored_hashed(url):
+    store = Store(url)
+    first, second = store.add_submitter("ann"), store.add_submitter("bob")
+    assert first != second and len(first) > 40
+    assert store.submitter_for(first) == "ann" and store.submitter_for(second) == "bob"
+    assert store.submitter_for(first + "x") is None
+    with store.read() as session:
+        hashes = set(session.scalars(select(Submitter.token_hash)))
+    assert hashes == {hash_token(first), hash_token(second)}
+    with pytest.raises(ValueError, match="already exists"):
+        store.add_submitter("ann")
+    store.close()
+
+
+def test_duplicate_episodes_count_once(store):
+    batch = list(episodes(10))
+    stored = store.add_submission("alice", ENV, 0, {"note": 1}, batch + batch[:3])
+    assert (stored.episodes, stored.new_episodes) == (13, 10)
+    again = store.add_submission("alice", ENV, 0, {}, batch[5:])
+    assert again.submission_id is None and again.new_episodes == 0
+    assert store.episode_count(ENV) == 10 and count(store, Submission) == 1
+    assert count(store, EpisodeSeat) == 20
+    results = store.results(ENV)
+    assert [key for key, _, _ in results] == sorted(e.fingerprint for e in batch)
+    assert {name for _, seating, _ in results for name in seating.values()} == {"random", "minimax"}
+    assert store.agent("minimax")["episodes"] == {ENV: 10}
+    assert store.agent("nobody") is None
+
+
+def test_a_failing_submission_leaves_nothing(store, monkeypatch):
+    def fail(*args, **kwargs):
+        """Fail after the submission row and the agents were written."""
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(store, "_insert_episodes", fail)
+    with pytest.raises(RuntimeError, match="disk full"):
+        store.add_submission("alice", ENV, 0, {}, list(episodes(10)))
+    assert [count(store, table) for table in (Submission, Episode, EpisodeSeat, Agent)] == [0, 0, 0, 0]
+
+
+def test_unknown_submitter_is_refused(store):
+    with pytest.raises(ValueError, match="unknown submitter"):
+        store.add_submission("mallory", ENV, 0, {}, list(episodes(10)))
+    assert count(store, Episode) == 0
+
+
+def test_twenty_concurrent_submitters_lose_and_duplicate_nothing(store):
+    pool = list(episodes(40, seed=1))
+    # Client k sends 10 episodes starting at 2k: neighbours overlap, so races on the same episode happen.
+    slices = [[pool[(2 * k + j) % len(pool)] for j in range(10)] for k in range(20)]
+    outcomes, errors = [], []
+
+    def client(batch):
+        """Submit one batch, keeping the outcome or the error."""
+        try:
+            outcomes.append(store.add_submission("alice", ENV, 0, {}, batch))
+        except Exception as error:  # noqa: BLE001 - any failure is the test's finding
+            errors.append(error)
+
+    threads = [threading.Thread(target=client, args=(batch,)) for batch in slices]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors and len(outcomes) == 20
+    assert sum(outcome.new_episodes for outcome in outcomes) == len(pool)
+    assert store.episode_count(ENV) == len(pool) and count(store, EpisodeSeat) == 2 * len(pool)
+    assert count(store, Submission) == sum(outcome.submission_id is not None for outcome in outcomes)
+
+
+def test_ratings_never_go_backwards(store):
+    store.add_submission("alice", ENV, 0, {}, list(episodes(10)))
+    table = {"kind": "bradley-terry", "rows": [{"agent": "random", "rating": 1000.0, "low": 990.0, "high": 1010.0, "games": 10}]}
+    store.save_ratings(ENV, 10, table)
+    stale = dict(table, rows=[dict(table["rows"][0], rating=1.0)])
+    store.save_ratings(ENV, 4, stale)
+    assert store.snapshot(ENV) == (10, table)
+    newer = dict(table, rows=[dict(table["rows"][0], rating=1234.0)])
+    store.save_ratings(ENV, 12, newer)
+    assert store.snapshot(ENV) == (12, newer)
+
+
+def test_sqlite_database_is_in_wal_mode(tmp_path):
+    Store(f"sqlite:///{tmp_path}/wal.db").close()
+    engine = create_engine(f"sqlite:///{tmp_path}/wal.db")
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    engine.dispose()
