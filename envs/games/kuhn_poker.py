@@ -67,7 +67,7 @@ class KuhnPoker(Game):
 
     def start(self, rng: np.random.Generator) -> None:
         """Deal one card to each player and collect the antes."""
-        deal = rng.choice(len(CARDS), size=2, replace=False)
+        deal = rng.permutation(len(CARDS))[:2]
         self.cards = [CARDS[int(i)] for i in deal]
         self.history = []
         self.contributions = [ANTE, ANTE]

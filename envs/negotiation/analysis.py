@@ -50,6 +50,16 @@ def _dominates(a: Vector, b: Vector) -> bool:
 def pareto_frontier(outcomes: Sequence[Sequence[float]]) -> list[tuple[float, ...]]:
     """The distinct non-dominated utility vectors among ``outcomes``, sorted in decreasing lexicographic order."""
     candidates = sorted({tuple(float(x) for x in o) for o in outcomes}, reverse=True)
+    if candidates and len(candidates[0]) == 2:
+        # Two players: in decreasing lexicographic order a point is undominated
+        # exactly when it beats every earlier point on the second utility.
+        frontier2: list[Vector] = []
+        best_second = -math.inf
+        for candidate in candidates:
+            if candidate[1] > best_second:
+                frontier2.append(candidate)
+                best_second = candidate[1]
+        return frontier2
     frontier: list[Vector] = []
     # In decreasing lexicographic order, a dominating vector always comes before
     # the vectors it dominates, so checking against the frontier so far is enough.
