@@ -11,6 +11,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from parlour.baselines import register_scripted
+from parlour.baselines.seeded import SeededAgent
 from parlour.baselines.random_agent import RandomAgent
 from parlour.envs.games.colonel_blotto import allocation_name
 
@@ -20,17 +21,10 @@ ENV_ID = "parlour/ColonelBlotto-v0"
 CONCENTRATION = 10.0
 
 
-class HeuristicAgent:
+class HeuristicAgent(SeededAgent):
     """Splits the soldiers by random weights close to equal, so that no field is left nearly empty."""
 
     name = "heuristic"
-
-    def __init__(self, env_id: str | None = None, seed: int | None = None):
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Reseed for a new episode."""
-        self.rng = np.random.default_rng(seed)
 
     def act(self, observation: Mapping[str, Any]) -> str:
         """An allocation of ``soldiers`` over ``fields`` from ``observation["view"]``."""

@@ -15,9 +15,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Mapping
 
-import numpy as np
-
 from parlour.baselines import register_scripted
+from parlour.baselines.seeded import SeededAgent
 from parlour.envs.games.connect_four import DIRECTIONS, column_name
 
 
@@ -135,7 +134,7 @@ def bitboards(board: list[list[int]], mark: int) -> tuple[int, int, list[int]]:
     return own, other, heights
 
 
-class MinimaxAgent:
+class MinimaxAgent(SeededAgent):
     """Searches ``depth`` plies with alpha-beta and plays a best column, breaking ties at random."""
 
     name = "minimax"
@@ -144,11 +143,7 @@ class MinimaxAgent:
         if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
             raise ValueError(f"depth must be a positive int, got {depth!r}")
         self.depth = depth
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Reseed the tie-breaking."""
-        self.rng = np.random.default_rng(seed)
+        super().__init__(env_id, seed)
 
     def act(self, observation: Mapping[str, Any]) -> str:
         """The chosen column for the player to move."""

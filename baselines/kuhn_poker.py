@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-import numpy as np
-
 from parlour.baselines import register_scripted
+from parlour.baselines.seeded import SeededAgent
 from parlour.envs.games.kuhn_poker import CARDS
 
 DEFAULT_ALPHA = 1 / 6
@@ -48,7 +47,7 @@ def nash_probabilities(card: str, history: Sequence[str], alpha: float = DEFAULT
     return {"fold": 1.0 - call, "call": call}
 
 
-class NashAgent:
+class NashAgent(SeededAgent):
     """Samples its moves from the ``alpha`` member of Kuhn poker's equilibrium family."""
 
     name = "nash"
@@ -56,11 +55,7 @@ class NashAgent:
     def __init__(self, env_id: str | None = None, seed: int | None = None, alpha: float = DEFAULT_ALPHA):
         nash_probabilities("J", (), alpha)  # validates alpha now rather than at the first move
         self.alpha = alpha
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Reseed the sampling."""
-        self.rng = np.random.default_rng(seed)
+        super().__init__(env_id, seed)
 
     def act(self, observation: Mapping[str, Any]) -> str:
         """A move drawn from the equilibrium probabilities for the player's card and the actions so far."""

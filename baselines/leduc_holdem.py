@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-import numpy as np
-
 from parlour.baselines import register_scripted
+from parlour.baselines.seeded import SeededAgent
 
 KING = 2
 #: How often a jack opens with a raise when nothing is owed in round 1.
 BLUFF_RATE = 0.1
 
 
-class HeuristicAgent:
+class HeuristicAgent(SeededAgent):
     """Hand-strength play: raise strong hands, call medium ones, fold weak ones facing a bet.
 
     Round 1: a king raises, a queen calls, a jack checks (bluff-raising now and
@@ -22,13 +21,6 @@ class HeuristicAgent:
     """
 
     name = "heuristic"
-
-    def __init__(self, env_id: str | None = None, seed: int | None = None):
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Reseed the bluffing."""
-        self.rng = np.random.default_rng(seed)
 
     def act(self, observation: Mapping[str, Any]) -> str:
         """Fold, call or raise for the hand in ``observation["view"]``."""

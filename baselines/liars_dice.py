@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-import numpy as np
-
 from parlour.baselines import register_scripted
+from parlour.baselines.seeded import SeededAgent
 from parlour.envs.games.liars_dice import bid_index, bid_name
 
 #: Bids whose chance of holding is within this of the best one are equally good candidates.
@@ -28,7 +27,7 @@ def bid_holds(quantity: int, face: int, own: list[int], unknown: int, sides: int
     return at_least(quantity - known, unknown, len(counting) / sides)
 
 
-class ProbabilisticAgent:
+class ProbabilisticAgent(SeededAgent):
     """Challenges when the standing bid is likelier false than any raise is true; else makes a likely bid.
 
     Each unseen die counts for a face with probability 2/6 (the face or a wild
@@ -37,13 +36,6 @@ class ProbabilisticAgent:
     """
 
     name = "probabilistic"
-
-    def __init__(self, env_id: str | None = None, seed: int | None = None):
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Reseed the choice among equally good bids."""
-        self.rng = np.random.default_rng(seed)
 
     def act(self, observation: Mapping[str, Any]) -> str:
         """A bid such as ``"3 fives"`` or ``"liar"`` for the position in ``observation["view"]``."""

@@ -32,6 +32,8 @@ The ``random`` negotiators write well-formed random moves for these games.
 
 from __future__ import annotations
 
+import functools
+
 import itertools
 import math
 from dataclasses import dataclass
@@ -138,6 +140,15 @@ def _ultimatum(view: Mapping[str, Any]) -> Position:
 POSITIONS: dict[str, Callable[[Mapping[str, Any]], Position]] = {BARGAINING: _bargaining, PRICE: _price, ULTIMATUM: _ultimatum}
 
 
+#: The time-dependent tactics of the ANAC literature and their concession exponents.
+TACTICS = {"boulware": 0.2, "linear": 1.0, "conceder": 5.0}
+
+
+def concede(high: float, low: float, t: float, e: float) -> float:
+    """The aspiration at time ``t`` in [0, 1] of a tactic with exponent ``e``: ``high - (high - low) * t ** (1 / e)``."""
+    return high - (high - low) * t ** (1 / e)
+
+
 class Negotiator:
     """Base of the scripted negotiators: accept an offer meeting the target, otherwise offer at the target.
 
@@ -182,7 +193,7 @@ class TimeDependent(Negotiator):
 
     def target(self, position: Position) -> float:
         """``high - (high - low) * t ** (1 / e)``."""
-        return position.high - (position.high - position.low) * position.t ** (1 / self.e)
+        return concede(position.high, position.low, position.t, self.e)
 
 
 class Hardliner(Negotiator):
@@ -244,15 +255,8 @@ class RandomNegotiator(RandomAgent):
         return f"{talk}[offer] {int(self.rng.integers(view['max_price'] + 1))}"
 
 
-def _time_dependent(e: float, name: str) -> Callable[..., TimeDependent]:
-    def factory(env_id: str | None = None, seed: int | None = None) -> TimeDependent:
-        return TimeDependent(env_id, seed, e=e, name=name)
-
-    return factory
-
-
-for _name, _e in (("boulware", 0.2), ("linear", 1.0), ("conceder", 5.0)):
-    register_scripted(_name, ENV_IDS, _time_dependent(_e, _name))
+for _name, _e in TACTICS.items():
+    register_scripted(_name, ENV_IDS, functools.partial(TimeDependent, e=_e, name=_name))
 register_scripted("tit_for_tat", ENV_IDS, TitForTat)
 register_scripted("hardliner", ENV_IDS, Hardliner)
 register_scripted("random", ENV_IDS, RandomNegotiator)

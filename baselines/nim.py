@@ -6,9 +6,8 @@ import functools
 import operator
 from typing import Any, Mapping
 
-import numpy as np
-
 from parlour.baselines import register_scripted
+from parlour.baselines.seeded import SeededAgent
 from parlour.envs.games.nim import move_name
 
 
@@ -38,17 +37,10 @@ def winning_move(heaps: list[int], misere: bool) -> tuple[int, int] | None:
     raise AssertionError("a non-zero nim-sum always has a reducing heap")
 
 
-class NimSumAgent:
+class NimSumAgent(SeededAgent):
     """Plays a winning move whenever one exists; from a lost position takes one object from a random heap."""
 
     name = "nim_sum"
-
-    def __init__(self, env_id: str | None = None, seed: int | None = None):
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Reseed the choice made in lost positions."""
-        self.rng = np.random.default_rng(seed)
 
     def act(self, observation: Mapping[str, Any]) -> str:
         """The move for the heaps in ``observation["view"]``."""

@@ -10,23 +10,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-import numpy as np
-
 from parlour.baselines import register_scripted
+from parlour.baselines.seeded import SeededAgent
 
 
-class RandomAgent:
+class RandomAgent(SeededAgent):
     """Plays a uniformly random legal move."""
 
     name = "random"
-
-    def __init__(self, env_id: str | None = None, seed: int | None = None):
-        self.env_id = env_id
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Reseed for a new episode."""
-        self.rng = np.random.default_rng(seed)
 
     def act(self, observation: Mapping[str, Any]) -> str:
         """A random legal move; subclasses override :meth:`free_move` for non-enumerable turns."""

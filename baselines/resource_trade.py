@@ -20,10 +20,13 @@ that looks best for the opponent among those meeting its aspiration.
 
 from __future__ import annotations
 
+import functools
+
 from abc import ABC, abstractmethod
 from typing import Any, Mapping
 
 from parlour.baselines import register_scripted
+from parlour.baselines.negotiators import TACTICS, concede
 from parlour.baselines.random_agent import RandomAgent
 from parlour.envs.negotiation.resource_trade import BASE_VALUES, RESOURCES, offer_text
 
@@ -98,7 +101,7 @@ class TimeDependentAgent(Negotiator):
 
     def aspiration(self, view: Mapping[str, Any], hi: int) -> float:
         """``hi - (hi - 1) * progress ** (1 / exponent)``."""
-        return hi - (hi - 1) * progress(view) ** (1 / self.exponent)
+        return concede(hi, 1, progress(view), self.exponent)
 
 
 class HardlinerAgent(Negotiator):
@@ -148,17 +151,8 @@ class ResourceTradeRandomAgent(RandomAgent):
         return {RESOURCES[i]: count} if count else {}
 
 
-def _time_dependent(name: str, exponent: float):
-    """A factory registering a time-dependent tactic under ``name``."""
-
-    def factory(env_id: str | None = None, seed: int | None = None) -> TimeDependentAgent:
-        return TimeDependentAgent(env_id, seed, exponent=exponent, name=name)
-
-    return factory
-
-
-for _name, _exponent in (("boulware", 0.2), ("linear", 1.0), ("conceder", 5.0)):
-    register_scripted(_name, ENV_ID, _time_dependent(_name, _exponent))
+for _name, _exponent in TACTICS.items():
+    register_scripted(_name, ENV_ID, functools.partial(TimeDependentAgent, exponent=_exponent, name=_name))
 register_scripted("hardliner", ENV_ID, HardlinerAgent)
 register_scripted("tit_for_tat", ENV_ID, TitForTatAgent)
 register_scripted("random", ENV_ID, ResourceTradeRandomAgent)

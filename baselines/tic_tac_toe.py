@@ -5,9 +5,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Mapping
 
-import numpy as np
-
 from parlour.baselines import register_scripted
+from parlour.baselines.seeded import SeededAgent
 from parlour.envs.games.tic_tac_toe import CELLS, winner_of
 
 
@@ -22,17 +21,10 @@ def _value(board: tuple[int, ...], mark: int) -> int:
     return max(-_value(board[:i] + (mark,) + board[i + 1 :], 1 - mark) for i in empty)
 
 
-class MinimaxAgent:
+class MinimaxAgent(SeededAgent):
     """Plays a game-theoretically optimal move, breaking ties at random (never loses)."""
 
     name = "minimax"
-
-    def __init__(self, env_id: str | None = None, seed: int | None = None):
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Reseed the tie-breaking."""
-        self.rng = np.random.default_rng(seed)
 
     def act(self, observation: Mapping[str, Any]) -> str:
         """The best cell for the player to move."""
