@@ -48,7 +48,7 @@ import queue
 import time
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -96,12 +96,13 @@ class Plan:
 
 @dataclass
 class _Episode:
-    """One episode in flight: its match and the agent object and number in each seat."""
+    """One episode in flight: its match, the agent object and number in each seat, and the seeds of per-seat agents."""
 
     index: int
     match: Match
     agents: dict[str, Any]
     numbers: dict[str, int]
+    seeds: dict[str, int] = field(default_factory=dict)
 
 
 class Rollout:
@@ -128,6 +129,7 @@ class Rollout:
             if not self.shared[number]:
                 agent = copy.deepcopy(agent)
                 reset_agent(agent, seat_seed)
+                episode.seeds[player] = seat_seed
             episode.agents[player] = agent
             episode.numbers[player] = number
         return episode
@@ -140,6 +142,8 @@ class Rollout:
                 agent.forget(episode.index)
         record = episode.match.record(agents={player: self.plan.names[n] for player, n in episode.numbers.items()})
         record["episode"] = episode.index
+        # The leaderboard re-runs scripted agents from these seeds to check that a seat named after one was it.
+        record["agent_seeds"] = dict(episode.seeds)
         return record
 
     def run(self, indices: Sequence[int]) -> Iterator[dict[str, Any]]:

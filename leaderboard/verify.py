@@ -9,8 +9,13 @@ one JSON object ``{"summary": {...}, "episodes": [record, ...]}``.
 :func:`verify_bundle` replays every episode with :func:`parlour.replay` and
 rejects the whole bundle, naming the first failing episode and the reason, if
 any episode does not reproduce, is unfinished, belongs to another environment
-or version, or names agents the summary does not declare. Episodes with the
-same environment, options, seed and seating share a fingerprint and count once.
+or version, or names agents the summary does not declare. A seat named after a
+built-in scripted agent of the environment (``random``, ``minimax``, ...) must
+carry its seed in the record's ``agent_seeds``, and that agent, rebuilt and
+reseeded, must make exactly the recorded moves: the reference agents anchor the
+ratings and the normalised scores, so nobody can play under their names.
+Episodes with the same environment, options, seed and seating share a
+fingerprint and count once.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from parlour.baselines import make_scripted, scripted_names
 from parlour.envs.core.record import ReplayMismatch, replay
 from parlour.envs.registry import game_class
 from parlour.leaderboard.store import NAME_LIMIT, NewEpisode
@@ -138,8 +144,10 @@ def verify_episode(record: Any, env_id: str, env_version: int, declared: set[str
         check_name(name, "agent")
         if name not in declared:
             raise Rejected(f"agent {name!r} is not among the bundle's declared agents {sorted(declared)}")
+    builtin = set(scripted_names(env_id))
+    checked = {seat: make_scripted(name, env_id) for seat, name in seating.items() if name in builtin}
     try:
-        fresh = replay(record)
+        fresh = replay(record, agents=checked)
     except ReplayMismatch as mismatch:
         raise Rejected(f"does not reproduce: {mismatch}") from None
     if sorted(seating) != sorted(fresh["players"]):

@@ -178,3 +178,43 @@ def test_bundle_directories_are_accepted(board, tmp_path):
     assert board.submit(tmp_path / "runs" / "a", "alice")["new_episodes"] == 4
     outcomes = board.submit(tmp_path / "runs", "alice")
     assert [(o["env_id"], o["new_episodes"]) for o in outcomes] == [(TICTACTOE, 0), (KUHN, 4)]
+
+
+class Impostor:
+    """Plays perfect TicTacToe while calling itself ``random``, the anchor of the ratings."""
+
+    name = "random"
+
+    def __init__(self):
+        self.inner = parlour.make_agent("minimax", env_id=TICTACTOE)
+
+    def reset(self, seed=None):
+        """Reseed the tie-breaking."""
+        self.inner.reset(seed=seed)
+
+    def act(self, observation):
+        """A minimax move."""
+        return self.inner.act(observation)
+
+
+def test_a_seat_named_after_a_builtin_agent_must_play_like_it(board):
+    impostor = as_bundle(evaluate(TICTACTOE, ["minimax", Impostor()], episodes=4, seed=0, progress=False))
+    rejected(board, impostor, "the agent in seat .* plays")
+
+
+def test_a_builtin_agent_without_its_seed_cannot_be_checked(board):
+    unseeded = bundle()
+    del unseeded["episodes"][0]["agent_seeds"]
+    rejected(board, unseeded, "no agent seed")
+
+
+def test_a_changed_agent_seed_is_caught(board):
+    reseeded = bundle(agents=("random", "random"))
+    seeds = reseeded["episodes"][0]["agent_seeds"]
+    seeds["player_0"] += 1
+    rejected(board, reseeded, "the agent in seat 'player_0' plays")
+
+
+def test_agents_with_other_names_are_not_replayed(board):
+    other = as_bundle(evaluate(TICTACTOE, ["minimax", Named("my-agent")], episodes=6, seed=0, progress=False))
+    assert board.submit(other, "alice")["new_episodes"] == 6

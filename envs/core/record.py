@@ -10,6 +10,8 @@ rewards each step paid and the final outcome::
       "env_id": "parlour/TicTacToe-v0", "env_version": 0,
       "options": {...}, "seed": 7, "players": ["player_0", "player_1"],
       "agents": {"player_0": "random", "player_1": "minimax"},   # optional
+      "agent_seeds": {"player_0": 12, "player_1": 34},           # optional: seeds of scripted agents
+      "episode": 3,                                              # optional: index in an evaluation
       "steps": [{"player": "player_0", "action": "b2", "move": "b2",
                  "error": null, "rewards": {}}, ...],
       "done": true, "returns": {"player_0": -1.0, "player_1": 1.0},
@@ -17,14 +19,19 @@ rewards each step paid and the final outcome::
     }
 
 :func:`replay` re-executes a record and raises :class:`ReplayMismatch` at the
-first thing that does not reproduce. The leaderboard's trust rests on it.
+first thing that does not reproduce. Given agents for some seats, it also
+checks that each of those agents, reseeded from ``agent_seeds``, makes exactly
+the recorded moves: that is how the leaderboard knows a seat labelled with a
+built-in agent's name really was that agent. The leaderboard's trust rests on it.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
+
+from parlour.envs.core.agent import reset_agent
 
 if TYPE_CHECKING:
     from parlour.envs.core.match import Match
@@ -69,10 +76,12 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def replay(record: dict[str, Any] | str) -> dict[str, Any]:
+def replay(record: dict[str, Any] | str, agents: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Re-execute ``record`` (a dict or its JSON text) and check that it reproduces.
 
-    Returns the freshly computed record. Raises :class:`ReplayMismatch` naming
+    ``agents`` maps seats to agents whose moves must be the recorded ones: each
+    is reset with the record's ``agent_seeds`` entry for its seat and asked for
+    every move of that seat. Returns the freshly computed record. Raises :class:`ReplayMismatch` naming
     the first step or field that differs: another environment version, another
     seed, a changed action, move or reward, a claimed outcome the game did not
     reach, steps after the end, or a game left unfinished though marked done.
@@ -116,6 +125,13 @@ def replay(record: dict[str, Any] | str) -> dict[str, Any]:
         raise ReplayMismatch(f"cannot start the recorded episode: {error}") from None
     if record.get("players") not in (None, match.players):
         raise ReplayMismatch(f"record players {record.get('players')} differ from the game's {match.players}")
+    checked = dict(agents or {})
+    seeds = record.get("agent_seeds") or {}
+    for seat, agent in checked.items():
+        seed = seeds.get(seat) if isinstance(seeds, dict) else None
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise ReplayMismatch(f"seat {seat!r}: the record has no agent seed, so its agent's moves cannot be checked")
+        reset_agent(agent, seed)
 
     for index, step in enumerate(steps):
         if not isinstance(step, dict) or "player" not in step or "action" not in step:
@@ -125,6 +141,12 @@ def replay(record: dict[str, Any] | str) -> dict[str, Any]:
         player = step["player"]
         if player not in match.acting():
             raise ReplayMismatch(f"step {index}: {player!r} is not to act; acting: {match.acting()}")
+        if player in checked:
+            expected = checked[player].act({**match.agent_observation(player), "episode": record.get("episode")})
+            if expected != step["action"]:
+                raise ReplayMismatch(
+                    f"step {index}: the agent in seat {player!r} plays {expected[:80]!r}, the record says {str(step['action'])[:80]!r}"
+                )
         rewards = match.submit(player, step["action"])
         replayed = match.steps[-1]
         if (replayed["error"] is None) != (step.get("error") is None):
