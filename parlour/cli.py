@@ -32,7 +32,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    return int(args.handler(args) or 0)
+    try:
+        return int(args.handler(args) or 0)
+    except (KeyError, ValueError, FileNotFoundError) as error:
+        # Unknown environments, bad agent specs or options, missing bundles: say what is wrong, no traceback.
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error
+        print(f"parlour {args.command}: error: {message}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

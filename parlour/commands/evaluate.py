@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 from parlour.agents import make_agent
@@ -30,7 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     evaluate.add_argument("--episodes", type=int, default=100, help="number of episodes (default 100)")
     evaluate.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
-    evaluate.add_argument("--out", required=True, metavar="DIR", help="bundle directory (episodes.jsonl, summary.json)")
+    evaluate.add_argument(
+        "--out", metavar="DIR", help="bundle directory (episodes.jsonl, summary.json); default results/<Env>/<agent>-vs-<opponents>"
+    )
     evaluate.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     evaluate.add_argument("--in-flight", type=int, default=32, help="episodes played at once per process (default 32)")
     evaluate.add_argument("--no-rotate", action="store_true", help="keep the line-up in seat order instead of rotating seats")
@@ -73,6 +77,7 @@ def run_eval(args: argparse.Namespace) -> int:
     opponents = list(args.opponent)
     if not opponents and len(Match(game_class(args.env_id), env_kwargs).players) > 1:
         opponents = ["random"]
+    out = args.out or default_bundle_dir(args.env_id, [args.agent, *opponents])
     results = evaluate(
         args.env_id,
         [args.agent, *opponents],
@@ -82,12 +87,18 @@ def run_eval(args: argparse.Namespace) -> int:
         env_kwargs=env_kwargs,
         workers=args.workers,
         in_flight=args.in_flight,
-        out=args.out,
+        out=out,
         progress=not args.quiet,
     )
     print(results.table())
-    print(f"bundle: {args.out}")
+    print(f"bundle: {out}")
     return 0
+
+
+def default_bundle_dir(env_id: str, specs: list[str]) -> str:
+    """``results/<Env>/<agent>-vs-<opponent>...``, with characters unsafe in file names replaced."""
+    name = "-vs-".join(re.sub(r"[^\w.-]+", "_", spec).strip("_") for spec in specs)
+    return str(Path("results") / env_id.split("/")[-1] / name)
 
 
 def run_play(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""``parlour list`` and ``parlour demo`` end to end."""
+"""The command line end to end: ``parlour list``, ``parlour demo``, error handling and defaults of ``parlour eval``."""
 
 from __future__ import annotations
 
@@ -37,3 +37,17 @@ def test_demo_plays_round_robin_and_fills_the_leaderboard(tmp_path, capsys):
 def test_demo_rejects_unknown_environment(tmp_path, capsys):
     assert main(["demo", "--no-serve", "--env", "parlour/Nope-v0", "--out", str(tmp_path / "x")]) == 2
     assert "unknown environment" in capsys.readouterr().out
+
+
+def test_cli_user_errors_are_messages_not_tracebacks(capsys):
+    assert main(["eval", "parlour/Nope-v0", "--agent", "random", "--quiet"]) == 2
+    assert "unknown environment 'parlour/Nope-v0'" in capsys.readouterr().err
+    assert main(["eval", "parlour/TicTacToe-v0", "--agent", "nosuch", "--quiet", "--episodes", "1"]) == 2
+    assert "no agent 'nosuch'" in capsys.readouterr().err
+
+
+def test_eval_writes_its_bundle_under_results_by_default(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["eval", "parlour/Nim-v0", "--agent", "nim_sum", "--episodes", "4", "--quiet"]) == 0
+    bundle = tmp_path / "results" / "Nim-v0" / "nim_sum-vs-random"
+    assert (bundle / "episodes.jsonl").exists() and (bundle / "summary.json").exists()
