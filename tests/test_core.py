@@ -160,3 +160,22 @@ def test_outcome_scores_equal_returns(env_id):
         assert outcome.winner is None or outcome.winner in match.players
         if match.game.zero_sum:
             assert abs(sum(match.returns.values())) < 1e-9
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_every_legal_move_string_parses_to_itself(env_id):
+    """The contract of legal_moves, which lets the core skip the parser for an exact legal move."""
+    for seed in range(5):
+        match = Match(parlour.game_class(env_id), {})
+        if not match.game.enumerable:
+            pytest.skip("moves are not enumerable")
+        match.reset(seed)
+        agents = {p: parlour.make_agent("random", env_id=env_id) for p in match.players}
+        for agent in agents.values():
+            agent.reset(seed=seed)
+        while not match.over:
+            player = match.acting()[0]
+            for move in match.legal_moves(player):
+                assert match.game.parse(player, move) == move
+                assert match.game.parse(player, f"After some thought: {move}") == move
+            match.submit(player, agents[player].act(match.agent_observation(player)))

@@ -66,22 +66,26 @@ class AECGame(AECEnv):
     def step(self, action: Any) -> None:
         """Play the selected agent's action (text, or a ``Discrete`` index in vector mode)."""
         agent = self.agent_selection
-        if self.terminations.get(agent) or self.truncations.get(agent):
+        if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         match = self.match
-        self._cumulative_rewards[agent] = 0.0
         paid = match.submit(agent, action)
-        self.rewards = {a: paid.get(a, 0.0) for a in self.agents}
-        if match.over:
-            self.terminations = {a: True for a in self.agents}
-        self.infos = {a: self.observer.info(a) for a in self.agents}
-        self._accumulate_rewards()
+        agents = self.agents
+        self.rewards = rewards = dict.fromkeys(agents, 0.0)
+        cumulative = self._cumulative_rewards
+        cumulative[agent] = 0.0
+        for player, amount in paid.items():
+            rewards[player] = amount
+            cumulative[player] += amount
+        info = self.observer.info
+        self.infos = {a: info(a) for a in agents}
         acting = match.acting()
         if acting:
             self.agent_selection = acting[0]
         else:
-            self.agent_selection = self.agents[(self.agents.index(agent) + 1) % len(self.agents)]
+            self.terminations = dict.fromkeys(agents, True)
+            self.agent_selection = agents[(agents.index(agent) + 1) % len(agents)]
 
     def render(self) -> str | None:
         """Render the state (see ``render_mode``)."""

@@ -98,7 +98,7 @@ class Game:
         self._move_pattern: re.Pattern[str] | None = None
         # Legal moves are asked for several times per step (prompt, mask, infos, parse); the Match clears this
         # cache whenever the state changes, which only happens in start, apply and forfeit.
-        self._legal_cache: dict[str, tuple[list[int], list[str]]] = {}
+        self._legal_cache: dict[str, tuple[list[int], list[str], frozenset[str]]] = {}
 
     # ----------------------------------------------------------------- metadata
     @classmethod
@@ -189,13 +189,18 @@ class Game:
         """:meth:`legal_actions`, cached until the state changes; do not mutate the list."""
         return self._legal(player)[0]
 
-    def _legal(self, player: str) -> tuple[list[int], list[str]]:
+    def is_legal_move(self, player: str, text: str) -> bool:
+        """Whether ``text`` is exactly one of the strings :meth:`legal_moves` lists (enumerable games)."""
+        return text in self._legal(player)[2]
+
+    def _legal(self, player: str) -> tuple[list[int], list[str], frozenset[str]]:
         cached = self._legal_cache.get(player)
         if cached is None:
             moves = self.moves
             assert moves is not None
             actions = self.legal_actions(player)
-            cached = self._legal_cache[player] = (actions, [moves[i] for i in actions])
+            names = [moves[i] for i in actions]
+            cached = self._legal_cache[player] = (actions, names, frozenset(names))
         return cached
 
     def move_index(self, move: str) -> int:

@@ -26,6 +26,28 @@ from parlour.envs.core.game import Game, InvalidMove, Move
 ECHO_LIMIT = 200
 
 
+class LazyGenerator:
+    """``np.random.default_rng(seed)``, created on first use and otherwise the same.
+
+    Seeding a generator costs more than a whole move of a small game, and the
+    deterministic games (TicTacToe, Nim, ...) never draw, so they should not pay for it.
+    """
+
+    __slots__ = ("_seed", "_generator")
+
+    def __init__(self, seed: int):
+        self._seed = seed
+        self._generator: np.random.Generator | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            # Own slots not yet set (copy and pickle build the object without __init__) and dunder look-ups.
+            raise AttributeError(name)
+        if self._generator is None:
+            self._generator = np.random.default_rng(self._seed)
+        return getattr(self._generator, name)
+
+
 def make_game(game_cls: type[Game], options: dict[str, Any]) -> Game:
     """Construct ``game_cls(**options)``, turning an unknown option into an error that lists the known ones."""
     parameters = inspect.signature(game_cls.__init__).parameters
@@ -70,7 +92,7 @@ class Match:
             raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
         self.seed = int(seed)
         game = self.game
-        game._begin(np.random.default_rng(self.seed))
+        game._begin(LazyGenerator(self.seed))
         # The rules come first, before anything the game said while setting up.
         for player in self.players:
             game._inboxes[player].insert(0, game.rules(player))
@@ -163,6 +185,9 @@ class Match:
             return name, name, None
         if not isinstance(action, str):
             return repr(action)[:ECHO_LIMIT], None, f"Actions must be text, got {type(action).__name__}."
+        if game.moves is not None and game.is_legal_move(player, action):
+            # A legal move string is its own move (the contract of legal_moves), so the game's parser is skipped.
+            return action, action, None
         try:
             return action, game.parse(player, action), None
         except InvalidMove as invalid:
@@ -203,13 +228,15 @@ class Match:
 
     def info(self, player: str, with_legal_moves: bool = True) -> dict[str, Any]:
         """The ``infos[player]`` dict shared by all faces."""
-        info: dict[str, Any] = {"acting": player in self.acting()}
-        if with_legal_moves and self.game.moves is not None:
-            info["legal_moves"] = self.legal_moves(player)
-        if player in self.last_error:
+        game = self.game
+        acting = player in self.acting()
+        info: dict[str, Any] = {"acting": acting}
+        if with_legal_moves and game.moves is not None:
+            info["legal_moves"] = list(game.legal_moves(player)) if acting else []
+        if self.last_error and player in self.last_error:
             info["invalid_action"] = self.last_error[player]
-        if self.game.over and self.game.outcome is not None:
-            info["outcome"] = self.game.outcome.to_dict()
+        if game.over and game.outcome is not None:
+            info["outcome"] = game.outcome.to_dict()
         return info
 
     def agent_observation(self, player: str) -> dict[str, Any]:

@@ -201,7 +201,7 @@ class LiarsDice(Game):
         seat = self.players.index(player)
         counts = ", ".join(f"{p} {len(h)}{' (you)' if s == seat else ''}" for s, (p, h) in enumerate(zip(self.players, self.dice)) if h)
         lines = [f"Round {self.round}. Your dice: {' '.join(map(str, self.dice[seat]))}. Dice in play: {counts} ({self.dice_in_play} in all)."]
-        legal = self.legal_actions(player)
+        legal = self.legal_indices(player)
         lowest = self.moves[legal[0]] if legal[0] != self.liar_index else None
         if self.bid is None:
             lines.append(f"No bid yet: open with any bid from {lowest} up to {bid_name(self.dice_in_play, SIDES)}.")
