@@ -1,7 +1,9 @@
 """Rollout throughput of the evaluation runner with an LLM agent: batched against one episode at a time.
 
 The LLM is the tiny random GPT-2 of ``tests/tiny_lm.py`` (built in a temporary
-folder and loaded through ``hf:<folder>``, like a real checkpoint) playing
+folder and loaded through ``hf:<folder>``, like a real checkpoint; its
+tokenizer trained on the environments' own text, so prompts have realistic
+token counts) playing
 TicTacToe against ``random``. The same episodes (same seeds and seating) are
 played twice: with ``in_flight`` episodes at once, so the agent gets one
 batched ``generate`` per step, and with one episode at a time. Reported:
@@ -25,6 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import parlour  # noqa: E402
+from parlour.envs.core.match import Match  # noqa: E402
 from tests.tiny_lm import make_tiny_model  # noqa: E402
 
 
@@ -46,6 +49,20 @@ def measure(model: str, env_id: str, episodes: int, in_flight: int, max_new_toke
     }
 
 
+def domain_corpus() -> list[str]:
+    """The text LLM agents read: every environment's rules and opening prompt, for each seat.
+
+    A tokenizer trained on it reaches about the characters per token of a real
+    LLM tokenizer on this text, so prompt lengths in tokens are realistic.
+    """
+    texts = []
+    for env_id in parlour.list_envs():
+        match = Match(parlour.game_class(env_id))
+        match.reset(0)
+        texts += [match.observation_text(player) for player in match.players]
+    return texts
+
+
 def main() -> None:
     """Run both configurations and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -54,9 +71,10 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=32)
     parser.add_argument("--max-new-tokens", type=int, default=16)
     parser.add_argument("--device", default=None, help="torch device (default: CUDA when available, else CPU)")
+    parser.add_argument("--vocab-size", type=int, default=2000, help="tokenizer vocabulary, trained on the environments' text")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        model = make_tiny_model(folder)
+        model = make_tiny_model(folder, corpus=domain_corpus(), vocab_size=args.vocab_size)
         measure(model, args.env, 2, 2, args.max_new_tokens, args.device)  # warm-up: imports, kernels, caches
         batched = measure(model, args.env, args.episodes, args.in_flight, args.max_new_tokens, args.device)
         sequential = measure(model, args.env, args.episodes, 1, args.max_new_tokens, args.device)

@@ -23,11 +23,14 @@ CORPUS = [
 ]
 
 
-def make_tiny_model(path: str | Path) -> str:
+def make_tiny_model(path: str | Path, corpus: list[str] | None = None, vocab_size: int = 400) -> str:
     """Build a 2-layer GPT-2 and a byte-level BPE tokenizer with a chat template, save both to ``path``.
 
-    The weights are deterministic (seeded inside a forked RNG, so global random
-    state is untouched). Returns the folder as a string, ready for ``hf:<folder>``.
+    The tokenizer is trained on ``corpus`` (default: a few game sentences) with
+    ``vocab_size`` entries; a larger domain corpus gives a real tokenizer's
+    characters per token. The weights are deterministic (seeded inside a forked
+    RNG, so global random state is untouched). Returns the folder as a string,
+    ready for ``hf:<folder>``.
     """
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -40,9 +43,9 @@ def make_tiny_model(path: str | Path) -> str:
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=400, special_tokens=special, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+        vocab_size=vocab_size, special_tokens=special, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
     )
-    tokenizer.train_from_iterator(CORPUS * 4, trainer=trainer)
+    tokenizer.train_from_iterator((corpus or CORPUS) * 4, trainer=trainer)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tokenizer, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token="<|im_start|>"
     )
