@@ -136,22 +136,8 @@ def test_vector_encodes_cards_chips_and_betting():
 
 
 def test_heuristic_beats_random():
-    total = 0.0
-    episodes = 200
-    for seed in range(episodes):
-        seat = seed % 2
-        agents = [parlour.make_agent("heuristic", env_id=ENV_ID), parlour.make_agent("random", env_id=ENV_ID)]
-        if seat:
-            agents.reverse()
-        match = Match(LeducHoldem, {})
-        match.reset(seed)
-        for i, agent in enumerate(agents):
-            agent.reset(seed=seed * 2 + i)
-        while not match.over:
-            player = match.acting()[0]
-            match.submit(player, agents[match.players.index(player)].act(match.agent_observation(player)))
-        total += match.returns[match.players[seat]]
-    assert total / episodes > 0.5
+    results = parlour.evaluate(ENV_ID, ["heuristic", "random"], episodes=200, seed=0, progress=False)
+    assert results.summary["heuristic"]["mean_reward"] > 0.5
 
 
 def test_same_deals_legal_moves_and_returns_as_openspiel():

@@ -210,22 +210,8 @@ def test_six_player_elimination_runs_to_a_single_winner():
 
 
 def test_probabilistic_beats_random():
-    wins = 0
-    episodes = 200
-    for seed in range(episodes):
-        seat = seed % 2
-        agents = [parlour.make_agent("probabilistic", env_id=ENV_ID), parlour.make_agent("random", env_id=ENV_ID)]
-        if seat:
-            agents.reverse()
-        match = Match(LiarsDice, {})
-        match.reset(seed)
-        for i, agent in enumerate(agents):
-            agent.reset(seed=seed * 2 + i)
-        while not match.over:
-            player = match.acting()[0]
-            match.submit(player, agents[match.players.index(player)].act(match.agent_observation(player)))
-        wins += match.game.outcome.winner == match.players[seat]
-    assert wins / episodes > 0.6
+    results = parlour.evaluate(ENV_ID, ["probabilistic", "random"], episodes=200, seed=0, progress=False)
+    assert results.summary["probabilistic"]["win_rate"] > 0.6
 
 
 @pytest.mark.parametrize("numdice", [1, 2])

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator
 import gymnasium
 import pytest
 
-import parlour
+import parlour  # noqa: F401  (registers the parlour environments with Gymnasium)
 from parlour.wrappers import BackendError, LLMAgent, OpenAIBackend
 
 #: A responder gets the request number and JSON payload and returns (status, body, headers, delay before answering).

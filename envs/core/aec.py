@@ -12,12 +12,12 @@ from typing import Any
 
 from pettingzoo import AECEnv
 
+from parlour.envs.core.face import MultiAgentFace
 from parlour.envs.core.game import Game
-from parlour.envs.core.match import Match
-from parlour.envs.core.observation import RENDER_MODES, Observer
+from parlour.envs.core.observation import RENDER_MODES
 
 
-class AECGame(AECEnv):
+class AECGame(MultiAgentFace, AECEnv):
     """A parlour game as a PettingZoo ``AECEnv``.
 
     Args:
@@ -31,22 +31,7 @@ class AECGame(AECEnv):
 
     def __init__(self, game_cls: type[Game], obs_mode: str = "text", render_mode: str | None = None, **options: Any):
         super().__init__()
-        self.match = Match(game_cls, options)
-        self.observer = Observer(self.match, obs_mode, render_mode)
-        self.metadata = {**self.metadata, "name": game_cls.env_id()}
-        self.render_mode = render_mode
-        self.possible_agents = list(self.match.players)
-        self.observation_spaces = self.observer.observation_spaces
-        self.action_spaces = self.observer.action_spaces
-        self.agents = []
-
-    def observation_space(self, agent: str):
-        """The observation space of ``agent`` (the same object every call)."""
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent: str):
-        """The action space of ``agent`` (the same object every call)."""
-        return self.action_spaces[agent]
+        self._build(game_cls, obs_mode, render_mode, options)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a new episode; the same seed gives the same episode."""
@@ -86,14 +71,3 @@ class AECGame(AECEnv):
         else:
             self.terminations = dict.fromkeys(agents, True)
             self.agent_selection = agents[(agents.index(agent) + 1) % len(agents)]
-
-    def render(self) -> str | None:
-        """Render the state (see ``render_mode``)."""
-        return self.observer.render()
-
-    def record(self, agents: dict[str, str] | None = None) -> dict[str, Any]:
-        """The record of the current episode, for :func:`parlour.replay` and the leaderboard."""
-        return self.match.record(agents)
-
-    def close(self) -> None:
-        """Nothing to release."""

@@ -11,33 +11,19 @@ from typing import Any
 
 from pettingzoo import ParallelEnv
 
+from parlour.envs.core.face import MultiAgentFace
 from parlour.envs.core.game import Game
-from parlour.envs.core.match import Match
-from parlour.envs.core.observation import RENDER_MODES, Observer
+from parlour.envs.core.observation import RENDER_MODES
 
 
-class ParallelGame(ParallelEnv):
+class ParallelGame(MultiAgentFace, ParallelEnv):
     """A parlour game as a PettingZoo ``ParallelEnv``; arguments as :class:`parlour.envs.core.aec.AECGame`."""
 
     metadata = {"render_modes": list(RENDER_MODES)}
 
     def __init__(self, game_cls: type[Game], obs_mode: str = "text", render_mode: str | None = None, **options: Any):
-        self.match = Match(game_cls, options)
-        self.observer = Observer(self.match, obs_mode, render_mode)
-        self.metadata = {**self.metadata, "name": game_cls.env_id()}
-        self.render_mode = render_mode
-        self.possible_agents = list(self.match.players)
-        self.observation_spaces = self.observer.observation_spaces
-        self.action_spaces = self.observer.action_spaces
-        self.agents = []
-
-    def observation_space(self, agent: str):
-        """The observation space of ``agent`` (the same object every call)."""
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent: str):
-        """The action space of ``agent`` (the same object every call)."""
-        return self.action_spaces[agent]
+        super().__init__()
+        self._build(game_cls, obs_mode, render_mode, options)
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         """Start a new episode; returns ``(observations, infos)``."""
@@ -73,15 +59,3 @@ class ParallelGame(ParallelEnv):
         if match.over:
             self.agents = []
         return observations, rewards, terminations, truncations, infos
-
-    def render(self) -> str | None:
-        """Render the state (see ``render_mode``)."""
-        return self.observer.render()
-
-    def record(self, agents: dict[str, str] | None = None) -> dict[str, Any]:
-        """The record of the current episode."""
-        return self.match.record(agents)
-
-    def close(self) -> None:
-        """Nothing to release."""
-
