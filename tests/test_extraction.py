@@ -38,7 +38,11 @@ CORPUS = [
     ("ab2 and b22 are not cells", CELLS, "auto", None),
     # Free-text environments (no move list): explicit forms win, else the whole reply.
     ("I offer 40 coins for the hat.", None, "auto", "I offer 40 coins for the hat."),
-    ("Counting my value... [Offer: 7 books, 2 hats]", None, "auto", "[Offer: 7 books, 2 hats]"),
+    # Free-text games parse their own grammar: the talk and the move's argument must reach them.
+    ("Counting my value... [Offer: 7 books, 2 hats]", None, "auto", "Counting my value... [Offer: 7 books, 2 hats]"),
+    ("I think 120 is fair for both of us. [offer] 120", None, "auto", "I think 120 is fair for both of us. [offer] 120"),
+    ("<think>my value is 30</think>Deal? [propose] 2 books, 1 hat, 0 balls", None, "auto", "Deal? [propose] 2 books, 1 hat, 0 balls"),
+    ("Counting my value... [Offer: 7 books, 2 hats]", None, "bracket", "[Offer: 7 books, 2 hats]"),
     ("<think>they want more</think> [Accept]", None, "auto", "[Accept]"),
     ("<think>only thoughts</think>", None, "auto", None),
     ("The total is \\boxed{42}.", None, "boxed", "42"),
@@ -108,3 +112,29 @@ def test_default_extraction_per_environment() -> None:
     assert default_extraction("parlour/TicTacToe-v0") == "auto"
     assert default_extraction(None) == "auto"
     assert default_extraction("parlour/NoSuchGame-v0") == "auto"
+
+
+def test_llm_agent_makes_valid_negotiation_moves_with_the_default_extraction():
+    """A model that talks and then offers plays PriceNegotiation without invalid actions."""
+    import parlour
+    from parlour.wrappers import LLMAgent
+    from parlour.wrappers.backend import Completion, estimate_tokens
+
+    class Haggler:
+        """A backend that always answers with talk and an offer."""
+
+        name = "haggler"
+        context_limit = None
+        max_new_tokens = 32
+
+        def count_tokens(self, messages):
+            """A character-based estimate."""
+            return estimate_tokens(messages)
+
+        def generate(self, conversations, seed=None):
+            """One reply per conversation."""
+            return [Completion(text="That seems steep; let us meet halfway. [offer] 100", prompt_tokens=1, completion_tokens=1)
+                    for _ in conversations]
+
+    results = parlour.evaluate("parlour/PriceNegotiation-v0", [LLMAgent(Haggler()), "conceder"], episodes=4, seed=0, progress=False)
+    assert results.summary["haggler"]["invalid_action_rate"] == 0.0

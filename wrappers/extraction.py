@@ -15,7 +15,8 @@ Extractors, by name (:data:`EXTRACTORS`):
   compact JSON, or the value of a ``"move"``/``"action"`` key;
 * ``"auto"``: the explicit forms first (``\\boxed{}``, JSON, bracket), then
   the last legal move; for environments without a move list, the whole reply
-  when no explicit form is present.
+  (reasoning stripped) unless it boxes or JSON-wraps its action, because those
+  games parse their own bracketed grammar and deliver the talk around it.
 
 :func:`default_extraction` chooses per environment: ``"json"`` for tool-use
 environments (categories ``search`` and ``coding``), ``"auto"`` otherwise.
@@ -152,8 +153,15 @@ def json_call(text: str, legal_moves: list[str] | None) -> str | None:
 
 
 def auto(text: str, legal_moves: list[str] | None) -> str | None:
-    """Explicit forms first (``\\boxed{}``, JSON, bracket), then the last legal move, else the whole reply for free-text games."""
-    for extractor in (boxed, json_call, bracket):
+    """Explicit forms first (``\\boxed{}``, JSON, bracket), then the last legal move; free-text games get the whole reply.
+
+    Free-text games (``legal_moves`` is ``None``: negotiation, talk phases)
+    parse their own grammar from the reply and deliver the talk around the move,
+    so only a boxed or JSON-wrapped action is taken out of it; a bracketed
+    command such as ``[offer] 120`` stays in the reply with its argument.
+    """
+    explicit = (boxed, json_call) if legal_moves is None else (boxed, json_call, bracket)
+    for extractor in explicit:
         action = extractor(text, legal_moves)
         if action is not None:
             return action
