@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -34,10 +35,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.handler(args) or 0)
-    except (KeyError, ValueError, FileNotFoundError) as error:
-        # Unknown environments, bad agent specs or options, missing bundles: say what is wrong, no traceback.
+    except Exception as error:
+        # Unknown environments, bad agent specs or options, unreachable servers, missing files: one line, no
+        # traceback, unless the user asks for it.
+        if os.environ.get("PARLOUR_DEBUG"):
+            raise
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        print(f"parlour {args.command}: error: {message}", file=sys.stderr)
+        print(f"parlour {args.command}: error: {message} (set PARLOUR_DEBUG=1 for the traceback)", file=sys.stderr)
         return 2
 
 

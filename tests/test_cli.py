@@ -51,3 +51,13 @@ def test_eval_writes_its_bundle_under_results_by_default(tmp_path, monkeypatch, 
     assert main(["eval", "parlour/Nim-v0", "--agent", "nim_sum", "--episodes", "4", "--quiet"]) == 0
     bundle = tmp_path / "results" / "Nim-v0" / "nim_sum-vs-random"
     assert (bundle / "episodes.jsonl").exists() and (bundle / "summary.json").exists()
+
+
+def test_cli_reports_bad_options_missing_models_and_modules_in_one_line(capsys):
+    assert main(["eval", "parlour/TicTacToe-v0", "--agent", "random", "--env-kwarg", "foo=1", "--quiet"]) == 2
+    assert "unknown option(s) foo" in capsys.readouterr().err
+    assert main(["eval", "parlour/TicTacToe-v0", "--agent", "hf:/nonexistent/model", "--quiet"]) == 2
+    assert "no model folder at '/nonexistent/model'" in capsys.readouterr().err
+    assert main(["eval", "parlour/TicTacToe-v0", "--agent", "python:nonexistent_mod:f", "--quiet"]) == 2
+    assert "nonexistent_mod" in capsys.readouterr().err
+    assert main(["demo", "--episodes", "0", "--no-serve"]) == 2

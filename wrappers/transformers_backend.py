@@ -62,6 +62,9 @@ class TransformersBackend:
         else:
             torch_dtype = getattr(torch, dtype)
         local = Path(model).exists()
+        if not local and (model.startswith((".", "/", "~")) or model.count("/") > 1):
+            # Hub ids are "name" or "namespace/name"; anything else is a folder that is not there.
+            raise FileNotFoundError(f"no model folder at {model!r} (and it is not a hub id such as 'namespace/name')")
         options: dict[str, Any] = {"local_files_only": local, "trust_remote_code": trust_remote_code}
         self.tokenizer = AutoTokenizer.from_pretrained(model, **options)
         self.model = AutoModelForCausalLM.from_pretrained(model, dtype=torch_dtype, **options).to(self.device).eval()

@@ -43,6 +43,9 @@ def run_demo(args: argparse.Namespace) -> int:
     from parlour.leaderboard.api import Leaderboard
     from parlour.leaderboard.runner import evaluate
 
+    if args.episodes < 1:
+        print("--episodes must be at least 1")
+        return 2
     env_ids = args.envs or list_envs()
     unknown = sorted(set(env_ids) - set(list_envs()))
     if unknown:
