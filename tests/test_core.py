@@ -179,3 +179,31 @@ def test_every_legal_move_string_parses_to_itself(env_id):
                 assert match.game.parse(player, move) == move
                 assert match.game.parse(player, f"After some thought: {move}") == move
             match.submit(player, agents[player].act(match.agent_observation(player)))
+
+
+def test_replay_rejects_malformed_fields_as_mismatches():
+    record = random_episode("parlour/TicTacToe-v0", 2).record(agents={"player_0": "random", "player_1": "random"})
+    broken = []
+    for path, value in [
+        (("returns", "player_0"), "1"),
+        (("outcome", "scores", "player_0"), None),
+        (("steps", -1, "rewards", "player_0"), [1]),
+        (("agents",), ["random", "random"]),
+        (("seed",), -5),
+        (("seed",), "7"),
+    ]:
+        tampered = copy.deepcopy(record)
+        target = tampered
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+        broken.append(tampered)
+    for tampered in broken:
+        with pytest.raises(parlour.ReplayMismatch):
+            parlour.replay(tampered)
+    checked = {"player_0": parlour.make_agent("random", env_id="parlour/TicTacToe-v0")}
+    for seed in (-1, True, "3", None):
+        seeded = copy.deepcopy(record)
+        seeded["agent_seeds"] = {"player_0": seed}
+        with pytest.raises(parlour.ReplayMismatch, match="no agent seed"):
+            parlour.replay(seeded, agents=checked)

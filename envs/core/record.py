@@ -67,9 +67,15 @@ def build_record(match: Match, agents: dict[str, str] | None = None) -> dict[str
     return record
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _same_rewards(a: dict[str, float], b: dict[str, float]) -> bool:
+    """Whether two reward dicts agree (missing entries count as 0); a non-numeric value never agrees."""
     keys = set(a) | set(b)
-    return all(math.isclose(a.get(k, 0.0), b.get(k, 0.0), rel_tol=1e-9, abs_tol=1e-9) for k in keys)
+    values = [(a.get(k, 0.0), b.get(k, 0.0)) for k in keys]
+    return all(_is_number(x) and _is_number(y) and math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-9) for x, y in values)
 
 
 def _canonical(value: Any) -> str:
@@ -123,14 +129,16 @@ def replay(record: dict[str, Any] | str, agents: Mapping[str, Any] | None = None
         match.reset(seed)
     except (TypeError, ValueError) as error:
         raise ReplayMismatch(f"cannot start the recorded episode: {error}") from None
+    if record.get("agents") is not None and not isinstance(record.get("agents"), dict):
+        raise ReplayMismatch("record 'agents' must be an object from seat to agent name")
     if record.get("players") not in (None, match.players):
         raise ReplayMismatch(f"record players {record.get('players')} differ from the game's {match.players}")
     checked = dict(agents or {})
     seeds = record.get("agent_seeds") or {}
     for seat, agent in checked.items():
         seed = seeds.get(seat) if isinstance(seeds, dict) else None
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise ReplayMismatch(f"seat {seat!r}: the record has no agent seed, so its agent's moves cannot be checked")
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise ReplayMismatch(f"seat {seat!r}: the record has no agent seed (a non-negative int), so its agent's moves cannot be checked")
         reset_agent(agent, seed)
 
     for index, step in enumerate(steps):
