@@ -74,7 +74,7 @@ def _bargaining(view: Mapping[str, Any]) -> Position:
 
     theirs = [p["keep"] for p in view["proposals"] if p["player"] != me]
     # The other side keeps what it wants: items it keeps often are guessed to be worth more to it.
-    wanted = [sum(k[i] for k in theirs) / pool[i] for i in range(len(pool))]
+    wanted = [sum(k[i] for k in theirs) / pool[i] if pool[i] else 0.0 for i in range(len(pool))]
 
     def offer(target: float) -> str:
         bundles = [list(b) for b in itertools.product(*(range(c + 1) for c in pool))]

@@ -168,3 +168,13 @@ def test_the_leak_check_catches_a_player_telling_its_values():
     said = statement(match.game, "player_0").split(": ", 1)[1]
     match.submit("player_0", f"My values: {said} [pass]")
     assert values_leak([match.observation_text("player_1")], match.game, "player_0")
+
+
+def test_options_without_any_valid_instance_are_refused_and_sparse_ones_work():
+    with pytest.raises(ValueError, match="no pool"):
+        Match(Bargaining, {"total_value": 1})
+    match = Match(Bargaining, {"item_types": 1})
+    for seed in range(20):
+        match.reset(seed)
+        (count,) = match.game.pool
+        assert all(count * values[0] == 10 for values in match.game.values)

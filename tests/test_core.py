@@ -27,6 +27,13 @@ NASTY_TEXTS = [
     "cooperate defect fold call raise",
     "-1",
     "999999999999999999999999",
+    "7" * 5000,
+    "[offer] " + "9" * 400,
+    "[harvest] " + "7" * 5000,
+    "take " + "7" * 5000 + " from heap 1",
+    "[propose] " + "1 " * 3000 + "!",
+    "[offer]" + " " * 20000 + "x",
+    "a" + " " * 20000 + "1x",
 ]
 
 

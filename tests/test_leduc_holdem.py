@@ -37,6 +37,7 @@ def test_fold_gives_the_pot_to_the_other_player():
     assert match.returns == {"player_0": 1.0, "player_1": -1.0}
     assert match.game.outcome.winner == "player_0"
     assert "folded" in match.game.outcome.reason
+    assert "cards" not in match.game.outcome.details, "a fold must not reveal the hidden cards"
 
 
 def test_fold_in_round_two_loses_everything_put_in():
@@ -51,6 +52,7 @@ def test_pair_beats_high_card_at_showdown():
     play(match, "check", "check", "raise", "call")
     assert match.over and match.game.outcome.winner == "player_0"
     assert match.returns == {"player_0": 5.0, "player_1": -5.0}
+    assert match.game.outcome.details["cards"] == ["J♠", "K♠", "J♥"], "a showdown shows both hands and the public card"
 
 
 def test_higher_card_wins_without_a_pair():

@@ -77,3 +77,13 @@ def test_negotiators_answer_in_the_critic_seat_and_refuse_other_games():
     assert any(step["player"] == "critic" for step in match.steps)
     with pytest.raises(ValueError, match="no agent 'boulware'"):
         parlour.make_agent("boulware", env_id="parlour/TicTacToe-v0")
+
+
+def test_bargaining_negotiators_cope_with_an_item_type_of_count_zero(tmp_path):
+    instances = tmp_path / "instances.txt"
+    instances.write_text("0,2,3 0,2,2 5,2,1\n")
+    for name in ("linear", "boulware", "tit_for_tat", "hardliner", "conceder"):
+        results = parlour.evaluate(
+            "parlour/Bargaining-v0", [name, "linear"], episodes=2, seed=0, env_kwargs={"instances_file": str(instances)}, progress=False
+        )
+        assert results.summary[name]["invalid_action_rate"] == 0.0

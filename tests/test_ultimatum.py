@@ -71,3 +71,19 @@ def test_options_are_validated():
     for bad in ({"pie": 0}, {"rounds": 0}, {"alternate": "yes"}):
         with pytest.raises(ValueError):
             Ultimatum(**bad)
+
+
+def test_a_forfeit_is_a_loss_even_for_the_player_ahead():
+    match = Match(Ultimatum, {"rounds": 3, "error_allowance": 0})
+    match.reset(0)
+    match.submit("proposer", "[offer] 1")
+    match.submit("responder", "[accept]")
+    match.submit("proposer", "gibberish without a move")
+    assert match.over
+    assert match.returns == {"proposer": -1.0, "responder": 1.0}
+    assert match.game.outcome.winner == "responder"
+
+
+def test_pie_times_rounds_is_capped():
+    with pytest.raises(ValueError, match="at most 10000"):
+        Match(Ultimatum, {"pie": 1_000_000})

@@ -192,6 +192,9 @@ class Match:
             return action, game.parse(player, action), None
         except InvalidMove as invalid:
             return action, None, str(invalid)
+        except (ValueError, OverflowError):
+            # int() or float() of an absurdly long number in the text: agent text must never crash a game.
+            return action, None, "A number in the action is too large to read."
 
     def _collect_rewards(self) -> dict[str, float]:
         rewards = self.game._take_rewards()

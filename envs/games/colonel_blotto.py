@@ -49,9 +49,9 @@ SEPARATOR = r"(?:\s*[,;/\-]\s*|\s+)"
 # A run ends before a letter or a decimal point, but a full stop after it is fine.
 END = r"(?!\.?\d|\w)"
 NUMBER_RUN = re.compile(rf"(?<![\w.\-])\d+(?:{SEPARATOR}\d+)*{END}")
-LABELLED_ENTRY = r"[A-Za-z]\s*[:=]?\s*\d+"
+LABELLED_ENTRY = r"[A-Za-z]\s*+(?:[:=]\s*+)?\d++"
 LABELLED_RUN = re.compile(rf"(?<!\w){LABELLED_ENTRY}(?:{SEPARATOR}{LABELLED_ENTRY})*{END}")
-LABELLED_PARTS = re.compile(r"([A-Za-z])\s*[:=]?\s*(\d+)")
+LABELLED_PARTS = re.compile(r"([A-Za-z])\s*+(?:[:=]\s*+)?(\d++)")
 
 RULES = """You are playing Colonel Blotto as {player}, against one opponent, for {rounds} round(s).
 Each round both players secretly split {soldiers} soldiers over {fields} battlefields named {labels}, at the same time.

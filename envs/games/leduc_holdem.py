@@ -201,13 +201,14 @@ class LeducHoldem(Game):
             reason = "showdown: equal hands split the pot"
         else:
             reason = f"{self.players[winners[0]]} won the showdown"
-        self._pay(winners=winners, reason=reason)
+        self._pay(winners=winners, reason=reason, details={"cards": [CARD_NAMES[c] for c in self.cards]})
 
-    def _pay(self, winners: list[int], reason: str) -> None:
+    def _pay(self, winners: list[int], reason: str, details: dict[str, Any] | None = None) -> None:
+        """Split the pot among ``winners``; ``details`` adds to the outcome (the cards, only when they were shown)."""
         pot = sum(self.contributions)
         rewards = {p: (pot / len(winners) if s in winners else 0.0) - self.contributions[s] for s, p in enumerate(self.players)}
         winner = self.players[winners[0]] if len(winners) == 1 else None
-        self.finish(rewards, winner=winner, reason=reason, details={"pot": pot, "cards": [CARD_NAMES[c] for c in self.cards]})
+        self.finish(rewards, winner=winner, reason=reason, details={"pot": pot, **(details or {})})
 
     def forfeit(self, player: str, reason: str) -> None:
         """The offender folds: it loses its chips in the pot."""

@@ -38,6 +38,8 @@ Version history: v0, first release.
 
 from __future__ import annotations
 
+import functools
+
 import itertools
 import re
 from pathlib import Path
@@ -51,8 +53,10 @@ from parlour.envs.negotiation.analysis import negotiation_report
 ITEM_NAMES = ("book", "hat", "ball", "pen", "cup")
 POOL_MIN_ITEMS = 5
 POOL_MAX_ITEMS = 7
+#: Largest ``total_value``: instance generation enumerates value vectors, which grow with it.
+MAX_TOTAL_VALUE = 30
 
-MOVE = re.compile(r"\[\s*(propose|accept|pass)\s*\]((?:\s*\d+\s*[a-z]*\s*(?:,|;|\band\b)?)*)", re.IGNORECASE)
+MOVE = re.compile(r"\[\s*+(propose|accept|pass)\s*+\]((?:\s*+\d++\s*+[a-z]*+\s*+(?:,|;|\band\b)?)*+)", re.IGNORECASE)
 COUNT = re.compile(r"(\d+)\s*([a-z]+)?", re.IGNORECASE)
 
 RULES = """You are {player} in a Deal-or-No-Deal bargaining game against {other}.
@@ -86,10 +90,13 @@ def read_instances(path: str | Path) -> list[dict[str, list[list[int]] | list[in
     return instances
 
 
+@functools.cache
 def value_vectors(pool: Sequence[int], total: int) -> list[tuple[int, ...]]:
     """Every vector of non-negative integer values per type under which ``pool`` is worth exactly ``total``."""
-    ranges = [range(total // count + 1) for count in pool]
-    return [v for v in itertools.product(*ranges) if sum(c * x for c, x in zip(pool, v)) == total]
+    if not pool:
+        return [()] if total == 0 else []
+    first, rest = pool[0], tuple(pool[1:])
+    return [(x, *tail) for x in range(total // first + 1) for tail in value_vectors(rest, total - first * x)]
 
 
 def generate_instance(rng: np.random.Generator, types: int, total: int) -> dict[str, Any]:
@@ -102,10 +109,28 @@ def generate_instance(rng: np.random.Generator, types: int, total: int) -> dict[
         pool = [int(x) for x in rng.integers(1, POOL_MAX_ITEMS + 1, size=types)]
         if not POOL_MIN_ITEMS <= sum(pool) <= POOL_MAX_ITEMS:
             continue
-        vectors = value_vectors(pool, total)
+        vectors = value_vectors(tuple(pool), total)
+        if not vectors:
+            continue
         v0, v1 = (vectors[int(i)] for i in rng.integers(len(vectors), size=2))
-        if all(a > 0 or b > 0 for a, b in zip(v0, v1)) and any(a > 0 and b > 0 for a, b in zip(v0, v1)):
+        if acceptable_values(v0, v1):
             return {"pool": pool, "values": [list(v0), list(v1)]}
+
+
+def acceptable_values(v0: Sequence[int], v1: Sequence[int]) -> bool:
+    """OpenSpiel's constraint on a pair of value vectors: every type valued by someone, some type by both."""
+    return all(a > 0 or b > 0 for a, b in zip(v0, v1)) and any(a > 0 and b > 0 for a, b in zip(v0, v1))
+
+
+@functools.cache
+def instances_exist(types: int, total: int) -> bool:
+    """Whether :func:`generate_instance` can succeed for ``types`` item types worth ``total`` each."""
+    for pool in itertools.product(range(1, POOL_MAX_ITEMS + 1), repeat=types):
+        if POOL_MIN_ITEMS <= sum(pool) <= POOL_MAX_ITEMS:
+            vectors = value_vectors(pool, total)
+            if any(acceptable_values(v0, v1) for v0 in vectors for v1 in vectors):
+                return True
+    return False
 
 
 def bundle_text(counts: Sequence[int], names: Sequence[str]) -> str:
@@ -137,6 +162,13 @@ class Bargaining(Game):
                 raise ValueError(f"{option} must be an int >= {low}, got {value!r}")
         if item_types > len(ITEM_NAMES):
             raise ValueError(f"item_types must be at most {len(ITEM_NAMES)}, got {item_types}")
+        if total_value > MAX_TOTAL_VALUE:
+            raise ValueError(f"total_value must be at most {MAX_TOTAL_VALUE}, got {total_value}")
+        if instances_file is None and not instances_exist(item_types, total_value):
+            raise ValueError(
+                f"no pool of {POOL_MIN_ITEMS} to {POOL_MAX_ITEMS} items of {item_types} type(s) can be worth exactly "
+                f"{total_value} to both players under OpenSpiel's rules; choose other item_types or total_value"
+            )
         if not isinstance(disagreement, (int, float)) or isinstance(disagreement, bool):
             raise ValueError(f"disagreement must be a number, got {disagreement!r}")
         self.max_turns = max_turns

@@ -48,7 +48,7 @@ from parlour.envs.core.game import Game, InvalidMove
 from parlour.envs.negotiation.analysis import gini
 
 SAY_PATTERN = re.compile(r"\[(say|pass)\]", re.IGNORECASE)
-HARVEST_PATTERN = re.compile(r"\[harvest\]\s*:?\s*(\d+)", re.IGNORECASE)
+HARVEST_PATTERN = re.compile(r"\[harvest\]\s*+(?::\s*+)?(\d++)", re.IGNORECASE)
 
 RULES = """You are {player}, one of {n} fishers ({players}) sharing a lake for {rounds} rounds.
 The lake holds {stock} tons of fish now and at most {capacity}. Each round has two phases.

@@ -50,7 +50,9 @@ SIDES = ("seller", "buyer")
 SELLER_RANGE = (40, 100)
 GAP_RANGE = (20, 100)
 
-MOVE = re.compile(r"\[\s*(offer|accept|pass)\s*\](\s*\$?\s*(-?\d+(?:\.\d*)?))?", re.IGNORECASE)
+#: Largest ``max_price``: the end-of-game analysis enumerates every price.
+MAX_PRICE = 10_000
+MOVE = re.compile(r"\[\s*+(offer|accept|pass)\s*+\](\s*+(?:\$\s*+)?(-?\d++(?:\.\d*+)?))?", re.IGNORECASE)
 
 RULES = """You are the {player} in a price negotiation over one item.
 Your private reservation price is {reservation}: {meaning}. The {other} has its own private reservation price, which you do not know.
@@ -90,8 +92,10 @@ class PriceNegotiation(Game):
         if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 2:
             raise ValueError(f"max_turns must be an int >= 2, got {max_turns!r}")
         top = SELLER_RANGE[1] + GAP_RANGE[1]
-        if not isinstance(max_price, int) or isinstance(max_price, bool) or max_price < top:
-            raise ValueError(f"max_price must be an int >= {top} (the highest buyer reservation), got {max_price!r}")
+        if not isinstance(max_price, int) or isinstance(max_price, bool) or not top <= max_price <= MAX_PRICE:
+            raise ValueError(
+                f"max_price must be an int from {top} (the highest buyer reservation) to {MAX_PRICE}, got {max_price!r}"
+            )
         if not isinstance(critic, bool):
             raise ValueError(f"critic must be True or False, got {critic!r}")
         if advise not in SIDES:

@@ -60,11 +60,11 @@ RESOURCES = ("wheat", "wood", "sheep", "brick", "ore")
 #: Public base value of each resource; private values lie within +-50% of it.
 BASE_VALUES = (5, 10, 15, 25, 40)
 
-_ITEM = r"\d+\s+[a-z]+"
-_BUNDLE = rf"(?:nothing|{_ITEM}(?:\s*(?:,|and)\s*{_ITEM})*)"
+_ITEM = r"\d++\s++[a-z]++"
+_BUNDLE = rf"(?:nothing|{_ITEM}(?:\s*+(?:,|and)\s*+{_ITEM})*+)"
 MOVE_PATTERN = re.compile(
     rf"\[(?P<tag>accept|deny|pass)\]"
-    rf"|\[offer\]\s*:?\s*i\s+give\s+(?P<give>{_BUNDLE})\s*[;,.]?\s*(?:and\s+)?you\s+give\s+(?P<get>{_BUNDLE})",
+    rf"|\[offer\]\s*+(?::\s*+)?i\s++give\s++(?P<give>{_BUNDLE})\s*+(?:[;,.]\s*+)?(?:and\s++)?you\s++give\s++(?P<get>{_BUNDLE})",
     re.IGNORECASE,
 )
 _ITEM_PATTERN = re.compile(r"(\d+)\s+([a-z]+)", re.IGNORECASE)

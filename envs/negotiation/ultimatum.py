@@ -17,7 +17,10 @@ Text without a well-formed move, a move of the other role, or an offer outside
 [0, pie] is an invalid action.
 
 Rewards: each round's shares, paid when the responder answers. A player
-exceeding the invalid-action allowance gets -1 and the other 0. The outcome's
+exceeding the invalid-action allowance ends the game with a total of -1
+(below anything reachable, whatever it had earned); the other keeps its
+shares. ``pie * rounds`` is at most 10,000, which keeps the end-of-game
+analysis over every split fast. The outcome's
 ``details`` hold the analysis of :mod:`parlour.envs.negotiation.analysis` over
 the totals of a game in which every round is accepted (every split of
 ``rounds * pie``), with ``agreement`` meaning every round was accepted, plus
@@ -36,7 +39,9 @@ import numpy as np
 from parlour.envs.core.game import Game, InvalidMove
 from parlour.envs.negotiation.analysis import negotiation_report
 
-MOVE = re.compile(r"\[\s*(offer|accept|reject)\s*\](\s*\$?\s*(-?\d+(?:\.\d*)?))?", re.IGNORECASE)
+#: Largest ``pie * rounds``: the analysis enumerates every split of the whole game's pies.
+MAX_TOTAL = 10_000
+MOVE = re.compile(r"\[\s*+(offer|accept|reject)\s*+\](\s*+(?:\$\s*+)?(-?\d++(?:\.\d*+)?))?", re.IGNORECASE)
 
 RULES = """You are {player} in the ultimatum game against {other}; {schedule}.
 Each round the proposer offers the responder a whole share of a pie of {pie} and keeps the rest. If the responder accepts, both get their shares; if it rejects, both get nothing that round.
@@ -59,6 +64,8 @@ class Ultimatum(Game):
         for option, value in (("pie", pie), ("rounds", rounds)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{option} must be an int >= 1, got {value!r}")
+        if pie * rounds > MAX_TOTAL:
+            raise ValueError(f"pie * rounds must be at most {MAX_TOTAL}, got {pie} * {rounds}")
         if not isinstance(alternate, bool):
             raise ValueError(f"alternate must be True or False, got {alternate!r}")
         self.pie = pie
@@ -177,10 +184,8 @@ class Ultimatum(Game):
         return report
 
     def forfeit(self, player: str, reason: str) -> None:
-        """-1 to the offender, 0 to the other, on top of the rounds already settled."""
-        super().forfeit(player, reason)
-        assert self.outcome is not None
-        self.outcome.details = self.analysis()
+        """The offender's total drops to -1, below anything reachable; the other keeps its shares."""
+        self.finish({player: -1.0 - self.totals()[player]}, winner=self.other(player), reason=reason, details=self.analysis())
 
     # ------------------------------------------------------------------- views
     def view(self, player: str) -> dict[str, Any]:
