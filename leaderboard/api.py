@@ -12,7 +12,9 @@
     board.serve("127.0.0.1", 8000)                        # the HTTP API and the pages
 
 :meth:`Leaderboard.submit` raises :class:`parlour.leaderboard.verify.Rejected`
-when any episode does not reproduce; nothing of that bundle is stored then.
+when any episode does not reproduce, or when the bundle uses an agent name that
+another submitter owns (the first to store a name owns it); nothing of that
+bundle is stored then.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 from parlour.envs.core.match import make_game
 from parlour.envs.registry import game_class
 from parlour.leaderboard import ratings as rating_math
-from parlour.leaderboard.store import Store
+from parlour.leaderboard.store import NameTaken, Store
 from parlour.leaderboard.verify import Rejected, VerifiedBundle, as_bundle, bundle_dirs, verify_bundle
 
 
@@ -44,7 +46,8 @@ class Leaderboard:
         ``bundle`` is the wire dict, a :class:`~parlour.leaderboard.results.Results`,
         a bundle directory or a directory of them. Returns ``{"submission": id
         or None, "env_id", "episodes", "new_episodes", "duplicates"}``. Raises
-        :class:`Rejected` if the bundle does not verify (then nothing is stored).
+        :class:`Rejected` if the bundle does not verify or uses another
+        submitter's agent names (then nothing is stored).
         """
         if isinstance(bundle, (str, Path)):
             directories = bundle_dirs(bundle)
@@ -53,8 +56,13 @@ class Leaderboard:
         return self.store_verified(verify_bundle(as_bundle(bundle)), submitter)
 
     def store_verified(self, verified: VerifiedBundle, submitter: str) -> dict[str, Any]:
-        """Store an already verified bundle and refresh its environment's ratings."""
-        stored = self.store.add_submission(submitter, verified.env_id, verified.env_version, verified.summary, verified.episodes)
+        """Store an already verified bundle and refresh its environment's ratings; :class:`Rejected` for another's names."""
+        try:
+            stored = self.store.add_submission(
+                submitter, verified.env_id, verified.env_version, verified.summary, verified.episodes, builtin=verified.builtin
+            )
+        except NameTaken as taken:
+            raise Rejected(str(taken)) from None
         if stored.new_episodes:
             self.ratings(verified.env_id)
         return {

@@ -62,6 +62,38 @@ from parlour.envs.registry import game_class
 from parlour.leaderboard.results import EPISODES_FILE, RUN_KEYS, SUMMARY_FILE, Results, merge_stats, read_records, write_json
 
 
+# The seating and seed rules are pure functions of the run's settings and the episode index, so that the
+# leaderboard can recompute them for every submitted episode and refuse chosen seeds or seats.
+
+
+def agent_names(names: Sequence[str]) -> list[str]:
+    """The run's agent names from the agents' own ``names``: a repeated name gets ``" #2"``, ``" #3"``, ... appended."""
+    unique: list[str] = []
+    for name in names:
+        count = sum(1 for known in unique if known == name or known.startswith(name + " #"))
+        unique.append(name if count == 0 else f"{name} #{count + 1}")
+    return unique
+
+
+def default_lineup(n_agents: int, n_seats: int) -> list[int]:
+    """The agent number in each seat before rotation: agents in order, the last one filling the remaining seats."""
+    return list(range(n_agents)) + [n_agents - 1] * (n_seats - n_agents)
+
+
+def seat_order(lineup: Sequence[int], episode: int, rotate: bool) -> list[int]:
+    """The agent number in each seat of ``episode``: ``lineup`` shifted right by the episode index if ``rotate``."""
+    if not rotate:
+        return list(lineup)
+    shift = episode % len(lineup)
+    return list(lineup[-shift:]) + list(lineup[:-shift]) if shift else list(lineup)
+
+
+def episode_seeds(base_seed: int, episode: int, n_seats: int) -> tuple[int, list[int]]:
+    """The game's seed and each seat's agent seed for ``episode`` of a run with seed ``base_seed``."""
+    state = np.random.SeedSequence(base_seed, spawn_key=(0, episode)).generate_state(1 + n_seats, np.uint64)
+    return int(state[0] >> 1), [int(s >> 1) for s in state[1:]]
+
+
 @dataclass
 class Plan:
     """Everything a process needs to play its share of an evaluation (picklable, for worker processes)."""
@@ -79,15 +111,11 @@ class Plan:
 
     def seating(self, episode: int) -> list[int]:
         """The agent number in each seat of ``episode``."""
-        if not self.rotate_seats:
-            return list(self.lineup)
-        shift = episode % len(self.lineup)
-        return self.lineup[-shift:] + self.lineup[:-shift] if shift else list(self.lineup)
+        return seat_order(self.lineup, episode, self.rotate_seats)
 
     def seeds(self, episode: int) -> tuple[int, list[int]]:
         """The game's seed and each seat's agent seed for ``episode``."""
-        state = np.random.SeedSequence(self.seed, spawn_key=(0, episode)).generate_state(1 + len(self.players), np.uint64)
-        return int(state[0] >> 1), [int(s >> 1) for s in state[1:]]
+        return episode_seeds(self.seed, episode, len(self.players))
 
     def shared_seed(self, share: int) -> int:
         """The seed that resets the shared (batching) agents of worker ``share``."""
@@ -303,12 +331,8 @@ def _plan(
             raise ValueError("evaluate needs at least one agent")
         if len(specs) > len(players):
             raise ValueError(f"{env_id} has {len(players)} seats {players}, but {len(specs)} agents were given")
-        lineup = list(range(len(specs))) + [len(specs) - 1] * (len(players) - len(specs))
-    names: list[str] = []
-    for spec in specs:
-        name = agent_name(spec)
-        count = sum(1 for known in names if known == name or known.startswith(name + " #"))
-        names.append(name if count == 0 else f"{name} #{count + 1}")
+        lineup = default_lineup(len(specs), len(players))
+    names = agent_names([agent_name(spec) for spec in specs])
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     if in_flight < 1:

@@ -7,8 +7,10 @@ API:
   201 with ``{"submission", "env_id", "episodes", "new_episodes", "duplicates"}``
   (200 when every episode was already stored); 401 for a missing or wrong
   token, 413 for a body over ``max_bytes``, 429 past ``rate_limit`` submissions
-  per ``rate_window`` seconds for one submitter, 400 for malformed JSON, 422
-  with ``{"reason", "episode"}`` when the bundle does not verify.
+  per ``rate_window`` seconds for one submitter, 400 for a body that cannot be
+  parsed as JSON, 422 with ``{"reason", "episode"}`` when the bundle does not
+  verify or uses an agent name that another submitter owns (both refuse the
+  bundle's content, not the token, so both are 422 rather than 403).
 * ``GET /api/leaderboard`` (overall) and ``GET /api/leaderboard?env=ID``.
 * ``GET /api/agents/{name}``.
 
@@ -106,13 +108,14 @@ def create_app(board: Leaderboard, max_bytes: int = 64 * 1024 * 1024, rate_limit
             return _error(413, "too large", f"the body exceeds the limit of {max_bytes} bytes; split the bundle")
         try:
             bundle = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            return _error(400, "malformed JSON", f"the body is not valid UTF-8 JSON: {error}")
+        except (ValueError, RecursionError) as error:
+            # ValueError covers bad JSON and bad UTF-8, and also an integer too long to convert; RecursionError deep nesting.
+            return _error(400, "malformed JSON", f"the body is not valid UTF-8 JSON: {str(error)[:300]}")
         try:
             verified = await run_in_threadpool(verify_bundle, bundle)
+            result = await run_in_threadpool(board.store_verified, verified, submitter)
         except Rejected as rejected:
             return JSONResponse(rejected.to_dict(), status_code=422)
-        result = await run_in_threadpool(board.store_verified, verified, submitter)
         return JSONResponse(result, status_code=201 if result["submission"] is not None else 200)
 
     @app.get("/api/leaderboard")

@@ -11,6 +11,12 @@ A submission is written in one transaction or not at all
 (:meth:`Store.add_submission`). Episodes are unique by their fingerprint
 (environment, version, options, seed and seating), so the same episode sent
 twice, or by two clients at once, is stored once.
+
+Agent names are owned: the submitter who first stores a name owns it, and a
+submission by anyone else that uses it raises :class:`NameTaken` (nothing is
+stored). The names of built-in reference agents (``random``, ``minimax``, ...)
+belong to nobody: the caller passes them as ``builtin``, having checked by
+replay that those seats really were the built-in agents.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import hashlib
 import json
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +49,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 #: Bump when the tables change; a database of another version is refused.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Longest agent or submitter name accepted.
 NAME_LIMIT = 200
@@ -51,6 +57,17 @@ NAME_LIMIT = 200
 
 class SchemaMismatch(RuntimeError):
     """The database was written by another schema version of the leaderboard."""
+
+
+class NameTaken(ValueError):
+    """A submission uses agent names that another submitter owns; ``names`` lists them."""
+
+    def __init__(self, names: list[str]):
+        super().__init__(
+            f"agent name(s) {', '.join(repr(name[:80]) for name in names)} belong to another submitter; "
+            "choose other names for your agents"
+        )
+        self.names = names
 
 
 class Base(DeclarativeBase):
@@ -79,12 +96,13 @@ class Submitter(Base):
 
 
 class Agent(Base):
-    """An agent name seen in verified episodes, with the URL-safe slug of its page."""
+    """An agent name seen in verified episodes, the URL-safe slug of its page, and its owner (None for built-in agents)."""
 
     __tablename__ = "agents"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(NAME_LIMIT), unique=True)
     slug: Mapped[str] = mapped_column(String(NAME_LIMIT + 20), unique=True)
+    owner_id: Mapped[int | None] = mapped_column(ForeignKey("submitters.id"), nullable=True)
 
 
 class Submission(Base):
@@ -109,8 +127,8 @@ class Episode(Base):
     submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id"), index=True)
     env_id: Mapped[str] = mapped_column(String(200), index=True)
     env_version: Mapped[int] = mapped_column(Integer)
-    # Text, because a record's seed may exceed a 64-bit integer.
-    seed: Mapped[str] = mapped_column(String(40))
+    # Text, because a record's seed may exceed a 64-bit integer (and no database rejects a long one).
+    seed: Mapped[str] = mapped_column(Text)
     seating: Mapped[str] = mapped_column(Text)
     returns: Mapped[str] = mapped_column(Text)
     fingerprint: Mapped[str] = mapped_column(String(64), unique=True)
@@ -158,11 +176,14 @@ def hash_token(token: str) -> str:
 
 
 def slug(name: str) -> str:
-    """A file- and URL-safe page name for an agent or environment; a hash suffix keeps altered names distinct."""
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)[:NAME_LIMIT]
-    if safe == name and not name.startswith("."):
-        return name
-    return f"{safe}-{hashlib.sha256(name.encode()).hexdigest()[:10]}"
+    """A file- and URL-safe page name for an agent or environment, distinct for distinct names.
+
+    The hash of the full name is always appended: a slug that kept some names as
+    they are could equal the slug of another name (``a b`` and the name spelt
+    like its slug), and case-insensitive file systems would merge ``A`` and ``a``.
+    """
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:NAME_LIMIT]
+    return f"{safe}-{hashlib.sha256(name.encode()).hexdigest()[:16]}"
 
 
 @dataclass
@@ -272,13 +293,27 @@ class Store:
 
     # ----------------------------------------------------------- submissions
     def add_submission(
-        self, submitter: str, env_id: str, env_version: int, summary: dict[str, Any], episodes: list[NewEpisode]
+        self,
+        submitter: str,
+        env_id: str,
+        env_version: int,
+        summary: dict[str, Any],
+        episodes: list[NewEpisode],
+        builtin: Collection[str] = (),
     ) -> StoredSubmission:
-        """Store a verified submission in one transaction; episodes already stored are skipped, not duplicated."""
+        """Store a verified submission in one transaction; episodes already stored are skipped, not duplicated.
+
+        Agent names in ``builtin`` belong to nobody; every other name becomes
+        ``submitter``'s if new, and :class:`NameTaken` is raised (nothing stored)
+        if another submitter owns it.
+        """
         with self.write() as session:
             submitter_id = session.scalar(select(Submitter.id).where(Submitter.name == submitter))
             if submitter_id is None:
                 raise ValueError(f"unknown submitter {submitter!r}")
+            # Before anything else, so that a submission of someone else's names is refused even when nothing in it is new.
+            names = sorted({name for episode in episodes for name in episode.seating.values()})
+            agent_ids = self._agent_ids(session, names, submitter_id, set(builtin))
             unique = {episode.fingerprint: episode for episode in episodes}
             known = self._known_fingerprints(session, list(unique))
             fresh = [episode for key, episode in unique.items() if key not in known]
@@ -294,7 +329,6 @@ class Store:
             )
             session.add(submission)
             session.flush()
-            agent_ids = self._agent_ids(session, sorted({name for e in fresh for name in e.seating.values()}))
             inserted = self._insert_episodes(session, submission.id, fresh)
             by_key = {episode.fingerprint: episode for episode in fresh}
             seats = [
@@ -328,11 +362,17 @@ class Store:
             raise ValueError(f"the leaderboard supports SQLite and PostgreSQL, not {self.dialect}")
         return insert(table)
 
-    def _agent_ids(self, session: Session, names: list[str]) -> dict[str, int]:
+    def _agent_ids(self, session: Session, names: list[str], submitter_id: int, builtin: set[str]) -> dict[str, int]:
+        """The ids of ``names``, creating the new ones; :class:`NameTaken` if another submitter owns any."""
         if names:
-            rows = [{"name": name, "slug": slug(name)} for name in names]
-            session.execute(self._insert(Agent.__table__).on_conflict_do_nothing(), rows)
-        return dict(session.execute(select(Agent.name, Agent.id).where(Agent.name.in_(names))).tuples().all())
+            rows = [{"name": name, "slug": slug(name), "owner_id": None if name in builtin else submitter_id} for name in names]
+            # Only an existing name is skipped; any other conflict (a slug) raises instead of leaving the name without a row.
+            session.execute(self._insert(Agent.__table__).on_conflict_do_nothing(index_elements=["name"]), rows)
+        found = session.execute(select(Agent.name, Agent.id, Agent.owner_id).where(Agent.name.in_(names))).tuples().all()
+        taken = sorted(name for name, _, owner in found if name not in builtin and owner != submitter_id)
+        if taken:
+            raise NameTaken(taken)
+        return {name: agent_id for name, agent_id, _ in found}
 
     def _insert_episodes(self, session: Session, submission_id: int, episodes: list[NewEpisode]) -> list[tuple[int, str]]:
         table = Episode.__table__

@@ -1,36 +1,65 @@
 """Verification of submitted bundles: only episodes that reproduce count.
 
 A bundle is what ``Results.save`` writes: a directory with ``summary.json``
-(``env_id``, ``env_version``, ``agents``: the declared agent names, and
-statistics that are never trusted) and ``episodes.jsonl`` (one episode record
-per line, each with ``"agents": {seat: agent_name}``). Over HTTP it travels as
+(``env_id``, ``env_version``, the run's settings ``agents``, ``seed``,
+``episodes`` and ``rotate_seats``, and statistics that are never trusted) and
+``episodes.jsonl`` (one episode record per line, each with ``"agents": {seat:
+agent_name}`` and ``"episode"``, its index in the run). Over HTTP it travels as
 one JSON object ``{"summary": {...}, "episodes": [record, ...]}``.
 
 :func:`verify_bundle` replays every episode with :func:`parlour.replay` and
 rejects the whole bundle, naming the first failing episode and the reason, if
-any episode does not reproduce, is unfinished, belongs to another environment
-or version, or names agents the summary does not declare. A seat named after a
-built-in scripted agent of the environment (``random``, ``minimax``, ...) must
-carry its seed in the record's ``agent_seeds``, and that agent, rebuilt and
-reseeded, must make exactly the recorded moves: the reference agents anchor the
-ratings and the normalised scores, so nobody can play under their names.
+any episode does not reproduce, is unfinished, or belongs to another
+environment or version. Nothing about a run is the submitter's choice but the
+agents, the base seed and whether seats rotate:
+
+* the records must be episodes ``0 .. episodes-1`` of the summary's run, each
+  once, and each record's game seed, per-seat agent seeds and seating must be
+  the ones :func:`parlour.evaluate` derives from the summary (see
+  :mod:`parlour.leaderboard.runner`), so nobody can pick favourable deals,
+  seats or episodes. A fixed seating given to ``evaluate`` as a dict is
+  accepted only where it equals the list rule's, without rotation;
+* the game's options must be its defaults (entries equal to a default are
+  dropped, so equivalent spellings are the same episode): the leaderboard
+  rates environments with their default options;
+* a seat named after a built-in scripted agent of the environment (``random``,
+  ``minimax``, or the runner's ``random #2`` for a second one) must carry its
+  seed in the record's ``agent_seeds``, and that agent, rebuilt and reseeded,
+  must make exactly the recorded moves: the reference agents anchor the
+  ratings and the normalised scores, so nobody can play under their names.
+  The names of every environment's built-in agents are reserved: one may not
+  name an agent of an environment where it is not built in.
+
 Episodes with the same environment, options, seed and seating share a
-fingerprint and count once.
+fingerprint and count once. Which submitter owns which agent name is the
+store's business (:class:`parlour.leaderboard.store.NameTaken`).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import json
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from parlour.baselines import make_scripted, scripted_names
+from parlour.envs.core.game import Game
+from parlour.envs.core.match import make_game
 from parlour.envs.core.record import ReplayMismatch, replay
-from parlour.envs.registry import game_class
+from parlour.envs.registry import game_class, list_envs
+from parlour.leaderboard.runner import default_lineup, episode_seeds, seat_order
 from parlour.leaderboard.store import NAME_LIMIT, NewEpisode
+
+#: Base seeds of a run are below this (SeedSequence takes any size; the bound keeps records and databases sane).
+SEED_LIMIT = 2**63
+
+# The runner names a second copy of an agent "name #2", a third "name #3", ...
+_NUMBERED = re.compile(r"(.+) #[0-9]+")
 
 
 class Rejected(Exception):
@@ -48,17 +77,30 @@ class Rejected(Exception):
 
 @dataclass
 class VerifiedBundle:
-    """A bundle whose every episode reproduced: its environment, summary and episodes ready to store."""
+    """A bundle whose every episode reproduced: its environment, summary, episodes ready to store, and the built-in agent names it uses."""
 
     env_id: str
     env_version: int
     summary: dict[str, Any]
     episodes: list[NewEpisode] = field(default_factory=list)
+    #: Seat names that verification replayed as built-in agents: they belong to no submitter.
+    builtin: set[str] = field(default_factory=set)
 
-    @property
-    def duplicates(self) -> int:
-        """Episodes of the bundle that repeat an earlier one of the same bundle."""
-        return len(self.episodes) - len({episode.fingerprint for episode in self.episodes})
+
+@dataclass
+class Run:
+    """The settings of the run a bundle claims to be, from its summary: what every record is checked against."""
+
+    env_id: str
+    env_version: int
+    game_cls: type[Game]
+    players: list[str]
+    names: list[str]
+    seed: int
+    episodes: int
+    rotate_seats: bool
+    #: The scripted agents built into the environment: seats named after them are replayed as them.
+    builtin: set[str]
 
 
 def load_bundle(path: str | Path) -> dict[str, Any]:
@@ -93,21 +135,75 @@ def bundle_dirs(path: str | Path) -> list[Path]:
 
 
 def fingerprint(record: dict[str, Any]) -> str:
-    """The identity of an episode: environment, version, options, seed and seating (duplicates share it)."""
+    """The identity of an episode: environment, version, options, seed and seating (duplicates share it).
+
+    Give it a record whose options are normalised (:func:`non_default_options`), so equivalent spellings agree.
+    """
     key = [record["env_id"], record["env_version"], record.get("options", {}), record["seed"], record["agents"]]
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+
+
+def _canonical(value: Any) -> str:
+    # JSON text, so that a default tuple equals the list a record holds, and True never equals 1.
+    return json.dumps(value, sort_keys=True)
+
+
+@functools.cache
+def _option_defaults(game_cls: type[Game]) -> dict[str, frozenset[str]]:
+    """Each option of ``game_cls`` with the JSON spellings of its default, read from the signature of its ``__init__``."""
+    parameters = inspect.signature(game_cls.__init__).parameters
+    defaults = {
+        name: {_canonical(parameter.default)}
+        for name, parameter in parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
+    # None means "the class's default allowance", so both spellings are the default.
+    if "error_allowance" in defaults and parameters["error_allowance"].default is None:
+        defaults["error_allowance"].add(_canonical(game_cls.default_error_allowance))
+    return {name: frozenset(spellings) for name, spellings in defaults.items()}
+
+
+def non_default_options(game_cls: type[Game], options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` without the entries equal to the game's defaults: what is left makes it another game."""
+    defaults = _option_defaults(game_cls)
+    return {key: value for key, value in options.items() if _canonical(value) not in defaults.get(key, frozenset())}
+
+
+@functools.cache
+def reserved_names() -> frozenset[str]:
+    """The names of the built-in scripted agents of every environment: nobody may name their own agent so."""
+    return frozenset(name for env_id in list_envs() for name in scripted_names(env_id))
+
+
+def builtin_base(name: str) -> str | None:
+    """The built-in agent a seat name stands for (``random`` for ``random`` and ``random #2``), or None."""
+    numbered = _NUMBERED.fullmatch(name)
+    base = numbered.group(1) if numbered else name
+    return base if base in reserved_names() else None
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _brief(value: Any) -> str:
+    """``value`` shortened for an error message; never fails (Python refuses to turn a huge int into text)."""
+    try:
+        return repr(value)[:80]
+    except ValueError:
+        return f"<{type(value).__name__} too large to show>"
 
 
 def check_name(name: Any, what: str) -> str:
     """``name`` if it is an acceptable agent name (text, 1 to NAME_LIMIT characters, no control characters)."""
     if not isinstance(name, str) or not 0 < len(name) <= NAME_LIMIT:
-        raise Rejected(f"{what} must be a name of 1 to {NAME_LIMIT} characters, got {str(name)[:80]!r}")
+        raise Rejected(f"{what} must be a name of 1 to {NAME_LIMIT} characters, got {_brief(name)}")
     if any(unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn") for char in name):
         raise Rejected(f"{what} {name[:80]!r} contains control or unassigned characters")
     return name
 
 
-def _check_summary(bundle: Any) -> tuple[str, int, dict[str, Any], set[str], list[Any]]:
+def _check_summary(bundle: Any) -> tuple[Run, list[Any]]:
     if not isinstance(bundle, dict) or not isinstance(bundle.get("summary"), dict) or not isinstance(bundle.get("episodes"), list):
         raise Rejected('a submission is a JSON object {"summary": {...}, "episodes": [...]}')
     summary, episodes = bundle["summary"], bundle["episodes"]
@@ -115,50 +211,89 @@ def _check_summary(bundle: Any) -> tuple[str, int, dict[str, Any], set[str], lis
     if not isinstance(env_id, str):
         raise Rejected("summary.env_id is missing")
     try:
-        installed = game_class(env_id).version
+        game_cls = game_class(env_id)
     except KeyError as error:
         raise Rejected(str(error.args[0])) from None
-    if summary.get("env_version") != installed:
-        raise Rejected(f"bundle is for {env_id} version {summary.get('env_version')!r}, the server runs version {installed}")
+    if summary.get("env_version") != game_cls.version:
+        raise Rejected(f"bundle is for {env_id} version {summary.get('env_version')!r}, the server runs version {game_cls.version}")
+    players = list(make_game(game_cls, {}).players)
     declared = summary.get("agents")
     if not isinstance(declared, list) or not declared:
         raise Rejected("summary.agents must list the agent names of the bundle")
-    names = {check_name(name, "declared agent") for name in declared}
+    names = [check_name(name, "declared agent") for name in declared]
+    if len(set(names)) != len(names) or len(names) > len(players):
+        raise Rejected(f"summary.agents must be 1 to {len(players)} distinct names (one per seat at most), got {len(names)}")
+    builtin = set(scripted_names(env_id))
+    for name in names:
+        base = builtin_base(name)
+        if base is not None and base not in builtin:
+            raise Rejected(f"agent name {name!r} is reserved for a built-in agent of other environments; {env_id} has no {base!r}")
+    seed, count, rotate = summary.get("seed"), summary.get("episodes"), summary.get("rotate_seats")
+    if not _int(seed) or not 0 <= seed < SEED_LIMIT:
+        raise Rejected(f"summary.seed must be an int in [0, 2**63), got {_brief(seed)}")
+    if not isinstance(rotate, bool):
+        raise Rejected(f"summary.rotate_seats must be true or false, got {_brief(rotate)}")
     if not episodes:
         raise Rejected("the bundle has no episodes")
-    return env_id, installed, summary, names, episodes
+    if not _int(count) or count != len(episodes):
+        raise Rejected(f"summary.episodes is {_brief(count)}, the bundle holds {len(episodes)} episodes; all of a run's episodes count, or none")
+    return Run(env_id, game_cls.version, game_cls, players, names, seed, count, rotate, builtin), episodes
 
 
-def verify_episode(record: Any, env_id: str, env_version: int, declared: set[str]) -> NewEpisode:
-    """Replay one episode record of a bundle for ``env_id``; :class:`Rejected` (without index) if it does not count."""
+def _check_run(record: dict[str, Any], run: Run) -> None:
+    """Reject ``record`` unless its seed, agent seeds and seating are the ones the runner derives for its episode index."""
+    index = record.get("episode")
+    if not _int(index) or not 0 <= index < run.episodes:
+        raise Rejected(f"the record's episode index must be an int in 0..{run.episodes - 1}, got {_brief(index)}")
+    game_seed, seat_seeds = episode_seeds(run.seed, index, len(run.players))
+    seed = record.get("seed")
+    if not _int(seed) or seed != game_seed:
+        raise Rejected(f"seed {_brief(seed)} is not the seed {game_seed} of episode {index} of a run with seed {run.seed}")
+    expected = dict(zip(run.players, seat_seeds))
+    agent_seeds = record.get("agent_seeds", {})
+    if not isinstance(agent_seeds, dict):
+        raise Rejected('"agent_seeds" must be an object {seat: seed}')
+    for seat, value in agent_seeds.items():
+        if seat not in expected or not _int(value) or value != expected[seat]:
+            raise Rejected(f"agent seed {_brief(value)} of seat {_brief(seat)} is not the one episode {index} of the run derives")
+    order = seat_order(default_lineup(len(run.names), len(run.players)), index, run.rotate_seats)
+    seating = {seat: run.names[number] for seat, number in zip(run.players, order)}
+    if record.get("agents") != seating:
+        raise Rejected(f"seating {_brief(record.get('agents'))} is not the seating {seating} of episode {index} of the run")
+
+
+def verify_episode(record: Any, run: Run) -> NewEpisode:
+    """Check and replay one episode record of a bundle of ``run``; :class:`Rejected` (without index) if it does not count."""
     if not isinstance(record, dict):
         raise Rejected(f"an episode is a record object, got {type(record).__name__}")
-    if record.get("env_id") != env_id:
-        raise Rejected(f"episode is from {record.get('env_id')!r}, the bundle is for {env_id}")
-    if record.get("env_version") != env_version:
-        raise Rejected(f"episode is for {env_id} version {record.get('env_version')!r}, the server runs version {env_version}")
-    seating = record.get("agents")
-    if not isinstance(seating, dict):
-        raise Rejected('episode lacks "agents": {seat: agent name}')
-    for name in seating.values():
-        check_name(name, "agent")
-        if name not in declared:
-            raise Rejected(f"agent {name!r} is not among the bundle's declared agents {sorted(declared)}")
-    builtin = set(scripted_names(env_id))
-    checked = {seat: make_scripted(name, env_id) for seat, name in seating.items() if name in builtin}
+    if record.get("env_id") != run.env_id:
+        raise Rejected(f"episode is from {_brief(record.get('env_id'))}, the bundle is for {run.env_id}")
+    if record.get("env_version") != run.env_version:
+        raise Rejected(f"episode is for {run.env_id} version {_brief(record.get('env_version'))}, the server runs version {run.env_version}")
+    options = record.get("options", {})
+    if not isinstance(options, dict):
+        raise Rejected('"options" must be an object')
+    changed = non_default_options(run.game_cls, options)
+    if changed:
+        raise Rejected(f"options {_canonical(changed)[:300]} are not the defaults: the leaderboard rates environments with their default options")
+    _check_run(record, run)
+    checked = {
+        seat: make_scripted(base, run.env_id)
+        for seat, name in record["agents"].items()
+        if (base := builtin_base(name)) in run.builtin
+    }
     try:
-        fresh = replay(record, agents=checked)
+        # Replayed with the normalised options, so the stored record and its fingerprint spell them one way.
+        fresh = replay(dict(record, options={}), agents=checked)
     except ReplayMismatch as mismatch:
         raise Rejected(f"does not reproduce: {mismatch}") from None
-    if sorted(seating) != sorted(fresh["players"]):
-        raise Rejected(f"agents are given for seats {sorted(seating)}, the game's seats are {fresh['players']}")
     if not fresh["done"]:
         raise Rejected("the episode is unfinished; only finished episodes count")
     return NewEpisode(
-        env_id=env_id,
-        env_version=env_version,
+        env_id=run.env_id,
+        env_version=run.env_version,
         seed=fresh["seed"],
-        seating=dict(seating),
+        seating=dict(fresh["agents"]),
         returns={seat: float(value) for seat, value in fresh["returns"].items()},
         fingerprint=fingerprint(fresh),
         record=fresh,
@@ -167,14 +302,19 @@ def verify_episode(record: Any, env_id: str, env_version: int, declared: set[str
 
 def verify_bundle(bundle: Any) -> VerifiedBundle:
     """Check every episode of ``bundle`` (the wire format); raises :class:`Rejected` at the first that does not count."""
-    env_id, env_version, summary, declared, episodes = _check_summary(bundle)
-    verified = VerifiedBundle(env_id, env_version, summary)
+    run, episodes = _check_summary(bundle)
+    builtin = {name for name in run.names if builtin_base(name) is not None}
+    verified = VerifiedBundle(run.env_id, run.env_version, bundle["summary"], builtin=builtin)
+    seen: set[int] = set()
     for index, record in enumerate(episodes):
         try:
-            verified.episodes.append(verify_episode(record, env_id, env_version, declared))
+            episode = verify_episode(record, run)
+            if record["episode"] in seen:
+                raise Rejected(f"episode index {record['episode']} appears twice")
+            seen.add(record["episode"])
         except Rejected as rejected:
             raise Rejected(rejected.reason, index) from None
-    used = {name for episode in verified.episodes for name in episode.seating.values()}
-    if used != declared:
-        raise Rejected(f"declared agents {sorted(declared - used)} play in no episode")
+        except Exception as error:  # noqa: BLE001 - a record is untrusted input: whatever it breaks, it does not count
+            raise Rejected(f"cannot be replayed: {type(error).__name__}: {str(error)[:300]}", index) from None
+        verified.episodes.append(episode)
     return verified

@@ -25,6 +25,7 @@ from parlour.cli import main
 from parlour.leaderboard.api import Leaderboard
 from parlour.leaderboard.runner import evaluate
 from parlour.leaderboard.server import create_app
+from parlour.leaderboard.store import slug
 from parlour.leaderboard.verify import as_bundle
 from tests.pg import free_port
 
@@ -134,7 +135,7 @@ def test_end_to_end_evaluate_save_submit_show(tmp_path, capsys, monkeypatch):
         page = httpx.get(f"{base}/{env_link}").text
         assert "minimax" in page and f"{row['rating']:.1f}" in page and f"{row['low']:.1f}" in page
         assert 'id="rating-plot"' in page and 'id="heat-map"' in page
-        assert httpx.get(base + "/agent/minimax.html").status_code == 200
+        assert httpx.get(f"{base}/agent/{slug('minimax')}.html").status_code == 200
 
     status, out, _ = cli(capsys, monkeypatch, "leaderboard", "show", "--env", ENV, "--db", db)
     assert status == 0 and re.search(r"1\s+minimax\s+\d+\.\d\s+\[", out)
@@ -178,6 +179,39 @@ def test_api_errors_are_clear_and_store_nothing(board):
     limited = client.post("/api/submissions", content=body, headers=auth)
     assert limited.status_code == 429
     assert board.store.episode_count() == 0
+
+
+def test_unparseable_and_malformed_bodies_are_refused_not_crashing(board, monkeypatch):
+    token = board.add_submitter("alice")
+    client = TestClient(create_app(board))
+    auth = {"Authorization": f"Bearer {token}"}
+    # Valid JSON syntax, but Python refuses to convert an integer of more than 4300 digits.
+    huge = client.post("/api/submissions", content='{"summary": {"seed": ' + "9" * 5000 + "}}", headers=auth)
+    assert huge.status_code == 400 and huge.json()["error"] == "malformed JSON"
+    deep = client.post("/api/submissions", content="[" * 100_000 + "]" * 100_000, headers=auth)
+    assert deep.status_code == 400
+    malformed = bundle()
+    malformed["episodes"][2]["returns"] = {"player_0": "a lot", "player_1": None}
+    refused = client.post("/api/submissions", content=json.dumps(malformed), headers=auth)
+    assert refused.status_code == 422 and refused.json()["episode"] == 2
+
+    def choke(record, agents=None):
+        """Replay tripping over a field nobody thought of."""
+        raise ValueError("could not convert string to float: 'a lot'")
+
+    monkeypatch.setattr("parlour.leaderboard.verify.replay", choke)
+    crashed = client.post("/api/submissions", content=json.dumps(bundle()), headers=auth)
+    assert crashed.status_code == 422 and "cannot be replayed: ValueError" in crashed.json()["reason"]
+    assert board.store.episode_count() == 0
+
+
+def test_another_submitters_agent_name_is_refused(board):
+    client = TestClient(create_app(board))
+    alice, bob = ({"Authorization": f"Bearer {board.add_submitter(name)}"} for name in ("alice", "bob"))
+    assert client.post("/api/submissions", content=json.dumps(bundle((Named("mine"), "random"))), headers=alice).status_code == 201
+    theft = client.post("/api/submissions", content=json.dumps(bundle((Named("mine"), "random"), seed=1)), headers=bob)
+    assert theft.status_code == 422 and "'mine' belong to another submitter" in theft.json()["reason"]
+    assert board.store.submission_count() == 1
 
 
 def test_accepted_then_duplicate_submission(board):

@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import hashlib
 import threading
 
 import pytest
 from sqlalchemy import create_engine, func, select, text
+from sqlalchemy.exc import IntegrityError
 
 from parlour.leaderboard.runner import evaluate
-from parlour.leaderboard.store import Agent, Episode, EpisodeSeat, SchemaMismatch, Store, Submission, Submitter, hash_token
+from parlour.leaderboard.store import (
+    Agent,
+    Episode,
+    EpisodeSeat,
+    NameTaken,
+    SchemaMismatch,
+    Store,
+    Submission,
+    Submitter,
+    hash_token,
+    slug,
+)
 from parlour.leaderboard.verify import NewEpisode, as_bundle, verify_bundle
 from tests.pg import postgres_server, reset_database
 
@@ -47,6 +61,12 @@ def episodes(count: int, seed: int = 0) -> tuple[NewEpisode, ...]:
     """Verified random-vs-minimax episodes of TicTacToe."""
     results = evaluate(ENV, ["random", "minimax"], episodes=count, seed=seed, progress=False)
     return tuple(verify_bundle(as_bundle(results)).episodes)
+
+
+def renamed(episode: NewEpisode, name: str, **changes) -> NewEpisode:
+    """``episode`` with its random seat played by ``name`` (a new fingerprint), and other ``changes``."""
+    seating = {seat: name if agent == "random" else agent for seat, agent in episode.seating.items()}
+    return dataclasses.replace(episode, seating=seating, fingerprint=hashlib.sha256((episode.fingerprint + name).encode()).hexdigest(), **changes)
 
 
 def count(store: Store, table) -> int:
@@ -153,3 +173,45 @@ def test_sqlite_database_is_in_wal_mode(tmp_path):
     with engine.connect() as connection:
         assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
     engine.dispose()
+
+
+def test_agent_names_belong_to_the_submitter_who_first_stored_them(store):
+    store.add_submitter("bob")
+    builtin = {"random", "minimax"}
+    mine = [renamed(episode, "mine") for episode in episodes(4)]
+    store.add_submission("alice", ENV, 0, {}, mine, builtin=builtin)
+    for batch in ([renamed(episode, "mine") for episode in episodes(4, seed=1)], mine):
+        with pytest.raises(NameTaken, match="'mine' belong to another submitter"):
+            store.add_submission("bob", ENV, 0, {}, batch, builtin=builtin)
+    assert count(store, Episode) == 4 and count(store, Submission) == 1
+    assert store.add_submission("bob", ENV, 0, {}, list(episodes(4, seed=1)), builtin=builtin).new_episodes == 4
+    with store.read() as session:
+        owners = dict(session.execute(select(Agent.name, Agent.owner_id)).tuples().all())
+    assert owners["random"] is None and owners["minimax"] is None and owners["mine"] is not None
+
+
+def test_a_name_spelt_like_another_names_slug_gets_its_own_page(store):
+    # The slug of "a b" once was "a_b-" and ten hex digits, which is itself a valid name: two names, one page.
+    name = "a b"
+    lookalike = "a_b-" + hashlib.sha256(name.encode()).hexdigest()[:10]
+    batch = [renamed(episodes(2)[0], name), renamed(episodes(2)[1], lookalike)]
+    assert store.add_submission("alice", ENV, 0, {}, batch).new_episodes == 2
+    assert slug(name) != slug(lookalike)
+    assert store.agent_by_slug(slug(name)) == name and store.agent_by_slug(slug(lookalike)) == lookalike
+
+
+def test_a_slug_conflict_is_an_error_never_swallowed(store, monkeypatch):
+    # Slugs carry a hash, so only a forced clash shows what the store does with one.
+    monkeypatch.setattr("parlour.leaderboard.store.slug", lambda name: "same" if name in ("first", "second") else slug(name))
+    store.add_submission("alice", ENV, 0, {}, [renamed(episodes(2)[0], "first")])
+    with pytest.raises(IntegrityError):
+        store.add_submission("alice", ENV, 0, {}, [renamed(episodes(2)[1], "second")])
+    assert count(store, Episode) == 1
+
+
+def test_a_long_seed_is_stored(store):
+    long_seed = 10**60
+    stored = store.add_submission("alice", ENV, 0, {}, [renamed(episodes(2)[0], "seedy", seed=long_seed)])
+    assert stored.new_episodes == 1
+    with store.read() as session:
+        assert session.scalar(select(Episode.seed)) == str(long_seed)

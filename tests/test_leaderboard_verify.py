@@ -8,21 +8,25 @@ import functools
 import pytest
 
 import parlour
+from parlour.baselines import scripted_names
+from parlour.envs.core.match import make_game
+from parlour.envs.registry import game_class
 from parlour.leaderboard.api import Leaderboard
 from parlour.leaderboard.runner import evaluate
-from parlour.leaderboard.verify import Rejected, as_bundle
+from parlour.leaderboard.verify import Rejected, as_bundle, verify_bundle
 
 TICTACTOE = "parlour/TicTacToe-v0"
 KUHN = "parlour/KuhnPoker-v0"
+NIM = "parlour/Nim-v0"
 NASTY = "Robert'); DROP TABLE agents;-- <script>alert(1)</script> & \"quotes\""
 
 
 class Named:
     """A random agent under another name."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, env_id: str = TICTACTOE):
         self.name = name
-        self.inner = parlour.make_agent("random", env_id=TICTACTOE)
+        self.inner = parlour.make_agent("random", env_id=env_id)
 
     def reset(self, seed=None):
         """Reseed the random play."""
@@ -34,20 +38,21 @@ class Named:
 
 
 @functools.cache
-def _bundle(env_id: str, agents: tuple, episodes: int, seed: int = 0) -> dict:
-    return as_bundle(evaluate(env_id, list(agents), episodes=episodes, seed=seed, progress=False))
+def _bundle(env_id: str, agents: tuple, episodes: int, seed: int = 0, options: tuple = ()) -> dict:
+    return as_bundle(evaluate(env_id, list(agents), episodes=episodes, seed=seed, env_kwargs=dict(options), progress=False))
 
 
-def bundle(env_id: str = TICTACTOE, agents: tuple = ("minimax", "random"), episodes: int = 12, seed: int = 0) -> dict:
-    """A fresh copy of an honest bundle (safe to tamper with)."""
-    return copy.deepcopy(_bundle(env_id, agents, episodes, seed))
+def bundle(env_id: str = TICTACTOE, agents: tuple = ("minimax", "random"), episodes: int = 12, seed: int = 0, options: tuple = ()) -> dict:
+    """A fresh copy of an honest bundle (safe to tamper with); ``options`` are the game's as (name, value) pairs."""
+    return copy.deepcopy(_bundle(env_id, agents, episodes, seed, options))
 
 
 @pytest.fixture
 def board(tmp_path):
-    """An empty SQLite leaderboard with the submitter alice."""
+    """An empty SQLite leaderboard with the submitters alice and bob."""
     board = Leaderboard(f"sqlite:///{tmp_path}/lb.db", bootstrap=50)
     board.add_submitter("alice")
+    board.add_submitter("bob")
     yield board
     board.store.close()
 
@@ -62,14 +67,34 @@ def rejected(board: Leaderboard, bundle: dict, match: str, episode: int | None =
 
 
 def test_honest_bundle_is_accepted_and_duplicates_count_once(board):
-    honest = bundle()
-    honest["episodes"].append(copy.deepcopy(honest["episodes"][3]))
-    result = board.submit(honest, "alice")
-    assert result["new_episodes"] == 12 and result["duplicates"] == 1
+    assert board.submit(bundle(), "alice")["new_episodes"] == 12
     assert board.submit(bundle(), "alice") == {
         "submission": None, "env_id": TICTACTOE, "episodes": 12, "new_episodes": 0, "duplicates": 12,
     }
     assert board.store.episode_count(TICTACTOE) == 12
+
+
+@pytest.mark.parametrize("env_id", parlour.list_envs())
+def test_honest_bundles_of_every_environment_verify(env_id):
+    seats = len(make_game(game_class(env_id), {}).players)
+    for agents in [tuple(scripted_names(env_id)[:seats]), ("random", "random")]:
+        verified = verify_bundle(bundle(env_id, agents, episodes=3, seed=11))
+        assert len(verified.episodes) == 3 and verified.builtin == set(verified.summary["agents"])
+
+
+def test_a_repeated_episode_is_rejected(board):
+    repeated = bundle()
+    repeated["episodes"][5] = copy.deepcopy(repeated["episodes"][3])
+    rejected(board, repeated, "episode index 3 appears twice", episode=5)
+
+
+def test_a_missing_episode_is_rejected(board):
+    missing = bundle()
+    del missing["episodes"][4]
+    rejected(board, missing, "summary.episodes is 12, the bundle holds 11", episode=None)
+    # Claiming a shorter run does not help: the last episode's index is then out of range.
+    missing["summary"]["episodes"] = 11
+    rejected(board, missing, r"episode index must be an int in 0\.\.10, got 11", episode=10)
 
 
 def test_changed_reward_is_rejected(board):
@@ -90,18 +115,41 @@ def test_changed_action_is_rejected(board):
 
 def test_changed_seed_is_rejected(board):
     tampered = bundle(KUHN, ("random", "random"), episodes=4)
-    record = tampered["episodes"][0]
-    # Kuhn poker deals from the seed: another deal shows other cards at the end, so the record stops reproducing.
-    for delta in range(1, 30):
-        candidate = dict(record, seed=record["seed"] + delta)
-        try:
-            parlour.replay(candidate)
-        except parlour.ReplayMismatch:
-            record["seed"] = candidate["seed"]
-            break
-    else:
-        pytest.fail("no nearby seed deals differently")
-    rejected(board, tampered, "does not reproduce")
+    record = tampered["episodes"][2]
+    # A replayable game under another seed (the deal of episode 0) is still not episode 2's deal.
+    record["seed"] = tampered["episodes"][0]["seed"]
+    rejected(board, tampered, "is not the seed .* of episode 2 of a run with seed 0", episode=2)
+
+
+def test_a_chosen_seed_for_a_whole_run_must_be_in_range(board):
+    huge = bundle()
+    huge["summary"]["seed"] = 2**63
+    rejected(board, huge, r"summary.seed must be an int in \[0, 2\*\*63\)", episode=None)
+
+
+def test_non_default_options_are_rejected(board):
+    # One heap of one: the first mover always wins, which is not the game the leaderboard rates.
+    easy = bundle(NIM, ("nim_sum", "random"), episodes=4, options=(("heaps", (1,)),))
+    error = rejected(board, easy, "not the defaults: the leaderboard rates environments with their default options")
+    assert '"heaps": [1]' in error.reason
+
+
+def test_default_options_spelt_out_are_the_same_episodes(board):
+    spelt = bundle(NIM, ("nim_sum", "random"), episodes=4, options=(("error_allowance", 2), ("heaps", (3, 5, 7)), ("misere", False)))
+    assert board.submit(spelt, "alice")["new_episodes"] == 4
+    assert board.submit(bundle(NIM, ("nim_sum", "random"), episodes=4), "alice")["duplicates"] == 4
+    assert board.store.episode_count(NIM) == 4
+
+
+def test_changed_seating_is_rejected(board):
+    swapped = bundle(agents=(Named("mine"), "random"))
+    record = swapped["episodes"][0]
+    record["agents"] = {"player_0": record["agents"]["player_1"], "player_1": record["agents"]["player_0"]}
+    rejected(board, swapped, "is not the seating .* of episode 0")
+    # Claiming a fixed seating for a rotated run puts the agents in the wrong seats from episode 1 on.
+    fixed = bundle(agents=(Named("mine"), "random"))
+    fixed["summary"]["rotate_seats"] = False
+    rejected(board, fixed, "is not the seating", episode=1)
 
 
 def test_episode_from_another_environment_version_is_rejected(board):
@@ -145,10 +193,10 @@ def test_unfinished_episode_is_rejected(board):
 def test_agents_must_match_the_declared_ones(board):
     undeclared = bundle()
     undeclared["episodes"][4]["agents"]["player_0"] = "impostor"
-    rejected(board, undeclared, "'impostor' is not among the bundle's declared agents", episode=4)
+    rejected(board, undeclared, "seating .*'impostor'.* is not the seating", episode=4)
     unused = bundle()
     unused["summary"]["agents"].append("ghost")
-    rejected(board, unused, "ghost.*play in no episode", episode=None)
+    rejected(board, unused, "summary.agents must be 1 to 2 distinct names", episode=None)
     control = bundle()
     control["summary"]["agents"].append("bell\x07")
     rejected(board, control, "control", episode=None)
@@ -212,9 +260,40 @@ def test_a_changed_agent_seed_is_caught(board):
     reseeded = bundle(agents=("random", "random"))
     seeds = reseeded["episodes"][0]["agent_seeds"]
     seeds["player_0"] += 1
-    rejected(board, reseeded, "the agent in seat 'player_0' plays")
+    rejected(board, reseeded, "agent seed .* of seat 'player_0' is not the one episode 0 of the run derives")
 
 
 def test_agents_with_other_names_are_not_replayed(board):
     other = as_bundle(evaluate(TICTACTOE, ["minimax", Named("my-agent")], episodes=6, seed=0, progress=False))
     assert board.submit(other, "alice")["new_episodes"] == 6
+
+
+def test_a_builtin_name_of_another_environment_is_reserved(board):
+    # Nim has no minimax: a seat called so would be a reference agent's name that nothing checks.
+    borrowed = as_bundle(evaluate(NIM, [Named("minimax", NIM), "random"], episodes=4, seed=0, progress=False))
+    rejected(board, borrowed, "'minimax' is reserved for a built-in agent of other environments", episode=None)
+
+
+def test_a_name_belongs_to_the_submitter_who_first_stored_it(board):
+    assert board.submit(bundle(agents=(Named("mine"), "random")), "alice")["new_episodes"] == 12
+    for theft in (bundle(agents=(Named("mine"), "random"), seed=1), bundle(agents=(Named("mine"), "random"))):
+        with pytest.raises(Rejected, match="'mine' belong to another submitter"):
+            board.submit(theft, "bob")
+    assert board.store.episode_count() == 12 and board.store.submission_count() == 1
+    # The owner goes on using it; built-in names are everyone's.
+    assert board.submit(bundle(agents=(Named("mine"), "random"), seed=1), "alice")["new_episodes"] == 12
+    assert board.submit(bundle(agents=("random", "minimax"), seed=2), "bob")["new_episodes"] == 12
+
+
+def test_malformed_fields_are_rejected_not_crashing(board, monkeypatch):
+    malformed = bundle()
+    malformed["episodes"][2]["steps"][0]["rewards"] = {"player_0": "lots"}
+    rejected(board, malformed, "rewards", episode=2)
+
+    def choke(record, agents=None):
+        """Replay tripping over a field nobody thought of."""
+        raise TypeError("'<' not supported between instances of 'dict' and 'int'")
+
+    # Whatever a record breaks in replay, the bundle is refused with the reason, never a crash of the server.
+    monkeypatch.setattr("parlour.leaderboard.verify.replay", choke)
+    rejected(board, bundle(), "cannot be replayed: TypeError: '<' not supported")
