@@ -47,11 +47,11 @@ def timed(loop: Callable[[float], int], seconds: float, repeats: int = 3) -> flo
     return best
 
 
-def parlour_loop(env_id: str, obs_mode: str) -> Callable[[float], int]:
-    """Random play through parlour's AEC face."""
-    env = parlour.make_aec(env_id, obs_mode=obs_mode)
-    rng = random.Random(0)
-    agents = {p: parlour.make_agent("random", env_id=env_id) for p in env.possible_agents}
+def aec_loop(env, choose: Callable[[str, dict, dict], object]) -> Callable[[float], int]:
+    """Whole episodes through any PettingZoo AEC environment, ``choose(agent, observation, info)`` picking each action.
+
+    parlour and PettingZoo classic run through this same loop, so they pay the same harness cost.
+    """
 
     def loop(seconds: float) -> int:
         steps, episode = 0, 0
@@ -61,19 +61,32 @@ def parlour_loop(env_id: str, obs_mode: str) -> Callable[[float], int]:
             episode += 1
             for agent in env.agent_iter():
                 observation, _, termination, truncation, info = env.last()
-                if termination or truncation:
-                    action = None
-                elif obs_mode == "vector":
-                    action = rng.choice(np.flatnonzero(observation["action_mask"]).tolist())
-                elif info.get("legal_moves"):
-                    action = rng.choice(info["legal_moves"])
-                else:
-                    action = agents[agent].act(env.match.agent_observation(agent))
-                env.step(action)
+                env.step(None if termination or truncation else choose(agent, observation, info))
                 steps += 1
         return steps
 
     return loop
+
+
+def random_legal_index(rng: random.Random) -> Callable[[str, dict, dict], int]:
+    """A chooser of a uniformly random index allowed by the observation's action mask."""
+    return lambda agent, observation, info: rng.choice(np.flatnonzero(observation["action_mask"]).tolist())
+
+
+def parlour_loop(env_id: str, obs_mode: str) -> Callable[[float], int]:
+    """Random play through parlour's AEC face: mask indices in vector mode, legal move strings in text mode."""
+    env = parlour.make_aec(env_id, obs_mode=obs_mode)
+    rng = random.Random(0)
+    if obs_mode == "vector":
+        return aec_loop(env, random_legal_index(rng))
+    agents = {p: parlour.make_agent("random", env_id=env_id) for p in env.possible_agents}
+
+    def choose(agent: str, observation: dict, info: dict) -> str:
+        if info.get("legal_moves"):
+            return rng.choice(info["legal_moves"])
+        return agents[agent].act(env.match.agent_observation(agent))
+
+    return aec_loop(env, choose)
 
 
 def textarena_moves(name: str, env) -> list[str]:
@@ -124,26 +137,11 @@ def textarena_loop(name: str) -> Callable[[float], int]:
 
 
 def pettingzoo_loop(name: str) -> Callable[[float], int]:
-    """Random legal play through a PettingZoo classic AEC environment."""
+    """Random legal play through a PettingZoo classic AEC environment (its default wrappers included)."""
     import importlib
 
     env = importlib.import_module(f"pettingzoo.classic.{name}").env()
-    rng = random.Random(0)
-
-    def loop(seconds: float) -> int:
-        steps, episode = 0, 0
-        deadline = time.perf_counter() + seconds
-        while time.perf_counter() < deadline:
-            env.reset(seed=episode)
-            episode += 1
-            for agent in env.agent_iter():
-                observation, _, termination, truncation, _ = env.last()
-                action = None if termination or truncation else rng.choice(np.flatnonzero(observation["action_mask"]).tolist())
-                env.step(action)
-                steps += 1
-        return steps
-
-    return loop
+    return aec_loop(env, random_legal_index(random.Random(0)))
 
 
 def openspiel_loop(name: str) -> Callable[[float], int]:
