@@ -37,6 +37,14 @@ import numpy as np
 Move = Any
 
 
+def int_option(name: str, value: Any, low: int, high: int | None = None) -> int:
+    """``value`` if it is an int (not a bool) in [low, high]; otherwise a ``ValueError`` naming the option and its range."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
+        bound = f"from {low} to {high}" if high is not None else f">= {low}"
+        raise ValueError(f"{name} must be an int {bound}, got {value!r}")
+    return value
+
+
 class InvalidMove(Exception):
     """Raised by :meth:`Game.parse` when a text action is malformed or illegal.
 
@@ -86,9 +94,7 @@ class Game:
     def __init__(self, *, error_allowance: int | None = None) -> None:
         if error_allowance is None:
             error_allowance = self.default_error_allowance
-        if not isinstance(error_allowance, int) or isinstance(error_allowance, bool) or error_allowance < 0:
-            raise ValueError(f"error_allowance must be a non-negative int, got {error_allowance!r}")
-        self.error_allowance = error_allowance
+        self.error_allowance = int_option("error_allowance", error_allowance, 0)
         self.rng: np.random.Generator = np.random.default_rng(0)
         self.over = False
         self.outcome: Outcome | None = None

@@ -35,7 +35,7 @@ import string
 
 import numpy as np
 
-from parlour.envs.core.game import Game, InvalidMove
+from parlour.envs.core.game import Game, InvalidMove, int_option
 
 #: Most moves for which the game is enumerable (has a ``Discrete`` action).
 MAX_ENUMERABLE = 5000
@@ -93,8 +93,7 @@ class ColonelBlotto(Game):
             ("soldiers", soldiers, 1, MAX_SOLDIERS),
             ("rounds", rounds, 1, MAX_ROUNDS),
         ):
-            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-                raise ValueError(f"{option} must be an int from {low} to {high}, got {value!r}")
+            int_option(option, value, low, high)
         self.fields = fields
         self.soldiers = soldiers
         self.rounds = rounds

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from parlour.envs.core.game import Game
+from parlour.envs.core.game import Game, int_option
 
 MARKS = ("X", "O")
 #: (row step, column step, name) of the four line directions; row 0 is the bottom row.
@@ -69,8 +69,7 @@ class ConnectFour(Game):
     def __init__(self, *, rows: int = 6, columns: int = 7, x_in_row: int = 4, error_allowance: int | None = None):
         super().__init__(error_allowance=error_allowance)
         for option, value in (("rows", rows), ("columns", columns), ("x_in_row", x_in_row)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{option} must be a positive int, got {value!r}")
+            int_option(option, value, 1)
         if x_in_row > max(rows, columns):
             raise ValueError(f"x_in_row ({x_in_row}) must not exceed the larger of rows ({rows}) and columns ({columns})")
         self.rows, self.columns, self.x_in_row = rows, columns, x_in_row

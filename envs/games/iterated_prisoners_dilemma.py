@@ -35,7 +35,7 @@ from typing import Sequence
 
 import numpy as np
 
-from parlour.envs.core.game import Game, InvalidMove
+from parlour.envs.core.game import Game, InvalidMove, int_option
 
 CHOICES = ["cooperate", "defect"]
 #: Past rounds described in the vector observation.
@@ -75,8 +75,7 @@ class IteratedPrisonersDilemma(Game):
         error_allowance: int | None = None,
     ):
         super().__init__(error_allowance=error_allowance)
-        if not isinstance(rounds, int) or isinstance(rounds, bool) or not 1 <= rounds <= MAX_ROUNDS:
-            raise ValueError(f"rounds must be an int from 1 to {MAX_ROUNDS}, got {rounds!r}")
+        int_option("rounds", rounds, 1, MAX_ROUNDS)
         if (
             isinstance(payoffs, (str, bytes))
             or not isinstance(payoffs, Sequence)

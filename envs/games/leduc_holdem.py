@@ -83,7 +83,11 @@ class LeducHoldem(Game):
         self.players = ["player_0", "player_1"]
         self.moves = list(MOVES)
         self.vector_size = 2 + 3 + 3 + 1 + 2 + 2 * MAX_BETS_PER_ROUND * 2
-        self.cards: list[int] = []
+        self._new_hand([])
+
+    def _new_hand(self, cards: list[int]) -> None:
+        """The state before the first action of a hand dealt ``cards`` (two private cards, then the public one)."""
+        self.cards = cards
         self.round = 1
         self.contributions = [ANTE, ANTE]
         self.stakes = ANTE
@@ -94,14 +98,7 @@ class LeducHoldem(Game):
 
     def start(self, rng: np.random.Generator) -> None:
         """Shuffle; deal one private card each and set the public card aside."""
-        self.cards = [int(c) for c in rng.permutation(6)[:3]]
-        self.round = 1
-        self.contributions = [ANTE, ANTE]
-        self.stakes = ANTE
-        self.raises = 0
-        self.calls = 0
-        self.turn = 0
-        self.history = [[], []]
+        self._new_hand([int(c) for c in rng.permutation(6)[:3]])
         for seat, player in enumerate(self.players):
             self.tell(f"You are dealt {CARD_NAMES[self.cards[seat]]}. Both players ante {ANTE}. Round 1 begins.", to=player)
 

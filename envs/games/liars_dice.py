@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from parlour.envs.core.game import Game, InvalidMove
+from parlour.envs.core.game import Game, InvalidMove, int_option
 
 SIDES = 6
 WILD = SIDES
@@ -124,10 +124,8 @@ class LiarsDice(Game):
         error_allowance: int | None = None,
     ):
         super().__init__(error_allowance=error_allowance)
-        if not isinstance(num_players, int) or isinstance(num_players, bool) or not 2 <= num_players <= 6:
-            raise ValueError(f"num_players must be an int from 2 to 6, got {num_players!r}")
-        if not isinstance(dice_per_player, int) or isinstance(dice_per_player, bool) or not 1 <= dice_per_player <= 10:
-            raise ValueError(f"dice_per_player must be an int from 1 to 10, got {dice_per_player!r}")
+        int_option("num_players", num_players, 2, 6)
+        int_option("dice_per_player", dice_per_player, 1, 10)
         if not isinstance(single_round, bool):
             raise ValueError(f"single_round must be True or False, got {single_round!r}")
         self.num_players = num_players

@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from parlour.envs.core.game import Game, InvalidMove
+from parlour.envs.core.game import Game, InvalidMove, int_option
 
 #: Largest heap accepted, so that the move list stays small.
 MAX_HEAP = 100
@@ -63,8 +63,7 @@ class Nim(Game):
         if isinstance(heaps, (str, bytes)) or not isinstance(heaps, Sequence) or not 1 <= len(heaps) <= MAX_HEAPS:
             raise ValueError(f"heaps must be a list of 1 to {MAX_HEAPS} heap sizes, got {heaps!r}")
         for size in heaps:
-            if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= MAX_HEAP:
-                raise ValueError(f"each heap size must be an int from 1 to {MAX_HEAP}, got {size!r}")
+            int_option("each heap size", size, 1, MAX_HEAP)
         if not isinstance(misere, bool):
             raise ValueError(f"misere must be True or False, got {misere!r}")
         self.initial = [int(size) for size in heaps]

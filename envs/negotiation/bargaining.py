@@ -47,7 +47,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from parlour.envs.core.game import Game, InvalidMove
+from parlour.envs.core.game import Game, InvalidMove, int_option
 from parlour.envs.negotiation.analysis import negotiation_report
 
 ITEM_NAMES = ("book", "hat", "ball", "pen", "cup")
@@ -157,13 +157,9 @@ class Bargaining(Game):
         error_allowance: int | None = None,
     ):
         super().__init__(error_allowance=error_allowance)
-        for option, value, low in (("max_turns", max_turns, 1), ("item_types", item_types, 1), ("total_value", total_value, 1)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise ValueError(f"{option} must be an int >= {low}, got {value!r}")
-        if item_types > len(ITEM_NAMES):
-            raise ValueError(f"item_types must be at most {len(ITEM_NAMES)}, got {item_types}")
-        if total_value > MAX_TOTAL_VALUE:
-            raise ValueError(f"total_value must be at most {MAX_TOTAL_VALUE}, got {total_value}")
+        int_option("max_turns", max_turns, 1)
+        int_option("item_types", item_types, 1, len(ITEM_NAMES))
+        int_option("total_value", total_value, 1, MAX_TOTAL_VALUE)
         if instances_file is None and not instances_exist(item_types, total_value):
             raise ValueError(
                 f"no pool of {POOL_MIN_ITEMS} to {POOL_MAX_ITEMS} items of {item_types} type(s) can be worth exactly "

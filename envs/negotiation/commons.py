@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from parlour.envs.core.game import Game, InvalidMove
+from parlour.envs.core.game import Game, InvalidMove, int_option
 from parlour.envs.negotiation.analysis import gini
 
 SAY_PATTERN = re.compile(r"\[(say|pass)\]", re.IGNORECASE)
@@ -57,14 +57,6 @@ The lake holds {stock} tons of fish now and at most {capacity}. Each round has t
 After the harvest, if fewer than {threshold} tons remain the lake collapses and the game ends for everyone. Otherwise the fish left grow by {growth:g}% (up to {capacity} tons).
 Your reward is the fish you harvest.
 Example: "[say] If we each take 10 tons the lake refills every round." then later "[harvest] 10"."""
-
-
-def _int_option(name: str, value: Any, low: int, high: int | None = None) -> int:
-    """``value`` if it is an int in [low, high]; a ``ValueError`` naming the option otherwise."""
-    if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
-        bound = f"[{low}, {high}]" if high is not None else f">= {low}"
-        raise ValueError(f"{name} must be an int {bound}, got {value!r}")
-    return value
 
 
 class Commons(Game):
@@ -88,11 +80,11 @@ class Commons(Game):
         error_allowance: int | None = None,
     ):
         super().__init__(error_allowance=error_allowance)
-        self.num_players = _int_option("num_players", num_players, 2, 8)
-        self.capacity = _int_option("capacity", capacity, 1)
-        self.initial_stock = _int_option("initial_stock", initial_stock, 1, capacity)
-        self.collapse_threshold = _int_option("collapse_threshold", collapse_threshold, 0, initial_stock)
-        self.rounds = _int_option("rounds", rounds, 1, 1000)
+        self.num_players = int_option("num_players", num_players, 2, 8)
+        self.capacity = int_option("capacity", capacity, 1)
+        self.initial_stock = int_option("initial_stock", initial_stock, 1, capacity)
+        self.collapse_threshold = int_option("collapse_threshold", collapse_threshold, 0, initial_stock)
+        self.rounds = int_option("rounds", rounds, 1, 1000)
         if isinstance(growth_rate, bool) or not isinstance(growth_rate, (int, float)) or not 0 <= growth_rate <= 100:
             raise ValueError(f"growth_rate must be a number in [0, 100], got {growth_rate!r}")
         self.growth_rate = float(growth_rate)

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from parlour.envs.core.game import Game, InvalidMove
+from parlour.envs.core.game import Game, InvalidMove, int_option
 from parlour.envs.negotiation.analysis import negotiation_report
 
 SIDES = ("seller", "buyer")
@@ -89,13 +89,9 @@ class PriceNegotiation(Game):
         error_allowance: int | None = None,
     ):
         super().__init__(error_allowance=error_allowance)
-        if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 2:
-            raise ValueError(f"max_turns must be an int >= 2, got {max_turns!r}")
-        top = SELLER_RANGE[1] + GAP_RANGE[1]
-        if not isinstance(max_price, int) or isinstance(max_price, bool) or not top <= max_price <= MAX_PRICE:
-            raise ValueError(
-                f"max_price must be an int from {top} (the highest buyer reservation) to {MAX_PRICE}, got {max_price!r}"
-            )
+        int_option("max_turns", max_turns, 2)
+        # The lowest max_price is the highest buyer reservation price.
+        int_option("max_price", max_price, SELLER_RANGE[1] + GAP_RANGE[1], MAX_PRICE)
         if not isinstance(critic, bool):
             raise ValueError(f"critic must be True or False, got {critic!r}")
         if advise not in SIDES:

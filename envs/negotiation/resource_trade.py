@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from parlour.envs.core.game import Game, InvalidMove
+from parlour.envs.core.game import Game, InvalidMove, int_option
 from parlour.envs.negotiation.analysis import negotiation_report, pareto_frontier
 
 RESOURCES = ("wheat", "wood", "sheep", "brick", "ore")
@@ -122,9 +122,8 @@ class ResourceTrade(Game):
 
     def __init__(self, *, max_turns: int = 10, max_count: int = 3, error_allowance: int | None = None):
         super().__init__(error_allowance=error_allowance)
-        for option, value, low, high in (("max_turns", max_turns, 1, 1000), ("max_count", max_count, 1, 5)):
-            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-                raise ValueError(f"{option} must be an int in [{low}, {high}], got {value!r}")
+        int_option("max_turns", max_turns, 1, 1000)
+        int_option("max_count", max_count, 1, 5)
         self.max_turns = max_turns
         self.max_count = max_count
         self.players = ["player_0", "player_1"]

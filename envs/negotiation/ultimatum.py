@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from parlour.envs.core.game import Game, InvalidMove
+from parlour.envs.core.game import Game, InvalidMove, int_option
 from parlour.envs.negotiation.analysis import negotiation_report
 
 #: Largest ``pie * rounds``: the analysis enumerates every split of the whole game's pies.
@@ -61,9 +61,8 @@ class Ultimatum(Game):
 
     def __init__(self, *, pie: int = 10, rounds: int = 1, alternate: bool = False, error_allowance: int | None = None):
         super().__init__(error_allowance=error_allowance)
-        for option, value in (("pie", pie), ("rounds", rounds)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{option} must be an int >= 1, got {value!r}")
+        int_option("pie", pie, 1)
+        int_option("rounds", rounds, 1)
         if pie * rounds > MAX_TOTAL:
             raise ValueError(f"pie * rounds must be at most {MAX_TOTAL}, got {pie} * {rounds}")
         if not isinstance(alternate, bool):
