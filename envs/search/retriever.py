@@ -132,8 +132,9 @@ class Retriever:
             raise ValueError("a Retriever needs at least one passage")
         self._position: dict[str, int] = {}
         for i, passage in enumerate(self._passages):
-            if passage["id"] in self._position:
-                raise ValueError(f"passage id {passage['id']!r} appears twice (positions {self._position[passage['id']]} and {i})")
+            first = self._position.get(passage["id"])
+            if first is not None:
+                raise ValueError(f"passage id {passage['id']!r} appears twice (positions {first} and {i})")
             self._position[passage["id"]] = i
         # Rank of each passage in id order: the tie-breaker of search().
         ranks = np.empty(len(self._passages), dtype=np.int64)

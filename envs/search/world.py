@@ -62,6 +62,10 @@ import numpy as np
 WORLD_V1: Mapping[str, int] = types.MappingProxyType({"seed": 0, "n_passages": 8000})
 """The leaderboard's corpus: ``World.generate(**WORLD_V1)``. Frozen: results on it are only comparable while it is."""
 
+WORLD_V1_SHA256 = "7d3bb1a8daa573aa99bab0e15f561ed6060e173311a385bd04b3933fa2798e3e"
+"""``World.generate(**WORLD_V1).fingerprint()``, pinned so that a change to the generator, or to numpy's random
+streams in a future release, cannot silently change the leaderboard's corpus."""
+
 KINDS = ("bridge", "yesno", "count", "comparison")
 MAX_HOPS = 4
 
@@ -460,56 +464,36 @@ class World:
         used: set[str] = set()
         given_names = [word for word, _ in _invent_words(rng, 300, used, max_syllables=2)]
         words = _invent_words(rng, n_passages, used, max_syllables=3)
-        names: dict[str, list[str]] = {}
+        # Per entity: its distinctive word (with the length of its first syllable) and a draw that picks the
+        # rest of its name (a person's given name, an organisation's kind, a book's or film's noun).
         words_of: dict[str, list[tuple[str, int]]] = {}
-        start = 0
+        extras_of: dict[str, list[int]] = {}
+        offset = 0
         for kind in ENTITY_KINDS:
-            words_of[kind] = words[start:start + counts[kind]]
-            start += counts[kind]
+            words_of[kind] = words[offset:offset + counts[kind]]
+            extras_of[kind] = rng.integers(0, 2**31 - 1, size=counts[kind]).tolist()
+            offset += counts[kind]
 
-        # Decoys copy the distinctive word of an earlier entity of their kind, one letter changed after the
-        # first syllable; the entity keeps every other random property, so its facts differ.
+        # Decoys take the distinctive word of an earlier entity of their kind with one letter changed after the
+        # first syllable, and the rest of its name unchanged; every other random property stays their own, so
+        # their facts differ.
         decoy_pairs: list[tuple[str, str]] = []
         for kind in ENTITY_KINDS:
-            kind_words = words_of[kind]
-            n_decoys = int(_DECOY_SHARE * len(kind_words))
-            slots = rng.choice(np.arange(1, len(kind_words)), size=n_decoys, replace=False).tolist()
-            for slot in sorted(slots):
+            kind_words, extras = words_of[kind], extras_of[kind]
+            slots = rng.choice(np.arange(1, len(kind_words)), size=int(_DECOY_SHARE * len(kind_words)), replace=False)
+            for slot in sorted(slots.tolist()):
                 target = int(rng.integers(0, slot))
                 mutated = _mutate(rng, *kind_words[target], used)
                 if mutated is not None:
                     kind_words[slot] = (mutated, kind_words[target][1])
+                    extras[slot] = extras[target]
                     decoy_pairs.append((f"{kind}:{slot}", f"{kind}:{target}"))
 
-        given_draws = rng.integers(0, len(given_names), size=counts["person"]).tolist()
-        noun_draws = rng.integers(0, 2**31 - 1, size=n_passages).tolist()
-        for kind in ENTITY_KINDS:
-            kind_names = []
-            for i, (word, _) in enumerate(words_of[kind]):
-                if kind == "person":
-                    kind_names.append(f"{given_names[given_draws[i]]} {word}")
-                elif kind == "organisation":
-                    kind_names.append(f"{word} {_ORGANISATION_KINDS[noun_draws[i] % len(_ORGANISATION_KINDS)]}")
-                elif kind == "book":
-                    kind_names.append(f"The {_BOOK_NOUNS[noun_draws[i] % len(_BOOK_NOUNS)]} of {word}")
-                elif kind == "film":
-                    kind_names.append(f"{word} {_FILM_NOUNS[noun_draws[i] % len(_FILM_NOUNS)]}")
-                else:
-                    kind_names.append(word)
-            names[kind] = kind_names
-        # A decoy person shares the given name of the person it imitates, so only one letter tells them apart.
-        for decoy, original in decoy_pairs:
-            kind, slot = decoy.split(":")
-            if kind == "person":
-                target_given = names["person"][int(original.split(":")[1])].split(" ")[0]
-                names["person"][int(slot)] = f"{target_given} {words_of['person'][int(slot)][0]}"
-            elif kind in ("organisation", "book", "film"):
-                original_name = names[kind][int(original.split(":")[1])]
-                original_word = words_of[kind][int(original.split(":")[1])][0]
-                names[kind][int(slot)] = original_name.replace(original_word, words_of[kind][int(slot)][0])
-
-        entities = [Entity(f"{kind}:{i}", kind, name) for kind in ENTITY_KINDS for i, name in enumerate(names[kind])]
-
+        entities = [
+            Entity(f"{kind}:{i}", kind, _entity_name(kind, word, extra, given_names))
+            for kind in ENTITY_KINDS
+            for i, ((word, _), extra) in enumerate(zip(words_of[kind], extras_of[kind]))
+        ]
         facts = _invent_facts(rng, counts)
         hosted: dict[str, list[tuple[str, str, str]]] = {entity.id: [] for entity in entities}
         for fact in facts:
@@ -626,6 +610,8 @@ class World:
         if question.kind not in KINDS:
             raise ValueError(f"unknown question kind {question.kind!r}")
         for entity_id in question.entities:
+            if entity_id not in self.entities:
+                raise ValueError(f"unknown entity {entity_id!r}")
             if len(self._by_name[self.entities[entity_id].name.lower()]) != 1:
                 raise ValueError(f"the name of {entity_id!r} is shared by another entity")
             if not _mentions(question.question, self.entities[entity_id].name):
@@ -747,7 +733,9 @@ class World:
         ids = self._by_kind[kind]
         return ids[int(rng.integers(len(ids)))]
 
-    def _walk(self, rng: np.random.Generator, start: str, n_hops: int, end_on_attribute: bool | None) -> list[str] | None:
+    def _walk(
+        self, rng: np.random.Generator, start: str, n_hops: int, end_on_attribute: bool | None
+    ) -> list[str] | None:
         """A random path of ``n_hops`` unique hops from ``start`` that never revisits a node, or None.
 
         The last hop is an attribute when ``end_on_attribute`` is True, a relation
@@ -859,6 +847,19 @@ class World:
 def _capitalise(text: str) -> str:
     """``text`` with its first letter upper-cased and the rest untouched (names keep their case)."""
     return text[:1].upper() + text[1:]
+
+
+def _entity_name(kind: str, word: str, extra: int, given_names: Sequence[str]) -> str:
+    """The full name of an entity of ``kind`` built on its distinctive ``word``; ``extra`` picks the rest."""
+    if kind == "person":
+        return f"{given_names[extra % len(given_names)]} {word}"
+    if kind == "organisation":
+        return f"{word} {_ORGANISATION_KINDS[extra % len(_ORGANISATION_KINDS)]}"
+    if kind == "book":
+        return f"The {_BOOK_NOUNS[extra % len(_BOOK_NOUNS)]} of {word}"
+    if kind == "film":
+        return f"{word} {_FILM_NOUNS[extra % len(_FILM_NOUNS)]}"
+    return word
 
 
 def _check_relation(relation: str, step: str) -> None:
