@@ -1,0 +1,788 @@
+"""Run untrusted Python: bubblewrap namespaces, a private filesystem, resource limits and a wall clock.
+
+    from parlour.sandbox import run_python
+
+    result = run_python("print(sum(map(int, input().split())))", stdin="2 3")
+    result.verdict, result.stdout               # ("ok", "5\\n")
+
+``run_python`` starts a fresh sandbox per program. :class:`Sandbox` keeps one warm (a fork server inside) for
+fast scratch runs. ``parlour doctor sandbox`` runs :func:`run_probes`, the containment checks, on this machine.
+
+Containment (the bubblewrap backend, the default):
+
+* Namespaces: new PID, network, IPC, UTS and, where the kernel has them, cgroup namespaces. The network
+  namespace has only its own loopback interface, so nothing outside it is reachable, not even the host's
+  127.0.0.1. In the PID namespace no host process is visible, so the program cannot signal its caller.
+* Filesystem: a fresh root holding, read-only, ``/usr`` with the host's ``/bin``, ``/sbin``, ``/lib*`` links
+  or folders, ``/etc/ld.so.cache`` and ``/etc/localtime`` (nothing else of ``/etc``), and the interpreter's
+  prefix (``sys.base_prefix``); a ``/proc`` of the new PID namespace and a minimal ``/dev``. The only writable
+  place is a private tmpfs at ``/tmp`` (at most ``Limits.scratch_mb``), the program's working directory and
+  ``HOME``; it disappears with the sandbox.
+* Environment: bubblewrap itself starts with an empty environment (so even ``/proc/1/environ`` holds nothing
+  of the host's) and the program gets only ``PATH``, ``HOME``, ``TMPDIR``, ``LANG`` and ``USER``. The
+  interpreter runs with ``-I -S -X utf8``: no ``PYTHON*`` variables, no user or site packages (the program
+  sees the standard library only, and start-up skips the host's ``.pth`` files), UTF-8 everywhere.
+* Limits, set in the program's own process just before it runs: ``RLIMIT_CPU`` (SIGXCPU at ``cpu_seconds``,
+  SIGKILL a second later), ``RLIMIT_AS`` (``memory_mb``), ``RLIMIT_FSIZE``, ``RLIMIT_NPROC``,
+  ``RLIMIT_NOFILE`` and no core files. The server in the sandbox kills the program at ``wall_seconds`` and then
+  kills every process left in the sandbox; the host reads at most ``max_output_bytes`` of output (never more
+  into memory) and stops the run past that. ``--die-with-parent`` ends the sandbox with the thread that
+  started it; ``--new-session`` keeps it off the caller's terminal.
+
+Who runs the program, and why:
+
+* As root (a container, like this repository's CI): bubblewrap runs as root, without a user namespace, and
+  keeps only the capabilities the server needs (``CAP_SETUID``, ``CAP_SETGID``, ``CAP_KILL``,
+  ``CAP_DAC_OVERRIDE``, ``CAP_FOWNER``; ``CAP_SYS_ADMIN`` and the rest leave the bounding set). Each program's
+  process drops to ``nobody`` (uid and gid 65534, no supplementary groups, hence no capabilities) before any
+  of its code runs: ``RLIMIT_NPROC`` does not bind root, and the program must hold no privilege. The server
+  stays root, so the program can neither signal nor trace it. Dropping to nobody *before* exec'ing bubblewrap
+  was tried: it works in this container (unprivileged user namespaces are enabled, bubblewrap as nobody makes
+  its own), but bubblewrap then resolves every bind source as nobody, and an interpreter under ``/root``
+  (mode 0700; pyenv here) cannot be bound, not even with ``--ro-bind-fd``, whose ``/proc/self/fd`` path
+  bubblewrap resolves with ``realpath()`` too. So the drop happens inside the sandbox, in the forked child.
+  Concurrent sandboxes share nobody's process count, so a fork bomb in one can make forks fail in another.
+* As any other user: bubblewrap makes a user namespace (this needs unprivileged user namespaces:
+  ``kernel.unprivileged_userns_clone=1`` where that sysctl exists, ``user.max_user_namespaces`` > 0) and,
+  with bubblewrap 0.8 or later, forbids nested ones. The program runs as the calling user mapped into it,
+  without capabilities; ``RLIMIT_NPROC`` counts per user namespace, so it binds the sandbox's processes only.
+
+Warm sandboxes: :class:`Sandbox` starts one sandbox and, per program, forks its server: no bubblewrap or
+interpreter start-up, so scratch runs (an agent trying code) are fast. Between runs the server kills every
+leftover process and empties ``/tmp``, but runs still share the sandbox: one hash seed (``str`` hashes,
+set order), the same PID namespace, and as a non-root user the program runs as the same user as the server,
+so it could kill or trace it and forge later results. Verdicts that count (judging a submission) therefore
+use a fresh sandbox: :func:`run_python` always starts one, and its results match a warm run's.
+
+Without bubblewrap, or where it cannot start (no user namespaces, a seccomp policy that forbids them),
+:class:`SandboxUnavailable` says how to install it. ``allow_unsafe=True`` then runs the same server as a plain
+subprocess with the same limits and none of the isolation (the host's files, network and environment; as
+root, ``RLIMIT_NPROC`` does not bind), for development only; :attr:`RunResult.sandboxed` says which ran.
+
+Requirements: Linux 5.3 or later (pidfd), bubblewrap 0.4 or later; 0.8 adds the tmpfs size limit and
+``--disable-userns``, used where present.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+Verdict = Literal["ok", "error", "timeout", "memory", "output_limit"]
+
+#: The bubblewrap executable: a name looked up on PATH, or a path.
+BWRAP = "bwrap"
+#: Seconds a sandbox may take to start, and past ``wall_seconds`` for the server to report a run.
+START_TIMEOUT = 10.0
+REPORT_GRACE = 5.0
+#: Root's capabilities bubblewrap keeps, when run as root, for the server (and each program until it drops them).
+ROOT_CAPABILITIES = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER")
+SANDBOX_TMP = "/tmp"
+ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "USER": "sandbox"}
+INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), "
+    "or pass allow_unsafe=True to run without a sandbox, for development only"
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one run; the defaults suit a judge of short programs.
+
+    The CPU limit counts whole seconds (rounded up), per process; the memory limit is on address space.
+    ``scratch_mb`` bounds the ``/tmp`` tmpfs, which is made when a sandbox starts: a warm :class:`Sandbox`
+    takes it from the limits it was created with.
+    """
+
+    cpu_seconds: float = 5.0
+    wall_seconds: float = 10.0
+    memory_mb: int = 512
+    max_output_bytes: int = 1 << 20
+    max_processes: int = 64
+    max_open_files: int = 64
+    max_file_mb: int = 16
+    scratch_mb: int = 64
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a program did.
+
+    ``verdict``: ``ok`` (exit status 0), ``error`` (any other exit or signal), ``timeout`` (CPU or wall-clock
+    limit), ``memory`` (it died of an uncaught ``MemoryError``: the address-space limit), ``output_limit``
+    (more than ``max_output_bytes`` of stdout and stderr together; ``truncated`` is then set and both hold
+    what came before the cut). ``exit_code`` is None when a signal (``signal``) ended it. ``cpu_seconds``
+    is the user and system time of the program and the children it waited for; ``wall_seconds`` runs from
+    its fork to its end. ``sandboxed`` is False for ``allow_unsafe`` runs without bubblewrap.
+    """
+
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    signal: int | None
+    cpu_seconds: float
+    wall_seconds: float
+    verdict: Verdict
+    truncated: bool = False
+    sandboxed: bool = True
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap is missing or cannot make a sandbox here; the message says how to fix it."""
+
+
+@functools.cache
+def _bwrap_version(path: str) -> tuple[int, ...]:
+    """bubblewrap's version, (0,) where it does not say."""
+    try:
+        words = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=5).stdout.split()
+        return tuple(int(part) for part in words[-1].split("."))
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return (0,)
+
+
+def _interpreter() -> str:
+    """The base interpreter (not a virtualenv's link to it): only its prefix is bound into the sandbox."""
+    return os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+
+
+@functools.cache
+def _server_source() -> str:
+    """The fork server's code, passed with ``-c`` so that the sandbox needs nothing of this package."""
+    return (Path(__file__).with_name("sandbox_server.py")).read_text(encoding="utf-8")
+
+
+def _system_binds() -> list[str]:
+    """bubblewrap arguments for the read-only system folders the interpreter needs."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(name):
+            args += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            args += ["--ro-bind", name, name]
+    for name in ("/etc/ld.so.cache", "/etc/localtime"):
+        args += ["--ro-bind-try", name, name]
+    bound = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]
+    interpreter = _interpreter()
+    for prefix in dict.fromkeys(
+        os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix, os.path.dirname(interpreter))
+    ):
+        if not any(prefix == b or prefix.startswith(b + "/") for b in bound):
+            # bubblewrap would make the folders above the prefix as the host has them, /root with mode 0700,
+            # which nobody cannot cross; --dir makes them 0755.
+            for parent in reversed(Path(prefix).parents[:-1]):
+                args += ["--dir", str(parent)]
+            args += ["--ro-bind", prefix, prefix]
+            bound.append(prefix)
+    return args
+
+
+def _bwrap_command(bwrap: str, fd: int, limits: Limits) -> list[str]:
+    """The bubblewrap command line that starts a contained server on socket ``fd``."""
+    version = _bwrap_version(bwrap)
+    args = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if os.geteuid() == 0:
+        args += ["--cap-drop", "ALL"]
+        for capability in ROOT_CAPABILITIES:
+            args += ["--cap-add", capability]
+    else:
+        args += ["--unshare-user"] + (["--disable-userns"] if version >= (0, 8) else [])
+    args += ["--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]
+    for name, value in {**ENVIRONMENT, "HOME": SANDBOX_TMP, "TMPDIR": SANDBOX_TMP}.items():
+        args += ["--setenv", name, value]
+    args += _system_binds()
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    if version >= (0, 8):
+        args += ["--size", str(limits.scratch_mb << 20)]
+    # The root is a tmpfs too, writable (and unbounded) as a non-root user's; only /tmp stays writable.
+    args += ["--tmpfs", SANDBOX_TMP, "--remount-ro", "/", "--chdir", SANDBOX_TMP]
+    return args + _server_command(fd, "contained", SANDBOX_TMP)
+
+
+def _server_command(fd: int, mode: str, workdir: str) -> list[str]:
+    """The interpreter command line of the fork server."""
+    return [_interpreter(), "-I", "-S", "-X", "utf8", "-c", _server_source(), str(fd), mode, workdir]
+
+
+def _find_bwrap(bwrap: str) -> str | None:
+    """The absolute path of ``bwrap`` if it is an executable file, else None."""
+    found = shutil.which(bwrap)
+    return os.path.abspath(found) if found else None
+
+
+def _memfd(name: str, data: bytes) -> int:
+    """An anonymous in-memory file holding ``data``, positioned at its start."""
+    fd = os.memfd_create(name)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _terminate(process: subprocess.Popen, sock: socket.socket, workdir: str | None) -> None:
+    """Kill a sandbox's process group (bubblewrap takes its PID namespace down with it) and reap it."""
+    sock.close()
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+    if process.stderr is not None:
+        process.stderr.close()
+    if workdir is not None:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+class Sandbox:
+    """A warm sandbox: one bubblewrap sandbox with a fork server inside, reused for every :meth:`run`.
+
+    Runs are fast (a fork, no bubblewrap or interpreter start-up) and give the same results as
+    :func:`run_python`, which is what judging should use (see the module's notes on warm sandboxes). One run
+    at a time per sandbox (calls from several threads wait their turn). The sandbox restarts by itself if it
+    died, for instance with the thread that started it. Use it as a context manager, or call :meth:`close`.
+
+    ``bwrap`` is the bubblewrap executable (default :data:`BWRAP`); ``allow_unsafe=True`` falls back to an
+    unsandboxed subprocess, with a warning, where bubblewrap is missing or cannot start.
+    """
+
+    def __init__(self, limits: Limits | None = None, *, allow_unsafe: bool = False, bwrap: str | None = None) -> None:
+        self.limits = limits or Limits()
+        self.allow_unsafe = allow_unsafe
+        self.bwrap = bwrap or BWRAP
+        self.sandboxed = True
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen | None = None
+        self._sock: socket.socket | None = None
+        self._finalizer: weakref.finalize | None = None
+        self._start()
+
+    def _start(self) -> None:
+        """Start the sandbox (or, if allowed, the unsandboxed server) and wait for its server to be ready."""
+        try:
+            self._launch(contained=True)
+        except SandboxUnavailable as error:
+            if not self.allow_unsafe:
+                raise
+            warnings.warn(f"{error}; running WITHOUT a sandbox (allow_unsafe=True)", RuntimeWarning, stacklevel=3)
+            self._launch(contained=False)
+
+    def _launch(self, contained: bool) -> None:
+        """Spawn the server, contained by bubblewrap or not; raises SandboxUnavailable if bubblewrap fails."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        workdir = None
+        if contained:
+            bwrap = _find_bwrap(self.bwrap)
+            if bwrap is None:
+                ours.close()
+                theirs.close()
+                raise SandboxUnavailable(f"bubblewrap ({self.bwrap!r}) was not found: {INSTALL_HINT}")
+            command = _bwrap_command(bwrap, theirs.fileno(), self.limits)
+            environment: dict[str, str] = {}
+        else:
+            workdir = tempfile.mkdtemp(prefix="parlour-unsafe-")
+            command = _server_command(theirs.fileno(), "unsafe", workdir)
+            environment = {**ENVIRONMENT, "HOME": workdir, "TMPDIR": workdir}
+        try:
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                pass_fds=(theirs.fileno(),),
+                env=environment,
+                cwd=workdir or "/",
+                start_new_session=True,
+            )
+        except OSError as error:
+            ours.close()
+            raise SandboxUnavailable(f"could not run {command[0]!r} ({error}): {INSTALL_HINT}") from error
+        finally:
+            theirs.close()
+        self._process, self._sock, self.sandboxed = process, ours, contained
+        self._finalizer = weakref.finalize(self, _terminate, process, ours, workdir)
+        ready = selectors.DefaultSelector()
+        ready.register(ours, selectors.EVENT_READ)
+        greeting = ours.recv(64) if ready.select(START_TIMEOUT) else b""
+        ready.close()
+        if greeting != b"ready":
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            detail = process.stderr.read().decode(errors="replace").strip() if process.stderr else ""
+            self._finalizer()
+            self._finalizer = None
+            raise SandboxUnavailable(
+                f"bubblewrap could not start a sandbox ({detail or 'no answer from it'}). As a user other than "
+                f"root it needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+                f"user.max_user_namespaces > 0, and no seccomp or AppArmor policy forbidding them); as root, "
+                f"CAP_SYS_ADMIN. Otherwise {INSTALL_HINT}"
+            )
+
+    def close(self) -> None:
+        """Kill the sandbox and everything in it; a later :meth:`run` starts a new one."""
+        with self._lock:
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        """Kill the sandbox; the caller holds the lock (or is the constructor)."""
+        if self._finalizer is not None:
+            self._finalizer()
+            self._finalizer = None
+        self._process = None
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def run(self, code: str, stdin: str = "", *, limits: Limits | None = None) -> RunResult:
+        """Run ``code`` as ``main.py`` (``__main__``) with ``stdin``; returns its output, status and verdict."""
+        limits = limits or self.limits
+        with self._lock:
+            if self._process is None or self._process.poll() is not None:
+                self._shutdown()
+                self._start()
+            return self._run(code, stdin, limits)
+
+    def _run(self, code: str, stdin: str, limits: Limits) -> RunResult:
+        """Send one program to the server, collect its output within the limits, read its report."""
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        code_fd = _memfd("main.py", code.encode("utf-8", errors="surrogateescape"))
+        stdin_fd = _memfd("stdin", stdin.encode("utf-8", errors="surrogateescape"))
+        request = (
+            f"run {limits.cpu_seconds} {limits.wall_seconds} {limits.memory_mb << 20} {limits.max_processes} "
+            f"{limits.max_open_files} {limits.max_file_mb << 20}"
+        )
+        started = time.monotonic()
+        try:
+            socket.send_fds(self._sock, [request.encode()], [code_fd, stdin_fd, out_write, err_write])
+        except OSError:
+            report = b""
+        else:
+            report = None
+        finally:
+            for fd in (code_fd, stdin_fd, out_write, err_write):
+                os.close(fd)
+        outputs = [bytearray(), bytearray()]
+        truncated = False
+        try:
+            if report is None:
+                report, truncated = self._collect(out_read, err_read, outputs, limits)
+        finally:
+            os.close(out_read)
+            os.close(err_read)
+        stdout, stderr = (bytes(o).decode("utf-8", errors="replace") for o in outputs)
+        if not report or report == b"timeout":
+            # The server died (the program killed it, which only a non-root run can) or never reported.
+            self._shutdown()
+            verdict: Verdict = "output_limit" if truncated else ("timeout" if report == b"timeout" else "error")
+            note = "the sandbox did not report in time" if report == b"timeout" else "the sandbox's server died"
+            return RunResult(
+                stdout, stderr + f"\n[parlour.sandbox: {note}]\n", None, None, 0.0, time.monotonic() - started,
+                verdict, truncated, self.sandboxed,
+            )
+        _done, exit_word, signal_word, cpu_word, wall_word, flags = report.decode().split()
+        exit_code = None if exit_word == "-" else int(exit_word)
+        signal_number = None if signal_word == "-" else int(signal_word)
+        cpu = float(cpu_word)
+        if "d" in flags:
+            # The program left something in /tmp the server could not remove: the next run gets a new sandbox.
+            self._shutdown()
+        if truncated:
+            verdict = "output_limit"
+        elif "t" in flags or signal_number == signal.SIGXCPU or (
+            signal_number == signal.SIGKILL and cpu >= limits.cpu_seconds
+        ):
+            verdict = "timeout"
+        elif "m" in flags:
+            verdict = "memory"
+        elif exit_code == 0:
+            verdict = "ok"
+        else:
+            verdict = "error"
+        return RunResult(stdout, stderr, exit_code, signal_number, cpu, float(wall_word), verdict, truncated,
+                         self.sandboxed)
+
+    def _collect(self, out_read: int, err_read: int, outputs: list[bytearray], limits: Limits) -> tuple[bytes, bool]:
+        """Read stdout and stderr (at most ``max_output_bytes`` kept) until the server reports.
+
+        Returns the report (``b""`` if the server died, ``b"timeout"`` if it missed its deadline) and whether
+        the output was cut, in which case the server has been told to kill the program.
+        """
+        room = limits.max_output_bytes
+        truncated = False
+        report = None
+        deadline = time.monotonic() + limits.wall_seconds + REPORT_GRACE
+        with selectors.DefaultSelector() as selector:
+            selector.register(out_read, selectors.EVENT_READ, 0)
+            selector.register(err_read, selectors.EVENT_READ, 1)
+            selector.register(self._sock, selectors.EVENT_READ, None)
+            while report is None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    report = b"timeout"
+                    break
+                for key, _events in selector.select(remaining):
+                    if key.data is None:
+                        report = self._sock.recv(4096)
+                        continue
+                    chunk = os.read(key.fd, 1 << 16)
+                    if not chunk or truncated:
+                        # After the cut the rest is read and dropped, so the program never blocks on a full pipe
+                        # before the server's kill lands.
+                        if not chunk:
+                            selector.unregister(key.fd)
+                        continue
+                    keep = chunk[:room]
+                    outputs[key.data] += keep
+                    room -= len(keep)
+                    if len(keep) < len(chunk):
+                        truncated = True
+                        try:
+                            self._sock.send(b"kill")
+                        except OSError:
+                            pass  # the server is gone: the select sees its hang-up next
+        # The report comes after the program is dead: what it wrote last is already in the pipes.
+        for index, fd in enumerate((out_read, err_read)):
+            os.set_blocking(fd, False)
+            for _ in range(64):
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    break
+                keep = chunk[:room]
+                outputs[index] += keep
+                room -= len(keep)
+                truncated = truncated or len(keep) < len(chunk)
+        return report, truncated
+
+
+def run_python(code: str, stdin: str = "", *, limits: Limits | None = None, allow_unsafe: bool = False) -> RunResult:
+    """Run ``code`` with ``stdin`` in a fresh sandbox (see the module's notes), within ``limits``.
+
+    Raises :class:`SandboxUnavailable` where bubblewrap is missing or cannot start, unless ``allow_unsafe``,
+    which then runs the program unsandboxed (same limits, none of the isolation; development only).
+    """
+    with Sandbox(limits, allow_unsafe=allow_unsafe) as sandbox:
+        return sandbox.run(code, stdin)
+
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One containment check: its name, whether the sandbox held, and what was seen."""
+
+    name: str
+    passed: bool
+    detail: str
+
+
+# Each probe program prints one JSON object: what it managed to do.
+_ATTEMPTS = """
+import json, os
+
+def attempt(action):
+    try:
+        result = action()
+    except OSError:
+        return False
+    return result if isinstance(result, list) else True
+"""
+
+
+def _observe(result: RunResult) -> dict:
+    """The JSON a probe program printed, or {} (the probe then fails with the program's stderr as detail)."""
+    try:
+        return json.loads(result.stdout)
+    except ValueError:
+        return {}
+
+
+def _failure(result: RunResult) -> str:
+    """The detail of a probe whose program did not get to say what it saw."""
+    return f"the probe program failed: {result.verdict}, {result.stderr.strip()[-300:]!r}"
+
+
+def _probe_run(code: str, bwrap: str | None, limits: Limits | None = None, follow_up: str | None = None):
+    """Run ``code`` in a fresh sandbox (and ``follow_up`` after it, in the same one)."""
+    with Sandbox(limits, bwrap=bwrap) as sandbox:
+        first = sandbox.run(code)
+        return (first, sandbox.run(follow_up)) if follow_up is not None else first
+
+
+def _probe_interfaces(bwrap: str | None) -> Probe:
+    name = "network: no interface but loopback"
+    result = _probe_run("import json, socket\nprint(json.dumps(sorted(n for _, n in socket.if_nameindex())))", bwrap)
+    seen = _observe(result)
+    if result.verdict != "ok" or not isinstance(seen, list):
+        return Probe(name, False, _failure(result))
+    return Probe(name, seen == ["lo"], "interfaces: " + ", ".join(seen))
+
+
+def _probe_outside(bwrap: str | None) -> Probe:
+    name = "network: no route out (TCP to public addresses, DNS)"
+    code = _ATTEMPTS + (
+        "import socket\n"
+        "hosts = ['1.1.1.1', '8.8.8.8', '2606:4700:4700::1111']\n"
+        "seen = {h: attempt(lambda: socket.create_connection((h, 53), timeout=2).close()) for h in hosts}\n"
+        "seen['dns example.com'] = attempt(lambda: socket.getaddrinfo('example.com', 80))\n"
+        "print(json.dumps(seen))\n"
+    )
+    result = _probe_run(code, bwrap)
+    seen = _observe(result)
+    if result.verdict != "ok" or not seen:
+        return Probe(name, False, _failure(result))
+    reached = [target for target, ok in seen.items() if ok]
+    return Probe(name, not reached, f"reached: {reached}" if reached else f"all {len(seen)} failed")
+
+
+def _probe_host_loopback(bwrap: str | None) -> Probe:
+    name = "network: the host's loopback is unreachable"
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        code = _ATTEMPTS + (
+            "import socket\n"
+            f"print(json.dumps(attempt(lambda: socket.create_connection(('127.0.0.1', {port}), timeout=2).close())))\n"
+        )
+        result = _probe_run(code, bwrap)
+        try:
+            listener.accept()[0].close()
+            accepted = True
+        except BlockingIOError:
+            accepted = False
+    seen = _observe(result)
+    if result.verdict != "ok" or seen not in (True, False):
+        return Probe(name, False, _failure(result))
+    return Probe(name, not seen and not accepted,
+                 f"connect to the host's 127.0.0.1:{port}: {'succeeded' if seen else 'failed'}; "
+                 f"host listener accepted: {accepted}")
+
+
+def _host_places() -> dict[str, str]:
+    """Host folders that must stay out of the program's reach."""
+    places = {
+        "package": str(Path(__file__).resolve().parent.parent),
+        "home": str(Path.home()),
+        "/etc": "/etc",
+        "/usr": "/usr",
+        "interpreter prefix": os.path.realpath(sys.base_prefix),
+    }
+    if os.geteuid() == 0:
+        places["/root"] = "/root"
+    return places
+
+
+def _probe_writes(bwrap: str | None) -> Probe:
+    name = "filesystem: writes outside the sandbox fail and never reach the host"
+    filename = f"parlour-probe-{os.getpid()}-{time.monotonic_ns()}"
+    folders = sorted(set(_host_places().values()))
+    code = _ATTEMPTS + (
+        f"folders = {folders + ['/tmp']!r}\n"
+        f"write = lambda folder: open(os.path.join(folder, {filename!r}), 'w').write('escaped')\n"
+        "print(json.dumps({folder: attempt(lambda: write(folder)) for folder in folders}))\n"
+    )
+    result = _probe_run(code, bwrap)
+    seen = _observe(result)
+    on_host = [folder for folder in folders + ["/tmp"] if os.path.exists(os.path.join(folder, filename))]
+    for folder in on_host:
+        os.unlink(os.path.join(folder, filename))
+    if result.verdict != "ok" or not seen:
+        return Probe(name, False, _failure(result))
+    written = [folder for folder, ok in seen.items() if ok and folder != "/tmp"]
+    detail = f"written inside: {written or 'none'}; on the host: {on_host or 'none'}"
+    # Writing its own /tmp must work (it is the scratch space) and must not show on the host's /tmp.
+    return Probe(name, not written and not on_host and seen.get("/tmp") is True, detail)
+
+
+def _probe_reads(bwrap: str | None) -> Probe:
+    name = "filesystem: host files are unreadable (/etc/shadow, home, the package, host /tmp)"
+    prefix = os.path.realpath(sys.base_prefix)
+    home = Path.home()
+    with tempfile.NamedTemporaryFile("w", prefix="parlour-probe-") as marker:
+        marker.write("secret")
+        marker.flush()
+        files = ["/etc/shadow", "/etc/passwd", marker.name, str(Path(__file__).resolve())]
+        if home.is_dir():
+            files += sorted(str(p) for p in home.iterdir() if p.is_file() and not p.is_symlink())[:3]
+        folders = [str(home), str(Path(__file__).resolve().parent)]
+        code = _ATTEMPTS + (
+            f"files, folders = {files!r}, {folders!r}\n"
+            "seen = {path: attempt(lambda: open(path, 'rb').read(64)) for path in files}\n"
+            "seen.update({path: attempt(lambda: os.listdir(path)) for path in folders})\n"
+            "print(json.dumps(seen))\n"
+        )
+        result = _probe_run(code, bwrap)
+    seen = _observe(result)
+    if result.verdict != "ok" or not seen:
+        return Probe(name, False, _failure(result))
+    leaked = []
+    for path, found in seen.items():
+        if path in folders and isinstance(found, list):
+            # A home that holds the interpreter (pyenv, uv) shows the way down to its read-only prefix only.
+            allowed = {Path(prefix).relative_to(path).parts[0]} if prefix.startswith(path.rstrip("/") + "/") else set()
+            found = sorted(set(found) - allowed)
+        if found:
+            leaked.append(path)
+    return Probe(name, not leaked, f"readable: {leaked}" if leaked else f"all {len(seen)} denied or absent")
+
+
+def _probe_environment(bwrap: str | None) -> Probe:
+    name = "environment: the host's variables are invisible"
+    variable, token = "PARLOUR_PROBE_SECRET", f"secret-{os.getpid()}-{time.monotonic_ns()}"
+    code = (
+        f"import json, os\ntoken = {token!r}\n"
+        "leaks = [k for k, v in os.environ.items() if token in v or k == 'PARLOUR_PROBE_SECRET']\n"
+        "for pid in [p for p in os.listdir('/proc') if p.isdigit()]:\n"
+        "    try:\n"
+        "        if token.encode() in open(f'/proc/{pid}/environ', 'rb').read():\n"
+        "            leaks.append(f'/proc/{pid}/environ')\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "print(json.dumps({'leaks': leaks, 'variables': sorted(os.environ)}))\n"
+    )
+    previous = os.environ.get(variable)
+    os.environ[variable] = token
+    try:
+        result = _probe_run(code, bwrap)
+    finally:
+        if previous is None:
+            del os.environ[variable]
+        else:
+            os.environ[variable] = previous
+    seen = _observe(result)
+    if result.verdict != "ok" or not seen:
+        return Probe(name, False, _failure(result))
+    if seen["leaks"]:
+        return Probe(name, False, f"leaked in {seen['leaks']}")
+    return Probe(name, True, f"the program sees only {', '.join(seen['variables'])}")
+
+
+def _probe_privileges(bwrap: str | None) -> Probe:
+    name = "privileges: the program holds no capabilities and is not root"
+    code = (
+        "import json, os\n"
+        "lines = open('/proc/self/status').read().splitlines()\n"
+        "status = dict(line.split(':\\t', 1) for line in lines if ':\\t' in line)\n"
+        "print(json.dumps({'uid': os.getuid(), 'gid': os.getgid(), 'groups': os.getgroups(),\n"
+        "                  'effective': int(status['CapEff'], 16), 'permitted': int(status['CapPrm'], 16)}))\n"
+    )
+    result = _probe_run(code, bwrap)
+    seen = _observe(result)
+    if result.verdict != "ok" or not seen:
+        return Probe(name, False, _failure(result))
+    held = seen["uid"] != 0 and seen["gid"] != 0 and not seen["effective"] and not seen["permitted"]
+    return Probe(name, held, f"uid {seen['uid']}, gid {seen['gid']}, groups {seen['groups']}, "
+                 f"capabilities effective {seen['effective']:#x}, permitted {seen['permitted']:#x}")
+
+
+def _probe_fork_bomb(bwrap: str | None) -> Probe:
+    name = "processes: a fork bomb hits the process limit and leaves nothing behind"
+    limit = 16
+    code = (
+        "import os, time\n"
+        "forked = 0\n"
+        "for _ in range(500):\n"
+        "    try:\n"
+        "        pid = os.fork()\n"
+        "    except OSError:\n"
+        "        break\n"
+        "    if pid == 0:\n"
+        "        time.sleep(60)\n"
+        "        os._exit(0)\n"
+        "    forked += 1\n"
+        "print(forked)\n"
+    )
+    census = "import os\nprint(sum(p.isdigit() for p in os.listdir('/proc')))"
+    bomb, after = _probe_run(code, bwrap, Limits(max_processes=limit, wall_seconds=5), follow_up=census)
+    if bomb.verdict != "ok" or after.verdict != "ok":
+        return Probe(name, False, _failure(bomb if bomb.verdict != "ok" else after))
+    forked, left = int(bomb.stdout), int(after.stdout)
+    # After it: the namespace's init, the server and the census itself.
+    held = forked < limit and left <= 3 and bomb.wall_seconds < 5
+    return Probe(name, held, f"{forked} forks succeeded under a limit of {limit}; "
+                 f"{left} processes in the sandbox at the next run")
+
+
+def _probe_verdict(name: str, code: str, limits: Limits, expected: Verdict, bwrap: str | None) -> Probe:
+    result = _probe_run(code, bwrap, limits)
+    return Probe(name, result.verdict == expected,
+                 f"verdict {result.verdict} after {result.wall_seconds:.2f} s wall, {result.cpu_seconds:.2f} s CPU, "
+                 f"{len(result.stdout) + len(result.stderr)} bytes of output")
+
+
+def _probe_signals(bwrap: str | None) -> Probe:
+    name = "signals: the program cannot signal its caller or any host process"
+    bystander = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        code = _ATTEMPTS + (
+            "import signal\n"
+            f"targets = {{'every process (-1)': -1, 'parent': os.getppid(), 'init': 1, 'caller': {os.getpid()}, "
+            f"'host bystander': {bystander.pid}}}\n"
+            "print(json.dumps({k: attempt(lambda: os.kill(pid, signal.SIGKILL)) for k, pid in targets.items()}))\n"
+        )
+        result = _probe_run(code, bwrap)
+        time.sleep(0.05)
+        alive = bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
+    seen = _observe(result)
+    # kill(-1) reports success even when every process refuses the signal, so the evidence is on the host's
+    # side: the bystander lives (and so does the caller, which is running this).
+    detail = f"host bystander alive: {alive}; the run ended with verdict {result.verdict}" + (
+        f"; kill() raised no error for: {', '.join(k for k, ok in seen.items() if ok) or 'none'}" if seen else "")
+    return Probe(name, alive, detail)
+
+
+def run_probes(*, bwrap: str | None = None) -> list[Probe]:
+    """Run every containment probe on the real sandbox (a fresh one each); raises SandboxUnavailable.
+
+    Probes: network (interfaces, routes out, the host's loopback), writes and reads of host files, the host's
+    environment, privileges, a fork bomb, a memory bomb, an infinite loop, a sleeper, a flood of output, and
+    signals to the caller and host processes.
+    """
+    quick = Limits(cpu_seconds=1, wall_seconds=10)
+    return [
+        _probe_interfaces(bwrap),
+        _probe_outside(bwrap),
+        _probe_host_loopback(bwrap),
+        _probe_writes(bwrap),
+        _probe_reads(bwrap),
+        _probe_environment(bwrap),
+        _probe_privileges(bwrap),
+        _probe_fork_bomb(bwrap),
+        _probe_verdict("memory: a memory bomb ends with verdict memory",
+                       "hoard = []\nwhile True:\n    hoard.append(bytearray(16 << 20))",
+                       Limits(memory_mb=256), "memory", bwrap),
+        _probe_verdict("time: an infinite loop ends with verdict timeout (CPU limit)", "while True:\n    pass",
+                       quick, "timeout", bwrap),
+        _probe_verdict("time: a sleeper ends with verdict timeout (wall-clock limit)",
+                       "import time\ntime.sleep(60)", Limits(wall_seconds=1), "timeout", bwrap),
+        _probe_verdict("output: a flood of output ends with verdict output_limit",
+                       "while True:\n    print('x' * 1000)", Limits(max_output_bytes=64 << 10), "output_limit", bwrap),
+        _probe_signals(bwrap),
+    ]
