@@ -15,9 +15,10 @@ Containment (the bubblewrap backend, the default):
   127.0.0.1. In the PID namespace no host process is visible, so the program cannot signal its caller.
 * Filesystem: a fresh root holding, read-only, ``/usr`` with the host's ``/bin``, ``/sbin``, ``/lib*`` links
   or folders, ``/etc/ld.so.cache`` and ``/etc/localtime`` (nothing else of ``/etc``), and the interpreter's
-  prefix (``sys.base_prefix``); a ``/proc`` of the new PID namespace and a minimal ``/dev``. The only writable
-  place is a private tmpfs at ``/tmp`` (at most ``Limits.scratch_mb``), the program's working directory and
-  ``HOME``; it disappears with the sandbox.
+  prefix (``sys.base_prefix``); a ``/proc`` of the new PID namespace and a minimal, read-only ``/dev``. The
+  only writable places are two private tmpfs of at most ``Limits.scratch_mb`` each: ``/tmp``, the program's
+  working directory and ``HOME``, and ``/dev/shm``, for ``multiprocessing``'s semaphores. They disappear
+  with the sandbox, and a warm sandbox empties them after each run.
 * Environment: bubblewrap itself starts with an empty environment (so even ``/proc/1/environ`` holds nothing
   of the host's) and the program gets only ``PATH``, ``HOME``, ``TMPDIR``, ``LANG`` and ``USER``. The
   interpreter runs with ``-I -S -X utf8``: no ``PYTHON*`` variables, no user or site packages (the program
@@ -49,9 +50,9 @@ Who runs the program, and why:
 
 Warm sandboxes: :class:`Sandbox` starts one sandbox and, per program, forks its server: no bubblewrap or
 interpreter start-up, so scratch runs (an agent trying code) are fast. Between runs the server kills every
-leftover process and empties ``/tmp``, but runs still share the sandbox: one hash seed (``str`` hashes,
-set order), the same PID namespace, and as a non-root user the program runs as the same user as the server,
-so it could kill or trace it and forge later results. Verdicts that count (judging a submission) therefore
+leftover process and empties the scratch folders, but runs still share the sandbox: one hash seed (``str``
+hashes, set order), the same PID namespace, and as a non-root user the program runs as the same user as the
+server, so it could kill or trace it and forge later results. Verdicts that count (judging a submission) therefore
 use a fresh sandbox: :func:`run_python` always starts one, and its results match a warm run's.
 
 Without bubblewrap, or where it cannot start (no user namespaces, a seccomp policy that forbids them),
@@ -93,6 +94,8 @@ REPORT_GRACE = 5.0
 #: Root's capabilities bubblewrap keeps, when run as root, for the server (and each program until it drops them).
 ROOT_CAPABILITIES = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER")
 SANDBOX_TMP = "/tmp"
+#: Where multiprocessing keeps its semaphores: a second scratch tmpfs.
+SANDBOX_SHM = "/dev/shm"
 ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "USER": "sandbox"}
 INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), "
@@ -105,8 +108,8 @@ class Limits:
     """Resource limits of one run; the defaults suit a judge of short programs.
 
     The CPU limit counts whole seconds (rounded up), per process; the memory limit is on address space.
-    ``scratch_mb`` bounds the ``/tmp`` tmpfs, which is made when a sandbox starts: a warm :class:`Sandbox`
-    takes it from the limits it was created with.
+    ``scratch_mb`` bounds each of the ``/tmp`` and ``/dev/shm`` tmpfs, which are made when a sandbox starts:
+    a warm :class:`Sandbox` takes it from the limits it was created with (bubblewrap 0.8 or later).
     """
 
     cpu_seconds: float = 5.0
@@ -206,17 +209,17 @@ def _bwrap_command(bwrap: str, fd: int, limits: Limits) -> list[str]:
     for name, value in {**ENVIRONMENT, "HOME": SANDBOX_TMP, "TMPDIR": SANDBOX_TMP}.items():
         args += ["--setenv", name, value]
     args += _system_binds()
-    args += ["--proc", "/proc", "--dev", "/dev"]
-    if version >= (0, 8):
-        args += ["--size", str(limits.scratch_mb << 20)]
-    # The root is a tmpfs too, writable (and unbounded) as a non-root user's; only /tmp stays writable.
-    args += ["--tmpfs", SANDBOX_TMP, "--remount-ro", "/", "--chdir", SANDBOX_TMP]
-    return args + _server_command(fd, "contained", SANDBOX_TMP)
+    size = ["--size", str(limits.scratch_mb << 20)] if version >= (0, 8) else []
+    args += ["--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", SANDBOX_SHM, *size, "--tmpfs", SANDBOX_TMP]
+    # The root and /dev are tmpfs too, writable (and unbounded) as a non-root user's: only the scratch folders
+    # stay writable. Device nodes still work on a read-only /dev.
+    args += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", SANDBOX_TMP]
+    return args + _server_command(fd, "contained", SANDBOX_TMP, SANDBOX_SHM)
 
 
-def _server_command(fd: int, mode: str, workdir: str) -> list[str]:
-    """The interpreter command line of the fork server."""
-    return [_interpreter(), "-I", "-S", "-X", "utf8", "-c", _server_source(), str(fd), mode, workdir]
+def _server_command(fd: int, mode: str, workdir: str, *scratch: str) -> list[str]:
+    """The fork server's command line: programs run in ``workdir``; it and ``scratch`` are emptied after each."""
+    return [_interpreter(), "-I", "-S", "-X", "utf8", "-c", _server_source(), str(fd), mode, workdir, *scratch]
 
 
 def _find_bwrap(bwrap: str) -> str | None:
@@ -405,7 +408,7 @@ class Sandbox:
         signal_number = None if signal_word == "-" else int(signal_word)
         cpu = float(cpu_word)
         if "d" in flags:
-            # The program left something in /tmp the server could not remove: the next run gets a new sandbox.
+            # The program left a process or a file the server could not remove: the next run gets a new sandbox.
             self._shutdown()
         if truncated:
             verdict = "output_limit"

@@ -4,7 +4,8 @@
 over the ``AF_UNIX`` ``SOCK_SEQPACKET`` socket ``FD``. Each request runs one program: the server forks, the
 child applies the limits, drops root (in ``contained`` mode) and runs the program as ``__main__`` in the
 already started interpreter, which is what makes warm runs fast; the server waits for it, enforces the
-wall-clock limit, kills whatever the program left behind, empties the scratch folder and reports.
+wall-clock limit, kills whatever the program left behind, empties the scratch folders (the working
+directory and any others) and reports.
 
 It imports only modules that load in well under a millisecond (no ``json``, ``socket``, ``shutil`` or
 ``signal``, which pull in ``re`` and ``enum``), because its start-up is part of every cold run.
@@ -17,7 +18,7 @@ Protocol (ASCII words, one message per packet):
 * host to server, during a run: ``kill`` (the host saw too much output).
 * server to host, after each run: ``done EXIT SIGNAL CPU_S WALL_S FLAGS`` where ``EXIT``/``SIGNAL`` are a
   number or ``-``, and ``FLAGS`` holds ``t`` (wall-clock limit hit), ``m`` (uncaught ``MemoryError``),
-  ``k`` (killed on request) and ``d`` (the scratch folder could not be emptied: start a new sandbox).
+  ``k`` (killed on request) and ``d`` (a process or a scratch file could not be removed: start a new sandbox).
 """
 
 import _socket
@@ -86,14 +87,14 @@ def empty_folder_fd(dir_fd: int) -> None:
             os.unlink(entry.name, dir_fd=dir_fd)
 
 
-def sweep(pid: int, contained: bool) -> None:
-    """Kill every process the program started, wherever it went."""
+def sweep(pid: int, contained: bool) -> bool:
+    """Kill every process the program started, wherever it went; False if some could not be made to go."""
     if not contained:
         try:
             os.killpg(pid, SIGKILL)
         except ProcessLookupError:
             pass
-        return
+        return True
     # Alone in its PID namespace, the server may kill everything it can signal: kill(-1) spares it and the
     # namespace's init, and reaches children that escaped with setsid(). It waits (a little) until init has
     # reaped them, since the dead count against the next run's process limit until then, and repeats the kill
@@ -104,10 +105,11 @@ def sweep(pid: int, contained: bool) -> None:
         try:
             os.kill(-1, SIGKILL)
         except ProcessLookupError:
-            return
+            return True
         if not any(name.isdigit() and name not in ("1", me) for name in os.listdir("/proc")):
-            return
+            return True
         time.sleep(0.001)
+    return False
 
 
 def supervise(sock: _socket.socket, pid: int, wall_seconds: float, started: float) -> tuple[bool, bool, bool]:
@@ -135,7 +137,7 @@ def supervise(sock: _socket.socket, pid: int, wall_seconds: float, started: floa
 
 
 def serve(
-    sock: _socket.socket, contained: bool, workdir: str, memory_flag: mmap.mmap
+    sock: _socket.socket, contained: bool, scratch: list[str], memory_flag: mmap.mmap
 ) -> tuple[list[float], list[int]] | None:
     """Run programs until the host hangs up; returns ``(limits, fds)`` in each forked child, None in the server."""
     sock.send(b"ready")
@@ -161,13 +163,16 @@ def serve(
         timed_out, stopped, host_gone = supervise(sock, pid, limits[1], started)
         _pid, status, usage = os.wait4(pid, 0)
         wall = time.monotonic() - started
-        sweep(pid, contained)
+        swept = sweep(pid, contained)
         if host_gone:
             return None
         flags = ("t" if timed_out else "") + ("m" if memory_flag[0] else "") + ("k" if stopped else "")
         try:
-            empty_folder(workdir)
+            for folder in scratch:
+                empty_folder(folder)
         except (OSError, RecursionError):
+            swept = False
+        if not swept:
             flags += "d"
         exit_code = str(os.WEXITSTATUS(status)) if os.WIFEXITED(status) else "-"
         signal = str(os.WTERMSIG(status)) if os.WIFSIGNALED(status) else "-"
@@ -285,14 +290,16 @@ def main() -> None:
     """Serve; in each forked child, run the program and end as the interpreter would."""
     sock = _socket.socket(fileno=int(sys.argv[1]))
     contained = sys.argv[2] == "contained"
-    workdir = sys.argv[3]
+    workdir, *scratch = sys.argv[3:]
+    scratch.insert(0, workdir)
     if contained and os.getuid() == 0:
         # bubblewrap makes the tmpfs root's; the programs run as nobody and share it like any /tmp.
-        os.chmod(workdir, 0o1777)
+        for folder in scratch:
+            os.chmod(folder, 0o1777)
     memory_flag = mmap.mmap(-1, 1)
     # Keep the collector off the server's objects, so that children do not copy their pages.
     gc.freeze()
-    job = serve(sock, contained, workdir, memory_flag)
+    job = serve(sock, contained, scratch, memory_flag)
     if job is None:
         return
     namespace: dict = {}

@@ -139,6 +139,22 @@ def test_limits_on_files_and_processes_apply(bwrap_works: None) -> None:
     assert big.verdict == "error" and "File too large" in big.stderr
 
 
+def test_only_the_scratch_folders_are_writable_and_multiprocessing_works(bwrap_works: None) -> None:
+    code = (
+        "import os\nfrom concurrent.futures import ProcessPoolExecutor\n"
+        "for folder in ('/tmp', '/dev/shm', '/dev', '/', '/etc', '/usr'):\n"
+        "    try:\n"
+        "        open(os.path.join(folder, 'probe'), 'w').close()\n"
+        "        print('writable', folder)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "with ProcessPoolExecutor(2) as pool:\n"
+        "    print(sum(pool.map(abs, range(-5, 5))))\n"
+    )
+    result = run_python(code)
+    assert result.stdout.splitlines() == ["writable /tmp", "writable /dev/shm", "25"], result.stderr
+
+
 WARM_PROGRAMS = [
     ("print(input().upper())", "abc ✓"),
     ("import sys\nprint('out')\nprint('err', file=sys.stderr)\nsys.exit(7)", ""),
