@@ -238,8 +238,9 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
-def _terminate(process: subprocess.Popen, sock: socket.socket, workdir: str | None) -> None:
-    """Kill a sandbox's process group (bubblewrap takes its PID namespace down with it) and reap it."""
+def _terminate(process: subprocess.Popen, sock: socket.socket, workdir: str) -> None:
+    """Kill a sandbox's process group (bubblewrap takes its PID namespace down with it), reap it, and remove
+    the unsandboxed server's folder ``workdir`` if there is one."""
     sock.close()
     try:
         os.killpg(process.pid, signal.SIGKILL)
@@ -248,7 +249,7 @@ def _terminate(process: subprocess.Popen, sock: socket.socket, workdir: str | No
     process.wait()
     if process.stderr is not None:
         process.stderr.close()
-    if workdir is not None:
+    if workdir:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
@@ -288,7 +289,7 @@ class Sandbox:
     def _launch(self, contained: bool) -> None:
         """Spawn the server, contained by bubblewrap or not; raises SandboxUnavailable if bubblewrap fails."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        workdir = None
+        workdir = ""
         if contained:
             bwrap = _find_bwrap(self.bwrap)
             if bwrap is None:
@@ -314,6 +315,9 @@ class Sandbox:
             )
         except OSError as error:
             ours.close()
+            if not contained:
+                shutil.rmtree(workdir, ignore_errors=True)
+                raise
             raise SandboxUnavailable(f"could not run {command[0]!r} ({error}): {INSTALL_HINT}") from error
         finally:
             theirs.close()
