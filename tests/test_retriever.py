@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sys
 
 import numpy as np
@@ -50,6 +51,30 @@ def test_ties_are_broken_by_document_id(tmp_path):
     # The cut at k falls inside the tie: the lowest ids of the tie make it in.
     assert [h.doc_id for h in retriever.search("amber", k=3) if h.title == "Same"] == ["d1", "d3"]
     assert [h.doc_id for h in retriever.search("amber lantern harbour", k=10)] == ["d0", "d1", "d3", "d5", "d7", "d9"]
+
+
+def test_scores_follow_the_lucene_bm25_formula(tmp_path):
+    texts = ["amber lantern lantern", "amber quay", "granite orchard quay quay quay", "lantern"]
+    passages = [{"id": str(i), "title": "", "text": text} for i, text in enumerate(texts)]
+    retriever = Retriever(passages, tmp_path, k1=1.2, b=0.7)
+    docs = [t.split() for t in texts]
+    average = sum(map(len, docs)) / len(docs)
+
+    def bm25(query: list[str], doc: list[str]) -> float:
+        total = 0.0
+        for term in query:
+            df = sum(term in d for d in docs)
+            tf = doc.count(term)
+            idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
+            total += idf * tf / (tf + 1.2 * (1 - 0.7 + 0.7 * len(doc) / average))
+        return total
+
+    for query in (["lantern"], ["amber", "quay"], ["quay", "lantern", "orchard"]):
+        hits = retriever.search(" ".join(query), k=4)
+        expected = sorted(((bm25(query, d), str(i)) for i, d in enumerate(docs) if bm25(query, d) > 0),
+                          key=lambda pair: (-pair[0], pair[1]))
+        assert [h.doc_id for h in hits] == [doc_id for _, doc_id in expected]
+        assert [h.score for h in hits] == pytest.approx([score for score, _ in expected], rel=1e-5)
 
 
 def test_only_matching_passages_are_returned(tmp_path):

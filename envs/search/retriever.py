@@ -102,7 +102,7 @@ class _Analyzer:
     def terms(self, texts: Sequence[str]) -> list[list[str]]:
         """Stemmed terms of each text; every distinct new word is stemmed once, in one call."""
         words = [self.words(text) for text in texts]
-        unseen = sorted({word for doc in words for word in doc} - self._stems.keys())
+        unseen = sorted({word for doc in words for word in doc if word not in self._stems})
         self._stems.update(zip(unseen, self._stemmer.stemWords(unseen)))
         return [[self._stems[word] for word in doc] for doc in words]
 
@@ -171,7 +171,7 @@ class Retriever:
         term_ids = [self._vocab[term] for term in self._analyzer.terms([query])[0] if term in self._vocab]
         if not term_ids:
             return []
-        scores = self._bm25.get_scores_from_ids(term_ids)
+        scores = self._scores(term_ids)
         matching = np.flatnonzero(scores > 0)
         if matching.size > k:
             # Keep everything that ties with the k-th score, so the id tie-break below sees the whole tie.
@@ -182,6 +182,18 @@ class Retriever:
             Hit(self._passages[i]["id"], float(scores[i]), self._passages[i]["title"], self._passages[i]["text"])
             for i in best.tolist()
         ]
+
+    def _scores(self, term_ids: Sequence[int]) -> np.ndarray:
+        """Every passage's BM25 score for the query terms ``term_ids`` (repeated terms count again)."""
+        index = self._bm25.scores
+        data, indices, indptr = index["data"], index["indices"], index["indptr"]
+        scores = np.zeros(len(self._passages), dtype=data.dtype)
+        for term in term_ids:
+            start, end = indptr[term], indptr[term + 1]
+            # A passage appears at most once in a term's column, so plain fancy-index addition is exact; it is
+            # an order of magnitude faster than the np.add.at of bm25s's numpy backend on large corpora.
+            scores[indices[start:end]] += data[start:end]
+        return scores
 
     def _load(self) -> Any | None:
         """The cached index if a complete one for this corpus is on disk, else None."""
