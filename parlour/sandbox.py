@@ -52,16 +52,17 @@ Warm sandboxes: :class:`Sandbox` starts one sandbox and, per program, forks its 
 interpreter start-up, so scratch runs (an agent trying code) are fast. Between runs the server kills every
 leftover process and empties the scratch folders, but runs still share the sandbox: one hash seed (``str``
 hashes, set order), the same PID namespace, and as a non-root user the program runs as the same user as the
-server, so it could kill or trace it and forge later results. Verdicts that count (judging a submission) therefore
-use a fresh sandbox: :func:`run_python` always starts one, and its results match a warm run's.
+server, so it could kill or trace it and forge later results. Verdicts that count (judging a submission)
+therefore use a fresh sandbox: :func:`run_python` always starts one, and its results match a warm run's.
 
 Without bubblewrap, or where it cannot start (no user namespaces, a seccomp policy that forbids them),
 :class:`SandboxUnavailable` says how to install it. ``allow_unsafe=True`` then runs the same server as a plain
 subprocess with the same limits and none of the isolation (the host's files, network and environment; as
 root, ``RLIMIT_NPROC`` does not bind), for development only; :attr:`RunResult.sandboxed` says which ran.
 
-Requirements: Linux 5.3 or later (pidfd), bubblewrap 0.4 or later; 0.8 adds the tmpfs size limit and
-``--disable-userns``, used where present.
+Requirements: Linux 5.3 or later (pidfd) and bubblewrap, tested with 0.8 (Debian 12) as root and as nobody,
+and as root on Ubuntu 24.04 with Python 3.12; from 0.8 on, the tmpfs size limits and ``--disable-userns``
+are used.
 """
 
 from __future__ import annotations
