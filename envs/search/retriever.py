@@ -163,8 +163,8 @@ class Retriever:
     def search(self, query: str, k: int = 5) -> list[Hit]:
         """The ``k`` best passages for ``query`` that match at least one of its terms, best first.
 
-        Equal scores are ordered by passage id, so results never depend on the
-        order of ties inside numpy. A query with no indexed term returns ``[]``.
+        Equal scores are ordered by passage id (string order), so results never
+        depend on the order of ties inside numpy. A query with no indexed term returns ``[]``.
         """
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
@@ -195,13 +195,17 @@ class Retriever:
             scores[indices[start:end]] += data[start:end]
         return scores
 
-    def _load(self) -> Any | None:
-        """The cached index if a complete one for this corpus is on disk, else None."""
+    def _published(self) -> bool:
+        """Whether ``index_dir`` holds a complete index of this corpus: its manifest, written last, says so."""
         try:
             manifest = json.loads((self.index_dir / _MANIFEST).read_text())
         except (OSError, ValueError):
-            return None
-        if manifest.get("hash") != self.hash or manifest.get("num_docs") != len(self._passages):
+            return False
+        return manifest.get("hash") == self.hash and manifest.get("num_docs") == len(self._passages)
+
+    def _load(self) -> Any | None:
+        """The cached index if a complete one for this corpus is on disk, else None."""
+        if not self._published():
             return None
         try:
             return self._bm25s.BM25.load(str(self.index_dir), mmap=False, allow_pickle=False)
@@ -221,13 +225,12 @@ class Retriever:
             manifest = {"format": INDEX_FORMAT, "hash": self.hash, "num_docs": len(self._passages),
                         "k1": self.k1, "b": self.b}
             (staging / _MANIFEST).write_text(json.dumps(manifest, indent=1))
-            if self.index_dir.exists():
-                # Only an incomplete or stale index can be here: _load() accepts any complete one.
+            if self.index_dir.exists() and not self._published():
                 shutil.rmtree(self.index_dir, ignore_errors=True)
             try:
                 staging.rename(self.index_dir)
             except OSError:
-                # Another process published the same index first; theirs is identical.
+                # Another process published the same index meanwhile; theirs is identical, so keep it.
                 pass
         finally:
             shutil.rmtree(staging, ignore_errors=True)
