@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import functools
 import json
+import marshal
 import os
 import selectors
 import shutil
@@ -166,9 +167,21 @@ def _interpreter() -> str:
 
 
 @functools.cache
-def _server_source() -> str:
-    """The fork server's code, passed with ``-c`` so that the sandbox needs nothing of this package."""
-    return (Path(__file__).with_name("sandbox_server.py")).read_text(encoding="utf-8")
+def _server_code() -> bytes:
+    """The fork server, compiled once here and marshalled: the sandbox runs this same interpreter, and
+    compiling the server's source at every start would cost a cold run about 5 ms."""
+    source = Path(__file__).with_name("sandbox_server.py").read_text(encoding="utf-8")
+    return marshal.dumps(compile(source, "<string>", "exec"))
+
+
+# Runs the marshalled server read from the file descriptor in argv[1]; the server reads the rest of argv.
+BOOTSTRAP = (
+    "import marshal, os, sys\n"
+    "fd = int(sys.argv.pop(1))\n"
+    "server = marshal.loads(os.read(fd, 1 << 24))\n"
+    "os.close(fd)\n"
+    "exec(server)\n"
+)
 
 
 def _system_binds() -> list[str]:
@@ -196,8 +209,8 @@ def _system_binds() -> list[str]:
     return args
 
 
-def _bwrap_command(bwrap: str, fd: int, limits: Limits) -> list[str]:
-    """The bubblewrap command line that starts a contained server on socket ``fd``."""
+def _bwrap_command(bwrap: str, fd: int, code_fd: int, limits: Limits) -> list[str]:
+    """The bubblewrap command line that starts a contained server on socket ``fd``, its code in ``code_fd``."""
     version = _bwrap_version(bwrap)
     args = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if os.geteuid() == 0:
@@ -215,12 +228,13 @@ def _bwrap_command(bwrap: str, fd: int, limits: Limits) -> list[str]:
     # The root and /dev are tmpfs too, writable (and unbounded) as a non-root user's: only the scratch folders
     # stay writable. Device nodes still work on a read-only /dev.
     args += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", SANDBOX_TMP]
-    return args + _server_command(fd, "contained", SANDBOX_TMP, SANDBOX_SHM)
+    return args + _server_command(fd, code_fd, "contained", SANDBOX_TMP, SANDBOX_SHM)
 
 
-def _server_command(fd: int, mode: str, workdir: str, *scratch: str) -> list[str]:
-    """The fork server's command line: programs run in ``workdir``; it and ``scratch`` are emptied after each."""
-    return [_interpreter(), "-I", "-S", "-X", "utf8", "-c", _server_source(), str(fd), mode, workdir, *scratch]
+def _server_command(fd: int, code_fd: int, mode: str, workdir: str, *scratch: str) -> list[str]:
+    """The fork server's command line, its code in ``code_fd``, its socket ``fd``: programs run in ``workdir``;
+    it and ``scratch`` are emptied after each."""
+    return [_interpreter(), "-I", "-S", "-X", "utf8", "-c", BOOTSTRAP, str(code_fd), str(fd), mode, workdir, *scratch]
 
 
 def _find_bwrap(bwrap: str) -> str | None:
@@ -289,19 +303,18 @@ class Sandbox:
 
     def _launch(self, contained: bool) -> None:
         """Spawn the server, contained by bubblewrap or not; raises SandboxUnavailable if bubblewrap fails."""
+        bwrap = _find_bwrap(self.bwrap) if contained else None
+        if contained and bwrap is None:
+            raise SandboxUnavailable(f"bubblewrap ({self.bwrap!r}) was not found: {INSTALL_HINT}")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        code_fd = _memfd("sandbox-server", _server_code())
         workdir = ""
-        if contained:
-            bwrap = _find_bwrap(self.bwrap)
-            if bwrap is None:
-                ours.close()
-                theirs.close()
-                raise SandboxUnavailable(f"bubblewrap ({self.bwrap!r}) was not found: {INSTALL_HINT}")
-            command = _bwrap_command(bwrap, theirs.fileno(), self.limits)
+        if bwrap is not None:
+            command = _bwrap_command(bwrap, theirs.fileno(), code_fd, self.limits)
             environment: dict[str, str] = {}
         else:
             workdir = tempfile.mkdtemp(prefix="parlour-unsafe-")
-            command = _server_command(theirs.fileno(), "unsafe", workdir)
+            command = _server_command(theirs.fileno(), code_fd, "unsafe", workdir)
             environment = {**ENVIRONMENT, "HOME": workdir, "TMPDIR": workdir}
         try:
             process = subprocess.Popen(
@@ -309,7 +322,7 @@ class Sandbox:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
-                pass_fds=(theirs.fileno(),),
+                pass_fds=(theirs.fileno(), code_fd),
                 env=environment,
                 cwd=workdir or "/",
                 start_new_session=True,
@@ -322,6 +335,7 @@ class Sandbox:
             raise SandboxUnavailable(f"could not run {command[0]!r} ({error}): {INSTALL_HINT}") from error
         finally:
             theirs.close()
+            os.close(code_fd)
         self._process, self._sock, self.sandboxed = process, ours, contained
         self._finalizer = weakref.finalize(self, _terminate, process, ours, workdir)
         ready = selectors.DefaultSelector()

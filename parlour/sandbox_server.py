@@ -1,11 +1,12 @@
 """The fork server that runs inside a sandbox of :mod:`parlour.sandbox`.
 
-:mod:`parlour.sandbox` starts it as ``python -I -S -X utf8 -c <this file> FD MODE WORKDIR`` and speaks to it
-over the ``AF_UNIX`` ``SOCK_SEQPACKET`` socket ``FD``. Each request runs one program: the server forks, the
-child applies the limits, drops root (in ``contained`` mode) and runs the program as ``__main__`` in the
-already started interpreter, which is what makes warm runs fast; the server waits for it, enforces the
-wall-clock limit, kills whatever the program left behind, empties the scratch folders (the working
-directory and any others) and reports.
+:mod:`parlour.sandbox` compiles it once and starts it in each sandbox as ``python -I -S -X utf8 -c BOOTSTRAP
+CODE_FD FD MODE WORKDIR [SCRATCH...]`` (the bootstrap runs the marshalled code it reads from ``CODE_FD``),
+and speaks to it over the ``AF_UNIX`` ``SOCK_SEQPACKET`` socket ``FD``. Each request runs one program: the
+server forks, the child applies the limits, drops root (in ``contained`` mode) and runs the program as
+``__main__`` in the already started interpreter, which is what makes warm runs fast; the server waits for
+it, enforces the wall-clock limit, kills whatever the program left behind, empties the scratch folders (the
+working directory and any others) and reports.
 
 It imports only modules that load in well under a millisecond (no ``json``, ``socket``, ``shutil`` or
 ``signal``, which pull in ``re`` and ``enum``), because its start-up is part of every cold run.
