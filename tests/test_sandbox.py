@@ -31,6 +31,7 @@ def bwrap_works() -> None:
 
 @pytest.fixture(scope="module")
 def probes(bwrap_works: None) -> list[Probe]:
+    """Every containment probe, run once for the module."""
     return sandbox.run_probes()
 
 
