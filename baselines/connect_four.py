@@ -1,64 +1,81 @@
-"""Depth-limited alpha-beta ``minimax`` for ConnectFour.
+"""Depth-limited alpha-beta ``minimax`` for ConnectFour, searching on copies of the real game.
 
-The search runs on bitboards: column ``c`` holds bits ``c * (rows + 1)`` up to
-``c * (rows + 1) + rows - 1``, bottom row first, and one always-empty bit on
-top, so that shifting a board by one line step never wraps a line from one
-column into the next. Positions at the depth limit are scored by counting, for
+The agent loads the position with :meth:`ConnectFour.from_view` and plays
+ahead on ``clone()`` copies of it, each move applied by the game's own rules
+through a scratch :class:`~parlour.envs.core.context.Context`: a move ends the
+game when the context's ``ending`` is set, and wins when its ``winners`` name
+the mover. Only the scoring of positions at the depth limit is the agent's
+own: it reads the game's bitboards (:attr:`ConnectFour.discs`) and counts, for
 every window of ``x_in_row`` cells that only one player occupies, 10^(k-1) for
-``k`` discs of that player: three discs with room for a fourth (a threat) are
+``k`` discs of that player. Three discs with room for a fourth (a threat) are
 worth far more than two, and central cells, which lie in the most windows,
-count most.
+count most; central columns are also searched first.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any, Mapping
+from typing import Any, Iterable, Iterator, Mapping
+
+import numpy as np
 
 from parlour.baselines import register_scripted
 from parlour.baselines.seeded import SeededAgent
-from parlour.envs.games.connect_four import DIRECTIONS, column_name
+from parlour.envs.core.context import Context
+from parlour.envs.games.connect_four import DIRECTIONS, ConnectFour, column_name
 
 
 @functools.cache
-def geometry(rows: int, columns: int, x_in_row: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], int]:
-    """For a board size: the line shifts, the window masks, the window weights, the centre-first column order, and the win score."""
-    height = rows + 1
-    shifts = (height, 1, height + 1, height - 1)  # horizontal, vertical, rising, falling: as DIRECTIONS
+def geometry(rows: int, columns: int, x_in_row: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], int]:
+    """For a board size: the window masks on the game's bitboards, the window weights, the centre-first column order, and the win score."""
+    layout = ConnectFour(rows=rows, columns=columns, x_in_row=x_in_row)
     windows = []
     for d_row, d_column, _ in DIRECTIONS:
         for row in range(rows):
             for column in range(columns):
                 cells = [(row + k * d_row, column + k * d_column) for k in range(x_in_row)]
                 if all(0 <= r < rows and 0 <= c < columns for r, c in cells):
-                    windows.append(sum(1 << (c * height + r) for r, c in cells))
+                    windows.append(sum(layout.cell_bit(r, c) for r, c in cells))
     weights = tuple([0] + [10 ** (k - 1) for k in range(1, x_in_row)])
     order = tuple(sorted(range(columns), key=lambda c: abs(2 * c - (columns - 1))))
     # Above any heuristic score, so that a forced win or loss always dominates.
     win = len(windows) * 10**x_in_row + 1
-    return shifts, tuple(windows), weights, order, win
+    return tuple(windows), weights, order, win
 
 
 class Search:
-    """Alpha-beta negamax over one board size; scores are from the view of the player to move."""
+    """Alpha-beta negamax on copies of a :class:`ConnectFour` game; scores are from the view of the player to move.
 
-    def __init__(self, rows: int, columns: int, x_in_row: int):
-        self.rows, self.columns, self.x_in_row = rows, columns, x_in_row
-        self.height = rows + 1
-        self.shifts, self.windows, self.weights, self.order, self.win = geometry(rows, columns, x_in_row)
+    Args:
+        game: the position searched from (it is copied, never changed).
+        rng: the generator the scratch contexts carry (Connect Four never draws from it).
+    """
 
-    def has_line(self, discs: int) -> bool:
-        """Whether ``discs`` contain ``x_in_row`` in a line."""
-        for shift in self.shifts:
-            line = discs
-            for k in range(1, self.x_in_row):
-                line &= discs >> (k * shift)
-            if line:
-                return True
-        return False
+    def __init__(self, game: ConnectFour, rng: np.random.Generator):
+        self.game = game
+        self.rng = rng
+        self.windows, self.weights, self.order, self.win = geometry(game.rows, game.columns, game.x_in_row)
 
-    def evaluate(self, own: int, other: int) -> int:
-        """Heuristic score of a position for the owner of ``own``."""
+    def children(self, game: ConnectFour) -> Iterator[tuple[int, ConnectFour, float | None]]:
+        """``(column, position after it, score for the mover if the move ended the game, else None)`` per legal column, centre first."""
+        (player,) = game.to_move()
+        legal = set(game.legal_actions(player))
+        moves = game.moves
+        assert moves is not None
+        for column in self.order:
+            if column in legal:
+                child = game.clone()
+                ctx = Context(child.players, self.rng)
+                child.apply(ctx, {player: moves[column]})
+                value = None
+                if ctx.ending is not None:
+                    winners = ctx.ending.winners
+                    value = 0.0 if not winners else float(self.win) if player in winners else -float(self.win)
+                yield column, child, value
+
+    def evaluate(self, game: ConnectFour) -> int:
+        """Heuristic score of a position for the player to move."""
+        own, other = game.discs[game.turn], game.discs[1 - game.turn]
         weights = self.weights
         score = 0
         for window in self.windows:
@@ -71,22 +88,25 @@ class Search:
                 score -= weights[theirs.bit_count()]
         return score
 
-    def negamax(self, own: int, other: int, heights: list[int], depth: int, alpha: float, beta: float) -> float:
-        """Fail-soft alpha-beta value for the player to move, who owns ``own``; ``depth`` plies are left."""
-        legal = [c for c in self.order if heights[c] < self.rows]
-        if not legal:
-            return 0
+    def negamax(self, game: ConnectFour, depth: int, alpha: float, beta: float) -> float:
+        """Fail-soft alpha-beta value for the player to move in a game not over; ``depth`` plies are left."""
         if depth == 0:
-            return self.evaluate(own, other)
-        for column in legal:
-            if self.has_line(own | 1 << (column * self.height + heights[column])):
-                return self.win + depth  # sooner wins score higher
+            return self.evaluate(game)
+        children: Iterable[tuple[int, ConnectFour, float | None]] = self.children(game)
+        if depth > 1:
+            # Above the leaves, look for a win among all moves first: it ends the search of this node at once.
+            # Next to the leaves a child costs no more than that look, so children are made only until a cut-off.
+            children = list(children)
+            if any(value is not None and value > 0 for _, _, value in children):
+                return self.win + depth
         best = -float("inf")
-        for column in legal:
-            bit = 1 << (column * self.height + heights[column])
-            heights[column] += 1
-            score = -self.negamax(other, own | bit, heights, depth - 1, -beta, -alpha)
-            heights[column] -= 1
+        for _, child, value in children:
+            if value is None:
+                score = -self.negamax(child, depth - 1, -beta, -alpha)
+            elif value > 0:
+                return self.win + depth  # no move scores more than a win now; sooner wins score higher
+            else:
+                score = value
             if score > best:
                 best = score
                 alpha = max(alpha, score)
@@ -94,44 +114,22 @@ class Search:
                     break
         return best
 
-    def best_columns(self, own: int, other: int, heights: list[int], depth: int) -> list[int]:
+    def best_columns(self, depth: int) -> list[int]:
         """Every legal column whose ``depth``-ply value is the best one."""
-        legal = [c for c in self.order if heights[c] < self.rows]
-        winning = [c for c in legal if self.has_line(own | 1 << (c * self.height + heights[c]))]
+        children = list(self.children(self.game))
+        winning = [column for column, _, value in children if value is not None and value > 0]
         if winning:
             return winning
         best = -float("inf")
         chosen: list[int] = []
-        for column in legal:
-            bit = 1 << (column * self.height + heights[column])
-            heights[column] += 1
+        for column, child, value in children:
             # Just below the best so far: an equal score comes back exact, so ties are all found.
-            score = -self.negamax(other, own | bit, heights, depth - 1, -float("inf"), -(best - 1))
-            heights[column] -= 1
+            score = value if value is not None else -self.negamax(child, depth - 1, -float("inf"), -(best - 1))
             if score > best:
                 best, chosen = score, [column]
             elif score == best:
                 chosen.append(column)
         return chosen
-
-
-def bitboards(board: list[list[int]], mark: int) -> tuple[int, int, list[int]]:
-    """The bitboards of ``mark`` and of its opponent, and the column heights, of a view's board."""
-    rows, columns = len(board), len(board[0])
-    own = other = 0
-    heights = [0] * columns
-    for row in range(rows):
-        for column in range(columns):
-            cell = board[row][column]
-            if cell == -1:
-                continue
-            bit = 1 << (column * (rows + 1) + row)
-            if cell == mark:
-                own |= bit
-            else:
-                other |= bit
-            heights[column] = row + 1
-    return own, other, heights
 
 
 class MinimaxAgent(SeededAgent):
@@ -147,10 +145,8 @@ class MinimaxAgent(SeededAgent):
 
     def act(self, observation: Mapping[str, Any]) -> str:
         """The chosen column for the player to move."""
-        view = observation["view"]
-        search = Search(view["rows"], view["columns"], view["x_in_row"])
-        own, other, heights = bitboards(view["board"], view["mark"])
-        choices = search.best_columns(own, other, heights, self.depth)
+        search = Search(ConnectFour.from_view(observation["view"]), self.rng)
+        choices = search.best_columns(self.depth)
         return column_name(choices[int(self.rng.integers(len(choices)))])
 
 

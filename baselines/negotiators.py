@@ -83,7 +83,7 @@ def _bargaining(view: Mapping[str, Any]) -> Position:
         return f"[propose] {bundle_text(best, view['items'])}"
 
     standing = view["standing"]
-    last = max(view["max_turns"] - 1, 1)
+    last = max(view["deadline"] - 1, 1)
     return Position(
         low=float(view["disagreement"]),
         high=worth(pool),
@@ -109,7 +109,7 @@ def _price(view: Mapping[str, Any]) -> Position:
         return f"[offer] {int(min(max(price, 0), view['max_price']))}"
 
     standing = view["standing"]
-    last = max(view["max_turns"] - 1, 1)
+    last = max(view["deadline"] - 1, 1)
     return Position(
         low=0.0,
         high=surplus(view["max_price"] if seller else 0),

@@ -88,7 +88,7 @@ class Negotiator(ABC):
 
 def progress(view: Mapping[str, Any]) -> float:
     """How far through the game this turn is: 0 on the first turn, 1 on the last."""
-    return min(1.0, view["turn"] / max(1, view["max_turns"] - 1))
+    return min(1.0, view["turn"] / max(1, view["deadline"] - 1))
 
 
 class TimeDependentAgent(Negotiator):

@@ -1,16 +1,30 @@
-"""The list of parlour environments and their registration in Gymnasium and PettingZoo.
+"""The one registry of parlour environments, and their registration in Gymnasium and PettingZoo.
 
-``import parlour`` calls :func:`register_all`, after which every game is
-available as ``parlour/<Name>-v<version>`` through ``gymnasium.make``,
-``gymnasium.make_vec``, ``pettingzoo.make("aec", ...)`` and
-``pettingzoo.make("parallel", ...)``.
+Three ways in, one registry out:
+
+* parlour's own games: every module of :data:`GAME_PACKAGES` defines one game,
+  found by discovery, so adding a game touches no shared file;
+* games published by other packages: the entry-point group ``parlour.games``
+  (each entry point loads a :class:`Game` subclass, or a module whose games are all taken);
+* a user's game at run time: ``parlour.register(MyGame)`` (also usable as a class decorator).
+
+``import parlour`` loads the first two. After that every game is available as
+``parlour/<Name>-v<version>`` through ``gymnasium.make``, ``gymnasium.make_vec``,
+``pettingzoo.make("aec", ...)`` and ``pettingzoo.make("parallel", ...)``, and
+:func:`game_class` resolves its id for replay, evaluation, scripted agents and
+the leaderboard alike.
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
+import inspect
 import pkgutil
+import types
+import warnings
+from importlib.metadata import entry_points
 
 import gymnasium
 import pettingzoo
@@ -20,35 +34,98 @@ from parlour.envs.core.game import Game
 from parlour.envs.core.gym import GymGame
 from parlour.envs.core.parallel import ParallelGame
 
-#: Packages whose modules hold the games, one game per module.
+#: Packages whose modules hold parlour's own games, one game per module.
 GAME_PACKAGES = ["parlour.envs.games", "parlour.envs.negotiation"]
+#: The entry-point group through which other packages publish games.
+ENTRY_POINT_GROUP = "parlour.games"
+
+_GAMES: dict[str, type[Game]] = {}
+
+
+def register(game_cls: type[Game]) -> type[Game]:
+    """Register ``game_cls`` as ``parlour/<name>-v<version>`` in parlour, Gymnasium and PettingZoo; returns it.
+
+    Registering the same class again does nothing; a class of the same module
+    and name replaces its earlier self (a reloaded module). Another game under a
+    taken id is refused: bump its ``version`` or pick another ``name``.
+    """
+    if not (isinstance(game_cls, type) and issubclass(game_cls, Game)) or game_cls is Game:
+        raise TypeError(f"register() takes a subclass of parlour.Game, got {game_cls!r}")
+    if not isinstance(getattr(game_cls, "name", None), str) or not game_cls.name.isidentifier():
+        raise ValueError(f"{game_cls.__qualname__} needs a class attribute name, an identifier such as 'MyGame'")
+    if not isinstance(game_cls.version, int) or isinstance(game_cls.version, bool) or game_cls.version < 0:
+        raise ValueError(f"{game_cls.__qualname__}.version must be a non-negative int, got {game_cls.version!r}")
+    env_id = game_cls.env_id()
+    known = _GAMES.get(env_id)
+    if known is game_cls:
+        return game_cls
+    if known is not None and (known.__module__, known.__qualname__) != (game_cls.__module__, game_cls.__qualname__):
+        raise ValueError(
+            f"{env_id} is already registered by {known.__module__}.{known.__qualname__}; "
+            "give your game another name or a higher version"
+        )
+    _GAMES[env_id] = game_cls
+    gymnasium.registry.pop(env_id, None)
+    gymnasium.register(id=env_id, entry_point=functools.partial(GymGame, game_cls))
+    for kind, face in (("aec", AECGame), ("parallel", ParallelGame)):
+        getattr(pettingzoo, f"{kind}_registry").pop(env_id, None)
+        pettingzoo.register(kind, env_id, entry_point=functools.partial(face, game_cls))
+    return game_cls
+
+
+def _games_of(module: types.ModuleType) -> list[type[Game]]:
+    """The game classes a module defines (not those it imports)."""
+    return [
+        value
+        for value in vars(module).values()
+        if inspect.isclass(value) and issubclass(value, Game) and value is not Game and value.__module__ == module.__name__
+    ]
 
 
 @functools.cache
-def all_games() -> tuple[type[Game], ...]:
-    """Every parlour game class: each module of :data:`GAME_PACKAGES` defines one, found by discovery."""
-    games: list[type[Game]] = []
+def _load() -> None:
+    """Register parlour's own games, then those published under :data:`ENTRY_POINT_GROUP` (once)."""
     for package_name in GAME_PACKAGES:
         package = importlib.import_module(package_name)
         for module_info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-            module = importlib.import_module(f"{package_name}.{module_info.name}")
-            for value in vars(module).values():
-                if isinstance(value, type) and issubclass(value, Game) and value.__module__ == module.__name__:
-                    games.append(value)
-    return tuple(games)
+            for game_cls in _games_of(importlib.import_module(f"{package_name}.{module_info.name}")):
+                register(game_cls)
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            published = entry_point.load()
+            for game_cls in _games_of(published) if isinstance(published, types.ModuleType) else [published]:
+                register(game_cls)
+        except Exception as error:
+            # Another package's broken game must not take parlour down with it.
+            warnings.warn(f"parlour.games entry point {entry_point.name!r} ({entry_point.value}) failed to load: {error}", stacklevel=2)
+
+
+def all_games() -> tuple[type[Game], ...]:
+    """Every registered game class: parlour's own first, then published and user-registered ones."""
+    _load()
+    return tuple(_GAMES.values())
 
 
 def list_envs() -> list[str]:
-    """The ids of all parlour environments."""
-    return [game.env_id() for game in all_games()]
+    """The ids of all registered environments."""
+    _load()
+    return list(_GAMES)
 
 
 def game_class(env_id: str) -> type[Game]:
-    """The game class registered as ``env_id``; ``KeyError`` naming the known ids otherwise."""
-    for game in all_games():
-        if game.env_id() == env_id:
-            return game
-    raise KeyError(f"unknown environment {env_id!r}; known: {', '.join(list_envs())}")
+    """The game class registered as ``env_id``; a ``KeyError`` with the closest known ids otherwise."""
+    _load()
+    game_cls = _GAMES.get(env_id)
+    if game_cls is not None:
+        return game_cls
+    known = list(_GAMES)
+    hint = ""
+    if isinstance(env_id, str):
+        if f"parlour/{env_id}" in _GAMES:
+            hint = f" (did you mean 'parlour/{env_id}'?)"
+        elif close := difflib.get_close_matches(env_id, known, n=3, cutoff=0.6):
+            hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)"
+    raise KeyError(f"unknown environment {env_id!r}{hint}; known: {', '.join(known)}")
 
 
 def make_aec(env_id: str, **kwargs) -> AECGame:
@@ -62,11 +139,5 @@ def make_parallel(env_id: str, **kwargs) -> ParallelGame:
 
 
 def register_all() -> None:
-    """Register every game with Gymnasium and PettingZoo (idempotent)."""
-    for game in all_games():
-        env_id = game.env_id()
-        if env_id in gymnasium.registry:
-            continue
-        gymnasium.register(id=env_id, entry_point=functools.partial(GymGame, game))
-        pettingzoo.register("aec", env_id, entry_point=functools.partial(AECGame, game))
-        pettingzoo.register("parallel", env_id, entry_point=functools.partial(ParallelGame, game))
+    """Register parlour's own games and the published ones with Gymnasium and PettingZoo (idempotent)."""
+    _load()

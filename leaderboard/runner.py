@@ -40,6 +40,7 @@ the run), and ``summary.json`` is written at the end (see
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 import multiprocessing
 import os
@@ -58,7 +59,8 @@ from tqdm.auto import tqdm
 from parlour.agents import agent_name, make_agent
 from parlour.envs.core.agent import act_batch, reset_agent
 from parlour.envs.core.match import Match, make_game
-from parlour.envs.registry import game_class
+from parlour.envs.core.seeding import episode_seeds
+from parlour.envs.registry import game_class, list_envs, register
 from parlour.leaderboard.results import EPISODES_FILE, RUN_KEYS, SUMMARY_FILE, Results, merge_stats, read_records, write_json
 
 
@@ -88,12 +90,6 @@ def seat_order(lineup: Sequence[int], episode: int, rotate: bool) -> list[int]:
     return list(lineup[-shift:]) + list(lineup[:-shift]) if shift else list(lineup)
 
 
-def episode_seeds(base_seed: int, episode: int, n_seats: int) -> tuple[int, list[int]]:
-    """The game's seed and each seat's agent seed for ``episode`` of a run with seed ``base_seed``."""
-    state = np.random.SeedSequence(base_seed, spawn_key=(0, episode)).generate_state(1 + n_seats, np.uint64)
-    return int(state[0] >> 1), [int(s >> 1) for s in state[1:]]
-
-
 @dataclass
 class Plan:
     """Everything a process needs to play its share of an evaluation (picklable, for worker processes)."""
@@ -108,6 +104,8 @@ class Plan:
     seed: int
     rotate_seats: bool
     in_flight: int
+    #: ``(module, qualified name)`` of the game class, so a worker process can register a user's game too.
+    game_ref: tuple[str, str]
 
     def seating(self, episode: int) -> list[int]:
         """The agent number in each seat of ``episode``."""
@@ -240,9 +238,26 @@ def _agent_stats(agent: Any) -> dict[str, Any] | None:
     return stats if isinstance(stats, dict) else None
 
 
+def ensure_registered(env_id: str, game_ref: tuple[str, str]) -> None:
+    """Register the game behind ``env_id`` in this process from its class reference, if importing parlour did not.
+
+    A user's game registered with ``parlour.register`` in the parent process is
+    unknown to a fresh worker process until its module is imported.
+    """
+    if env_id in list_envs():
+        return
+    module_name, qualname = game_ref
+    target: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    if env_id not in list_envs():
+        register(target)
+
+
 def _work(plan: Plan, share: int, indices: list[int], messages: Any) -> None:
     """A worker process: play ``indices`` and send ("record", r) per episode, then ("stats", s), or ("error", text)."""
     try:
+        ensure_registered(plan.env_id, plan.game_ref)
         rollout = Rollout(plan, share)
         for record in rollout.run(indices):
             messages.put(("record", record))
@@ -337,7 +352,8 @@ def _plan(
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     if in_flight < 1:
         raise ValueError(f"in_flight must be at least 1, got {in_flight}")
-    return Plan(env_id, dict(env_kwargs), specs, names, players, lineup, seed, rotate_seats, in_flight)
+    game_ref = (game_cls.__module__, game_cls.__qualname__)
+    return Plan(env_id, dict(env_kwargs), specs, names, players, lineup, seed, rotate_seats, in_flight, game_ref)
 
 
 def _resume(out: Path, meta: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:

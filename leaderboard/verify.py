@@ -49,10 +49,11 @@ from typing import Any
 
 from parlour.baselines import make_scripted, scripted_names
 from parlour.envs.core.game import Game
-from parlour.envs.core.match import make_game
+from parlour.envs.core.match import ENGINE_OPTIONS, engine_options, make_game
+from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.core.record import ReplayMismatch, replay
 from parlour.envs.registry import game_class, list_envs
-from parlour.leaderboard.runner import default_lineup, episode_seeds, seat_order
+from parlour.leaderboard.runner import default_lineup, seat_order
 from parlour.leaderboard.store import NAME_LIMIT, NewEpisode
 
 #: Base seeds of a run are below this (SeedSequence takes any size; the bound keeps records and databases sane).
@@ -150,16 +151,20 @@ def _canonical(value: Any) -> str:
 
 @functools.cache
 def _option_defaults(game_cls: type[Game]) -> dict[str, frozenset[str]]:
-    """Each option of ``game_cls`` with the JSON spellings of its default, read from the signature of its ``__init__``."""
+    """Each option of ``game_cls`` and of the engine with the JSON spellings of its default.
+
+    The game's defaults are read from the signature of its ``__init__``; the
+    engine's are those :func:`parlour.envs.core.match.engine_options` fills in.
+    """
     parameters = inspect.signature(game_cls.__init__).parameters
     defaults = {
         name: {_canonical(parameter.default)}
         for name, parameter in parameters.items()
         if parameter.default is not inspect.Parameter.empty
     }
-    # None means "the class's default allowance", so both spellings are the default.
-    if "error_allowance" in defaults and parameters["error_allowance"].default is None:
-        defaults["error_allowance"].add(_canonical(game_cls.default_error_allowance))
+    engine = engine_options(make_game(game_cls, {}), {})
+    for name in ENGINE_OPTIONS:
+        defaults[name] = {_canonical(getattr(engine, name))}
     return {name: frozenset(spellings) for name, spellings in defaults.items()}
 
 

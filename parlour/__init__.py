@@ -5,8 +5,8 @@ in Gymnasium and PettingZoo.
 """
 
 from parlour.agents import agent_name, make_agent
-from parlour.envs.core import Agent, Game, InvalidMove, Outcome, ReplayMismatch, TextSpace, replay
-from parlour.envs.registry import game_class, list_envs, make_aec, make_parallel, register_all
+from parlour.envs.core import Agent, Context, Game, InvalidMove, Match, Message, Outcome, ReplayMismatch, Snapshot, TextSpace, Tool, int_option, replay, winners_by_score
+from parlour.envs.registry import game_class, list_envs, make_aec, make_parallel, register, register_all
 from parlour.leaderboard.results import Results
 from parlour.leaderboard.runner import evaluate
 
@@ -16,18 +16,26 @@ register_all()
 
 __all__ = [
     "Agent",
+    "Context",
     "Game",
     "InvalidMove",
+    "Match",
+    "Message",
     "Outcome",
     "ReplayMismatch",
     "Results",
+    "Snapshot",
     "TextSpace",
+    "Tool",
     "agent_name",
     "evaluate",
+    "int_option",
     "game_class",
     "list_envs",
     "make_aec",
     "make_agent",
     "make_parallel",
+    "register",
     "replay",
+    "winners_by_score",
 ]

@@ -48,14 +48,16 @@ def test_deal_pays_each_its_own_values_and_talk_reaches_the_other_verbatim(insta
     match = started(instances_file=instance_file)
     match.submit("player_0", "Books are dear to me. [propose] 1 book, 0 hats")
     assert 'player_0 says: "Books are dear to me."' in match.observation_text("player_1")
+    kinds = {(m.kind, m.sender) for m in match.messages("player_1") if m.text.startswith("player_0 ")}
+    assert kinds == {("talk", "player_0"), ("move", "player_0")}
     with pytest.raises(InvalidMove, match="no proposal of the other"):
         match.game.parse("player_0", "[accept]")  # its own proposal
     match.submit("player_1", "[accept]")
     assert match.over
     assert match.returns == {"player_0": 4.0, "player_1": 8.0}
-    details = match.game.outcome.details
+    details = match.outcome.details
     assert details["agreement"] and details["pareto_optimal"] and details["nash_distance"] == 0.0
-    assert match.game.outcome.winner == "player_1"
+    assert match.outcome.winner == "player_1"
 
 
 def test_a_counter_proposal_replaces_the_standing_one(instance_file):
@@ -66,15 +68,34 @@ def test_a_counter_proposal_replaces_the_standing_one(instance_file):
     assert match.returns == {"player_0": 4.0, "player_1": 8.0}
 
 
-def test_no_deal_within_the_turn_limit_gives_the_disagreement_payoff(instance_file):
-    match = started(instances_file=instance_file, max_turns=4, disagreement=1.5)
+def test_no_deal_by_the_deadline_gives_the_disagreement_payoff(instance_file):
+    match = started(instances_file=instance_file, deadline=4, disagreement=1.5)
+    assert "at most 4 turns" in match.observation_text("player_0")
     for player in ("player_0", "player_1", "player_0"):
         match.submit(player, "[propose] 1 book, 2 hats")
         assert not match.over
     match.submit("player_1", "[pass]")
     assert match.over
     assert match.returns == {"player_0": 1.5, "player_1": 1.5}
-    assert match.game.outcome.details["agreement"] is False
+    assert match.outcome.details["agreement"] is False
+    assert not match.outcome.truncated and match.outcome.reason == "no deal within 4 turns"
+
+
+def test_the_engines_max_turns_truncates_without_the_disagreement_payoff(instance_file):
+    match = started(instances_file=instance_file, max_turns=2, disagreement=1.5)
+    assert "at most 10 turns" in match.observation_text("player_0")  # the game's deadline is untouched
+    match.submit("player_0", "[propose] 1 book, 2 hats")
+    match.submit("player_1", "[pass]")
+    assert match.over and match.outcome.truncated
+    assert match.returns == {"player_0": 0.0, "player_1": 0.0}
+
+
+def test_a_forfeit_pays_minus_one_and_is_analysed_as_no_deal(instance_file):
+    match = started(instances_file=instance_file, error_allowance=0, disagreement=1.5)
+    match.submit("player_0", "no move here")
+    assert match.over and match.returns == {"player_0": -1.0, "player_1": 0.0}
+    assert match.outcome.winners == ["player_1"]
+    assert match.outcome.details["agreement"] is False and match.outcome.details["utilities"] == {"player_0": 1.5, "player_1": 1.5}
 
 
 def test_generated_instances_follow_openspiel_constraints():

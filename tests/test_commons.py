@@ -36,6 +36,8 @@ def test_discussion_is_heard_verbatim_by_everyone_and_reasoning_before_say_is_no
         assert "player_0 says: Let's take 10 each, ok?" in seen
         assert "player_1 stays silent." in seen and "player_2 stays silent." in seen
         assert "I think 10 is safe" not in seen
+        kinds = {(m.kind, m.sender) for m in match.messages(player) if m.sender is not None}
+        assert kinds == {("talk", "player_0"), ("move", "player_1"), ("move", "player_2")}
 
 
 @pytest.mark.parametrize(
@@ -90,8 +92,8 @@ def test_collapse_ends_the_game_with_the_details():
     round_of(match, ["[pass]"] * 3, ["[harvest] 60", "[harvest] 30", "[harvest] 30"])
     # Round 2: 120 asked of 100 -> 50, 25, 25; nothing left, below the threshold of 5.
     assert match.over
-    outcome = match.game.outcome
-    assert outcome.winner is None and "collapsed in round 2" in outcome.reason
+    outcome = match.outcome
+    assert outcome.winners == [] and "collapsed in round 2" in outcome.reason
     assert match.returns == {"player_0": 60.0, "player_1": 35.0, "player_2": 35.0}
     details = outcome.details
     assert details["collapsed"] and not details["survived"] and details["rounds_survived"] == 1
@@ -104,7 +106,7 @@ def test_collapse_ends_the_game_with_the_details():
 def test_stock_just_at_the_threshold_survives():
     match = new_match(num_players=2, rounds=1)
     round_of(match, ["[pass]"] * 2, ["[harvest] 50", "[harvest] 45"])
-    details = match.game.outcome.details
+    details = match.outcome.details
     assert match.over and not details["collapsed"] and details["survived"] and details["rounds_survived"] == 1
     assert details["final_stock"] == 5
 
@@ -113,7 +115,7 @@ def test_surviving_the_horizon():
     match = new_match(num_players=2, rounds=3)
     for _ in range(3):
         round_of(match, ["[say] 10 each"] * 2, ["[harvest] 10", "[harvest] 30"])
-    details = match.game.outcome.details
+    details = match.outcome.details
     assert details == {
         "collapsed": False,
         "survived": True,
@@ -123,7 +125,7 @@ def test_surviving_the_horizon():
         "gini": 0.25,
         "final_stock": 60,
     }
-    assert "survived all 3 rounds" in match.game.outcome.reason
+    assert "survived all 3 rounds" in match.outcome.reason
 
 
 def test_forfeit_takes_back_the_offenders_harvests():
@@ -133,8 +135,8 @@ def test_forfeit_takes_back_the_offenders_harvests():
     match.submit("player_1", "chatter without a tag")
     assert match.over
     assert match.returns == {"player_0": 10.0, "player_1": -1.0, "player_2": 5.0}
-    outcome = match.game.outcome
-    assert outcome.winner is None and outcome.details["rounds_survived"] == 1 and not outcome.details["survived"]
+    outcome = match.outcome
+    assert outcome.winners == [] and outcome.details["rounds_survived"] == 1 and not outcome.details["survived"]
 
 
 @pytest.mark.parametrize(
@@ -161,7 +163,7 @@ def play(names: list[str], seed: int, **options) -> Match:
 @pytest.mark.parametrize("n", [2, 5, 8])
 def test_sustainable_fishers_keep_the_lake_alive_for_the_whole_horizon(n):
     for seed, growth_rate in enumerate([1.0, 0.5, 0.25]):
-        details = play(["sustainable"] * n, seed, growth_rate=growth_rate).game.outcome.details
+        details = play(["sustainable"] * n, seed, growth_rate=growth_rate).outcome.details
         assert details["survived"] and details["rounds_survived"] == 12
         assert details["total_harvest"] > 0 and details["gini"] == 0.0
 
@@ -169,13 +171,13 @@ def test_sustainable_fishers_keep_the_lake_alive_for_the_whole_horizon(n):
 @pytest.mark.parametrize("n", [2, 5, 8])
 def test_greedy_fishers_collapse_it_in_the_first_rounds(n):
     for seed in range(3):
-        details = play(["greedy"] * n, seed).game.outcome.details
+        details = play(["greedy"] * n, seed).outcome.details
         assert details["collapsed"] and details["rounds_survived"] <= 1
 
 
 def test_one_greedy_fisher_among_sustainable_ones_takes_the_most():
     match = play(["sustainable"] * 4 + ["greedy"], 0)
-    harvests = match.game.outcome.details["harvests"]
+    harvests = match.outcome.details["harvests"]
     assert max(harvests, key=harvests.get) == "player_4"
 
 

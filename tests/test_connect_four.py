@@ -8,6 +8,7 @@ import pytest
 
 import parlour
 from parlour.baselines.connect_four import MinimaxAgent
+from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.connect_four import ConnectFour
 
@@ -16,11 +17,11 @@ ENV_ID = "parlour/ConnectFour-v0"
 DRAW = "461547114517541355666172452242736227373363"
 
 
-def play(columns: str | list[int], **options) -> Match:
+def play(sequence: str | list[int], **options) -> Match:
     """A match after the given 1-based columns were played in turn."""
     match = Match(ConnectFour, options)
     match.reset(0)
-    for column in columns:
+    for column in sequence:
         match.submit(match.acting()[0], f"column {column}")
     return match
 
@@ -39,23 +40,23 @@ def test_each_kind_of_line_wins(columns, winner, line):
     match = play(columns)
     loser = "player_1" if winner == "player_0" else "player_0"
     assert match.over
-    assert match.game.outcome.winner == winner
-    assert match.game.outcome.details == {"line": line}
+    assert match.outcome.winner == winner
+    assert match.outcome.details == {"line": line}
     assert match.returns == {winner: 1.0, loser: -1.0}
     assert match.steps[-1]["rewards"] == {winner: 1.0, loser: -1.0}
 
 
 def test_three_in_a_row_does_not_win_but_does_with_x_in_row_3():
     assert not play("11223").over
-    assert play("11223", x_in_row=3).game.outcome.winner == "player_0"
+    assert play("11223", x_in_row=3).outcome.winner == "player_0"
 
 
 def test_full_board_without_a_line_is_a_draw():
     before_last = play(DRAW[:-1])
     assert not before_last.over and before_last.game.legal_actions("player_1") == [2]
     match = play(DRAW)
-    assert match.over and match.game.outcome.winner is None
-    assert "draw" in match.game.outcome.reason
+    assert match.over and match.outcome.winner is None
+    assert "draw" in match.outcome.reason
     assert match.returns == {"player_0": 0.0, "player_1": 0.0}
 
 
@@ -84,7 +85,7 @@ def test_exceeding_the_invalid_action_allowance_forfeits():
     match.submit("player_1", "pass")
     assert not match.over
     match.submit("player_1", "column 99")
-    assert match.over and match.game.outcome.winner == "player_0"
+    assert match.over and match.outcome.winner == "player_0"
     assert match.returns == {"player_0": 1.0, "player_1": -1.0}
 
 
@@ -107,6 +108,56 @@ def test_vector_and_view_are_from_the_players_side():
     view = game.view("player_1")
     assert view["mark"] == 1 and view["board"][0][3:5] == [0, 1] and view["to_move"] == 0
     assert "X" in game.render() and "O" in game.render()
+
+
+def test_moves_are_announced_as_the_movers():
+    match = play("4")
+    (message,) = match.messages("player_1")[1:-1]  # between the rules and the prompt
+    assert (message.kind, message.sender, message.text) == ("move", "player_0", "player_0 (X) plays column 4.")
+
+
+def test_discs_lined_up_only_across_an_edge_of_the_board_do_not_win():
+    # X holds the top three cells of column 1, then drops a disc to the bottom of column 2: the next
+    # cell after them when cells are counted column by column.
+    match = play("716171161715")
+    match.submit("player_0", "column 2")
+    assert match.steps[-1]["error"] is None and not match.over
+    # X holds (row 3, column 1), (row 4, column 2), (row 5, column 3), rising to the top edge, then
+    # drops a disc to the bottom of column 5, where a rising diagonal counted without the top edge would go on.
+    board = [[-1] * 7 for _ in range(6)]
+    for column, marks in enumerate([[1, 0, 1, 0], [0, 1, 1, 0, 0], [1, 0, 0, 1, 1, 0]]):
+        for row, mark in enumerate(marks):
+            board[row][column] = mark
+    board[0][6] = 1
+    game = ConnectFour.from_view({"board": board, "mark": 0, "to_move": 0, "rows": 6, "columns": 7, "x_in_row": 4})
+    ctx = Context(game.players, np.random.default_rng(0))
+    game.apply(ctx, {"player_0": "column 5"})
+    assert ctx.ending is None and game.board[0][4] == 0
+
+
+def test_from_view_loads_the_position_and_clones_play_on_alone():
+    match = play("4453352231")
+    game = match.game
+    view = game.view("player_0")
+    loaded = ConnectFour.from_view(view)
+    assert loaded.view("player_0") == view and loaded.to_move() == ["player_0"]
+    assert loaded.legal_actions("player_0") == game.legal_actions("player_0")
+    copy = loaded.clone()
+    ctx = Context(copy.players, np.random.default_rng(0))
+    copy.apply(ctx, {"player_0": "column 6"})
+    assert ctx.ending is None and copy.to_move() == ["player_1"]
+    assert loaded.view("player_0") == view and copy.board[0][5] == 0
+    winning = loaded.clone()
+    ctx = Context(winning.players, np.random.default_rng(0))
+    winning.apply(ctx, {"player_0": "column 3"})  # X's third disc in column 3, and after O's reply its fourth
+    assert ctx.ending is None
+    winning.apply(ctx, {"player_1": "column 7"})
+    winning.apply(ctx, {"player_0": "column 3"})
+    assert ctx.ending.winners == ["player_0"] and ctx.ending.details == {"line": "vertical"}
+    assert ctx.step_rewards == {"player_0": 1.0, "player_1": -1.0}
+    assert loaded.view("player_0") == view
+    with pytest.raises(ValueError, match="rows"):
+        ConnectFour.from_view({**view, "rows": 5})
 
 
 @pytest.mark.parametrize("options", [{}, {"rows": 4, "columns": 5, "x_in_row": 3}, {"rows": 3, "columns": 3, "x_in_row": 3}])
@@ -154,6 +205,8 @@ def test_minimax_takes_a_win_and_blocks_a_loss():
     assert agent.act(match.agent_observation("player_0")) == "column 1"
     match = play("33441")  # X holds the bottom of columns 1, 3 and 4: O must fill column 2
     assert agent.act(match.agent_observation("player_1")) == "column 2"
+    match = play("1525", rows=4, columns=5, x_in_row=3)  # three in a row wins: X completes its bottom row
+    assert agent.act(match.agent_observation("player_0")) == "column 3"
 
 
 def test_minimax_is_deterministic_under_a_seed_and_checks_depth():

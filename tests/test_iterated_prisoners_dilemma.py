@@ -44,7 +44,7 @@ def test_tit_for_tat_against_always_defect_over_ten_rounds():
     match = new_match()
     play(match, {"player_0": "tit_for_tat", "player_1": "always_defect"})
     assert match.returns == {"player_0": 9 * 1 + 0, "player_1": 5 + 9 * 1}
-    assert match.game.outcome.winner == "player_1"
+    assert match.outcome.winner == "player_1"
     history = [(r["player_0"], r["player_1"]) for r in match.game.history]
     assert history == [("cooperate", "defect")] + [("defect", "defect")] * 9
 
@@ -53,7 +53,7 @@ def test_mutual_cooperation_is_a_tie_with_no_winner():
     match = new_match(rounds=4)
     play(match, {"player_0": "tit_for_tat", "player_1": "always_cooperate"})
     assert match.returns == {"player_0": 12.0, "player_1": 12.0}
-    assert match.game.outcome.winner is None
+    assert match.outcome.winner is None and match.outcome.winners == []
 
 
 def test_custom_payoffs_are_used():
@@ -61,7 +61,7 @@ def test_custom_payoffs_are_used():
     match.submit("player_0", "defect")
     match.submit("player_1", "cooperate")
     assert match.returns == {"player_0": 10.0, "player_1": -1.0}
-    assert match.over and match.game.outcome.winner == "player_0"
+    assert match.over and match.outcome.winner == "player_0"
 
 
 @pytest.mark.parametrize("payoffs", [[3, 5, 1, 0], [5, 3, 1], "5310", [5, 3, 1, float("nan")]])
@@ -85,7 +85,7 @@ def test_forfeit_sinks_the_offender_below_any_reachable_total():
     match.submit("player_0", "no idea")
     assert match.over
     assert match.returns == {"player_0": -1.0, "player_1": 0.0}
-    assert match.game.outcome.winner == "player_1"
+    assert match.outcome.winners == ["player_1"]
 
 
 def test_a_pending_choice_is_never_shown_to_the_other_player():
@@ -119,6 +119,8 @@ def test_communication_delivers_messages_verbatim_before_the_decision():
     match.submit("player_1", "defect, obviously")
     assert match.game.phase == "decide" and match.returns == {"player_0": 0.0, "player_1": 0.0}
     assert f"Message from your opponent (player_0):\n{message}" in match.observation_text("player_1")
+    (relayed,) = [m for m in match.agent_observation("player_1")["messages"] if m["kind"] == "talk"]
+    assert relayed["sender"] == "player_0" and relayed["to"] == ["player_1"] and relayed["text"].endswith(message)
     assert "defect, obviously" in match.observation_text("player_0")
     assert match.agent_observation("player_1")["view"]["messages_received"] == [message]
     before = match.agent_observation("player_0")

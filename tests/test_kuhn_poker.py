@@ -61,13 +61,13 @@ def test_the_deal_is_two_distinct_cards_and_every_deal_occurs():
 )
 def test_every_way_a_hand_ends_pays_the_chips(cards, moves, returns, winner):
     match = play(cards, moves)
-    assert match.over and match.game.outcome.winner == winner
+    assert match.over and match.outcome.winner == winner
     assert match.returns == {"player_0": returns, "player_1": -returns}
     assert match.steps[-1]["rewards"] == match.returns
     assert all(step["rewards"] == {} for step in match.steps[:-1])
     showdown = moves[-1] != "fold"
-    assert ("cards" in match.game.outcome.details) == showdown
-    assert match.game.outcome.details["history"] == moves
+    assert ("cards" in match.outcome.details) == showdown
+    assert match.outcome.details["history"] == moves
 
 
 def test_only_the_owner_sees_a_card_until_the_showdown():
@@ -76,8 +76,12 @@ def test_only_the_owner_sees_a_card_until_the_showdown():
     assert "Jack (J)" in match.agent_observation("player_1")["text"]
     assert "(K)" not in match.agent_observation("player_1")["text"]
     assert match.game.view("player_1") == {"seat": 1, "card": "J", "history": [], "pot": 2, "opponent_card": None}
+    (deal,) = [message for message in match.messages("player_1") if message.kind == "event"]
+    assert (deal.to, deal.sender, deal.text) == (("player_1",), None, "Your card is the Jack (J).")
     match.submit("player_0", "bet")
     assert "(K)" not in match.observation_text("player_1") and "You face a bet" in match.observation_text("player_1")
+    (move,) = [message for message in match.messages("player_1") if message.kind == "move"]
+    assert (move.sender, move.to, move.text) == ("player_0", None, "player_0 bets.")
     match.submit("player_1", "call")
     for player in match.players:
         assert "Showdown: player_0 shows the King (K), player_1 shows the Jack (J)" in match.observation_text(player)
@@ -106,7 +110,7 @@ def test_exceeding_the_invalid_action_allowance_loses_like_a_fold():
     match = Match(KuhnPoker, {"error_allowance": 0})
     match.reset(0)
     match.submit("player_0", "raise")
-    assert match.over and match.game.outcome.winner == "player_1"
+    assert match.over and match.outcome.winner == "player_1"
     assert match.returns == {"player_0": -1.0, "player_1": 1.0}
 
 

@@ -35,9 +35,9 @@ def test_fold_gives_the_pot_to_the_other_player():
     play(match, "raise", "fold")
     assert match.over
     assert match.returns == {"player_0": 1.0, "player_1": -1.0}
-    assert match.game.outcome.winner == "player_0"
-    assert "folded" in match.game.outcome.reason
-    assert "cards" not in match.game.outcome.details, "a fold must not reveal the hidden cards"
+    assert match.outcome.winner == "player_0"
+    assert "folded" in match.outcome.reason
+    assert "cards" not in match.outcome.details, "a fold must not reveal the hidden cards"
 
 
 def test_fold_in_round_two_loses_everything_put_in():
@@ -50,16 +50,16 @@ def test_fold_in_round_two_loses_everything_put_in():
 def test_pair_beats_high_card_at_showdown():
     match = dealt([J1, K1, J2])
     play(match, "check", "check", "raise", "call")
-    assert match.over and match.game.outcome.winner == "player_0"
+    assert match.over and match.outcome.winner == "player_0"
     assert match.returns == {"player_0": 5.0, "player_1": -5.0}
-    assert match.game.outcome.details["cards"] == ["J♠", "K♠", "J♥"], "a showdown shows both hands and the public card"
+    assert match.outcome.details["cards"] == ["J♠", "K♠", "J♥"], "a showdown shows both hands and the public card"
 
 
 def test_higher_card_wins_without_a_pair():
     match = dealt([Q1, K1, J1])
     play(match, "call", "call", "call", "call")
     assert match.returns == {"player_0": -1.0, "player_1": 1.0}
-    assert match.game.outcome.winner == "player_1"
+    assert match.outcome.winner == "player_1"
 
 
 def test_equal_ranks_split_the_pot():
@@ -67,8 +67,8 @@ def test_equal_ranks_split_the_pot():
     play(match, "raise", "call", "raise", "raise", "call")
     assert match.over
     assert match.returns == {"player_0": 0.0, "player_1": 0.0}
-    assert match.game.outcome.winner is None
-    assert match.game.outcome.details["pot"] == 22
+    assert match.outcome.winner is None and match.outcome.winners == [], "a split pot is a draw"
+    assert match.outcome.details["pot"] == 22
 
 
 def test_raise_sizes_and_the_raise_cap():
@@ -111,10 +111,15 @@ def test_players_see_only_their_own_card_and_the_public_card_after_round_one():
         assert theirs not in json.dumps(view, ensure_ascii=False)
         text = match.observation_text(player) + game.prompt(player)
         assert mine in text and theirs not in text and public not in text
-    play(match, "call", "call")
+    assert f"public: {public} (face down)" in game.render(), "the render is a spectator's view"
+    play(match, "call")
+    moves = [(m.sender, m.text) for m in match.messages("player_1") if m.kind == "move"]
+    assert moves == [("player_0", "player_0 checks.")]
+    play(match, "call")
     assert game.view("player_1")["public_card"] == public
     assert public in match.observation_text("player_0")
     assert other not in match.observation_text("player_0")
+    assert f"public: {public}\n" in game.render()
 
 
 def test_exceeding_the_allowance_folds_the_offender():
@@ -123,7 +128,7 @@ def test_exceeding_the_allowance_folds_the_offender():
     match.submit("player_0", "I am thinking")
     assert match.over
     assert match.returns == {"player_0": -3.0, "player_1": 3.0}
-    assert match.game.outcome.winner == "player_1"
+    assert match.outcome.winner == "player_1"
 
 
 def test_vector_encodes_cards_chips_and_betting():

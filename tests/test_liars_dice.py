@@ -1,4 +1,4 @@
-"""LiarsDice: bid grammar, challenges, elimination, turn order, the probabilistic agent, and a cross-check with OpenSpiel."""
+"""LiarsDice: bid grammar, challenges, elimination on every face, turn order, the probabilistic agent, and a cross-check with OpenSpiel."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def test_sixes_are_wild_and_a_correct_bid_beats_the_challenger():
     play(match, "3 twos", "liar")
     assert match.over
     assert match.returns == {"player_0": 1.0, "player_1": -1.0}
-    assert match.game.outcome.winner == "player_0"
+    assert match.outcome.winner == "player_0"
     assert "There are 3 twos" in match.observation_text("player_1")
 
 
@@ -105,7 +105,7 @@ def test_a_bid_on_sixes_counts_only_sixes_and_a_false_bid_loses():
     match = rolled([[2, 6], [5, 5]], single_round=True)
     play(match, "2 sixes", "liar")
     assert match.returns == {"player_0": -1.0, "player_1": 1.0}
-    assert match.game.outcome.winner == "player_1"
+    assert match.outcome.winner == "player_1"
 
 
 def test_single_round_with_three_players_pays_bystanders_nothing():
@@ -131,8 +131,9 @@ def test_elimination_of_the_last_opponent_ends_the_game():
     match = rolled([[4], [5]])
     play(match, "1 four", "1 five", "liar")
     assert match.over
-    assert match.game.outcome.winner == "player_1"
+    assert match.outcome.winners == ["player_1"]
     assert match.game.eliminated == ["player_0"]
+    assert match.eliminated == {"player_0": "player_0 lost its last die"}
     assert match.returns == {"player_0": -1.0, "player_1": 1.0}
 
 
@@ -141,6 +142,9 @@ def test_turn_order_skips_eliminated_players():
     game = match.game
     play(match, "1 two", "liar")  # the bid holds: player_1 loses its only die
     assert game.eliminated == ["player_1"]
+    # Paid at once, since nothing reaches an eliminated player afterwards.
+    assert match.eliminated == {"player_1": "player_1 lost its last die"}
+    assert match.steps[-1]["rewards"] == {"player_1": -0.5}
     # The loser is out, so the next player still in starts.
     assert match.acting() == ["player_2"]
     game.dice = [[6], [], [5]]
@@ -150,7 +154,8 @@ def test_turn_order_skips_eliminated_players():
     assert match.acting() == ["player_2"]
     play(match, "liar")  # the bid holds with player_0's wild six: player_2 loses its only die
     assert game.eliminated == ["player_1", "player_2"]
-    assert match.over and match.game.outcome.winner == "player_0"
+    assert match.steps[-1]["rewards"] == {"player_0": 1.0, "player_2": -0.5}
+    assert match.over and match.outcome.winners == ["player_0"]
     assert match.returns == {"player_0": 1.0, "player_1": -0.5, "player_2": -0.5}
 
 
@@ -159,6 +164,19 @@ def test_exceeding_the_allowance_loses_and_the_others_share():
     match.submit("player_0", "hmm")
     assert match.over
     assert match.returns == {"player_0": -1.0, "player_1": 0.5, "player_2": 0.5}
+    assert match.outcome.winners == ["player_1", "player_2"]
+
+
+def test_a_forfeit_after_an_elimination_pays_only_the_players_still_in():
+    match = rolled([[2], [3], [4], [5]], error_allowance=0)
+    play(match, "1 two", "liar")  # player_1 loses its only die and is paid -1/3 at once
+    assert match.acting() == ["player_2"]
+    match.submit("player_2", "hmm")
+    assert match.over
+    # player_1 keeps what it was paid when it went out; the game stays zero-sum.
+    assert match.steps[-1]["rewards"] == pytest.approx({"player_2": -1.0, "player_0": 2 / 3, "player_3": 2 / 3})
+    assert match.returns == pytest.approx({"player_0": 2 / 3, "player_1": -1 / 3, "player_2": -1.0, "player_3": 2 / 3})
+    assert match.outcome.winners == ["player_0", "player_3"]
 
 
 def test_players_never_see_other_dice_before_a_challenge():
@@ -170,8 +188,19 @@ def test_players_never_see_other_dice_before_a_challenge():
         assert view["dice"] == game.dice[seat]
         assert view["dice_counts"] == [4, 4, 4]
         assert set(view) >= {"bid", "to_move"} and not any(isinstance(v, list) and len(v) == 3 and isinstance(v[0], list) for v in view.values())
+        # Told once, by the private message of the roll (the acting player's prompt does not repeat it).
         told = re.findall(r"Your dice: ([\d ]+)\.", match.observation_text(player))
-        assert told and set(told) == {" ".join(map(str, game.dice[seat]))}
+        assert told == [" ".join(map(str, game.dice[seat]))]
+
+
+@pytest.mark.parametrize(
+    "num_players,says,never",
+    [(2, "the loser gets -1", "-1/1"), (3, "is out at once and gets -1/2", "the loser gets -1"), (6, "gets -1/5", "-1/1")],
+)
+def test_rules_state_the_elimination_payoffs(num_players, says, never):
+    rules = LiarsDice(num_players=num_players).rules("player_0")
+    assert says in rules and never not in rules
+    assert "The last player with dice wins: +1" in rules
 
 
 def test_vector_observation():
@@ -195,6 +224,90 @@ def test_bad_options_raise(options):
         LiarsDice(**options)
 
 
+def eliminating_dice(env) -> None:
+    """Replace the first roll of a 3-player, 1-die game so that "1 two" then "liar" puts player_1 out."""
+    env.reset(seed=0)
+    env.match.game.dice = [[2], [3], [4]]
+
+
+def test_aec_terminates_an_eliminated_player_at_once_and_the_others_play_on():
+    env = parlour.make_aec(ENV_ID, num_players=3, dice_per_player=1)
+    eliminating_dice(env)
+    env.step("1 two")
+    assert env.agent_selection == "player_1"
+    env.step("liar")  # the bid holds: player_1 loses its only die
+    assert env.terminations == {"player_0": False, "player_1": True, "player_2": False}
+    assert env.rewards["player_1"] == -0.5
+    # The eliminated player is selected for its closing step before play goes on.
+    assert env.agent_selection == "player_1"
+    _, paid, terminated, truncated, info = env.last()
+    assert (paid, terminated, truncated) == (-0.5, True, False)
+    assert info["eliminated"] == "player_1 lost its last die"
+    env.step(None)
+    assert env.agents == ["player_0", "player_2"]
+    # The loser is out, so the next player still in opens round 2.
+    assert env.agent_selection == "player_2"
+    env.match.game.dice = [[6], [], [5]]
+    returns = {"player_0": 0.0, "player_2": 0.0}
+    for action in ("1 five", "2 fives", "liar"):  # the bid holds with player_0's wild six: player_2 is out
+        assert not any(env.terminations.values())
+        env.step(action)
+        for agent in returns:
+            returns[agent] += env.rewards[agent]
+    assert returns == {"player_0": 1.0, "player_2": -0.5}
+    assert env.terminations == {"player_0": True, "player_2": True}
+    assert env.match.returns == {"player_0": 1.0, "player_1": -0.5, "player_2": -0.5}
+
+
+def test_parallel_drops_an_eliminated_player_in_the_step_it_goes_out():
+    env = parlour.make_parallel(ENV_ID, num_players=3, dice_per_player=1)
+    eliminating_dice(env)
+    env.step({"player_0": "1 two"})
+    _, rewards, terminations, truncations, infos = env.step({"player_1": "liar"})
+    assert rewards == {"player_0": 0.0, "player_1": -0.5, "player_2": 0.0}
+    assert terminations == {"player_0": False, "player_1": True, "player_2": False}
+    assert not any(truncations.values())
+    assert infos["player_1"]["eliminated"] == "player_1 lost its last die"
+    assert env.agents == ["player_0", "player_2"]
+    env.match.game.dice = [[6], [], [5]]
+    for actions in ({"player_2": "1 five"}, {"player_0": "2 fives"}, {"player_2": "liar"}):
+        _, rewards, terminations, _, _ = env.step(actions)
+        assert "player_1" not in rewards and "player_1" not in terminations
+    assert rewards == {"player_0": 1.0, "player_2": -0.5}
+    assert terminations == {"player_0": True, "player_2": True} and env.agents == []
+
+
+def test_a_three_player_game_through_aec_pays_at_elimination_and_replays():
+    env = parlour.make_aec(ENV_ID, num_players=3, dice_per_player=2)
+    env.reset(seed=4)
+    agents = {p: parlour.make_agent("probabilistic", env_id=ENV_ID, seed=i) for i, p in enumerate(env.possible_agents)}
+    returns = dict.fromkeys(env.possible_agents, 0.0)
+    paid_when_out: dict[str, float] = {}
+    played_on = False
+    for agent in env.agent_iter(max_iter=1000):
+        _, _, terminated, truncated, _ = env.last()
+        action = None if terminated or truncated else agents[agent].act(env.match.agent_observation(agent))
+        before = dict(env.match.eliminated)
+        env.step(action)
+        for player, reward in env.rewards.items():
+            returns[player] += reward
+        for out in set(env.match.eliminated) - set(before):
+            paid_when_out[out] = env.rewards[out]
+            assert env.terminations[out]
+            if not env.match.over:
+                # Out before the end: it takes its closing step next, and the other two play on.
+                assert env.agent_selection == out and len([a for a in env.agents if not env.terminations[a]]) == 2
+                played_on = True
+    assert played_on, "the first player out should leave the other two playing"
+    assert sorted(paid_when_out) == sorted(env.match.outcome.details["eliminated"]) and len(paid_when_out) == 2
+    (winner,) = env.match.outcome.winners
+    assert returns == env.match.returns == {**paid_when_out, winner: 1.0}
+    assert all(paid == -0.5 for paid in paid_when_out.values())
+    record = env.record()
+    assert record["eliminated"] == env.match.eliminated
+    assert parlour.replay(record)["returns"] == returns
+
+
 def test_six_player_elimination_runs_to_a_single_winner():
     match = Match(LiarsDice, {"num_players": 6, "dice_per_player": 2})
     match.reset(7)
@@ -202,7 +315,7 @@ def test_six_player_elimination_runs_to_a_single_winner():
     while not match.over:
         player = match.acting()[0]
         match.submit(player, agents[match.players.index(player)].act(match.agent_observation(player)))
-    outcome = match.game.outcome
+    outcome = match.outcome
     assert len(outcome.details["eliminated"]) == 5
     assert outcome.winner not in outcome.details["eliminated"]
     assert match.returns[outcome.winner] == 1.0

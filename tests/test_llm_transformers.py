@@ -68,7 +68,7 @@ def test_plays_games_end_to_end(model_dir: str) -> None:
             match.submit(match.acting()[0], action)
     assert {key[0] for key in agent.conversations} == {None, 0, 1, 2}
     for match in matches:
-        assert match.game.outcome is not None and all(isinstance(step["action"], str) for step in match.steps)
+        assert match.outcome is not None and all(isinstance(step["action"], str) for step in match.steps)
     decisions += sum(len(match.steps) for match in matches)
 
     stats = agent.stats()

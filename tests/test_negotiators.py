@@ -31,7 +31,7 @@ def batch(env_id: str, first: str, second: str) -> list[Match]:
 
 
 def agreement_rate(matches: list[Match]) -> float:
-    return sum(m.game.outcome.details["agreement"] for m in matches) / len(matches)
+    return sum(m.outcome.details["agreement"] for m in matches) / len(matches)
 
 
 @pytest.mark.parametrize("env_id", [PRICE, BARGAINING])
@@ -69,7 +69,7 @@ def test_ultimatum_negotiators():
     greedy = play(ultimatum, "hardliner", "hardliner", 0)
     assert greedy.game.history == [{"proposer": "proposer", "offer": 0, "accepted": False}]
     # Over rounds the conceding proposer offers more and the conceding responder asks less, so they meet.
-    assert play(ultimatum, "conceder", "conceder", 0, rounds=5).game.outcome.details["accepted_rounds"] >= 3
+    assert play(ultimatum, "conceder", "conceder", 0, rounds=5).outcome.details["accepted_rounds"] >= 3
 
 
 def test_negotiators_answer_in_the_critic_seat_and_refuse_other_games():

@@ -71,6 +71,8 @@ def test_parse_rejects_impossible_moves_with_a_reason(text, complaint):
 def test_an_emptied_heap_cannot_be_taken_from():
     match = new_match()
     match.submit("player_0", "take 3 from heap 1")
+    (announced,) = [m for m in match.messages("player_1") if m.kind == "move"]
+    assert (announced.sender, announced.text) == ("player_0", "player_0 takes 3 from heap 1.")
     assert match.game.heaps == [0, 5, 7]
     assert match.legal_moves("player_1")[:3] == ["take 1 from heap 2", "take 2 from heap 2", "take 3 from heap 2"]
     assert len(match.legal_moves("player_1")) == 12
@@ -91,7 +93,7 @@ def test_taking_the_last_object_wins_in_normal_play_and_loses_in_misere(misere, 
     match.submit("player_1", "take 1 from heap 2")
     assert match.over
     loser = "player_0" if winner == "player_1" else "player_1"
-    assert match.game.outcome.winner == winner
+    assert match.outcome.winner == winner
     assert match.returns == {winner: 1.0, loser: -1.0}
 
 
@@ -100,7 +102,7 @@ def test_forfeit_after_the_allowance():
     match.submit("player_0", "take 1 from heap 1")
     match.submit("player_1", "pass")
     assert match.over
-    assert match.game.outcome.winner == "player_0"
+    assert match.outcome.winner == "player_0"
     assert match.returns == {"player_0": 1.0, "player_1": -1.0}
 
 
@@ -140,7 +142,7 @@ def test_nim_sum_never_loses_from_a_winning_position(heaps, misere):
         for i, agent in enumerate(agents.values()):
             agent.reset(seed=seed * 10 + i)
         play(match, agents)
-        assert match.game.outcome.winner == expert
+        assert match.outcome.winner == expert
 
 
 def test_nim_sum_beats_random_from_the_losing_seat_most_of_the_time():
@@ -151,5 +153,5 @@ def test_nim_sum_beats_random_from_the_losing_seat_most_of_the_time():
         agents = {"player_0": parlour.make_agent("random", env_id=ENV_ID), "player_1": parlour.make_agent("nim_sum", env_id=ENV_ID)}
         agents["player_0"].reset(seed=seed)
         play(match, agents)
-        wins += match.game.outcome.winner == "player_1"
+        wins += match.outcome.winner == "player_1"
     assert wins >= 32

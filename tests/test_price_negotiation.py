@@ -25,10 +25,12 @@ def test_sale_pays_each_side_its_surplus():
     match.submit("seller", f"Great item. [offer] ${price + 10}")
     match.submit("buyer", f"Too much. [offer] {price}")
     assert 'buyer says: "Too much."' in match.observation_text("seller")
+    kinds = {(m.kind, m.sender) for m in match.messages("seller") if m.text.startswith("buyer ")}
+    assert kinds == {("talk", "buyer"), ("move", "buyer")}
     match.submit("seller", "Fine, [accept] it.")
     assert match.over
     assert match.returns == {"seller": price - seller, "buyer": buyer - price}
-    details = match.game.outcome.details
+    details = match.outcome.details
     assert details["price"] == price and details["agreement"] and details["pareto_optimal"]
     assert details["nash_solution"]["seller"] + details["nash_solution"]["buyer"] == buyer - seller
     assert abs(details["nash_solution"]["seller"] - details["nash_solution"]["buyer"]) <= 1
@@ -56,13 +58,23 @@ def test_parse_rejects_bad_prices_and_accepting_nothing():
         game.parse("seller", "[accept]")
 
 
-def test_no_sale_within_the_turn_limit_pays_nothing():
-    match = started(max_turns=3)
+def test_no_sale_by_the_deadline_pays_nothing():
+    match = started(deadline=3)
+    assert "at most 3 turns" in match.observation_text("seller")
     match.submit("seller", "[offer] 190")
     match.submit("buyer", "[pass]")
     match.submit("seller", "[offer] 190")
     assert match.over and match.returns == {"seller": 0.0, "buyer": 0.0}
-    assert match.game.outcome.details["agreement"] is False and match.game.outcome.details["price"] is None
+    assert match.outcome.details["agreement"] is False and match.outcome.details["price"] is None
+    assert not match.outcome.truncated and match.outcome.reason == "no deal within 3 turns"
+
+
+def test_the_engines_max_turns_truncates_before_the_deadline():
+    match = started(max_turns=2)
+    assert match.agent_observation("seller")["view"]["deadline"] == 20
+    match.submit("seller", "[offer] 190")
+    match.submit("buyer", "[pass]")
+    assert match.over and match.outcome.truncated and "agreement" not in match.outcome.details
 
 
 def test_the_critic_advises_one_side_between_rounds_and_shares_its_surplus():
@@ -75,6 +87,8 @@ def test_the_critic_advises_one_side_between_rounds_and_shares_its_surplus():
     assert "buyer offers 50." in match.observation_text("critic")
     match.submit("critic", "Hold firm at 60.")
     assert 'Advice from the critic: "Hold firm at 60."' in match.observation_text("buyer")
+    (advice,) = [m for m in match.messages("buyer") if "Advice" in m.text]
+    assert (advice.kind, advice.sender, advice.to) == ("talk", "critic", ("buyer",))
     assert "Hold firm" not in match.observation_text("seller")
     match.submit("seller", "[accept]")
     assert match.over
@@ -107,3 +121,16 @@ def test_reservation_prices_never_reach_the_other_side_or_the_critic():
             for other in match.players:
                 if other != owner:
                     assert not any(statement in text for text in seen[other])
+
+
+@pytest.mark.parametrize("offender, winners", [("seller", ["buyer"]), ("buyer", ["seller"]), ("critic", [])])
+def test_a_forfeit_pays_minus_one_and_only_the_other_side_can_win(offender, winners):
+    match = started(critic=True, error_allowance=0)
+    for player in ("seller", "buyer", "critic"):
+        if player == offender:
+            break
+        match.submit(player, "[offer] 150" if player != "critic" else "Hold firm.")
+    match.submit(offender, "" if offender == "critic" else "no move here")
+    assert match.over and match.returns == {p: -1.0 if p == offender else 0.0 for p in match.players}
+    assert match.outcome.winners == winners
+    assert match.outcome.details["agreement"] is False and match.outcome.details["price"] is None

@@ -10,15 +10,16 @@ import pytest
 import parlour
 from parlour.baselines.resource_trade import TitForTatAgent
 from parlour.envs.core.agent import reset_agent
+from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.negotiation.resource_trade import RESOURCES, ResourceTrade
 
 ENV_ID = "parlour/ResourceTrade-v0"
 
 
-def hand_made(values: dict[str, list[int]], inventories: dict[str, list[int]], max_turns: int = 4) -> Match:
-    """A started match whose values and inventories are replaced by the given ones."""
-    match = Match(ResourceTrade, {"max_turns": max_turns})
+def hand_made(values: dict[str, list[int]], inventories: dict[str, list[int]], deadline: int = 4, **options) -> Match:
+    """A started match (with engine ``options``) whose values and inventories are replaced by the given ones."""
+    match = Match(ResourceTrade, {"deadline": deadline, **options})
     match.reset(0)
     game = match.game
     game.values = {p: list(v) for p, v in values.items()}
@@ -50,6 +51,8 @@ def test_last_well_formed_move_counts_and_talk_is_delivered_verbatim():
     seen = match.observation_text("player_1")
     assert "player_0 says: Maybe [accept]? No. Let's swap:  and then an [offer] of nothing" in seen
     assert "player_0 offers: player_0 gives 1 wheat; player_1 gives 1 wood." in seen
+    kinds = {(m.kind, m.sender) for m in match.messages("player_1") if m.text.startswith("player_0 ")}
+    assert kinds == {("talk", "player_0"), ("move", "player_0")}
 
 
 @pytest.mark.parametrize(
@@ -72,13 +75,13 @@ def test_invalid_actions(text, reason):
 
 
 def test_accepted_swap_executes_and_pays_relative_gains_with_analysis():
-    match = hand_made(SWAP_VALUES, SWAP_INVENTORIES, max_turns=2)
+    match = hand_made(SWAP_VALUES, SWAP_INVENTORIES, deadline=2)
     play(match, "[offer] I give 1 wheat; you give 1 wood", "Deal. [accept]")
     game = match.game
     assert game.inventory == {"player_0": [0, 1, 0, 0, 0], "player_1": [1, 0, 0, 0, 0]}
     assert match.over and match.returns == {"player_0": 1.0, "player_1": 1.0}
-    outcome = game.outcome
-    assert outcome.winner is None  # a tie
+    outcome = match.outcome
+    assert outcome.winners == []  # a tie
     details = outcome.details
     assert details["agreement"] and details["trades"] == 1
     assert details["pareto_optimal"] and details["pareto_distance"] == 0.0
@@ -94,10 +97,10 @@ def test_feasible_outcomes_are_the_undominated_reallocations():
 
 
 def test_no_trade_pays_nothing_and_measures_the_distances():
-    match = hand_made(SWAP_VALUES, SWAP_INVENTORIES, max_turns=2)
+    match = hand_made(SWAP_VALUES, SWAP_INVENTORIES, deadline=2)
     play(match, "[offer] I give 1 wheat; you give 1 wood", "No thanks. [deny]")
-    outcome = match.game.outcome
-    assert match.returns == {"player_0": 0.0, "player_1": 0.0} and outcome.winner is None
+    outcome = match.outcome
+    assert match.returns == {"player_0": 0.0, "player_1": 0.0} and outcome.winners == []
     details = outcome.details
     assert not details["agreement"] and details["trades"] == 0 and not details["pareto_optimal"]
     # Utilities range over [-1, 2] for both: (0, 0) and (1, 1) rescale to 1/3 and 2/3 apart on each axis.
@@ -106,11 +109,11 @@ def test_no_trade_pays_nothing_and_measures_the_distances():
 
 
 def test_a_gift_makes_a_winner_and_a_counter_offer_replaces_the_standing_one():
-    match = hand_made(SWAP_VALUES, SWAP_INVENTORIES, max_turns=3)
+    match = hand_made(SWAP_VALUES, SWAP_INVENTORIES, deadline=3)
     play(match, "[offer] I give 1 wheat; you give 1 wood", "[offer] I give 1 wood; you give nothing", "[accept]")
     assert match.game.inventory["player_0"] == [1, 1, 0, 0, 0]
     assert match.returns == {"player_0": 2.0, "player_1": -1.0}
-    assert match.game.outcome.winner == "player_0"
+    assert match.outcome.winner == "player_0"
 
 
 def test_any_reply_but_accept_ends_the_standing_offer():
@@ -121,25 +124,37 @@ def test_any_reply_but_accept_ends_the_standing_offer():
     assert "no offer to accept" in match.last_error["player_1"]
 
 
+def test_the_deadline_pays_out_but_the_engines_max_turns_truncates_unpaid():
+    by_deadline = hand_made(SWAP_VALUES, SWAP_INVENTORIES, deadline=3)
+    play(by_deadline, "[offer] I give 1 wheat; you give 1 wood", "[accept]", "[pass]")
+    assert by_deadline.over and not by_deadline.outcome.truncated
+    assert by_deadline.returns == {"player_0": 1.0, "player_1": 1.0}
+    cut = hand_made(SWAP_VALUES, SWAP_INVENTORIES, deadline=3, max_turns=2)
+    play(cut, "[offer] I give 1 wheat; you give 1 wood", "[accept]")
+    assert cut.over and cut.outcome.truncated
+    assert cut.returns == {"player_0": 0.0, "player_1": 0.0}
+    assert Match(ResourceTrade, {"max_turns": 2}).game.deadline == 10
+
+
 def test_exceeding_the_allowance_forfeits():
     match = Match(ResourceTrade, {"error_allowance": 0})
     match.reset(3)
     match.submit("player_0", "[accept]")
     assert match.over and match.returns == {"player_0": -1.0, "player_1": 0.0}
-    assert match.game.outcome.winner == "player_1"
+    assert match.outcome.winner == "player_1"
 
 
 def test_deal_is_seeded_and_values_stay_near_the_base_values():
     first, second = ResourceTrade(), ResourceTrade()
-    first._begin(np.random.default_rng(5))
-    second._begin(np.random.default_rng(5))
+    first.start(Context(first.players, np.random.default_rng(5)))
+    second.start(Context(second.players, np.random.default_rng(5)))
     assert first.values == second.values and first.initial == second.initial
     for values in first.values.values():
         assert all(lo <= v <= hi for v, lo, hi in zip(values, [3, 5, 8, 13, 20], [7, 15, 22, 37, 60]))
     assert all(1 <= n <= 3 for counts in first.initial.values() for n in counts)
 
 
-@pytest.mark.parametrize("option", [{"max_turns": 0}, {"max_count": 6}, {"max_count": True}])
+@pytest.mark.parametrize("option", [{"deadline": 0}, {"deadline": 1001}, {"max_count": 6}, {"max_count": True}])
 def test_bad_options_are_rejected(option):
     with pytest.raises(ValueError):
         ResourceTrade(**option)
@@ -193,8 +208,8 @@ def play_pair(names: tuple[str, str], seed: int) -> Match:
 
 def test_conceders_trade_far_more_often_than_hardliners():
     seeds = range(16)
-    conceders = sum(play_pair(("conceder", "conceder"), s).game.outcome.details["agreement"] for s in seeds)
-    hardliners = sum(play_pair(("hardliner", "hardliner"), s).game.outcome.details["agreement"] for s in seeds)
+    conceders = sum(play_pair(("conceder", "conceder"), s).outcome.details["agreement"] for s in seeds)
+    hardliners = sum(play_pair(("hardliner", "hardliner"), s).outcome.details["agreement"] for s in seeds)
     assert conceders >= 8 and hardliners <= 2 and conceders > hardliners
 
 

@@ -37,7 +37,7 @@ def test_x_wins_with_every_line(line):
     match = new_match()
     o = opponent_cells(line, 2)
     play_cells(match, [line[0], o[0], line[1], o[1], line[2]])
-    assert match.over and match.game.outcome.winner == "player_0"
+    assert match.over and match.outcome.winner == "player_0"
     assert match.returns == {"player_0": 1.0, "player_1": -1.0}
 
 
@@ -51,14 +51,14 @@ def test_o_wins_with_every_line(line):
         if not set(cells) & set(line) and tuple(sorted(cells)) not in LINES
     )
     play_cells(match, [x[0], line[0], x[1], line[1], x[2], line[2]])
-    assert match.over and match.game.outcome.winner == "player_1"
+    assert match.over and match.outcome.winner == "player_1"
     assert match.returns == {"player_0": -1.0, "player_1": 1.0}
 
 
 def test_full_board_without_a_line_is_a_draw():
     match = new_match()
     play_cells(match, [0, 4, 8, 1, 7, 6, 2, 5, 3])
-    assert match.over and match.game.outcome.winner is None
+    assert match.over and match.outcome.winner is None
     assert match.returns == {"player_0": 0.0, "player_1": 0.0}
 
 
@@ -66,7 +66,7 @@ def test_a_line_on_the_last_cell_is_a_win_not_a_draw():
     match = new_match()
     play_cells(match, [2, 1, 7, 3, 0, 5, 4, 6, 8])
     assert -1 not in match.game.board
-    assert match.game.outcome.winner == "player_0" and match.returns["player_0"] == 1.0
+    assert match.outcome.winner == "player_0" and match.returns["player_0"] == 1.0
 
 
 def test_an_occupied_cell_is_an_invalid_action():
@@ -83,7 +83,7 @@ def test_forfeit_after_the_allowance():
     play_cells(match, [4])
     match.submit("player_1", "b2")
     match.submit("player_1", "the middle one")
-    assert match.over and match.game.outcome.winner == "player_0"
+    assert match.over and match.outcome.winner == "player_0"
     assert match.returns == {"player_0": 1.0, "player_1": -1.0}
 
 
@@ -103,14 +103,14 @@ def play_agents(seed: int, names: dict[str, str]) -> Match:
 @pytest.mark.parametrize("seat", ["player_0", "player_1"])
 def test_minimax_never_loses_to_random(seat):
     other = "player_1" if seat == "player_0" else "player_0"
-    outcomes = [play_agents(seed, {seat: "minimax", other: "random"}).game.outcome.winner for seed in range(100)]
+    outcomes = [play_agents(seed, {seat: "minimax", other: "random"}).outcome.winner for seed in range(100)]
     assert other not in outcomes
     assert outcomes.count(seat) > 50
 
 
 def test_minimax_against_itself_always_draws():
     for seed in range(20):
-        assert play_agents(seed, {"player_0": "minimax", "player_1": "minimax"}).game.outcome.winner is None
+        assert play_agents(seed, {"player_0": "minimax", "player_1": "minimax"}).outcome.winner is None
 
 
 def test_matches_openspiel_legal_actions_and_returns():

@@ -19,12 +19,14 @@ def test_accepted_offer_splits_the_pie():
     match = started(pie=10)
     match.submit("proposer", "I think this is generous. [offer] 3")
     assert 'proposer says: "I think this is generous."' in match.observation_text("responder")
+    kinds = {(m.kind, m.sender) for m in match.messages("responder") if m.text.startswith("proposer ")}
+    assert kinds == {("talk", "proposer"), ("move", "proposer")}
     match.submit("responder", "[accept]")
     assert match.over and match.returns == {"proposer": 7.0, "responder": 3.0}
-    details = match.game.outcome.details
+    details = match.outcome.details
     assert details["agreement"] and details["pareto_optimal"] and details["accepted_rounds"] == 1
     assert details["nash_solution"] == {"proposer": 5.0, "responder": 5.0}
-    assert match.game.outcome.winner == "proposer"
+    assert match.outcome.winner == "proposer"
 
 
 def test_rejection_leaves_both_with_nothing():
@@ -32,7 +34,7 @@ def test_rejection_leaves_both_with_nothing():
     match.submit("proposer", "[offer] 1")
     match.submit("responder", "Insulting. [reject]")
     assert match.over and match.returns == {"proposer": 0.0, "responder": 0.0}
-    assert match.game.outcome.details["agreement"] is False and match.game.outcome.winner is None
+    assert match.outcome.details["agreement"] is False and match.outcome.winner is None
 
 
 def test_iterated_with_alternating_roles():
@@ -47,7 +49,7 @@ def test_iterated_with_alternating_roles():
     match.submit("player_1", "[accept]")
     assert match.over
     assert match.returns == {"player_0": 4.0 + 3.0, "player_1": 2.0 + 3.0}
-    details = match.game.outcome.details
+    details = match.outcome.details
     assert details["accepted_rounds"] == 2 and details["agreement"] is False
     assert [h["proposer"] for h in details["history"]] == ["player_0", "player_1", "player_0"]
 
@@ -81,7 +83,7 @@ def test_a_forfeit_is_a_loss_even_for_the_player_ahead():
     match.submit("proposer", "gibberish without a move")
     assert match.over
     assert match.returns == {"proposer": -1.0, "responder": 1.0}
-    assert match.game.outcome.winner == "responder"
+    assert match.outcome.winners == ["responder"]
 
 
 def test_pie_times_rounds_is_capped():

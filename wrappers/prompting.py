@@ -1,8 +1,9 @@
 """Prompt and history: the system prompt, the conversation as chat messages, and the context window.
 
 A :class:`Conversation` is one player's chat in one episode. Its system prompt
-holds the agent's role, the answer format and, when they can be told apart
-from the first observation, the environment's rules. Then come *turns*: a
+holds the agent's role, the answer format and the environment's rules, read
+from the first observation's typed messages (the ``"rules"`` message); an
+observation without messages keeps all its text in the first turn. Then come *turns*: a
 turn starts with an observation (a user message) and holds the replies to it
 and any retry feedback. :meth:`Conversation.messages` applies the window:
 the last ``max_turns`` turns and/or as many recent turns as fit in
@@ -13,7 +14,6 @@ is kept for as long as it fits.
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable, Mapping
 
 from parlour.wrappers.backend import Message
@@ -24,26 +24,23 @@ RULES_TEMPLATE = "{header}\n\n{rules}"
 OMITTED = "({n} earlier turn(s) omitted.)\n\n"
 
 
-@functools.cache
-def default_rules(env_id: str, player: str) -> str | None:
-    """The rules text a default-configured ``env_id`` shows ``player``; ``None`` when it cannot be known up front."""
-    from parlour.envs.registry import game_class
-
-    try:
-        return game_class(env_id)().rules(player)
-    # Rules may depend on options or on a started episode; the caller then keeps them in the first message.
-    except Exception:
-        return None
-
-
 def split_rules(observation: Mapping[str, Any]) -> tuple[str | None, str]:
-    """``(rules, rest)`` of a first observation, or ``(None, text)`` when its text does not start with the known rules."""
+    """``(rules, rest)`` of a first observation: the text of its ``"rules"`` messages and of the others.
+
+    ``(None, text)`` when the observation carries no typed messages or no rules message.
+    """
+    messages = observation.get("messages")
+    if not isinstance(messages, list):
+        return None, str(observation.get("text") or "")
+    rules = [m["text"] for m in messages if isinstance(m, dict) and m.get("kind") == "rules"]
+    if not rules:
+        return None, str(observation.get("text") or "")
+    rules_text = "\n\n".join(rules)
     text = str(observation.get("text") or "")
-    env_id, player = observation.get("env_id"), observation.get("player")
-    rules = default_rules(str(env_id), str(player)) if env_id and player else None
-    if rules and text.startswith(rules):
-        return rules, text[len(rules) :].strip()
-    return None, text
+    # The text is the messages joined, rules first; taking the rest from it keeps any edit made to the text.
+    if text.startswith(rules_text):
+        return rules_text, text[len(rules_text) :].strip()
+    return rules_text, "\n\n".join(m["text"] for m in messages if isinstance(m, dict) and m.get("kind") != "rules")
 
 
 def system_prompt(observation: Mapping[str, Any], format_hint: str, template: str = SYSTEM_TEMPLATE) -> tuple[str, str]:

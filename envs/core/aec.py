@@ -1,9 +1,11 @@
 """The PettingZoo AEC face of a game: ``pettingzoo.make("aec", "parlour/<Name>-v0")``.
 
 Turn-based games select the player to move; simultaneous games select each
-acting player in turn and apply the moves together once all are in. When the
-game ends every agent is terminated and, as PettingZoo requires, each must then
-step with ``None`` to leave.
+acting player in turn and apply the moves together once all are in. A player
+the game eliminates is terminated at once and selected to take its closing
+``step(None)`` before play goes on. When the game ends every agent is
+terminated (or truncated, when the episode was cut off) and, as PettingZoo
+requires, each must then step with ``None`` to leave.
 """
 
 from __future__ import annotations
@@ -24,10 +26,20 @@ class AECGame(MultiAgentFace, AECEnv):
         game_cls: the game to play.
         obs_mode: ``"text"`` (default) or ``"vector"``.
         render_mode: ``None``, ``"ansi"`` or ``"human"``.
-        **options: the game's options (``error_allowance`` and game-specific ones).
+        **options: the game's options and the engine's (``error_allowance``, ``max_turns``, ...).
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "is_parallelizable": True}
+    FACE_STATE = (
+        "agents",
+        "rewards",
+        "_cumulative_rewards",
+        "terminations",
+        "truncations",
+        "infos",
+        "agent_selection",
+        "_skip_agent_selection",
+    )
 
     def __init__(self, game_cls: type[Game], obs_mode: str = "text", render_mode: str | None = None, **options: Any):
         super().__init__()
@@ -42,6 +54,7 @@ class AECGame(MultiAgentFace, AECEnv):
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: self.observer.info(a) for a in self.agents}
+        self._skip_agent_selection = None
         self.agent_selection = self.match.acting()[0]
 
     def observe(self, agent: str) -> dict[str, Any]:
@@ -61,13 +74,25 @@ class AECGame(MultiAgentFace, AECEnv):
         cumulative = self._cumulative_rewards
         cumulative[agent] = 0.0
         for player, amount in paid.items():
-            rewards[player] = amount
-            cumulative[player] += amount
+            if player in rewards:
+                rewards[player] = amount
+                cumulative[player] += amount
         info = self.observer.info
         self.infos = {a: info(a) for a in agents}
         acting = match.acting()
         if acting:
-            self.agent_selection = acting[0]
+            out = [a for a in agents if a in match.eliminated and not self.terminations[a]]
+            if out:
+                # The eliminated take their closing step first; play then resumes with the acting player.
+                for player in out:
+                    self.terminations[player] = True
+                self._skip_agent_selection = acting[0]
+                self.agent_selection = out[0]
+            else:
+                self.agent_selection = acting[0]
         else:
-            self.terminations = dict.fromkeys(agents, True)
+            done = self.truncations if match.outcome is not None and match.outcome.truncated else self.terminations
+            for player in agents:
+                if not self.terminations[player]:
+                    done[player] = True
             self.agent_selection = agents[(agents.index(agent) + 1) % len(agents)]

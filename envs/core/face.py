@@ -1,20 +1,23 @@
-"""What the two PettingZoo faces (AEC and Parallel) share: the match, the spaces, rendering and the record."""
+"""What the two PettingZoo faces (AEC and Parallel) share: the match, the spaces, rendering, the record and snapshots."""
 
 from __future__ import annotations
 
-from typing import Any
+import pickle
+from typing import Any, ClassVar
 
 from gymnasium import spaces
 
 from parlour.envs.core.game import Game
-from parlour.envs.core.match import Match
+from parlour.envs.core.match import Match, Snapshot
 from parlour.envs.core.observation import Observer
 
 
 class MultiAgentFace:
-    """Mixin giving a PettingZoo environment its parlour match, spaces, ``render``, ``record`` and ``close``."""
+    """Mixin giving a PettingZoo environment its parlour match, spaces, ``render``, ``record``, ``snapshot`` and ``close``."""
 
     metadata: dict[str, Any]
+    #: The attributes of the face itself that a snapshot keeps beside the match.
+    FACE_STATE: ClassVar[tuple[str, ...]] = ("agents",)
 
     def _build(self, game_cls: type[Game], obs_mode: str, render_mode: str | None, options: dict[str, Any]) -> None:
         self.match = Match(game_cls, options)
@@ -41,6 +44,18 @@ class MultiAgentFace:
     def record(self, agents: dict[str, str] | None = None) -> dict[str, Any]:
         """The record of the current episode, for :func:`parlour.replay` and the leaderboard."""
         return self.match.record(agents)
+
+    def snapshot(self) -> Snapshot:
+        """A picklable copy of the whole episode; :meth:`restore` puts it back, and the same actions then give the same results."""
+        face = {name: getattr(self, name, None) for name in self.FACE_STATE}
+        return self.match.snapshot(pickle.dumps(face, pickle.HIGHEST_PROTOCOL))
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Return to the episode as :meth:`snapshot` saw it."""
+        self.match.restore(snapshot)
+        if snapshot.face:
+            for name, value in pickle.loads(snapshot.face).items():
+                setattr(self, name, value)
 
     def close(self) -> None:
         """Nothing to release."""

@@ -1,36 +1,49 @@
 """The game protocol: every parlour environment is written once as a :class:`Game`.
 
-A game is a deterministic state machine over text. It declares its players, who
-acts now, what each player sees, how a text action is parsed and applied, and
-the rewards. The faces in :mod:`parlour.envs.core` (PettingZoo AEC and Parallel,
-Gymnasium) drive a game through :class:`parlour.envs.core.match.Match`, which
-adds the shared mechanics: the invalid-action policy, the per-player inbox of
-new text, rewards bookkeeping and the episode record. A game never deals with
-any of those itself.
+A game is a deterministic state machine over text. It holds its rules and its
+state and nothing of the episode engine: it declares its players, who acts
+now, what each player sees, how a text action is parsed and applied, and its
+rules prompt. :class:`parlour.envs.core.match.Match` runs it and owns
+everything shared: the invalid-action policy, the players' inboxes, the reward
+ledger, the outcome, tool calls and their budgets, the record and snapshots.
+
+A game speaks to the engine only through the :class:`~parlour.envs.core.context.Context`
+handed to :meth:`Game.start` and :meth:`Game.apply`: ``ctx.tell`` (a message
+to some players), ``ctx.reward``, ``ctx.finish`` (winners, teams), ``ctx.eliminate``,
+``ctx.truncate`` and ``ctx.rng`` (the episode's only source of randomness).
 
 Writing a game means subclassing :class:`Game` and filling in:
 
-* class metadata: ``name``, ``version``, ``description``, ``zero_sum``,
-  ``category`` and ``simultaneous``;
-* ``__init__``: keyword-only options (validated, with clear errors), the
-  ``players`` list, and for games with enumerable moves the ``moves`` list (the
-  ``Discrete`` action of vector mode is an index into it) and ``vector_size``;
-* ``start(rng)``: a new episode, drawing all randomness from ``rng``;
-* ``to_move()``, ``rules(player)``, ``prompt(player)``, ``parse(player, text)``,
-  ``apply(moves)``, ``view(player)``, ``render()``, and for enumerable games
-  ``legal_actions(player)`` and ``vector(player)``.
+* class metadata: ``name``, ``version``, ``description``, ``category``,
+  ``zero_sum``, ``simultaneous`` (and ``default_error_allowance``);
+* ``__init__``: keyword-only options (validated, with clear errors; the engine's
+  own options ``error_allowance``, ``max_turns``, ``max_action_chars`` and
+  ``max_tool_calls`` never reach it), the ``players`` list, and for games with
+  enumerable moves the ``moves`` list (the ``Discrete`` action of vector mode is
+  an index into it) and ``vector_size``; tool games set ``tools``;
+* ``start(ctx)``, ``to_move()``, ``rules(player)``, ``prompt(player)``,
+  ``parse(player, text)``, ``apply(ctx, moves)``, ``view(player)``, ``render()``,
+  for enumerable games ``legal_actions(player)`` and ``vector(player)``, and for
+  tool games ``call_tool(player, name, arguments)``.
 
-Inside ``start`` and ``apply`` a game speaks through :meth:`Game.tell`, pays
-through :meth:`Game.reward` and ends through :meth:`Game.finish`.
+A game's state must be picklable (plain Python values and numpy arrays): the
+engine copies it for snapshots, search and branching.
 """
 
 from __future__ import annotations
 
+import pickle
 import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+
+from parlour.envs.core.errors import InvalidMove
+from parlour.envs.core.tools import Tool
+
+if TYPE_CHECKING:
+    from parlour.envs.core.context import Context
 
 #: Moves are what ``parse`` returns and ``apply`` consumes. They are stored in
 #: episode records, so they must be JSON values (str, int, list, dict).
@@ -45,31 +58,50 @@ def int_option(name: str, value: Any, low: int, high: int | None = None) -> int:
     return value
 
 
-class InvalidMove(Exception):
-    """Raised by :meth:`Game.parse` when a text action is malformed or illegal.
-
-    The message is shown to the player, so it should say what is accepted.
-    """
-
-
 @dataclass
 class Outcome:
     """How an episode ended: reported in every player's final ``infos["outcome"]``.
 
-    ``winner`` is the winning player, or ``None`` for a draw or a game without a
-    single winner. ``scores`` are the players' episode returns. ``reason`` says
-    why the game ended in words. ``details`` holds game-specific analysis
-    (negotiation metrics, rounds survived, ...).
+    ``winners`` lists the winning players (empty for a draw, or a game nobody
+    wins). ``teams`` maps team names to their players when the game has teams,
+    and ``winning_team`` names the team that won. ``scores`` are the players'
+    episode returns. ``reason`` says why the game ended in words;
+    ``truncated`` is true when the episode was cut off (``max_turns``, or the
+    game's own cut-off) rather than ended by its rules. ``details`` holds
+    game-specific analysis (negotiation metrics, rounds survived, ...).
     """
 
-    winner: str | None
+    winners: list[str]
     scores: dict[str, float]
     reason: str
     details: dict[str, Any] = field(default_factory=dict)
+    teams: dict[str, list[str]] | None = None
+    winning_team: str | None = None
+    truncated: bool = False
+
+    @property
+    def winner(self) -> str | None:
+        """The single winner, or ``None`` for a draw, a shared win or a team game won by several players."""
+        return self.winners[0] if len(self.winners) == 1 else None
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the outcome as a JSON-ready dict."""
-        return {"winner": self.winner, "scores": dict(self.scores), "reason": self.reason, "details": dict(self.details)}
+        """The outcome as a JSON-ready dict (``winner`` is the single winner or ``None``, for readers of two-player games)."""
+        return {
+            "winner": self.winner,
+            "winners": list(self.winners),
+            "scores": dict(self.scores),
+            "reason": self.reason,
+            "details": dict(self.details),
+            "teams": None if self.teams is None else {team: list(members) for team, members in self.teams.items()},
+            "winning_team": self.winning_team,
+            "truncated": self.truncated,
+        }
+
+
+def winners_by_score(scores: dict[str, float]) -> list[str]:
+    """The players with the highest score, in the order given (all of them when everyone ties)."""
+    best = max(scores.values())
+    return [player for player, score in scores.items() if score == best]
 
 
 class Game:
@@ -90,21 +122,8 @@ class Game:
     moves: list[str] | None = None
     #: Length of the vector observation (enumerable games only).
     vector_size: int = 0
-
-    def __init__(self, *, error_allowance: int | None = None) -> None:
-        if error_allowance is None:
-            error_allowance = self.default_error_allowance
-        self.error_allowance = int_option("error_allowance", error_allowance, 0)
-        self.rng: np.random.Generator = np.random.default_rng(0)
-        self.over = False
-        self.outcome: Outcome | None = None
-        self._inboxes: dict[str, list[str]] = {}
-        self._step_rewards: dict[str, float] = {}
-        self._move_index: dict[str, int] | None = None
-        self._move_pattern: re.Pattern[str] | None = None
-        # Legal moves are asked for several times per step (prompt, mask, infos, parse); the Match clears this
-        # cache whenever the state changes, which only happens in start, apply and forfeit.
-        self._legal_cache: dict[str, tuple[list[int], list[str], frozenset[str]]] = {}
+    #: The tools a player may call before its move (see :mod:`parlour.envs.core.tools`); empty for most games.
+    tools: list[Tool] = []
 
     # ----------------------------------------------------------------- metadata
     @classmethod
@@ -118,12 +137,17 @@ class Game:
         return self.moves is not None
 
     # ------------------------------------------------------ what games implement
-    def start(self, rng: np.random.Generator) -> None:
-        """Begin a new episode; every random draw must come from ``rng``."""
+    def start(self, ctx: Context) -> None:
+        """Begin a new episode; every random draw must come from ``ctx.rng``."""
         raise NotImplementedError
 
     def to_move(self) -> list[str]:
-        """Players who must act now: one for turn-based games, several for simultaneous ones."""
+        """Players who must act now: one for turn-based games; every player for simultaneous ones by default.
+
+        Eliminated players are left out by the engine, so games need not track them here.
+        """
+        if self.simultaneous:
+            return self.players
         raise NotImplementedError
 
     def rules(self, player: str) -> str:
@@ -134,7 +158,7 @@ class Game:
         """What an acting player sees besides its new messages: the position and its options."""
         raise NotImplementedError
 
-    def apply(self, moves: dict[str, Move]) -> None:
+    def apply(self, ctx: Context, moves: dict[str, Move]) -> None:
         """Apply already validated moves: one for turn-based games, all acting players' for simultaneous ones."""
         raise NotImplementedError
 
@@ -143,7 +167,7 @@ class Game:
         raise NotImplementedError
 
     def render(self) -> str:
-        """The whole state for a spectator, as text (ANSI colours allowed)."""
+        """The whole state for a spectator, as text (ANSI colours allowed); the engine adds whose turn it is."""
         raise NotImplementedError
 
     def legal_actions(self, player: str) -> list[int]:
@@ -154,6 +178,14 @@ class Game:
         """The vector-mode observation of ``player``: float32 array of :attr:`vector_size` in [0, 1]."""
         raise NotImplementedError(f"{self.name} has no vector observation")
 
+    def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
+        """Answer a call of one of :attr:`tools` (arguments already validated against its schema) with text.
+
+        A call must not change the game: it is answered to ``player`` alone and
+        re-executed on replay, where its result must come out the same.
+        """
+        raise NotImplementedError(f"{self.name} has no tools")
+
     def parse(self, player: str, text: str) -> Move:
         """Turn a text action into a move, or raise :class:`InvalidMove` saying why.
 
@@ -161,6 +193,8 @@ class Game:
         the text and takes the last one mentioned, so that reasoning before the
         move is tolerated.
         """
+        if self.moves is None:
+            raise InvalidMove(f"{self.name} reads moves only through its tools.")
         legal = self.legal_moves(player)
         candidate = text.strip().lower()
         if candidate in legal:
@@ -173,98 +207,51 @@ class Game:
             raise InvalidMove(f"'{move}' is not legal now. Legal moves: {', '.join(legal)}.")
         return move
 
-    def forfeit(self, player: str, reason: str) -> None:
+    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """End the game because ``player`` exhausted its invalid-action allowance.
 
-        Default: the offender gets -1; in a zero-sum game the others share +1,
-        otherwise they get 0. Games whose payoffs differ override this.
+        Default: the offender gets -1; in a zero-sum game the others still in
+        the game share +1, otherwise they get 0, and they win. Games whose
+        payoffs differ (or that paid eliminated players) override this.
         """
-        others = [p for p in self.players if p != player]
-        rewards = {player: -1.0}
-        for other in others:
-            rewards[other] = 1.0 / len(others) if self.zero_sum else 0.0
-        winner = others[0] if len(others) == 1 else None
-        self.finish(rewards, winner=winner, reason=reason)
+        others = [p for p in self.players if p != player and p not in ctx.eliminated]
+        share = 1.0 / len(others) if self.zero_sum else 0.0
+        ctx.finish({player: -1.0, **{other: share for other in others}}, winners=others, reason=reason)
 
     # ------------------------------------------------------------ shared helpers
+    def clone(self) -> Game:
+        """An independent copy of the game in its current state, for lookahead and search.
+
+        Apply moves to the copy with a scratch ``Context(game.players, rng)``:
+        its ``ending`` tells whether the move ended the game, its
+        ``step_rewards`` what it paid.
+        """
+        return pickle.loads(pickle.dumps(self, pickle.HIGHEST_PROTOCOL))
+
+    def other(self, player: str) -> str:
+        """The opponent of ``player`` in a two-player game."""
+        return self.players[1 - self.players.index(player)]
+
     def legal_moves(self, player: str) -> list[str]:
-        """The exact strings ``player`` may send now (enumerable games); do not mutate the list."""
-        return self._legal(player)[1]
-
-    def legal_indices(self, player: str) -> list[int]:
-        """:meth:`legal_actions`, cached until the state changes; do not mutate the list."""
-        return self._legal(player)[0]
-
-    def is_legal_move(self, player: str, text: str) -> bool:
-        """Whether ``text`` is exactly one of the strings :meth:`legal_moves` lists (enumerable games)."""
-        return text in self._legal(player)[2]
-
-    def _legal(self, player: str) -> tuple[list[int], list[str], frozenset[str]]:
-        cached = self._legal_cache.get(player)
-        if cached is None:
-            moves = self.moves
-            assert moves is not None
-            actions = self.legal_actions(player)
-            names = [moves[i] for i in actions]
-            cached = self._legal_cache[player] = (actions, names, frozenset(names))
-        return cached
+        """The move names ``player`` may send now (enumerable games)."""
+        moves = self.moves
+        assert moves is not None
+        return [moves[i] for i in self.legal_actions(player)]
 
     def move_index(self, move: str) -> int:
         """The ``Discrete`` index of a move name."""
-        if self._move_index is None:
+        index = self.__dict__.get("_move_index")
+        if index is None:
             assert self.moves is not None
-            self._move_index = {m: i for i, m in enumerate(self.moves)}
-        return self._move_index[move]
+            index = self.__dict__["_move_index"] = {m: i for i, m in enumerate(self.moves)}
+        return index[move]
 
     def find_moves(self, text: str) -> list[str]:
         """Every move name mentioned in ``text`` as a whole word, in order, lower-cased."""
-        if self._move_pattern is None:
+        pattern = self.__dict__.get("_move_pattern")
+        if pattern is None:
             assert self.moves is not None
             names = sorted(self.moves, key=len, reverse=True)
             alternatives = "|".join(re.escape(n) for n in names)
-            self._move_pattern = re.compile(rf"(?<![\w])({alternatives})(?![\w])", re.IGNORECASE)
-        return [m.lower() for m in self._move_pattern.findall(text)]
-
-    def tell(self, text: str, to: str | list[str] | None = None) -> None:
-        """Send ``text`` to one player, a list of players, or everyone (``None``)."""
-        if to is None:
-            targets: list[str] = self.players
-        elif isinstance(to, str):
-            targets = [to]
-        else:
-            targets = to
-        for player in targets:
-            self._inboxes[player].append(text)
-
-    def reward(self, player: str, amount: float) -> None:
-        """Pay ``amount`` to ``player`` at the current step."""
-        self._step_rewards[player] = self._step_rewards.get(player, 0.0) + float(amount)
-
-    def finish(
-        self,
-        rewards: dict[str, float] | None = None,
-        *,
-        winner: str | None,
-        reason: str,
-        details: dict[str, Any] | None = None,
-    ) -> None:
-        """End the episode, paying the final ``rewards``; the outcome's scores are filled in by the match."""
-        for player, amount in (rewards or {}).items():
-            self.reward(player, amount)
-        self.over = True
-        self.outcome = Outcome(winner=winner, scores={}, reason=reason, details=details or {})
-
-    # -------------------------------------------------- used by the Match only
-    def _begin(self, rng: np.random.Generator) -> None:
-        self.rng = rng
-        self.over = False
-        self.outcome = None
-        self._inboxes = {p: [] for p in self.players}
-        self._step_rewards = {}
-        self._legal_cache.clear()
-        self.start(rng)
-        self._legal_cache.clear()
-
-    def _take_rewards(self) -> dict[str, float]:
-        rewards, self._step_rewards = self._step_rewards, {}
-        return rewards
+            pattern = self.__dict__["_move_pattern"] = re.compile(rf"(?<![\w])({alternatives})(?![\w])", re.IGNORECASE)
+        return [m.lower() for m in pattern.findall(text)]

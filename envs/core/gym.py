@@ -3,18 +3,30 @@
 The learner plays one seat; agents play the others. ``step`` plays the
 learner's action, then lets the other seats act until the learner is to act
 again or the game ends, and returns the learner's reward summed over all of it.
+A tool call answers the learner at once: the observation holds the result and
+the learner is still to move. If the game eliminates the learner, the episode
+terminates for it; the other seats play the game out, so the record is whole.
+
+Seeds: ``reset(seed=s)`` is episode 0 of a :func:`parlour.evaluate` run with
+base seed ``s`` and seats in order (see :mod:`parlour.envs.core.seeding`), so
+``parlour.evaluate(env_id, agents, episodes=1, seed=s, rotate_seats=False)``
+re-runs it. In vector mode the environment has ``action_masks()``, which
+``sb3_contrib.MaskablePPO`` reads without a wrapper.
 """
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import gymnasium
+import numpy as np
 
 from parlour.envs.core.agent import act_batch, reset_agent
 from parlour.envs.core.game import Game
-from parlour.envs.core.match import Match
+from parlour.envs.core.match import Match, Snapshot
 from parlour.envs.core.observation import RENDER_MODES, Observer
+from parlour.envs.core.seeding import episode_seeds
 
 
 class GymGame(gymnasium.Env):
@@ -29,7 +41,7 @@ class GymGame(gymnasium.Env):
         seat: the learner's seat, as an index into the players or a player name.
         obs_mode: ``"text"`` (default) or ``"vector"``.
         render_mode: ``None``, ``"ansi"`` or ``"human"``.
-        **options: the game's options.
+        **options: the game's options and the engine's.
     """
 
     metadata = {"render_modes": list(RENDER_MODES)}
@@ -56,6 +68,7 @@ class GymGame(gymnasium.Env):
         else:
             raise ValueError(f"seat must be a player name or an index below {len(players)}, got {seat!r}")
         self.opponents = self._resolve_opponents(opponent)
+        self.agent_seeds: dict[str, int] = {}
         self.observation_space = self.observer.observation_spaces[self.player]
         self.action_space = self.observer.action_spaces[self.player]
 
@@ -75,6 +88,7 @@ class GymGame(gymnasium.Env):
             specs = dict(zip(others, opponent))
         else:
             specs = {p: opponent for p in others}
+        self.opponent_names = {p: spec if isinstance(spec, str) else str(getattr(spec, "name", type(spec).__name__)) for p, spec in specs.items()}
         return {p: make_agent(spec, env_id=self.match.env_id) for p, spec in specs.items()}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -82,28 +96,30 @@ class GymGame(gymnasium.Env):
         super().reset(seed=seed)
         if seed is None:
             seed = int(self.np_random.integers(1 << 62))
-        self.match.reset(seed)
-        for index, agent in enumerate(self.opponents.values()):
-            reset_agent(agent, seed + 1 + index)
+        players = self.match.players
+        game_seed, seat_seeds = episode_seeds(seed, 0, len(players))
+        self.match.reset(game_seed)
+        self.agent_seeds = {}
+        for player, seat_seed in zip(players, seat_seeds):
+            if player in self.opponents:
+                reset_agent(self.opponents[player], seat_seed)
+                self.agent_seeds[player] = seat_seed
         self._play_opponents()
         return self.observer.observe(self.player), self.observer.info(self.player)
 
     def step(self, action: Any):
         """Play the learner's action, then the other seats'; returns the Gymnasium 5-tuple."""
         match = self.match
-        if match.over:
-            raise RuntimeError("the episode is over; call reset() to start a new one")
         if not match.started:
             raise RuntimeError("call reset() before step()")
+        if match.over or self.player in match.eliminated:
+            raise RuntimeError("the episode is over; call reset() to start a new one")
         reward = match.submit(self.player, action).get(self.player, 0.0)
         reward += self._play_opponents()
-        return (
-            self.observer.observe(self.player),
-            reward,
-            match.over,
-            False,
-            self.observer.info(self.player),
-        )
+        outcome = match.outcome
+        truncated = outcome is not None and outcome.truncated
+        terminated = (match.over and not truncated) or self.player in match.eliminated
+        return self.observer.observe(self.player), reward, terminated, truncated, self.observer.info(self.player)
 
     def _play_opponents(self) -> float:
         """Let other seats act until the learner must act or the game ends; the learner's reward meanwhile."""
@@ -120,10 +136,34 @@ class GymGame(gymnasium.Env):
                 reward += match.submit(player, action).get(self.player, 0.0)
         return reward
 
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal moves as a boolean mask (``sb3_contrib.MaskablePPO`` calls this)."""
+        if self.match.game.moves is None:
+            raise ValueError(f"{self.match.game.name} has no enumerable moves, so no action mask")
+        return self.match.action_mask(self.player).astype(bool)
+
     def render(self) -> str | None:
         """Render the state (see ``render_mode``)."""
         return self.observer.render()
 
     def record(self, agents: dict[str, str] | None = None) -> dict[str, Any]:
-        """The record of the current episode."""
-        return self.match.record(agents)
+        """The record of the current episode, with the opponents' names and seeds (the learner is ``"learner"`` unless named)."""
+        names = {self.player: "learner", **self.opponent_names, **(agents or {})}
+        record = self.match.record(names)
+        record["agent_seeds"] = dict(self.agent_seeds)
+        return record
+
+    def snapshot(self) -> Snapshot:
+        """A picklable copy of the episode, the opponents' state included; :meth:`restore` puts it back."""
+        try:
+            face = pickle.dumps({"opponents": self.opponents, "agent_seeds": self.agent_seeds}, pickle.HIGHEST_PROTOCOL)
+        except Exception as error:
+            raise TypeError(f"the opponents cannot be copied into a snapshot ({error}); use picklable agents") from None
+        return self.match.snapshot(face)
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Return to the episode as :meth:`snapshot` saw it."""
+        self.match.restore(snapshot)
+        state = pickle.loads(snapshot.face)
+        self.opponents = state["opponents"]
+        self.agent_seeds = state["agent_seeds"]

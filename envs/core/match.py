@@ -2,28 +2,50 @@
 
 :class:`Match` is the single place where parlour implements
 
+* the engine's options, accepted by every game: ``error_allowance`` (invalid
+  actions a player may make before it forfeits), ``max_turns`` (moves applied
+  before the episode is truncated), ``max_action_chars`` (agent text beyond it
+  is cut before parsing; the record keeps the cut text and the original
+  length) and, for games with tools, ``max_tool_calls`` (calls per turn);
 * the invalid-action policy: a malformed or illegal action is reported to its
   player in the next observation and in ``infos[player]["invalid_action"]``,
-  and past the game's ``error_allowance`` the player forfeits;
-* the per-player inbox: a player's observation is everything new since its
-  last action, and the first one carries the rules and its role;
-* simultaneous moves: moves are held until every acting player has moved;
-* returns and the episode record (see :mod:`parlour.envs.core.record`).
+  and past ``error_allowance`` the player forfeits;
+* the per-player inbox of typed messages: a player's observation is everything
+  new since its last action, and the first one carries the rules and its role;
+* tool calls: read from the action (see :mod:`parlour.envs.core.tools`),
+  validated, answered to the caller alone, budgeted per turn and recorded;
+* simultaneous moves (held until every acting player has moved), eliminated
+  players (never asked to act again), truncation;
+* the legal-move cache, returns, the outcome, the episode record (see
+  :mod:`parlour.envs.core.record`) and snapshots of the whole episode.
 
 The faces (AEC, Parallel, Gymnasium) are thin adapters over a Match.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
+import pickle
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from parlour.envs.core.game import Game, InvalidMove, Move
+from parlour.envs.core.context import Context, Message
+from parlour.envs.core.errors import InvalidMove
+from parlour.envs.core.game import Game, Move, Outcome, int_option
+from parlour.envs.core.tools import Tool, find_calls, validate
 
 #: Longest slice of an invalid action echoed back to its player.
 ECHO_LIMIT = 200
+#: Default of ``max_action_chars``: longer agent text is cut before parsing.
+DEFAULT_MAX_ACTION_CHARS = 16384
+#: Default of ``max_tool_calls``: tool calls a player may make in one turn.
+DEFAULT_MAX_TOOL_CALLS = 8
+#: The error an action that is neither text nor a move index gets (the same whatever its type, so records replay).
+NOT_AN_ACTION = "Actions must be text (or a move index in vector mode)."
 
 
 class LazyGenerator:
@@ -39,6 +61,11 @@ class LazyGenerator:
         self._seed = seed
         self._generator: np.random.Generator | None = None
 
+    @property
+    def used(self) -> bool:
+        """Whether anything was drawn (a game that never draws does not depend on its seed)."""
+        return self._generator is not None
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             # Own slots not yet set (copy and pickle build the object without __init__) and dunder look-ups.
@@ -48,16 +75,77 @@ class LazyGenerator:
         return getattr(self._generator, name)
 
 
-def make_game(game_cls: type[Game], options: dict[str, Any]) -> Game:
-    """Construct ``game_cls(**options)``, turning an unknown option into an error that lists the known ones."""
+@dataclass(frozen=True)
+class EngineOptions:
+    """The engine's options, which every game accepts beside its own (see the module docstring)."""
+
+    error_allowance: int
+    max_turns: int | None
+    max_action_chars: int
+    max_tool_calls: int
+
+
+ENGINE_OPTIONS = tuple(EngineOptions.__dataclass_fields__)
+
+
+def game_options(game_cls: type[Game]) -> list[str]:
+    """The names of ``game_cls``'s own options (its keyword-only constructor arguments)."""
     parameters = inspect.signature(game_cls.__init__).parameters
-    known = sorted(name for name in parameters if name != "self" and parameters[name].kind == inspect.Parameter.KEYWORD_ONLY)
-    unknown = sorted(set(options) - set(known))
+    return sorted(name for name, p in parameters.items() if name != "self" and p.kind == inspect.Parameter.KEYWORD_ONLY)
+
+
+def split_options(game_cls: type[Game], options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(game's options, engine's options)``; a ``TypeError`` listing every known option for an unknown one."""
+    own = game_options(game_cls)
+    unknown = sorted(set(options) - set(own) - set(ENGINE_OPTIONS))
     if unknown:
-        raise TypeError(
-            f"{game_cls.name} got unknown option(s) {', '.join(unknown)}; its options are: {', '.join(known) or 'none'}"
-        )
-    return game_cls(**options)
+        import difflib
+
+        known = own + list(ENGINE_OPTIONS)
+        hints = [f"{name!r} (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(name, known, 1)) else repr(name) for name in unknown]
+        raise TypeError(f"{game_cls.name} got unknown option(s) {', '.join(hints)}; its options are: {', '.join(known)}")
+    game = {k: v for k, v in options.items() if k in own}
+    engine = {k: v for k, v in options.items() if k in ENGINE_OPTIONS}
+    return game, engine
+
+
+def make_game(game_cls: type[Game], options: dict[str, Any]) -> Game:
+    """Construct ``game_cls`` from ``options`` (engine options are checked and left out); clear errors for bad ones."""
+    own, engine = split_options(game_cls, options)
+    game = game_cls(**own)
+    engine_options(game, engine)
+    return game
+
+
+def engine_options(game: Game, options: dict[str, Any]) -> EngineOptions:
+    """The engine options for ``game`` from the given ones and the defaults; ``ValueError`` naming a bad one."""
+    max_turns = options.get("max_turns")
+    if "max_tool_calls" in options and not game.tools:
+        raise ValueError(f"{game.name} has no tools, so max_tool_calls does not apply")
+    return EngineOptions(
+        error_allowance=int_option("error_allowance", options.get("error_allowance", game.default_error_allowance), 0),
+        max_turns=None if max_turns is None else int_option("max_turns", max_turns, 1),
+        max_action_chars=int_option("max_action_chars", options.get("max_action_chars", DEFAULT_MAX_ACTION_CHARS), 1),
+        max_tool_calls=int_option("max_tool_calls", options.get("max_tool_calls", DEFAULT_MAX_TOOL_CALLS), 0),
+    )
+
+
+def result_digest(text: str) -> str:
+    """The digest of a tool result kept in records (results are re-derived on replay, not stored)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A copy of a whole episode's state, taken by ``snapshot()`` and put back by ``restore()``; picklable.
+
+    ``face`` holds the state of the face that took it (agents, rewards, ...), if any.
+    """
+
+    env_id: str
+    options: str
+    state: bytes
+    face: bytes = b""
 
 
 class Match:
@@ -65,23 +153,35 @@ class Match:
 
     Args:
         game_cls: the :class:`Game` subclass to play.
-        options: the game's keyword options (they go into the record).
+        options: the game's keyword options and the engine's (they go into the record).
     """
 
     def __init__(self, game_cls: type[Game], options: dict[str, Any] | None = None):
         self.options = dict(options or {})
-        self.game = make_game(game_cls, self.options)
+        own, engine = split_options(game_cls, self.options)
+        self.game = game_cls(**own)
+        self.settings = engine_options(self.game, engine)
         self.env_id = game_cls.env_id()
         self.players = list(self.game.players)
+        self.tools: dict[str, Tool] = {tool.name: tool for tool in self.game.tools}
         self.seed: int | None = None
         self.started = False
+        self.ctx = Context(self.players, LazyGenerator(0))
         self.errors: dict[str, int] = {}
         self.returns: dict[str, float] = {}
         self.last_error: dict[str, str] = {}
         self.steps: list[dict[str, Any]] = []
+        self.turns = 0
+        self.tool_calls: dict[str, int] = {}
+        self.outcome: Outcome | None = None
         self._pending: dict[str, Move] = {}
-        # acting() is asked many times per step by observations and infos; the state only changes in submit/reset.
+        self._clear_caches()
+
+    def _clear_caches(self) -> None:
+        # Who acts and what is legal are asked many times per step (observations, masks, infos, parsing);
+        # the state only changes in reset, submit and restore, which clear them.
         self._acting: list[str] | None = None
+        self._legal: dict[str, tuple[list[int], list[str], frozenset[str]]] = {}
 
     # ------------------------------------------------------------------ episode
     def reset(self, seed: int | None = None) -> None:
@@ -91,167 +191,290 @@ class Match:
         if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
             raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
         self.seed = int(seed)
-        game = self.game
-        game._begin(LazyGenerator(self.seed))
-        # The rules come first, before anything the game said while setting up.
-        for player in self.players:
-            game._inboxes[player].insert(0, game.rules(player))
-        self.started = True
+        self.ctx = ctx = Context(self.players, LazyGenerator(self.seed))
         self.errors = {p: 0 for p in self.players}
         self.returns = {p: 0.0 for p in self.players}
         self.last_error = {}
         self.steps = []
+        self.turns = 0
+        self.tool_calls = {}
+        self.outcome = None
         self._pending = {}
-        self._acting = None
-        self._collect_rewards()
+        self._clear_caches()
+        self.game.start(ctx)
+        # The rules come first, before anything the game said while setting up.
+        for player in self.players:
+            ctx.inboxes[player].insert(0, Message("rules", self.game.rules(player), None, (player,)))
+        self.started = True
+        self._clear_caches()
+        self._settle()
 
     @property
     def over(self) -> bool:
-        """Whether the episode has ended."""
-        return self.game.over
+        """Whether the episode has ended (finished by the rules, a forfeit, or truncated)."""
+        return self.outcome is not None
+
+    @property
+    def eliminated(self) -> dict[str, str]:
+        """Players taken out of the game so far, with the reason."""
+        return self.ctx.eliminated
 
     def acting(self) -> list[str]:
         """Players whose action is awaited now (empty once the game is over); do not mutate the list."""
         if self._acting is None:
-            if self.game.over:
+            if self.outcome is not None:
                 self._acting = []
-            elif self._pending:
-                self._acting = [p for p in self.game.to_move() if p not in self._pending]
             else:
-                self._acting = self.game.to_move()
+                out = self.ctx.eliminated
+                pending = self._pending
+                self._acting = [p for p in self.game.to_move() if p not in out and p not in pending] if out or pending else self.game.to_move()
         return self._acting
 
     def submit(self, player: str, action: Any) -> dict[str, float]:
-        """Play ``player``'s action: text (any object; non-strings are invalid) or, for enumerable games, a move index.
+        """Play ``player``'s action and return the rewards paid at this step.
 
-        Returns the rewards paid at this step. Never raises because of what the
+        ``action`` is text (tool calls included), an OpenAI assistant message
+        dict carrying ``tool_calls``, or, for enumerable games, a move index.
+        Anything else is an invalid action. Never raises because of what the
         action says; raises ``RuntimeError`` / ``ValueError`` for API misuse
         (an episode not started or over, a player who is not to act).
         """
         if not self.started:
             raise RuntimeError("call reset() before stepping")
-        if self.game.over:
+        if self.outcome is not None:
             raise RuntimeError("the episode is over; call reset() to start a new one")
         acting = self.acting()
         if player not in acting:
             raise ValueError(f"{player!r} is not to act now; acting: {acting}")
-        game = self.game
-        game._inboxes[player].clear()
+        game, ctx = self.game, self.ctx
+        ctx.inboxes[player].clear()
         self.last_error.pop(player, None)
-        text, move, error = self._interpret(player, action)
-        step: dict[str, Any] = {"player": player, "action": text, "move": move, "error": error}
+        step: dict[str, Any] = {"player": player}
+        move, error = self._interpret(player, action, step)
         if error is not None:
             self.errors[player] += 1
-            left = game.error_allowance - self.errors[player]
+            left = self.settings.error_allowance - self.errors[player]
             self.last_error[player] = error
             if left < 0:
-                game.forfeit(player, reason=f"{player} exceeded the invalid-action allowance ({error})")
+                game.forfeit(ctx, player, reason=f"{player} exceeded the invalid-action allowance ({error})")
             else:
-                game.tell(f"Invalid action: {error} Try again ({left} more invalid action(s) allowed).", to=player)
-        elif game.simultaneous and len(acting) > 1:
-            self._pending[player] = move
-        else:
-            moves = self._pending
-            moves[player] = move
-            self._pending = {}
-            game.apply(moves)
-        self._acting = None
-        game._legal_cache.clear()
-        step["rewards"] = self._collect_rewards()
+                ctx.tell(f"Invalid action: {error} Try again ({left} more invalid action(s) allowed).", to=player, kind="feedback")
+        elif "move" in step:
+            self.tool_calls.pop(player, None)
+            if game.simultaneous and len(acting) > 1:
+                self._pending[player] = move
+            else:
+                moves = self._pending
+                moves[player] = move
+                self._pending = {}
+                game.apply(ctx, moves)
+                self.turns += 1
+                if self.settings.max_turns is not None and self.turns >= self.settings.max_turns:
+                    ctx.truncate(f"the turn limit ({self.settings.max_turns}) was reached")
+        step.setdefault("move", None)
+        step["error"] = error
+        self._clear_caches()
+        step["rewards"] = self._settle()
         self.steps.append(step)
-        if game.over:
-            self._announce_end()
         return step["rewards"]
 
-    def _announce_end(self) -> None:
-        outcome = self.game.outcome
-        assert outcome is not None
-        result = f"Winner: {outcome.winner}." if outcome.winner else "No single winner."
-        for player in self.players:
-            self.game.tell(f"Game over: {outcome.reason}. {result} Your total reward: {self.returns[player]:g}.", to=player)
+    def _interpret(self, player: str, action: Any, step: dict[str, Any]) -> tuple[Move, str | None]:
+        """Read an action into ``(move, error)``, writing the recorded action (and tool calls) into ``step``.
 
-    def _interpret(self, player: str, action: Any) -> tuple[str, Move, str | None]:
-        """Turn an action into (recorded text, move, error)."""
+        A move of ``None`` without an error means the player only called tools and still has to move.
+        """
         game = self.game
         if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+            index = int(action)
+            step["action"] = index
             moves = game.moves
             if moves is None:
-                return f"<action index {int(action)}>", None, f"{game.name} takes text actions, not indices."
-            if not 0 <= action < len(moves):
-                return f"<action index {int(action)}>", None, f"Action index {int(action)} is out of range."
-            name = moves[action]
-            if int(action) not in game.legal_indices(player):
-                return name, None, f"'{name}' is not legal now. Legal moves: {', '.join(game.legal_moves(player))}."
-            return name, name, None
+                return None, f"{game.name} takes text actions, not indices."
+            if not 0 <= index < len(moves):
+                return None, f"Action index {index} is out of range (0 to {len(moves) - 1})."
+            if index not in self.legal_indices(player):
+                return None, f"'{moves[index]}' is not legal now. Legal moves: {', '.join(self.legal_moves_of(player))}."
+            step["move"] = moves[index]
+            return moves[index], None
+        if isinstance(action, dict) and self.tools:
+            action = json.dumps(action, ensure_ascii=False)
         if not isinstance(action, str):
-            return repr(action)[:ECHO_LIMIT], None, f"Actions must be text, got {type(action).__name__}."
-        if game.moves is not None and game.is_legal_move(player, action):
+            step["action"] = None
+            return None, NOT_AN_ACTION
+        limit = self.settings.max_action_chars
+        if len(action) > limit:
+            step["action_chars"] = len(action)
+            action = action[:limit]
+        step["action"] = action
+        if game.moves is not None and action in self._legal_of(player)[2]:
             # A legal move string is its own move (the contract of legal_moves), so the game's parser is skipped.
-            return action, action, None
+            step["move"] = action
+            return action, None
         try:
-            return action, game.parse(player, action), None
+            if self.tools:
+                calls = find_calls(action, list(self.tools.values()))
+                if calls:
+                    return self._call_tools(player, calls, step)
+            move = game.parse(player, action)
         except InvalidMove as invalid:
-            return action, None, str(invalid)
-        except (ValueError, OverflowError):
-            # int() or float() of an absurdly long number in the text: agent text must never crash a game.
-            return action, None, "A number in the action is too large to read."
+            return None, str(invalid)
+        except (ValueError, OverflowError, RecursionError):
+            # int() or float() of an absurdly long number, or JSON nested too deep: agent text must never crash a game.
+            return None, "The action could not be read (a number too large or nesting too deep)."
+        step["move"] = move
+        return move, None
 
-    def _collect_rewards(self) -> dict[str, float]:
-        rewards = self.game._take_rewards()
+    def _call_tools(self, player: str, calls: list, step: dict[str, Any]) -> tuple[Move, str | None]:
+        """Answer ``calls`` in order up to the turn's budget; a final tool's call is the move."""
+        recorded: list[dict[str, Any]] = []
+        step["calls"] = recorded
+        budget = self.settings.max_tool_calls
+        for call in calls:
+            tool = validate(call, self.tools)
+            if tool.final:
+                move = {"tool": tool.name, "arguments": call.arguments}
+                recorded.append({"name": tool.name, "arguments": call.arguments})
+                step["move"] = move
+                return move, None
+            used = self.tool_calls.get(player, 0)
+            if used >= budget:
+                raise InvalidMove(f"The tool budget of {budget} call(s) per turn is used up; make your move now.")
+            self.tool_calls[player] = used + 1
+            result = self.game.call_tool(player, tool.name, call.arguments)
+            recorded.append({"name": tool.name, "arguments": call.arguments, "result": result_digest(result)})
+            self.ctx.tell(result, to=player, kind="tool_result", sender=tool.name)
+        return None, None
+
+    def _settle(self) -> dict[str, float]:
+        """Book the rewards the game paid in this step; build the outcome and announce it if the game ended."""
+        ctx = self.ctx
+        rewards, ctx.step_rewards = ctx.step_rewards, {}
+        returns = self.returns
         for player, amount in rewards.items():
-            self.returns[player] += amount
-        if self.game.over and self.game.outcome is not None:
-            self.game.outcome.scores = dict(self.returns)
+            returns[player] += amount
+        ending = ctx.ending
+        if ending is not None and self.outcome is None:
+            self.outcome = outcome = Outcome(
+                winners=ending.winners,
+                scores=dict(returns),
+                reason=ending.reason,
+                details=ending.details,
+                teams=ending.teams,
+                winning_team=ending.winning_team,
+                truncated=ending.truncated,
+            )
+            self._pending = {}
+            self._acting = []
+            if outcome.truncated:
+                result = "The episode was cut off."
+            elif outcome.winning_team is not None:
+                result = f"Team {outcome.winning_team} wins."
+            elif outcome.winners:
+                result = f"Winner: {', '.join(outcome.winners)}."
+            else:
+                result = "No winner."
+            for player in self.players:
+                ctx.tell(f"Game over: {outcome.reason}. {result} Your total reward: {returns[player]:g}.", to=player, kind="outcome")
         return rewards
 
+    # ------------------------------------------------------------------ legal moves
+    def _legal_of(self, player: str) -> tuple[list[int], list[str], frozenset[str]]:
+        cached = self._legal.get(player)
+        if cached is None:
+            moves = self.game.moves
+            assert moves is not None
+            actions = self.game.legal_actions(player) if player in self.acting() else []
+            names = [moves[i] for i in actions]
+            cached = self._legal[player] = (actions, names, frozenset(names))
+        return cached
+
+    def legal_indices(self, player: str) -> list[int]:
+        """The move indices ``player`` may play now (empty when it is not to act); do not mutate the list."""
+        return self._legal_of(player)[0]
+
+    def legal_moves_of(self, player: str) -> list[str]:
+        """The move names ``player`` may send now (empty when it is not to act); do not mutate the list."""
+        return self._legal_of(player)[1]
+
     # -------------------------------------------------------------- observation
-    def observation_text(self, player: str) -> str:
-        """What ``player`` sees now: its new messages, then, if it is to act, the position and its options."""
-        parts = self.game._inboxes[player]
+    def messages(self, player: str) -> list[Message]:
+        """What ``player`` sees now: its new messages, then, if it is to act, the prompt for its move."""
+        inbox = self.ctx.inboxes[player]
         if player in self.acting():
-            return "\n\n".join([*parts, self.game.prompt(player)])
-        return "\n\n".join(parts)
+            return [*inbox, Message("prompt", self.game.prompt(player), None, (player,))]
+        return list(inbox)
+
+    def observation_text(self, player: str) -> str:
+        """The text of :meth:`messages`, as an LLM is shown it."""
+        return "\n\n".join(message.text for message in self.messages(player))
 
     def action_mask(self, player: str) -> np.ndarray:
         """The int8 mask of legal move indices for ``player`` (all zero when it is not to act)."""
         moves = self.game.moves
         assert moves is not None
         mask = np.zeros(len(moves), dtype=np.int8)
-        if player in self.acting():
-            mask[self.game.legal_indices(player)] = 1
+        mask[self.legal_indices(player)] = 1
         return mask
 
     def legal_moves(self, player: str) -> list[str] | None:
-        """The exact strings ``player`` may send now; ``None`` when moves are not enumerable."""
+        """The exact strings ``player`` may send now (empty when not acting); ``None`` when moves are not enumerable."""
         if self.game.moves is None:
             return None
-        if player not in self.acting():
-            return []
-        return list(self.game.legal_moves(player))
+        return list(self.legal_moves_of(player))
 
     def info(self, player: str, with_legal_moves: bool = True) -> dict[str, Any]:
         """The ``infos[player]`` dict shared by all faces."""
-        game = self.game
-        acting = player in self.acting()
-        info: dict[str, Any] = {"acting": acting}
-        if with_legal_moves and game.moves is not None:
-            info["legal_moves"] = list(game.legal_moves(player)) if acting else []
+        info: dict[str, Any] = {"acting": player in self.acting()}
+        if with_legal_moves and self.game.moves is not None:
+            info["legal_moves"] = list(self.legal_moves_of(player))
         if self.last_error and player in self.last_error:
             info["invalid_action"] = self.last_error[player]
-        if game.over and game.outcome is not None:
-            info["outcome"] = game.outcome.to_dict()
+        if player in self.ctx.eliminated:
+            info["eliminated"] = self.ctx.eliminated[player]
+        if self.outcome is not None:
+            info["outcome"] = self.outcome.to_dict()
         return info
 
     def agent_observation(self, player: str) -> dict[str, Any]:
-        """What an :class:`parlour.Agent` receives: the text, the legal moves, its role, and a structured view."""
-        return {
-            "text": self.observation_text(player),
+        """What an :class:`parlour.Agent` receives: text and typed messages, legal moves, tools, its role and a structured view."""
+        messages = self.messages(player)
+        observation = {
+            "text": "\n\n".join(message.text for message in messages),
+            "messages": [message.to_dict() for message in messages],
             "legal_moves": self.legal_moves(player),
             "player": player,
             "view": self.game.view(player),
             "env_id": self.env_id,
             "invalid_action": self.last_error.get(player),
         }
+        if self.tools:
+            observation["tools"] = [tool.spec() for tool in self.tools.values()]
+            observation["tool_calls_left"] = self.settings.max_tool_calls - self.tool_calls.get(player, 0)
+        return observation
+
+    def render(self) -> str:
+        """The game's picture of the state, then who is to act or how the game ended."""
+        picture = self.game.render()
+        if self.outcome is not None:
+            return f"{picture}\n(game over: {self.outcome.reason})"
+        return f"{picture}\n({', '.join(self.acting())} to act)"
+
+    # ------------------------------------------------------------- snapshots
+    _STATIC = ("options", "settings", "env_id", "players", "tools", "_acting", "_legal")
+
+    def snapshot(self, face: bytes = b"") -> Snapshot:
+        """A picklable copy of the whole episode (game, messages, ledger, record), independent of later play."""
+        state = {key: value for key, value in self.__dict__.items() if key not in self._STATIC}
+        return Snapshot(self.env_id, json.dumps(self.options, sort_keys=True), pickle.dumps(state, pickle.HIGHEST_PROTOCOL), face)
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Put the episode back as it was when ``snapshot`` was taken (of this environment, with the same options)."""
+        if not isinstance(snapshot, Snapshot):
+            raise TypeError(f"restore() takes what snapshot() returned, got {type(snapshot).__name__}")
+        if snapshot.env_id != self.env_id or snapshot.options != json.dumps(self.options, sort_keys=True):
+            raise ValueError(f"the snapshot is of {snapshot.env_id} with options {snapshot.options}, not of this {self.env_id} episode")
+        self.__dict__.update(pickle.loads(snapshot.state))
+        self._clear_caches()
 
     # ------------------------------------------------------------------- record
     def record(self, agents: dict[str, str] | None = None) -> dict[str, Any]:

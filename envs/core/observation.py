@@ -1,7 +1,8 @@
 """Observation building shared by every face: the two modes, their spaces, and rendering.
 
-* ``text`` (default): ``{"text": str}``, plus ``"action_mask"`` for games with
-  enumerable moves; actions are strings.
+* ``text`` (default): ``{"text": str, "messages": [...]}``, plus ``"action_mask"``
+  for games with enumerable moves and ``"tools"`` for games with tools;
+  actions are strings (tool calls included).
 * ``vector``: ``{"observation": Box, "action_mask": Box}`` and a ``Discrete``
   action, for games with enumerable moves (MaskablePPO and classical RL).
 """
@@ -14,7 +15,7 @@ import numpy as np
 from gymnasium import spaces
 
 from parlour.envs.core.match import Match
-from parlour.envs.core.spaces import TextSpace
+from parlour.envs.core.spaces import MessagesSpace, TextSpace, ToolsSpace
 
 OBS_MODES = ("text", "vector")
 RENDER_MODES = ("ansi", "human")
@@ -39,6 +40,7 @@ class Observer:
         self.obs_mode = obs_mode
         self.render_mode = render_mode
         self.vector = obs_mode == "vector"
+        self.tool_specs = [tool.spec() for tool in match.tools.values()]
         n_moves = len(game.moves) if game.moves is not None else 0
         self.observation_spaces: dict[str, spaces.Space] = {}
         self.action_spaces: dict[str, spaces.Space] = {}
@@ -52,9 +54,11 @@ class Observer:
                 )
                 self.action_spaces[player] = spaces.Discrete(n_moves)
             else:
-                entries: dict[str, spaces.Space] = {"text": TextSpace(MAX_TEXT)}
+                entries: dict[str, spaces.Space] = {"text": TextSpace(MAX_TEXT), "messages": MessagesSpace()}
                 if game.moves is not None:
                     entries["action_mask"] = spaces.Box(0, 1, (n_moves,), np.int8)
+                if self.tool_specs:
+                    entries["tools"] = ToolsSpace(self.tool_specs)
                 self.observation_spaces[player] = spaces.Dict(entries)
                 self.action_spaces[player] = TextSpace(MAX_TEXT, moves=game.moves)
 
@@ -63,9 +67,15 @@ class Observer:
         match = self.match
         if self.vector:
             return {"observation": match.game.vector(player), "action_mask": match.action_mask(player)}
-        observation: dict[str, Any] = {"text": match.observation_text(player)}
+        messages = match.messages(player)
+        observation: dict[str, Any] = {
+            "text": "\n\n".join(message.text for message in messages),
+            "messages": [message.to_dict() for message in messages],
+        }
         if match.game.moves is not None:
             observation["action_mask"] = match.action_mask(player)
+        if self.tool_specs:
+            observation["tools"] = self.tool_specs
         return observation
 
     def info(self, player: str) -> dict[str, Any]:
@@ -78,7 +88,7 @@ class Observer:
             return None
         if not self.match.started:
             raise RuntimeError("call reset() before render()")
-        picture = self.match.game.render()
+        picture = self.match.render()
         if self.render_mode == "human":
             print(picture)
             return None

@@ -2,7 +2,8 @@
 
 Each ``step`` applies the actions of the players acting at that moment; the
 actions given for other agents are ignored. ``infos[agent]["acting"]`` says who
-is to act, so turn-based games work here too (one actor per step).
+is to act, so turn-based games work here too (one actor per step). A player
+the game eliminates is terminated in that step's returns and leaves ``agents``.
 """
 
 from __future__ import annotations
@@ -45,17 +46,18 @@ class ParallelGame(MultiAgentFace, ParallelEnv):
         missing = [a for a in acting if a not in actions]
         if missing:
             raise ValueError(f"no action given for acting agent(s) {missing}; infos[agent]['acting'] says who acts")
-        rewards = {a: 0.0 for a in self.agents}
+        agents = self.agents
+        rewards = {a: 0.0 for a in agents}
         for agent in acting:
             if match.over:
                 break
             for player, amount in match.submit(agent, actions[agent]).items():
-                rewards[player] += amount
-        agents = self.agents
+                if player in rewards:
+                    rewards[player] += amount
         observations = {a: self.observer.observe(a) for a in agents}
-        terminations = {a: match.over for a in agents}
-        truncations = {a: False for a in agents}
+        truncated = match.outcome is not None and match.outcome.truncated
+        terminations = {a: (match.over and not truncated) or a in match.eliminated for a in agents}
+        truncations = {a: truncated and a not in match.eliminated for a in agents}
         infos = {a: self.observer.info(a) for a in agents}
-        if match.over:
-            self.agents = []
+        self.agents = [] if match.over else [a for a in agents if a not in match.eliminated]
         return observations, rewards, terminations, truncations, infos

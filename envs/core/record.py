@@ -1,12 +1,13 @@
 """Episode records and their replay.
 
 A record is a versioned JSON document holding everything needed to re-execute
-an episode: the environment id and version, the game options, the seed, and
-every action of every player (raw text, the parsed move or the error), with the
-rewards each step paid and the final outcome::
+an episode: the environment id and version, the options (the game's and the
+engine's), the seed, and every action of every player (the text as the engine
+read it, the parsed move or the error, the tool calls), with the rewards each
+step paid and the final outcome::
 
     {
-      "format": "parlour.record", "format_version": 1,
+      "format": "parlour.record", "format_version": 2,
       "env_id": "parlour/TicTacToe-v0", "env_version": 0,
       "options": {...}, "seed": 7, "players": ["player_0", "player_1"],
       "agents": {"player_0": "random", "player_1": "minimax"},   # optional
@@ -15,8 +16,17 @@ rewards each step paid and the final outcome::
       "steps": [{"player": "player_0", "action": "b2", "move": "b2",
                  "error": null, "rewards": {}}, ...],
       "done": true, "returns": {"player_0": -1.0, "player_1": 1.0},
-      "outcome": {"winner": "player_1", "scores": {...}, "reason": "...", "details": {...}}
+      "eliminated": {}, "outcome": {"winner": "player_1", "winners": ["player_1"], "scores": {...},
+                                    "reason": "...", "details": {...}, "teams": null,
+                                    "winning_team": null, "truncated": false}
     }
+
+A step's ``action`` is the text as read (cut to ``max_action_chars``, with
+``"action_chars"`` giving the original length when it was cut), a move index
+(vector mode), or ``null`` for something that was neither. A step that called
+tools lists them under ``"calls"``: ``{"name", "arguments", "result"}``, where
+``result`` is a digest of the answer (answers are re-derived on replay and
+must match it); a final tool's call has no result, it is the step's move.
 
 :func:`replay` re-executes a record and raises :class:`ReplayMismatch` at the
 first thing that does not reproduce. Given agents for some seats, it also
@@ -32,16 +42,13 @@ import math
 from typing import TYPE_CHECKING, Any, Mapping
 
 from parlour.envs.core.agent import reset_agent
+from parlour.envs.core.errors import ReplayMismatch
 
 if TYPE_CHECKING:
     from parlour.envs.core.match import Match
 
 RECORD_FORMAT = "parlour.record"
-RECORD_VERSION = 1
-
-
-class ReplayMismatch(Exception):
-    """A record does not reproduce: it was tampered with, or comes from other rules."""
+RECORD_VERSION = 2
 
 
 def build_record(match: Match, agents: dict[str, str] | None = None) -> dict[str, Any]:
@@ -53,14 +60,15 @@ def build_record(match: Match, agents: dict[str, str] | None = None) -> dict[str
         "format": RECORD_FORMAT,
         "format_version": RECORD_VERSION,
         "env_id": match.env_id,
-        "env_version": game.version,
+        "env_version": type(game).version,
         "options": dict(match.options),
         "seed": match.seed,
         "players": list(match.players),
         "steps": [dict(step, rewards=dict(step["rewards"])) for step in match.steps],
-        "done": game.over,
+        "done": match.over,
         "returns": dict(match.returns),
-        "outcome": game.outcome.to_dict() if game.outcome is not None else None,
+        "eliminated": dict(match.eliminated),
+        "outcome": match.outcome.to_dict() if match.outcome is not None else None,
     }
     if agents is not None:
         record["agents"] = dict(agents)
@@ -163,11 +171,15 @@ def replay(record: dict[str, Any] | str, agents: Mapping[str, Any] | None = None
                 f"{'invalid' if replayed['error'] else 'valid'} on replay, the record says otherwise"
             )
         if _canonical(replayed["move"]) != _canonical(step.get("move")):
-            raise ReplayMismatch(f"step {index}: move {step.get('move')!r} recorded, {replayed['move']!r} on replay")
+            raise ReplayMismatch(f"step {index}: move {str(step.get('move'))[:80]!r} recorded, {str(replayed['move'])[:80]!r} on replay")
+        if _canonical(replayed.get("calls")) != _canonical(step.get("calls")):
+            raise ReplayMismatch(f"step {index}: the tool calls or their results differ from the replay")
         if not isinstance(step.get("rewards", {}), dict) or not _same_rewards(rewards, step.get("rewards", {})):
             raise ReplayMismatch(f"step {index}: rewards {step.get('rewards')} recorded, {rewards} on replay")
 
     fresh = match.record(record.get("agents"))
+    if _canonical(record.get("eliminated", {})) != _canonical(fresh["eliminated"]):
+        raise ReplayMismatch(f"eliminated players {record.get('eliminated')} recorded, {fresh['eliminated']} on replay")
     if bool(record.get("done")) != fresh["done"]:
         raise ReplayMismatch(f"record says done={record.get('done')!r}, replay ends with done={fresh['done']}")
     if not isinstance(record.get("returns"), dict) or not _same_rewards(record["returns"], fresh["returns"]):
@@ -179,7 +191,7 @@ def replay(record: dict[str, Any] | str, agents: Mapping[str, Any] | None = None
     if actual is not None:
         if not isinstance(claimed, dict):
             raise ReplayMismatch(f"outcome must be an object, got {claimed!r}")
-        for key in ("winner", "reason"):
+        for key in ("winners", "reason", "teams", "winning_team", "truncated"):
             if claimed.get(key) != actual[key]:
                 raise ReplayMismatch(f"outcome {key} {claimed.get(key)!r} recorded, {actual[key]!r} on replay")
         if not isinstance(claimed.get("scores"), dict) or not _same_rewards(claimed["scores"], actual["scores"]):

@@ -35,6 +35,7 @@ import string
 
 import numpy as np
 
+from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, InvalidMove, int_option
 
 #: Most moves for which the game is enumerable (has a ``Discrete`` action).
@@ -86,8 +87,7 @@ class ColonelBlotto(Game):
     zero_sum = True
     simultaneous = True
 
-    def __init__(self, *, fields: int = 3, soldiers: int = 10, rounds: int = 1, error_allowance: int | None = None):
-        super().__init__(error_allowance=error_allowance)
+    def __init__(self, *, fields: int = 3, soldiers: int = 10, rounds: int = 1):
         for option, value, low, high in (
             ("fields", fields, 2, MAX_FIELDS),
             ("soldiers", soldiers, 1, MAX_SOLDIERS),
@@ -106,19 +106,11 @@ class ColonelBlotto(Game):
         self.history: list[dict[str, list[int]]] = []
         self.wins = {p: 0 for p in self.players}
 
-    def start(self, rng: np.random.Generator) -> None:
+    def start(self, ctx: Context) -> None:
         """Round 1, no allocations yet."""
         self.round = 0
         self.history = []
         self.wins = {p: 0 for p in self.players}
-
-    def to_move(self) -> list[str]:
-        """Both players, always at once."""
-        return list(self.players)
-
-    def other(self, player: str) -> str:
-        """The opponent of ``player``."""
-        return self.players[1 - self.players.index(player)]
 
     def example(self) -> str:
         """A valid allocation: soldiers spread as evenly as possible, extras on the first fields."""
@@ -167,7 +159,7 @@ class ColonelBlotto(Game):
             raise InvalidMove(f"Your allocation {allocation_name(allocation)} uses {sum(allocation)} soldiers; it must use exactly {self.soldiers}.")
         return allocation_name(allocation)
 
-    def apply(self, moves: dict[str, str]) -> None:
+    def apply(self, ctx: Context, moves: dict[str, str]) -> None:
         """Reveal both allocations, score the round, and end the game after the last round."""
         allocations = {p: [int(n) for n in moves[p].split()] for p in self.players}
         self.history.append(allocations)
@@ -176,12 +168,12 @@ class ColonelBlotto(Game):
         round_winner = first if won[first] > won[second] else second if won[second] > won[first] else None
         if round_winner is not None:
             self.wins[round_winner] += 1
-            self.reward(round_winner, 1.0)
-            self.reward(self.other(round_winner), -1.0)
+            ctx.reward(round_winner, 1.0)
+            ctx.reward(self.other(round_winner), -1.0)
         for player in self.players:
             them = self.other(player)
             result = "a tied round" if round_winner is None else "you win the round" if round_winner == player else "your opponent wins the round"
-            self.tell(
+            ctx.tell(
                 f"Round {self.round + 1}: you sent {self.allocation_text(allocations[player])}; "
                 f"your opponent sent {self.allocation_text(allocations[them])}. "
                 f"Fields won: you {won[player]}, opponent {won[them]}: {result}.",
@@ -191,15 +183,16 @@ class ColonelBlotto(Game):
         if self.round < self.rounds:
             return
         a, b = self.wins[first], self.wins[second]
-        winner = first if a > b else second if b > a else None
-        self.finish(winner=winner, reason=f"all {self.rounds} round(s) were played ({a} to {b} rounds won)")
+        # Equal rounds won is a draw, not a shared win: nobody wins.
+        winners = [first] if a > b else [second] if b > a else []
+        ctx.finish(winners=winners, reason=f"all {self.rounds} round(s) were played ({a} to {b} rounds won)")
 
-    def forfeit(self, player: str, reason: str) -> None:
+    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """The offender's return becomes ``-rounds`` and the opponent's ``+rounds``."""
         them = self.other(player)
         current = self.wins[player] - self.wins[them]
         penalty = -self.rounds - current
-        self.finish({player: penalty, them: -penalty}, winner=them, reason=reason)
+        ctx.finish({player: penalty, them: -penalty}, winners=[them], reason=reason)
 
     def allocation_text(self, allocation: list[int]) -> str:
         """An allocation with its field labels, e.g. ``A4 B3 C3``."""
@@ -229,12 +222,13 @@ class ColonelBlotto(Game):
         return values
 
     def render(self) -> str:
-        """Every round's allocations, the rounds won and the state."""
+        """Every round's allocations, the rounds won, and the round under way while rounds remain."""
         first, second = self.players
         lines = [
             f"round {i + 1}: {first} {self.allocation_text(a[first])} | {second} {self.allocation_text(a[second])}"
             for i, a in enumerate(self.history)
         ]
         lines.append(f"rounds won: {first} {self.wins[first]}, {second} {self.wins[second]}")
-        status = "game over" if self.over else f"round {self.round + 1} of {self.rounds}"
-        return "\n".join([*lines, f"({status})"])
+        if self.round < self.rounds:
+            lines.append(f"round {self.round + 1} of {self.rounds}")
+        return "\n".join(lines)

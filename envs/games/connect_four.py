@@ -19,13 +19,22 @@ Rewards (zero-sum): +1 to the winner and -1 to the loser at the winning move, 0
 each for a draw. A player who exceeds the invalid-action allowance gets -1 and
 the opponent +1.
 
+Search: :meth:`ConnectFour.from_view` loads the position of a player's view
+into a new game (nothing in Connect Four is hidden, so it is exact), which a
+scripted agent then plays ahead on ``clone()`` copies.
+
 Version history: v0, first release.
 """
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
+from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, int_option
 
 MARKS = ("X", "O")
@@ -43,31 +52,77 @@ def column_name(column: int) -> str:
     return f"column {column + 1}"
 
 
-def line_through(board: list[list[int]], row: int, column: int, x_in_row: int) -> str | None:
-    """The direction of a line of ``x_in_row`` equal discs through the occupied cell, or ``None``."""
-    mark = board[row][column]
-    rows, columns = len(board), len(board[0])
-    for d_row, d_column, direction in DIRECTIONS:
-        length = 1
-        for sign in (1, -1):
-            r, c = row + sign * d_row, column + sign * d_column
-            while 0 <= r < rows and 0 <= c < columns and board[r][c] == mark:
-                length += 1
-                r, c = r + sign * d_row, c + sign * d_column
-        if length >= x_in_row:
-            return direction
-    return None
+def line_shifts(step: int, x_in_row: int) -> tuple[int, ...]:
+    """The right shifts that turn a bitboard into the start bits of its runs of ``x_in_row`` discs ``step`` bits apart.
+
+    ``runs &= runs >> shift`` for each shift in turn: a run of ``n`` and one
+    starting ``m <= n`` steps further make a run of ``n + m``, so the length
+    doubles while it can and then closes the gap, a few shifts for any length.
+    """
+    shifts = []
+    length = 1
+    while length < x_in_row:
+        grow = min(length, x_in_row - length)
+        shifts.append(grow * step)
+        length += grow
+    return tuple(shifts)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a board size fixes about its bitboards, worked out once per size and shared by its games (see :class:`ConnectFour`)."""
+
+    #: Per direction of :data:`DIRECTIONS`: the :func:`line_shifts` of one step along it, and its name.
+    lines: tuple[tuple[tuple[int, ...], str], ...]
+    #: The bitboard of a full board.
+    full: int
+    #: Bytes of one bitboard.
+    size: int
+    #: Each cell's bit, in vector order (row-major, bottom row first), within the bits of the two bitboards' bytes side by side.
+    vector_bits: np.ndarray
+    #: The column numbers, then the empty, X and O cells, as ``board_text`` draws them (as wide as the widest number).
+    drawing: tuple[str, str, str, str]
+
+
+@functools.cache
+def layout(rows: int, columns: int, x_in_row: int) -> Layout:
+    """The :class:`Layout` of a board size."""
+    height = rows + 1
+    # One step along a direction moves abs(d_row + d_column * height) bits (a line read either way is the same line).
+    lines = tuple((line_shifts(abs(d_row + d_column * height), x_in_row), direction) for d_row, d_column, direction in DIRECTIONS)
+    positions = [c * height + r for r in range(rows) for c in range(columns)]
+    size = (columns * height + 7) // 8
+    cells = np.array(positions)
+    vector_bits = np.concatenate([cells, cells + 8 * size])
+    vector_bits.flags.writeable = False  # shared by every game of this size
+    width = len(str(columns))
+    header = " ".join(str(c + 1).rjust(width) for c in range(columns))
+    return Layout(
+        lines=lines,
+        full=sum(1 << position for position in positions),
+        size=size,
+        vector_bits=vector_bits,
+        drawing=(header, ".".rjust(width), MARKS[0].rjust(width), MARKS[1].rjust(width)),
+    )
 
 
 class ConnectFour(Game):
-    """Connect Four for two players; see the module docstring for moves and rewards."""
+    """Connect Four for two players; see the module docstring for moves and rewards.
+
+    The state is ``discs``, one bitboard per mark (X's, then O's), the
+    ``heights`` of the columns and the mark to move, ``turn``: a copy for search
+    costs two ints and a short list. The cell in ``row`` (0 at the bottom) and
+    ``column`` is the bit ``1 << (column * (rows + 1) + row)``, see
+    :meth:`cell_bit`. Each column has one always-empty bit on top, so that
+    shifting a bitboard by one step of a line never carries a line from one
+    column into the next.
+    """
 
     name = "ConnectFour"
     description = "Drop discs into a 6x7 grid; four in a line wins."
     zero_sum = True
 
-    def __init__(self, *, rows: int = 6, columns: int = 7, x_in_row: int = 4, error_allowance: int | None = None):
-        super().__init__(error_allowance=error_allowance)
+    def __init__(self, *, rows: int = 6, columns: int = 7, x_in_row: int = 4):
         for option, value in (("rows", rows), ("columns", columns), ("x_in_row", x_in_row)):
             int_option(option, value, 1)
         if x_in_row > max(rows, columns):
@@ -76,13 +131,56 @@ class ConnectFour(Game):
         self.players = ["player_0", "player_1"]
         self.moves = [column_name(c) for c in range(columns)]
         self.vector_size = 2 * rows * columns
-        self.board = [[-1] * columns for _ in range(rows)]
+        self._layout = layout(rows, columns, x_in_row)
+        self.discs = [0, 0]
         self.heights = [0] * columns
         self.turn = 0
 
-    def start(self, rng: np.random.Generator) -> None:
+    @classmethod
+    def from_view(cls, view: dict[str, Any]) -> ConnectFour:
+        """A game in the position a player's :meth:`view` shows, for lookahead on its ``clone()`` copies.
+
+        The view holds the whole state (board, options, whose turn), so the
+        position is the real one; ``ValueError`` if the board has another size.
+        """
+        game = cls(rows=view["rows"], columns=view["columns"], x_in_row=view["x_in_row"])
+        board = view["board"]
+        if len(board) != game.rows or any(len(row) != game.columns for row in board):
+            raise ValueError(f"the view's board is not {game.rows} rows of {game.columns} cells")
+        for row, cells in enumerate(board):
+            for column, mark in enumerate(cells):
+                if mark != -1:
+                    game.discs[mark] |= game.cell_bit(row, column)
+                    game.heights[column] = row + 1
+        game.turn = view["to_move"]
+        return game
+
+    def cell_bit(self, row: int, column: int) -> int:
+        """The bitboard bit of the cell in ``row`` (0 at the bottom) and ``column``."""
+        return 1 << (column * (self.rows + 1) + row)
+
+    def clone(self) -> ConnectFour:
+        """An independent copy: the position is copied; the options and move names, never changed after ``__init__``, are shared.
+
+        Search copies a game at every node, and this is many times cheaper than the default pickling copy.
+        """
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.discs = list(self.discs)
+        copy.heights = list(self.heights)
+        return copy
+
+    @property
+    def board(self) -> list[list[int]]:
+        """The board as rows of marks (``board[r][c]``: -1 empty, 0 X, 1 O; row 0 is the bottom), built afresh."""
+        first, second = self.discs
+        height = self.rows + 1
+        end = self.columns * height
+        return [[0 if first >> bit & 1 else 1 if second >> bit & 1 else -1 for bit in range(row, end, height)] for row in range(self.rows)]
+
+    def start(self, ctx: Context) -> None:
         """Empty board, X to move."""
-        self.board = [[-1] * self.columns for _ in range(self.rows)]
+        self.discs = [0, 0]
         self.heights = [0] * self.columns
         self.turn = 0
 
@@ -113,29 +211,39 @@ class ConnectFour(Game):
         """Columns that are not full."""
         return [c for c in range(self.columns) if self.heights[c] < self.rows]
 
-    def apply(self, moves: dict[str, str]) -> None:
+    def line(self, mark: int) -> str | None:
+        """The direction of a line of ``x_in_row`` discs of ``mark``, the first in :data:`DIRECTIONS` order, or ``None``."""
+        discs = self.discs[mark]
+        for shifts, direction in self._layout.lines:
+            runs = discs
+            for shift in shifts:
+                runs &= runs >> shift
+            if runs:
+                return direction
+        return None
+
+    def apply(self, ctx: Context, moves: dict[str, str]) -> None:
         """Drop the disc; end the game on a line or a full board."""
         ((player, move),) = moves.items()
         column = self.move_index(move)
-        row = self.heights[column]
         mark = self.turn
-        self.board[row][column] = mark
+        self.discs[mark] |= self.cell_bit(self.heights[column], column)
         self.heights[column] += 1
-        self.tell(f"{player} ({MARKS[mark]}) plays {move}.")
-        direction = line_through(self.board, row, column, self.x_in_row)
+        ctx.tell(f"{player} ({MARKS[mark]}) plays {move}.", kind="move", sender=player)
+        # The game ends at the first line, so any line of the mover's runs through the disc just dropped.
+        direction = self.line(mark)
         if direction is not None:
-            other = self.players[1 - mark]
             reason = f"{player} lined up {self.x_in_row} ({direction})"
-            self.finish({player: 1.0, other: -1.0}, winner=player, reason=reason, details={"line": direction})
-        elif all(height == self.rows for height in self.heights):
-            self.finish({}, winner=None, reason="the board is full: a draw")
+            ctx.finish({player: 1.0, self.other(player): -1.0}, winners=[player], reason=reason, details={"line": direction})
+        elif self.discs[0] | self.discs[1] == self._layout.full:
+            ctx.finish(reason="the board is full: a draw")
         else:
             self.turn = 1 - mark
 
     def view(self, player: str) -> dict:
         """The board (``board[r][c]``: -1 empty, 0 X, 1 O; row 0 is the bottom), the player's mark and the options."""
         return {
-            "board": [list(row) for row in self.board],
+            "board": self.board,
             "mark": self.players.index(player),
             "to_move": self.turn,
             "rows": self.rows,
@@ -146,19 +254,23 @@ class ConnectFour(Game):
     def vector(self, player: str) -> np.ndarray:
         """Own discs then opponent discs, bottom row first."""
         me = self.players.index(player)
-        board = np.asarray(self.board).ravel()
-        return np.concatenate([board == me, board == 1 - me]).astype(np.float32)
+        size = self._layout.size
+        raw = self.discs[me].to_bytes(size, "little") + self.discs[1 - me].to_bytes(size, "little")
+        bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
+        return bits[self._layout.vector_bits].astype(np.float32)
 
     def board_text(self) -> str:
         """The board, top row first, under its column numbers."""
-        width = len(str(self.columns))
-        header = " ".join(str(c + 1).rjust(width) for c in range(self.columns))
+        header, empty, x, o = self._layout.drawing
+        # Read straight from the bitboards: this is drawn at every step of a text episode.
+        first, second = self.discs
+        height = self.rows + 1
+        end = self.columns * height
         lines = [header]
-        for row in reversed(self.board):
-            lines.append(" ".join(("." if mark == -1 else MARKS[mark]).rjust(width) for mark in row))
+        for row in reversed(range(self.rows)):
+            lines.append(" ".join(x if first >> bit & 1 else o if second >> bit & 1 else empty for bit in range(row, end, height)))
         return "\n".join(lines)
 
     def render(self) -> str:
-        """The board and whose turn it is."""
-        status = "game over" if self.over else f"{MARKS[self.turn]} to move"
-        return f"{self.board_text()}\n({status})"
+        """The board."""
+        return self.board_text()

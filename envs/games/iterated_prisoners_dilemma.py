@@ -20,10 +20,10 @@ played, whether the player defected and whether the opponent defected, then
 the fraction of rounds already played.
 
 Rewards (general-sum): each round's payoff is paid at the end of that round.
-The winner is the player with the higher total, ``None`` on a tie. A player
-who exceeds the invalid-action allowance forfeits: a reward at that step sets
-its total to ``rounds * min(S, 0) - 1`` (-1 with the default payoffs), below
-any total a player can reach; the opponent keeps its payoffs.
+The winner is the player with the higher total; a tie is a draw (no winner).
+A player who exceeds the invalid-action allowance forfeits: a reward at that
+step sets its total to ``rounds * min(S, 0) - 1`` (-1 with the default
+payoffs), below any total a player can reach; the opponent keeps its payoffs.
 
 Version history: v0, first release.
 """
@@ -35,6 +35,7 @@ from typing import Sequence
 
 import numpy as np
 
+from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, InvalidMove, int_option
 
 CHOICES = ["cooperate", "defect"]
@@ -72,9 +73,7 @@ class IteratedPrisonersDilemma(Game):
         rounds: int = 10,
         payoffs: Sequence[float] = (5, 3, 1, 0),
         communication: bool = False,
-        error_allowance: int | None = None,
     ):
-        super().__init__(error_allowance=error_allowance)
         int_option("rounds", rounds, 1, MAX_ROUNDS)
         if (
             isinstance(payoffs, (str, bytes))
@@ -100,21 +99,13 @@ class IteratedPrisonersDilemma(Game):
         self.messages: list[dict[str, str]] = []
         self.totals = {p: 0.0 for p in self.players}
 
-    def start(self, rng: np.random.Generator) -> None:
+    def start(self, ctx: Context) -> None:
         """Round 1, in the talk phase when communication is on."""
         self.round = 0
         self.phase = "talk" if self.communication else "decide"
         self.history = []
         self.messages = []
         self.totals = {p: 0.0 for p in self.players}
-
-    def to_move(self) -> list[str]:
-        """Both players, always at once."""
-        return list(self.players)
-
-    def other(self, player: str) -> str:
-        """The opponent of ``player``."""
-        return self.players[1 - self.players.index(player)]
 
     def rules(self, player: str) -> str:
         """Rules, payoffs and the talk phase if any."""
@@ -144,12 +135,13 @@ class IteratedPrisonersDilemma(Game):
             raise InvalidMove("No choice found. Reply with cooperate or defect.")
         return found[-1].lower()
 
-    def apply(self, moves: dict[str, str]) -> None:
+    def apply(self, ctx: Context, moves: dict[str, str]) -> None:
         """Deliver both messages, or score both choices and move to the next round."""
         if self.phase == "talk":
             self.messages.append(dict(moves))
             for player in self.players:
-                self.tell(f"Message from your opponent ({self.other(player)}):\n{moves[self.other(player)]}", to=player)
+                them = self.other(player)
+                ctx.tell(f"Message from your opponent ({them}):\n{moves[them]}", to=player, kind="talk", sender=them)
             self.phase = "decide"
             return
         self.history.append(dict(moves))
@@ -157,9 +149,9 @@ class IteratedPrisonersDilemma(Game):
         gains = {first: self.payoff(moves[first], moves[second]), second: self.payoff(moves[second], moves[first])}
         for player in self.players:
             them = self.other(player)
-            self.reward(player, gains[player])
+            ctx.reward(player, gains[player])
             self.totals[player] += gains[player]
-            self.tell(
+            ctx.tell(
                 f"Round {self.round + 1}: you chose {moves[player]}, your opponent chose {moves[them]}. "
                 f"You get {gains[player]:g}, your opponent {gains[them]:g}.",
                 to=player,
@@ -169,18 +161,19 @@ class IteratedPrisonersDilemma(Game):
             self.phase = "talk" if self.communication else "decide"
             return
         a, b = self.totals[first], self.totals[second]
-        winner = first if a > b else second if b > a else None
-        self.finish(winner=winner, reason=f"all {self.rounds} rounds were played ({a:g} to {b:g})")
+        # A tie is a draw, not a shared win: nobody wins.
+        winners = [first] if a > b else [second] if b > a else []
+        ctx.finish(winners=winners, reason=f"all {self.rounds} rounds were played ({a:g} to {b:g})")
 
     def payoff(self, mine: str, theirs: str) -> float:
         """The payoff of choosing ``mine`` against ``theirs``."""
         key = {("cooperate", "cooperate"): "R", ("cooperate", "defect"): "S", ("defect", "cooperate"): "T", ("defect", "defect"): "P"}
         return self.payoffs[key[(mine, theirs)]]
 
-    def forfeit(self, player: str, reason: str) -> None:
+    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """The offender's total drops below anything reachable; the opponent keeps its payoffs."""
         floor = self.rounds * min(self.payoffs["S"], 0.0) - 1.0
-        self.finish({player: floor - self.totals[player]}, winner=self.other(player), reason=reason)
+        ctx.finish({player: floor - self.totals[player]}, winners=[self.other(player)], reason=reason)
 
     def view(self, player: str) -> dict:
         """The round, phase, both players' past choices and the messages received; never a pending choice."""
@@ -205,9 +198,10 @@ class IteratedPrisonersDilemma(Game):
         return values
 
     def render(self) -> str:
-        """Every round played, the totals and the phase."""
+        """Every round played, the totals, and the round and phase under way while rounds remain."""
         first, second = self.players
         lines = [f"round {i + 1}: {m[first]:<9} {m[second]}" for i, m in enumerate(self.history)]
         lines.append(f"totals: {first} {self.totals[first]:g}, {second} {self.totals[second]:g}")
-        status = "game over" if self.over else f"round {self.round + 1} of {self.rounds}, {self.phase} phase"
-        return "\n".join([*lines, f"({status})"])
+        if self.round < self.rounds:
+            lines.append(f"round {self.round + 1} of {self.rounds}, {self.phase} phase")
+        return "\n".join(lines)

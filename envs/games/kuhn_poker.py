@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game
 
 CARDS = ("J", "Q", "K")
@@ -55,8 +56,7 @@ class KuhnPoker(Game):
     description = "Three-card poker (J, Q, K): one private card each, ante 1, one bet of 1."
     zero_sum = True
 
-    def __init__(self, *, error_allowance: int | None = None):
-        super().__init__(error_allowance=error_allowance)
+    def __init__(self):
         self.players = ["player_0", "player_1"]
         self.moves = list(MOVES)
         self.vector_size = 11
@@ -65,15 +65,15 @@ class KuhnPoker(Game):
         self.contributions = [ANTE, ANTE]
         self.revealed = False
 
-    def start(self, rng: np.random.Generator) -> None:
+    def start(self, ctx: Context) -> None:
         """Deal one card to each player and collect the antes."""
-        deal = rng.permutation(len(CARDS))[:2]
+        deal = ctx.rng.permutation(len(CARDS))[:2]
         self.cards = [CARDS[int(i)] for i in deal]
         self.history = []
         self.contributions = [ANTE, ANTE]
         self.revealed = False
         for player, card in zip(self.players, self.cards):
-            self.tell(f"Your card is the {CARD_NAMES[card]} ({card}).", to=player)
+            ctx.tell(f"Your card is the {CARD_NAMES[card]} ({card}).", to=player)
 
     def facing_bet(self) -> bool:
         """Whether the player to act must answer a bet."""
@@ -101,28 +101,28 @@ class KuhnPoker(Game):
         """Check or bet with no bet pending; fold or call facing one."""
         return [2, 3] if self.facing_bet() else [0, 1]
 
-    def apply(self, moves: dict[str, str]) -> None:
+    def apply(self, ctx: Context, moves: dict[str, str]) -> None:
         """Record the action; end the hand on a fold, a call or a second check."""
         ((player, move),) = moves.items()
         seat = self.players.index(player)
         self.history.append(move)
         if move in PAYING:
             self.contributions[seat] += 1
-        self.tell(f"{player} {'checks' if move == 'check' else move + 's'}.")
+        ctx.tell(f"{player} {'checks' if move == 'check' else move + 's'}.", kind="move", sender=player)
         if move == "fold":
-            self.settle(winner=1 - seat, reason=f"{player} folded")
+            self.settle(ctx, winner=1 - seat, reason=f"{player} folded")
         elif move == "call" or self.history == ["check", "check"]:
-            self.showdown()
+            self.showdown(ctx)
 
-    def showdown(self) -> None:
+    def showdown(self, ctx: Context) -> None:
         """Show both cards and give the pot to the higher one."""
         self.revealed = True
         winner = max(range(2), key=lambda seat: CARDS.index(self.cards[seat]))
         shown = ", ".join(f"{p} shows the {CARD_NAMES[c]} ({c})" for p, c in zip(self.players, self.cards))
-        self.tell(f"Showdown: {shown}.")
-        self.settle(winner=winner, reason=f"showdown: {self.players[winner]}'s {CARD_NAMES[self.cards[winner]]} wins")
+        ctx.tell(f"Showdown: {shown}.")
+        self.settle(ctx, winner=winner, reason=f"showdown: {self.players[winner]}'s {CARD_NAMES[self.cards[winner]]} wins")
 
-    def settle(self, winner: int, reason: str) -> None:
+    def settle(self, ctx: Context, winner: int, reason: str) -> None:
         """Pay the pot to seat ``winner``: each player's reward is the chips won minus the chips put in."""
         loser = 1 - winner
         won = self.contributions[loser]
@@ -130,7 +130,7 @@ class KuhnPoker(Game):
         details = {"history": list(self.history)}
         if self.revealed:
             details["cards"] = dict(zip(self.players, self.cards))
-        self.finish(rewards, winner=self.players[winner], reason=reason, details=details)
+        ctx.finish(rewards, winners=[self.players[winner]], reason=reason, details=details)
 
     def view(self, player: str) -> dict:
         """The player's seat and card, the actions so far, the pot, and the opponent's card once shown."""
@@ -157,5 +157,4 @@ class KuhnPoker(Game):
         """Both cards, the actions so far and the pot."""
         cards = "  ".join(f"{p}: {c}" for p, c in zip(self.players, self.cards))
         actions = " ".join(self.history) or "(no action yet)"
-        status = "hand over" if self.over else f"{self.to_move()[0]} to act"
-        return f"{cards}\nActions: {actions}\nPot: {sum(self.contributions)}\n({status})"
+        return f"{cards}\nActions: {actions}\nPot: {sum(self.contributions)}"

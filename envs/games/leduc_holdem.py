@@ -25,7 +25,8 @@ of each round as OpenSpiel encodes it: up to 4 actions per round, 2 bits each
 (call ``10``, raise ``01``).
 
 Rewards (zero-sum, paid at the end): each player's net chips, that is chips won
-from the pot minus chips put in; a split pot returns each player's own chips.
+from the pot minus chips put in; a split pot returns each player's own chips
+and is a draw (the outcome names no winner).
 A player who exceeds the invalid-action allowance folds: it loses the chips it
 has put in and the opponent wins them.
 
@@ -39,7 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from parlour.envs.core.game import Game, InvalidMove
+from parlour.envs.core.context import Context
+from parlour.envs.core.errors import InvalidMove
+from parlour.envs.core.game import Game
 
 RANKS = "JQK"
 SUITS = "♠♥"
@@ -78,8 +81,7 @@ class LeducHoldem(Game):
     category = "game"
     zero_sum = True
 
-    def __init__(self, *, error_allowance: int | None = None):
-        super().__init__(error_allowance=error_allowance)
+    def __init__(self):
         self.players = ["player_0", "player_1"]
         self.moves = list(MOVES)
         self.vector_size = 2 + 3 + 3 + 1 + 2 + 2 * MAX_BETS_PER_ROUND * 2
@@ -96,11 +98,11 @@ class LeducHoldem(Game):
         self.turn = 0
         self.history: list[list[str]] = [[], []]
 
-    def start(self, rng: np.random.Generator) -> None:
+    def start(self, ctx: Context) -> None:
         """Shuffle; deal one private card each and set the public card aside."""
-        self._new_hand([int(c) for c in rng.permutation(6)[:3]])
+        self._new_hand([int(c) for c in ctx.rng.permutation(6)[:3]])
         for seat, player in enumerate(self.players):
-            self.tell(f"You are dealt {CARD_NAMES[self.cards[seat]]}. Both players ante {ANTE}. Round 1 begins.", to=player)
+            ctx.tell(f"You are dealt {CARD_NAMES[self.cards[seat]]}. Both players ante {ANTE}. Round 1 begins.", to=player)
 
     @property
     def public_card(self) -> int | None:
@@ -158,59 +160,62 @@ class LeducHoldem(Game):
             raise InvalidMove(f"'{word}' is not legal now. Legal moves: {', '.join(legal)}.")
         return move
 
-    def apply(self, moves: dict[str, str]) -> None:
+    def apply(self, ctx: Context, moves: dict[str, str]) -> None:
         """Bet, end the round when it is settled, and end the hand at a fold or the final showdown."""
         ((player, move),) = moves.items()
         seat = self.turn
         self.history[self.round - 1].append(move)
         if move == "fold":
-            self.tell(f"{player} folds.")
-            self._pay(winners=[1 - seat], reason=f"{player} folded")
+            ctx.tell(f"{player} folds.", kind="move", sender=player)
+            self._pay(ctx, winners=[1 - seat], reason=f"{player} folded")
             return
         owed = self.owed(seat)
         if move == "call":
             self.contributions[seat] += owed
             self.calls += 1
-            self.tell(f"{player} calls {owed}." if owed else f"{player} checks.")
+            ctx.tell(f"{player} calls {owed}." if owed else f"{player} checks.", kind="move", sender=player)
         else:
             size = RAISE_SIZES[self.round - 1]
             self.stakes += size
             self.contributions[seat] = self.stakes
             self.raises += 1
             self.calls = 0
-            self.tell(f"{player} raises by {size} (puts in {owed + size}).")
+            ctx.tell(f"{player} raises by {size} (puts in {owed + size}).", kind="move", sender=player)
         settled = self.calls == (2 if self.raises == 0 else 1)
         if not settled:
             self.turn = 1 - seat
         elif self.round == 1:
             self.round, self.raises, self.calls, self.turn = 2, 0, 0, 0
-            self.tell(f"Round 2 begins. The public card is {CARD_NAMES[self.cards[2]]}.")
+            ctx.tell(f"Round 2 begins. The public card is {CARD_NAMES[self.cards[2]]}.")
         else:
-            self._showdown()
+            self._showdown(ctx)
 
-    def _showdown(self) -> None:
+    def _showdown(self, ctx: Context) -> None:
         ranks = [hand_rank(self.cards[seat], self.cards[2]) for seat in (0, 1)]
         shown = ", ".join(f"{p} shows {CARD_NAMES[self.cards[s]]}" for s, p in enumerate(self.players))
-        self.tell(f"Showdown: {shown}; the public card is {CARD_NAMES[self.cards[2]]}.")
+        ctx.tell(f"Showdown: {shown}; the public card is {CARD_NAMES[self.cards[2]]}.")
         best = max(ranks)
         winners = [seat for seat in (0, 1) if ranks[seat] == best]
         if len(winners) == 2:
             reason = "showdown: equal hands split the pot"
         else:
             reason = f"{self.players[winners[0]]} won the showdown"
-        self._pay(winners=winners, reason=reason, details={"cards": [CARD_NAMES[c] for c in self.cards]})
+        self._pay(ctx, winners=winners, reason=reason, details={"cards": [CARD_NAMES[c] for c in self.cards]})
 
-    def _pay(self, winners: list[int], reason: str, details: dict[str, Any] | None = None) -> None:
-        """Split the pot among ``winners``; ``details`` adds to the outcome (the cards, only when they were shown)."""
+    def _pay(self, ctx: Context, winners: list[int], reason: str, details: dict[str, Any] | None = None) -> None:
+        """Split the pot among the seats ``winners``; ``details`` adds to the outcome (the cards, only when they were shown).
+
+        A split pot is a draw: each player gets its own chips back and the outcome names no winner.
+        """
         pot = sum(self.contributions)
         rewards = {p: (pot / len(winners) if s in winners else 0.0) - self.contributions[s] for s, p in enumerate(self.players)}
-        winner = self.players[winners[0]] if len(winners) == 1 else None
-        self.finish(rewards, winner=winner, reason=reason, details={"pot": pot, **(details or {})})
+        names = [self.players[winners[0]]] if len(winners) == 1 else []
+        ctx.finish(rewards, winners=names, reason=reason, details={"pot": pot, **(details or {})})
 
-    def forfeit(self, player: str, reason: str) -> None:
+    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """The offender folds: it loses its chips in the pot."""
         self.history[self.round - 1].append("fold")
-        self._pay(winners=[1 - self.players.index(player)], reason=reason)
+        self._pay(ctx, winners=[1 - self.players.index(player)], reason=reason)
 
     def view(self, player: str) -> dict[str, Any]:
         """Own card, the public card once shown, chips in the pot, raises this round and the betting history."""
@@ -248,12 +253,10 @@ class LeducHoldem(Game):
         return values
 
     def render(self) -> str:
-        """Both private cards, the public card, the pot and the betting so far."""
-        public = CARD_NAMES[self.cards[2]] if self.round == 2 or self.over else "??"
-        lines = [
+        """A spectator's view: both private cards, the public card (face down until round 2), the pot, the round and the betting so far."""
+        public = CARD_NAMES[self.cards[2]] + ("" if self.round == 2 else " (face down)")
+        return (
             f"player_0: {CARD_NAMES[self.cards[0]]} ({self.contributions[0]} in)   "
-            f"player_1: {CARD_NAMES[self.cards[1]]} ({self.contributions[1]} in)   public: {public}",
-            f"round 1: {' '.join(self.history[0]) or '-'}   round 2: {' '.join(self.history[1]) or '-'}",
-        ]
-        lines.append("(hand over)" if self.over else f"(round {self.round}, {self.players[self.turn]} to act)")
-        return "\n".join(lines)
+            f"player_1: {CARD_NAMES[self.cards[1]]} ({self.contributions[1]} in)   public: {public}\n"
+            f"round {self.round} of 2   round 1: {' '.join(self.history[0]) or '-'}   round 2: {' '.join(self.history[1]) or '-'}"
+        )

@@ -14,8 +14,10 @@ showing F or six (a bid on sixes counts the sixes). A challenge reveals all
 dice: if the bid holds the challenger loses, otherwise the bidder loses.
 
 * Classic elimination game (default): the loser of a challenge loses a die; a
-  player without dice is out. The next round is started by the loser, or, if
-  the loser is out, by the next player still in. The last player with dice wins.
+  player who loses its last die is out at once (eliminated: terminated on
+  every face, never to act again). The next round is started by the loser,
+  or, if the loser is out, by the next player still in. The last player with
+  dice wins.
 * ``single_round=True``: OpenSpiel's game: one round, the challenge decides it.
 
 Moves: the bid of quantity Q on face F is ``"Q Fs"`` in words, e.g. ``"3
@@ -33,12 +35,17 @@ order starting from the observer: each player's dice divided by
 ``dice_per_player``, the player to move (one-hot) and the standing bid's
 bidder (one-hot).
 
-Rewards (zero-sum, paid at the end). Elimination game: the winner +1, every
-other player -1/(n-1). Single round (as OpenSpiel): the winner of the
+Rewards (zero-sum). Elimination game: each player who is out gets -1/(n-1)
+at the step it loses its last die, and the last player with dice +1 when the
+game ends. Single round (as OpenSpiel), paid at the end: the winner of the
 challenge +1, its loser -1, anyone else 0. A player who exceeds the
-invalid-action allowance gets -1 and the others share +1 equally.
+invalid-action allowance gets -1 and the other players still in share the
+rest equally: +1, plus the -1/(n-1) each player already out was paid.
 
-Version history: v0, first release.
+Version history: v0, first release. Still v0 under the Core v2 protocol: the
+returns of a game played to its end are unchanged, but a player who is out
+is now paid and terminated at the step it loses its last die instead of at
+the end, and a forfeit's share no longer reaches players already out.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, InvalidMove, int_option
 
 SIDES = 6
@@ -78,7 +86,8 @@ Calling liar challenges the standing bid: all dice are revealed. If the bid hold
 {ending}
 Reply with a bid such as: 3 fives   or with: liar"""
 
-ELIMINATION = """The loser of a challenge loses one die; a player without dice is out. The loser starts the next round (or the next player still in, if the loser is out). The last player with dice wins: +1, and every other player gets -1/{losers}."""
+ELIMINATION = """The loser of a challenge loses one die; a player who loses its last die is out at once and gets -1/{losers}. The loser starts the next round (or the next player still in, if the loser is out). The last player with dice wins: +1."""
+DUEL = """The loser of a challenge loses one die and starts the next round. The last player with dice wins: +1, and the loser gets -1."""
 SINGLE = """The game is a single round: the winner of the challenge gets +1, its loser -1{others}."""
 
 
@@ -121,9 +130,7 @@ class LiarsDice(Game):
         num_players: int = 2,
         dice_per_player: int = 5,
         single_round: bool = False,
-        error_allowance: int | None = None,
     ):
-        super().__init__(error_allowance=error_allowance)
         int_option("num_players", num_players, 2, 6)
         int_option("dice_per_player", dice_per_player, 1, 10)
         if not isinstance(single_round, bool):
@@ -143,27 +150,30 @@ class LiarsDice(Game):
         self.round = 0
         self.round_bids: list[str] = []
         self.eliminated: list[str] = []
+        self.revealed: list[list[int]] = []
 
     # ----------------------------------------------------------------- episode
-    def start(self, rng: np.random.Generator) -> None:
+    def start(self, ctx: Context) -> None:
         """Everyone gets their dice; player_0 opens the first round."""
         self.dice = [[0] * self.dice_per_player for _ in self.players]
         self.round = 0
         self.eliminated = []
-        self._new_round(0)
+        self.revealed = []
+        self._new_round(ctx, 0)
 
-    def _new_round(self, first: int) -> None:
+    def _new_round(self, ctx: Context, first: int) -> None:
+        """Roll every hand still in play and tell each player its own dice; ``first`` opens the bidding."""
         self.round += 1
-        self.dice = [sorted(int(d) for d in self.rng.integers(1, SIDES + 1, size=len(hand))) for hand in self.dice]
+        self.dice = [sorted(int(d) for d in ctx.rng.integers(1, SIDES + 1, size=len(hand))) for hand in self.dice]
         self.turn = first
         self.bid = None
         self.bidder = None
         self.round_bids = []
         counts = ", ".join(f"{p} {len(h)}" for p, h in zip(self.players, self.dice) if h)
-        self.tell(f"Round {self.round} begins; {self.players[first]} bids first. Dice in play: {counts}.")
+        ctx.tell(f"Round {self.round} begins; {self.players[first]} bids first. Dice in play: {counts}.")
         for player, hand in zip(self.players, self.dice):
             if hand:
-                self.tell(f"Your dice: {' '.join(map(str, hand))}.", to=player)
+                ctx.tell(f"Your dice: {' '.join(map(str, hand))}.", to=player)
 
     @property
     def dice_in_play(self) -> int:
@@ -191,15 +201,19 @@ class LiarsDice(Game):
             mode, ending = "", SINGLE.format(others=", anyone else 0" if n > 2 else "")
         else:
             mode = " Lose all your dice and you are out."
-            ending = ELIMINATION.format(losers=n - 1)
+            ending = ELIMINATION.format(losers=n - 1) if n > 2 else DUEL
         return RULES.format(player=player, others=others, dice=self.dice_per_player, mode=mode, ending=ending)
 
     def prompt(self, player: str) -> str:
-        """Own dice, the dice in play, the standing bid and what may be played."""
+        """The dice in play, the standing bid and what may be played.
+
+        The player's own dice are not repeated here: the private message of the
+        roll, sent at the start of each round, tells them.
+        """
         seat = self.players.index(player)
         counts = ", ".join(f"{p} {len(h)}{' (you)' if s == seat else ''}" for s, (p, h) in enumerate(zip(self.players, self.dice)) if h)
-        lines = [f"Round {self.round}. Your dice: {' '.join(map(str, self.dice[seat]))}. Dice in play: {counts} ({self.dice_in_play} in all)."]
-        legal = self.legal_indices(player)
+        lines = [f"Round {self.round}. Dice in play: {counts} ({self.dice_in_play} in all)."]
+        legal = self.legal_actions(player)
         lowest = self.moves[legal[0]] if legal[0] != self.liar_index else None
         if self.bid is None:
             lines.append(f"No bid yet: open with any bid from {lowest} up to {bid_name(self.dice_in_play, SIDES)}.")
@@ -242,7 +256,7 @@ class LiarsDice(Game):
             )
         return bid_name(quantity, face)
 
-    def apply(self, moves: dict[str, str]) -> None:
+    def apply(self, ctx: Context, moves: dict[str, str]) -> None:
         """Record a bid and pass the turn, or resolve a challenge."""
         ((player, move),) = moves.items()
         seat = self.turn
@@ -251,7 +265,7 @@ class LiarsDice(Game):
             self.bid = (index // SIDES + 1, index % SIDES + 1)
             self.bidder = seat
             self.round_bids.append(move)
-            self.tell(f"{player} bids {move}.")
+            ctx.tell(f"{player} bids {move}.", kind="move", sender=player)
             self.turn = self._next_seat(seat)
             return
         assert self.bid is not None and self.bidder is not None
@@ -263,32 +277,46 @@ class LiarsDice(Game):
         what = "sixes" if face == WILD else f"{FACE_PLURALS[face - 1]} (sixes wild)"
         verdict = "the bid holds" if holds else "the bid fails"
         self.round_bids.append("liar")
-        self.tell(
-            f"{player} calls liar on {self.players[self.bidder]}'s {bid_name(*self.bid)}. Dice: {revealed}. "
-            f"There are {count} {what}: {verdict}, {self.players[loser]} loses the challenge."
-        )
+        self.revealed = [list(hand) for hand in self.dice]
+        ctx.tell(f"{player} calls liar on {self.players[self.bidder]}'s {bid_name(*self.bid)}.", kind="move", sender=player)
+        ctx.tell(f"Dice: {revealed}. There are {count} {what}: {verdict}, {self.players[loser]} loses the challenge.")
         if self.single_round:
             rewards = {p: 0.0 for p in self.players}
             rewards[self.players[winner]], rewards[self.players[loser]] = 1.0, -1.0
-            self.finish(rewards, winner=self.players[winner], reason=f"{self.players[loser]} lost the challenge", details=self._details())
+            ctx.finish(rewards, winners=[self.players[winner]], reason=f"{self.players[loser]} lost the challenge", details=self._details())
             return
         self.dice[loser].pop()
         left = len(self.dice[loser])
-        self.tell(f"{self.players[loser]} loses a die ({left} left).")
+        ctx.tell(f"{self.players[loser]} loses a die ({left} left).")
         if not left:
-            self.eliminated.append(self.players[loser])
-            self.tell(f"{self.players[loser]} is out.")
+            out = self.players[loser]
+            self.eliminated.append(out)
+            ctx.tell(f"{out} is out.")
+            # Eliminated players are terminated at once, so their final reward is paid now, not at the end.
+            ctx.reward(out, -1.0 / (self.num_players - 1))
+            ctx.eliminate(out, f"{out} lost its last die")
         alive = [s for s, hand in enumerate(self.dice) if hand]
         if len(alive) == 1:
             champion = self.players[alive[0]]
-            share = -1.0 / (self.num_players - 1)
-            rewards = {p: (1.0 if p == champion else share) for p in self.players}
-            self.finish(rewards, winner=champion, reason=f"{champion} is the last player with dice", details=self._details())
+            ctx.finish({champion: 1.0}, winners=[champion], reason=f"{champion} is the last player with dice", details=self._details())
             return
-        self._new_round(loser if left else self._next_seat(loser))
+        self._new_round(ctx, loser if left else self._next_seat(loser))
+
+    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
+        """The offender gets -1; the other players still in share +1 and what the players already out were paid.
+
+        Players already out were paid -1/(n-1) when they lost their last die and
+        nothing reaches them after that, so the share that keeps the game
+        zero-sum goes to the players still in.
+        """
+        still_in = [p for p, hand in zip(self.players, self.dice) if hand and p != player]
+        paid_out = len(self.eliminated) / (self.num_players - 1)
+        share = (1.0 + paid_out) / len(still_in)
+        ctx.finish({player: -1.0, **{p: share for p in still_in}}, winners=still_in, reason=reason)
 
     def _details(self) -> dict[str, Any]:
-        return {"rounds": self.round, "eliminated": list(self.eliminated), "final_bids": list(self.round_bids)}
+        """The outcome's details: rounds played, players in the order they went out, the last round's bids and the dice its challenge revealed."""
+        return {"rounds": self.round, "eliminated": list(self.eliminated), "final_bids": list(self.round_bids), "final_dice": self.revealed}
 
     # ------------------------------------------------------------ observations
     def view(self, player: str) -> dict[str, Any]:
@@ -326,11 +354,9 @@ class LiarsDice(Game):
         return values
 
     def render(self) -> str:
-        """Every player's dice, the standing bid and whose turn it is."""
+        """Every player's dice (a spectator sees them all) and the standing bid."""
         lines = [f"round {self.round}"]
-        for seat, (player, hand) in enumerate(zip(self.players, self.dice)):
-            marker = " <- to move" if seat == self.turn and not self.over else ""
-            lines.append(f"{player}: {' '.join(map(str, hand)) or 'out'}{marker}")
+        lines += [f"{player}: {' '.join(map(str, hand)) or 'out'}" for player, hand in zip(self.players, self.dice)]
         standing = "none" if self.bid is None else f"{bid_name(*self.bid)} by {self.players[self.bidder]}"
-        lines.append(f"standing bid: {standing}" + ("   (game over)" if self.over else ""))
+        lines.append(f"standing bid: {standing}")
         return "\n".join(lines)

@@ -27,7 +27,9 @@ from typing import Sequence
 
 import numpy as np
 
-from parlour.envs.core.game import Game, InvalidMove, int_option
+from parlour.envs.core.context import Context
+from parlour.envs.core.errors import InvalidMove
+from parlour.envs.core.game import Game, int_option
 
 #: Largest heap accepted, so that the move list stays small.
 MAX_HEAP = 100
@@ -58,8 +60,7 @@ class Nim(Game):
     description = "Take objects from heaps in turn; whoever takes the last object wins (or loses, in misère)."
     zero_sum = True
 
-    def __init__(self, *, heaps: Sequence[int] = (3, 5, 7), misere: bool = False, error_allowance: int | None = None):
-        super().__init__(error_allowance=error_allowance)
+    def __init__(self, *, heaps: Sequence[int] = (3, 5, 7), misere: bool = False):
         if isinstance(heaps, (str, bytes)) or not isinstance(heaps, Sequence) or not 1 <= len(heaps) <= MAX_HEAPS:
             raise ValueError(f"heaps must be a list of 1 to {MAX_HEAPS} heap sizes, got {heaps!r}")
         for size in heaps:
@@ -75,7 +76,7 @@ class Nim(Game):
         self.heaps = list(self.initial)
         self.turn = 0
 
-    def start(self, rng: np.random.Generator) -> None:
+    def start(self, ctx: Context) -> None:
         """Full heaps, ``player_0`` to move."""
         self.heaps = list(self.initial)
         self.turn = 0
@@ -112,18 +113,18 @@ class Nim(Game):
             raise InvalidMove(f"Heap {heap} has {self.heaps[heap - 1]} object(s); take between 1 and {self.heaps[heap - 1]}.")
         return move_name(heap - 1, count)
 
-    def apply(self, moves: dict[str, str]) -> None:
+    def apply(self, ctx: Context, moves: dict[str, str]) -> None:
         """Remove the objects; the game ends when every heap is empty."""
         ((player, move),) = moves.items()
         heap, count = self.actions[self.move_index(move)]
         self.heaps[heap] -= count
-        self.tell(f"{player} takes {count} from heap {heap + 1}.")
+        ctx.tell(f"{player} takes {count} from heap {heap + 1}.", kind="move", sender=player)
         if any(self.heaps):
             self.turn = 1 - self.turn
             return
-        other = self.players[1 - self.turn]
+        other = self.other(player)
         winner, loser = (other, player) if self.misere else (player, other)
-        self.finish({winner: 1.0, loser: -1.0}, winner=winner, reason=f"{player} took the last object")
+        ctx.finish({winner: 1.0, loser: -1.0}, winners=[winner], reason=f"{player} took the last object")
 
     def view(self, player: str) -> dict:
         """Heap sizes, the rule variant, the player's seat and whose turn it is."""
@@ -138,7 +139,6 @@ class Nim(Game):
         return "\n".join(f"heap {i + 1}: {'|' * size:<{max(self.initial)}} ({size})" for i, size in enumerate(self.heaps))
 
     def render(self) -> str:
-        """The heaps and whose turn it is."""
+        """The heaps and the rule variant."""
         variant = "misère" if self.misere else "normal play"
-        status = "game over" if self.over else f"{self.players[self.turn]} to move"
-        return f"{self.heaps_text()}\n({variant}; {status})"
+        return f"{self.heaps_text()}\n({variant})"

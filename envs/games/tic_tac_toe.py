@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
@@ -48,8 +49,7 @@ class TicTacToe(Game):
     description = "Classic 3x3 noughts and crosses; three in a line wins."
     zero_sum = True
 
-    def __init__(self, *, error_allowance: int | None = None):
-        super().__init__(error_allowance=error_allowance)
+    def __init__(self):
         self.players = ["player_0", "player_1"]
         self.moves = list(CELLS)
         self.vector_size = 18
@@ -57,7 +57,7 @@ class TicTacToe(Game):
         self.turn = 0
         self._vectors = np.zeros((2, 18), dtype=np.float32)
 
-    def start(self, rng: np.random.Generator) -> None:
+    def start(self, ctx: Context) -> None:
         """Empty board, X to move."""
         self.board = [-1] * 9
         self.turn = 0
@@ -82,7 +82,7 @@ class TicTacToe(Game):
         """Empty cells."""
         return [i for i, mark in enumerate(self.board) if mark == -1]
 
-    def apply(self, moves: dict[str, str]) -> None:
+    def apply(self, ctx: Context, moves: dict[str, str]) -> None:
         """Place the mark; end the game on a line or a full board."""
         ((player, move),) = moves.items()
         cell = self.move_index(move)
@@ -90,12 +90,11 @@ class TicTacToe(Game):
         self.board[cell] = mark
         self._vectors[mark, cell] = 1.0
         self._vectors[1 - mark, 9 + cell] = 1.0
-        self.tell(f"{player} ({MARKS[mark]}) plays {move}.")
+        ctx.tell(f"{player} ({MARKS[mark]}) plays {move}.", kind="move", sender=player)
         if winner_of(self.board) == mark:
-            other = self.players[1 - mark]
-            self.finish({player: 1.0, other: -1.0}, winner=player, reason=f"{player} made three in a row")
+            ctx.finish({player: 1.0, self.other(player): -1.0}, winners=[player], reason=f"{player} made three in a row")
         elif -1 not in self.board:
-            self.finish({}, winner=None, reason="the board is full: a draw")
+            ctx.finish(reason="the board is full: a draw")
         else:
             self.turn = 1 - mark
 
@@ -112,6 +111,5 @@ class TicTacToe(Game):
         return BOARD.format(*[SYMBOLS[m] for m in self.board])
 
     def render(self) -> str:
-        """The board and whose turn it is."""
-        status = "game over" if self.over else f"{MARKS[self.turn]} to move"
-        return f"{self.board_text()}\n({status})"
+        """The board."""
+        return self.board_text()

@@ -17,11 +17,13 @@ The last well-formed move in the text counts; text with no well-formed move,
 ``[accept]`` with no proposal of the other player standing, or a proposal that
 asks for more items than the pool holds is an invalid action.
 
-Episodes: after ``max_turns`` turns (default 10, as OpenSpiel) without a deal
-the game ends and each player gets its disagreement payoff (``disagreement``,
-0 by default). The same instance and the same sequence of proposals and
-acceptances (no ``[pass]``) give the same payoffs as OpenSpiel's ``bargaining``
-game, where an offer's quantities are the proposer's share.
+Episodes: after ``deadline`` turns (default 10, OpenSpiel's ``max_turns``)
+without a deal the game ends and each player gets its disagreement payoff
+(``disagreement``, 0 by default). That is an outcome of the rules, not a
+cut-off: the engine's own ``max_turns`` option, if set, truncates the episode
+instead. The same instance and the same sequence of proposals and acceptances
+(no ``[pass]``) give the same payoffs as OpenSpiel's ``bargaining`` game, where
+an offer's quantities are the proposer's share.
 
 Instances: drawn from the seed like OpenSpiel's instance generator (5 to 7
 items, every type valued by someone, some type valued by both), or, with
@@ -33,7 +35,8 @@ otherwise the disagreement payoffs. A player exceeding the invalid-action
 allowance gets -1 and the other 0. The outcome's ``details`` hold the analysis
 of :mod:`parlour.envs.negotiation.analysis` over every split of the pool.
 
-Version history: v0, first release.
+Version history: v0, first release (the turn limit, first named ``max_turns``,
+became ``deadline`` when the engine took that name for truncation).
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from parlour.envs.core.game import Game, InvalidMove, int_option
+from parlour.envs.core.context import Context
+from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
 from parlour.envs.negotiation.analysis import negotiation_report
 
 ITEM_NAMES = ("book", "hat", "ball", "pen", "cup")
@@ -62,7 +66,7 @@ COUNT = re.compile(r"(\d+)\s*([a-z]+)?", re.IGNORECASE)
 RULES = """You are {player} in a Deal-or-No-Deal bargaining game against {other}.
 A pool of items must be split between you: {pool}.
 Your private values per item: {values}. The whole pool is worth {worth} to you. {other} has its own private values, which you do not know; yours are unknown to it.
-Players alternate turns, player_0 first; the game lasts at most {max_turns} turns in all. If no deal is made by then, you get {disagreement:g}.
+Players alternate turns, player_0 first; the game lasts at most {deadline} turns in all. If no deal is made by then, you get {disagreement:g}.
 On your turn, write anything you like (it is sent to {other} word for word) and end with one move:
   [propose] <count> <item>, ...   the items YOU keep (name every item type); {other} gets the rest
   [accept]                        accept {other}'s standing proposal
@@ -149,15 +153,13 @@ class Bargaining(Game):
     def __init__(
         self,
         *,
-        max_turns: int = 10,
+        deadline: int = 10,
         item_types: int = 3,
         total_value: int = 10,
         instances_file: str | None = None,
         disagreement: float = 0.0,
-        error_allowance: int | None = None,
     ):
-        super().__init__(error_allowance=error_allowance)
-        int_option("max_turns", max_turns, 1)
+        int_option("deadline", deadline, 1)
         int_option("item_types", item_types, 1, len(ITEM_NAMES))
         int_option("total_value", total_value, 1, MAX_TOTAL_VALUE)
         if instances_file is None and not instances_exist(item_types, total_value):
@@ -167,7 +169,7 @@ class Bargaining(Game):
             )
         if not isinstance(disagreement, (int, float)) or isinstance(disagreement, bool):
             raise ValueError(f"disagreement must be a number, got {disagreement!r}")
-        self.max_turns = max_turns
+        self.deadline = deadline
         self.item_types = item_types
         self.total_value = total_value
         self.instances = read_instances(instances_file) if instances_file is not None else None
@@ -180,12 +182,12 @@ class Bargaining(Game):
         self.proposals: list[dict[str, Any]] = []
         self.deal: dict[str, Any] | None = None
 
-    def start(self, rng: np.random.Generator) -> None:
+    def start(self, ctx: Context) -> None:
         """Draw the instance: from the instances file if given, else from the generator."""
         if self.instances is not None:
-            instance = self.instances[int(rng.integers(len(self.instances)))]
+            instance = self.instances[int(ctx.rng.integers(len(self.instances)))]
         else:
-            instance = generate_instance(rng, self.item_types, self.total_value)
+            instance = generate_instance(ctx.rng, self.item_types, self.total_value)
         self.pool = list(instance["pool"])
         self.values = [list(v) for v in instance["values"]]
         self.names = list(ITEM_NAMES[: len(self.pool)])
@@ -194,10 +196,6 @@ class Bargaining(Game):
         self.deal = None
 
     # ----------------------------------------------------------------- helpers
-    def other(self, player: str) -> str:
-        """The other player."""
-        return self.players[1 - self.players.index(player)]
-
     def value(self, player: str, counts: Sequence[int]) -> int:
         """What ``counts`` items are worth to ``player``."""
         return sum(v * c for v, c in zip(self.values[self.players.index(player)], counts))
@@ -224,13 +222,13 @@ class Bargaining(Game):
             pool=bundle_text(self.pool, self.names),
             values=", ".join(f"{v} per {n}" for v, n in zip(values, self.names)),
             worth=self.value(player, self.pool),
-            max_turns=self.max_turns,
+            deadline=self.deadline,
             disagreement=self.disagreement,
         )
 
     def prompt(self, player: str) -> str:
         """Turns left and the standing proposal, valued with this player's own values."""
-        lines = [f"Turn {self.turn + 1} of {self.max_turns}. Pool: {bundle_text(self.pool, self.names)}."]
+        lines = [f"Turn {self.turn + 1} of {self.deadline}. Pool: {bundle_text(self.pool, self.names)}."]
         standing = self.standing()
         if standing is None:
             lines.append("No proposal stands yet.")
@@ -283,31 +281,35 @@ class Bargaining(Game):
         return [keep[i] for i in range(len(self.pool))]
 
     # ------------------------------------------------------------------- rules
-    def apply(self, moves: dict[str, dict[str, Any]]) -> None:
-        """Deliver the talk, then record the proposal or close the deal; end on the turn limit."""
+    def apply(self, ctx: Context, moves: dict[str, dict[str, Any]]) -> None:
+        """Deliver the talk, then record the proposal or close the deal; end at the deadline."""
         ((player, move),) = moves.items()
         other = self.other(player)
         if move["talk"]:
-            self.tell(f'{player} says: "{move["talk"]}"', to=other)
+            ctx.tell(f'{player} says: "{move["talk"]}"', to=other, kind="talk", sender=player)
         self.turn += 1
         if move["move"] == "propose":
             keep = move["keep"]
             self.proposals.append({"player": player, "keep": keep})
-            self.tell(f"{player} proposes: {player} keeps {bundle_text(keep, self.names)}; {other} gets {bundle_text(self.rest(keep), self.names)}.")
+            ctx.tell(
+                f"{player} proposes: {player} keeps {bundle_text(keep, self.names)}; {other} gets {bundle_text(self.rest(keep), self.names)}.",
+                kind="move",
+                sender=player,
+            )
         elif move["move"] == "accept":
             standing = self.standing()
             assert standing is not None
-            self.tell(f"{player} accepts {other}'s proposal.")
+            ctx.tell(f"{player} accepts {other}'s proposal.", kind="move", sender=player)
             self.deal = standing
             proposer = standing["player"]
             utilities = {proposer: float(self.value(proposer, standing["keep"]))}
             utilities[player] = float(self.value(player, self.rest(standing["keep"])))
-            self._end({p: utilities[p] for p in self.players}, agreed=True, reason=f"{player} accepted {proposer}'s proposal")
+            self._end(ctx, {p: utilities[p] for p in self.players}, agreed=True, reason=f"{player} accepted {proposer}'s proposal")
             return
         else:
-            self.tell(f"{player} makes no proposal this turn.", to=other)
-        if self.turn >= self.max_turns:
-            self._end({p: self.disagreement for p in self.players}, agreed=False, reason=f"no deal within {self.max_turns} turns")
+            ctx.tell(f"{player} makes no proposal this turn.", to=other, kind="move", sender=player)
+        if self.turn >= self.deadline:
+            self._end(ctx, {p: self.disagreement for p in self.players}, agreed=False, reason=f"no deal within {self.deadline} turns")
 
     def analysis(self, utilities: dict[str, float], agreed: bool) -> dict[str, Any]:
         """The negotiation report over every split of the pool."""
@@ -316,17 +318,17 @@ class Bargaining(Game):
             outcomes.append((self.value("player_0", share), self.value("player_1", self.rest(share))))
         return negotiation_report(utilities, outcomes, {p: self.disagreement for p in self.players}, agreed)
 
-    def _end(self, utilities: dict[str, float], agreed: bool, reason: str) -> None:
-        best = max(utilities.values())
-        leaders = [p for p, u in utilities.items() if u == best]
-        winner = leaders[0] if agreed and len(leaders) == 1 else None
-        self.finish(utilities, winner=winner, reason=reason, details=self.analysis(utilities, agreed))
+    def _end(self, ctx: Context, utilities: dict[str, float], agreed: bool, reason: str) -> None:
+        """Pay ``utilities`` and finish; a deal's sole best-off player wins, a tie or no deal is a draw."""
+        leaders = winners_by_score(utilities)
+        winners = leaders if agreed and len(leaders) == 1 else []
+        ctx.finish(utilities, winners=winners, reason=reason, details=self.analysis(utilities, agreed))
 
-    def forfeit(self, player: str, reason: str) -> None:
-        """-1 to the offender, 0 to the other; the analysis treats it as no deal."""
-        super().forfeit(player, reason)
-        assert self.outcome is not None
-        self.outcome.details = self.analysis({p: self.disagreement for p in self.players}, agreed=False)
+    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
+        """-1 to the offender, 0 to the other, who wins; the analysis treats it as no deal."""
+        other = self.other(player)
+        details = self.analysis({p: self.disagreement for p in self.players}, agreed=False)
+        ctx.finish({player: -1.0, other: 0.0}, winners=[other], reason=reason, details=details)
 
     # ------------------------------------------------------------------- views
     def view(self, player: str) -> dict[str, Any]:
@@ -338,17 +340,17 @@ class Bargaining(Game):
             "values": list(self.values[self.players.index(player)]),
             "disagreement": self.disagreement,
             "turn": self.turn,
-            "max_turns": self.max_turns,
+            "deadline": self.deadline,
             "proposals": [dict(p, keep=list(p["keep"])) for p in self.proposals],
             "standing": dict(self.proposals[-1], keep=list(self.proposals[-1]["keep"])) if self.proposals else None,
         }
 
     def render(self) -> str:
-        """The instance, both players' values, the proposals and the state."""
+        """The instance, both players' values, the proposals and the turns played."""
         lines = [f"Pool: {bundle_text(self.pool, self.names)}"]
         for p, values in zip(self.players, self.values):
             lines.append(f"{p} values: {', '.join(f'{v}/{n}' for v, n in zip(values, self.names))}")
         for proposal in self.proposals:
             lines.append(f"  {proposal['player']} keeps {bundle_text(proposal['keep'], self.names)}")
-        lines.append("game over" if self.over else f"turn {self.turn + 1}/{self.max_turns}, {self.to_move()[0]} to move")
+        lines.append(f"{self.turn} of {self.deadline} turns played")
         return "\n".join(lines)

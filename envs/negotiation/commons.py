@@ -22,8 +22,8 @@ regrows to ``min(capacity, floor(L * (1 + growth_rate)))`` (default
 ``growth_rate`` 1.0: the stock doubles up to capacity) and, unless it was the
 last round, the next round begins.
 
-Rewards: each player's harvest, paid in the round it is taken. Winner: always
-``None`` (a cooperative game scored by the outcome details). A player who
+Rewards: each player's harvest, paid in the round it is taken. Winners: none,
+ever (a cooperative game scored by the outcome details). A player who
 exceeds the invalid-action allowance forfeits: its return becomes -1 (its
 harvests are taken back, minus one), the others keep theirs, the game ends.
 
@@ -42,8 +42,7 @@ import math
 import re
 from typing import Any
 
-import numpy as np
-
+from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, InvalidMove, int_option
 from parlour.envs.negotiation.analysis import gini
 
@@ -77,9 +76,7 @@ class Commons(Game):
         growth_rate: float = 1.0,
         collapse_threshold: int = 5,
         rounds: int = 12,
-        error_allowance: int | None = None,
     ):
-        super().__init__(error_allowance=error_allowance)
         self.num_players = int_option("num_players", num_players, 2, 8)
         self.capacity = int_option("capacity", capacity, 1)
         self.initial_stock = int_option("initial_stock", initial_stock, 1, capacity)
@@ -96,7 +93,7 @@ class Commons(Game):
         self.collapsed = False
         self.completed = 0
 
-    def start(self, rng: np.random.Generator) -> None:
+    def start(self, ctx: Context) -> None:
         """Full starting stock, round 1, discussion phase."""
         self.stock = self.initial_stock
         self.round = 1
@@ -104,10 +101,6 @@ class Commons(Game):
         self.harvests = {p: 0 for p in self.players}
         self.collapsed = False
         self.completed = 0
-
-    def to_move(self) -> list[str]:
-        """Everyone, in both phases."""
-        return list(self.players)
 
     def rules(self, player: str) -> str:
         """Rules, the player's seat and the example."""
@@ -145,33 +138,36 @@ class Commons(Game):
             raise InvalidMove('No harvest found. Reply "[harvest] N" with N a whole number of tons, e.g. [harvest] 10.')
         return min(int(requests[-1]), self.stock)
 
-    def apply(self, moves: dict[str, Any]) -> None:
+    def apply(self, ctx: Context, moves: dict[str, Any]) -> None:
         """Deliver the discussion, or resolve the harvest, the collapse and the regrowth."""
         if self.phase == "discuss":
             for player in self.players:
                 message = moves[player]["say"]
-                self.tell(f"{player} says: {message}" if message else f"{player} stays silent.")
+                if message:
+                    ctx.tell(f"{player} says: {message}", kind="talk", sender=player)
+                else:
+                    ctx.tell(f"{player} stays silent.", kind="move", sender=player)
             self.phase = "harvest"
             return
         taken = self.split(moves)
         self.stock -= sum(taken.values())
         for player in self.players:
             self.harvests[player] += taken[player]
-            self.reward(player, taken[player])
+            ctx.reward(player, taken[player])
         summary = "; ".join(f"{p} asked {moves[p]}, got {taken[p]}" for p in self.players)
-        self.tell(f"Round {self.round} harvest: {summary}. {self.stock} tons remain.")
+        ctx.tell(f"Round {self.round} harvest: {summary}. {self.stock} tons remain.")
         if self.stock < self.collapse_threshold:
             self.collapsed = True
-            self.finish(winner=None, reason=f"the lake collapsed in round {self.round}", details=self.report())
+            ctx.finish(reason=f"the lake collapsed in round {self.round}", details=self.report())
             return
         self.completed = self.round
         if self.round == self.rounds:
-            self.finish(winner=None, reason=f"the lake survived all {self.rounds} rounds", details=self.report())
+            ctx.finish(reason=f"the lake survived all {self.rounds} rounds", details=self.report())
             return
         self.stock = min(self.capacity, math.floor(self.stock * (1 + self.growth_rate)))
         self.round += 1
         self.phase = "discuss"
-        self.tell(f"The fish regrow: the lake holds {self.stock} tons.")
+        ctx.tell(f"The fish regrow: the lake holds {self.stock} tons.")
 
     def split(self, requests: dict[str, int]) -> dict[str, int]:
         """What each player gets: its request, or its proportional share rounded down when requests exceed the stock."""
@@ -180,11 +176,11 @@ class Commons(Game):
             return dict(requests)
         return {p: r * self.stock // total for p, r in requests.items()}
 
-    def forfeit(self, player: str, reason: str) -> None:
-        """The offender's harvests are taken back and it pays 1 more (return -1); the others keep theirs."""
+    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
+        """The offender's harvests are taken back and it pays 1 more (return -1); the others keep theirs; nobody wins."""
         taken_back = self.harvests[player]
         self.harvests[player] = 0
-        self.finish({player: -1.0 - taken_back}, winner=None, reason=reason, details=self.report())
+        ctx.finish({player: -1.0 - taken_back}, reason=reason, details=self.report())
 
     def report(self) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""

@@ -17,23 +17,29 @@ move:
 Everything outside the move is delivered verbatim to the other side. The last
 well-formed move in the text counts; text without one, a price outside
 [0, max_price] or ``[accept]`` with no offer of the other side standing is an
-invalid action. After ``max_turns`` negotiator turns (default 20) without a
-deal the game ends with no sale.
+invalid action. After ``deadline`` negotiator turns (default 20) without a
+deal the game ends with no sale: an outcome of the rules, whereas the engine's
+own ``max_turns`` option, if set, truncates the episode (critic turns count
+there too).
 
 Critic (``critic=True``): a third seat, ``critic``, sees the whole dialogue
 (never a reservation price) and after every round (one turn of each side)
 sends advice to the side named by ``advise`` (default ``"seller"``); its
 action is the advice text itself (any non-blank text), delivered verbatim to
-that side only. The critic's reward is the advised side's surplus.
+that side only. The critic's reward is the advised side's surplus; it is never
+among the winners.
 
 Rewards: on a sale at price p, the seller gets p - seller's reservation and the
 buyer buyer's reservation - p (their surplus; either may be negative if it
-accepts a bad price); with no sale both get 0. A player exceeding the
-invalid-action allowance gets -1 and the others 0. The outcome's ``details``
+accepts a bad price); with no sale both get 0. Winner: on a sale, the side
+with the larger surplus (none on a tie or with no sale). A player exceeding
+the invalid-action allowance gets -1 and the others 0; the other side wins
+when a side forfeits, nobody when the critic does. The outcome's ``details``
 hold the analysis of :mod:`parlour.envs.negotiation.analysis` over every whole
 price, plus both reservation prices and the price.
 
-Version history: v0, first release.
+Version history: v0, first release (the turn limit, first named ``max_turns``,
+became ``deadline`` when the engine took that name for truncation).
 """
 
 from __future__ import annotations
@@ -41,9 +47,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import numpy as np
-
-from parlour.envs.core.game import Game, InvalidMove, int_option
+from parlour.envs.core.context import Context
+from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
 from parlour.envs.negotiation.analysis import negotiation_report
 
 SIDES = ("seller", "buyer")
@@ -56,7 +61,7 @@ MOVE = re.compile(r"\[\s*+(offer|accept|pass)\s*+\](\s*+(?:\$\s*+)?(-?\d++(?:\.\
 
 RULES = """You are the {player} in a price negotiation over one item.
 Your private reservation price is {reservation}: {meaning}. The {other} has its own private reservation price, which you do not know.
-Prices are whole numbers from 0 to {max_price}. Sides alternate turns, the seller first; at most {max_turns} turns in all. With no deal by then, nobody gets anything.
+Prices are whole numbers from 0 to {max_price}. Sides alternate turns, the seller first; at most {deadline} turns in all. With no deal by then, nobody gets anything.
 Your reward is your surplus: {surplus}.
 On your turn, write anything you like (it is sent to the {other} word for word) and end with one move:
   [offer] <price>   propose a price
@@ -67,7 +72,7 @@ The last move in your text counts. Example:
 
 CRITIC_RULES = """You are the critic in a price negotiation between a seller and a buyer over one item.
 You see the whole dialogue. After every round you advise the {advised}: whatever you write is sent to the {advised} word for word, and to nobody else.
-Your reward is the {advised}'s surplus, so help it get a good deal. Prices are whole numbers from 0 to {max_price}; the negotiation lasts at most {max_turns} turns.
+Your reward is the {advised}'s surplus, so help it get a good deal. Prices are whole numbers from 0 to {max_price}; the negotiation lasts at most {deadline} turns.
 Example advice: Hold firm near your last offer; the other side is conceding quickly."""
 
 
@@ -82,21 +87,19 @@ class PriceNegotiation(Game):
     def __init__(
         self,
         *,
-        max_turns: int = 20,
+        deadline: int = 20,
         max_price: int = 200,
         critic: bool = False,
         advise: str = "seller",
-        error_allowance: int | None = None,
     ):
-        super().__init__(error_allowance=error_allowance)
-        int_option("max_turns", max_turns, 2)
+        int_option("deadline", deadline, 2)
         # The lowest max_price is the highest buyer reservation price.
         int_option("max_price", max_price, SELLER_RANGE[1] + GAP_RANGE[1], MAX_PRICE)
         if not isinstance(critic, bool):
             raise ValueError(f"critic must be True or False, got {critic!r}")
         if advise not in SIDES:
             raise ValueError(f"advise must be one of {SIDES}, got {advise!r}")
-        self.max_turns = max_turns
+        self.deadline = deadline
         self.max_price = max_price
         self.critic = critic
         self.advise = advise
@@ -108,10 +111,10 @@ class PriceNegotiation(Game):
         self.dialogue: list[str] = []
         self.price: int | None = None
 
-    def start(self, rng: np.random.Generator) -> None:
+    def start(self, ctx: Context) -> None:
         """Draw both reservation prices."""
-        seller = int(rng.integers(SELLER_RANGE[0], SELLER_RANGE[1] + 1))
-        buyer = seller + int(rng.integers(GAP_RANGE[0], GAP_RANGE[1] + 1))
+        seller = int(ctx.rng.integers(SELLER_RANGE[0], SELLER_RANGE[1] + 1))
+        buyer = seller + int(ctx.rng.integers(GAP_RANGE[0], GAP_RANGE[1] + 1))
         self.reservation = {"seller": seller, "buyer": buyer}
         self.turn = 0
         self.critic_due = False
@@ -120,11 +123,6 @@ class PriceNegotiation(Game):
         self.price = None
 
     # ----------------------------------------------------------------- helpers
-    @staticmethod
-    def other(side: str) -> str:
-        """The other side of the deal."""
-        return SIDES[1 - SIDES.index(side)]
-
     def surplus(self, side: str, price: float) -> float:
         """``side``'s surplus at ``price``."""
         r = self.reservation[side]
@@ -134,11 +132,11 @@ class PriceNegotiation(Game):
         """The latest offer, ``{"player": side, "price": p}``, or ``None``."""
         return self.offers[-1] if self.offers else None
 
-    def _say(self, text: str, to: list[str]) -> None:
-        """Tell ``to`` and keep the line in the dialogue the critic sees."""
+    def _say(self, ctx: Context, text: str, to: list[str], kind: str, sender: str) -> None:
+        """Tell ``to`` (and the critic, if any) what ``sender`` said or did, and keep the line in the dialogue the critic sees."""
         self.dialogue.append(text)
         targets = [*to, "critic"] if self.critic and "critic" not in to else to
-        self.tell(text, to=targets)
+        ctx.tell(text, to=targets, kind=kind, sender=sender)
 
     # -------------------------------------------------------------------- text
     def to_move(self) -> list[str]:
@@ -150,7 +148,7 @@ class PriceNegotiation(Game):
     def rules(self, player: str) -> str:
         """Rules and, for a side, its own reservation price."""
         if player == "critic":
-            return CRITIC_RULES.format(advised=self.advise, max_price=self.max_price, max_turns=self.max_turns)
+            return CRITIC_RULES.format(advised=self.advise, max_price=self.max_price, deadline=self.deadline)
         meaning = "you will not sell for less" if player == "seller" else "you will not pay more"
         surplus = "the price minus your reservation price" if player == "seller" else "your reservation price minus the price"
         return RULES.format(
@@ -159,7 +157,7 @@ class PriceNegotiation(Game):
             reservation=self.reservation[player],
             meaning=meaning,
             max_price=self.max_price,
-            max_turns=self.max_turns,
+            deadline=self.deadline,
             surplus=surplus,
         )
 
@@ -168,8 +166,8 @@ class PriceNegotiation(Game):
         standing = self.standing()
         offer = "No offer stands yet." if standing is None else f"Standing offer: {standing['player']} at {standing['price']}."
         if player == "critic":
-            return f"Round {self.turn // 2} is over; {self.max_turns - self.turn} turns left. {offer}\nWrite your advice to the {self.advise}."
-        return f"Turn {self.turn + 1} of {self.max_turns}. {offer}\nWrite your message and end with [offer] <price>, [accept] or [pass]."
+            return f"Round {self.turn // 2} is over; {self.deadline - self.turn} turns left. {offer}\nWrite your advice to the {self.advise}."
+        return f"Turn {self.turn + 1} of {self.deadline}. {offer}\nWrite your message and end with [offer] <price>, [accept] or [pass]."
 
     def parse(self, player: str, text: str) -> dict[str, Any]:
         """Advice for the critic; for a side, the last well-formed move and the talk around it."""
@@ -196,31 +194,31 @@ class PriceNegotiation(Game):
         raise InvalidMove("No move found. End with [offer] <price>, [accept] or [pass].")
 
     # ------------------------------------------------------------------- rules
-    def apply(self, moves: dict[str, dict[str, Any]]) -> None:
-        """Deliver talk and advice, record offers, close a sale; end on the turn limit."""
+    def apply(self, ctx: Context, moves: dict[str, dict[str, Any]]) -> None:
+        """Deliver talk and advice, record offers, close a sale; end at the deadline."""
         ((player, move),) = moves.items()
         if player == "critic":
             self.critic_due = False
-            self.tell(f'Advice from the critic: "{move["talk"]}"', to=self.advise)
+            ctx.tell(f'Advice from the critic: "{move["talk"]}"', to=self.advise, kind="talk", sender=player)
             return
         other = self.other(player)
         if move["talk"]:
-            self._say(f'{player} says: "{move["talk"]}"', to=[other])
+            self._say(ctx, f'{player} says: "{move["talk"]}"', to=[other], kind="talk", sender=player)
         self.turn += 1
         if move["move"] == "offer":
             self.offers.append({"player": player, "price": move["price"]})
-            self._say(f"{player} offers {move['price']}.", to=list(SIDES))
+            self._say(ctx, f"{player} offers {move['price']}.", to=list(SIDES), kind="move", sender=player)
         elif move["move"] == "accept":
             standing = self.standing()
             assert standing is not None
-            self._say(f"{player} accepts {other}'s offer of {standing['price']}.", to=list(SIDES))
+            self._say(ctx, f"{player} accepts {other}'s offer of {standing['price']}.", to=list(SIDES), kind="move", sender=player)
             self.price = standing["price"]
-            self._end(agreed=True, reason=f"sold at {self.price}")
+            self._end(ctx, agreed=True, reason=f"sold at {self.price}")
             return
         else:
-            self._say(f"{player} makes no offer this turn.", to=[other])
-        if self.turn >= self.max_turns:
-            self._end(agreed=False, reason=f"no deal within {self.max_turns} turns")
+            self._say(ctx, f"{player} makes no offer this turn.", to=[other], kind="move", sender=player)
+        if self.turn >= self.deadline:
+            self._end(ctx, agreed=False, reason=f"no deal within {self.deadline} turns")
         elif self.critic and self.turn % 2 == 0:
             self.critic_due = True
 
@@ -233,21 +231,24 @@ class PriceNegotiation(Game):
         report["price"] = float(self.price) if agreed and self.price is not None else None
         return report
 
-    def _end(self, agreed: bool, reason: str) -> None:
+    def _end(self, ctx: Context, agreed: bool, reason: str) -> None:
+        """Pay the surpluses (the critic its side's) and finish; on a sale the side with the larger surplus wins."""
         report = self.analysis(agreed)
         rewards = dict(report["utilities"])
         if self.critic:
             rewards["critic"] = rewards[self.advise]
-        best = max(report["utilities"].values())
-        leaders = [side for side, u in report["utilities"].items() if u == best]
-        winner = leaders[0] if agreed and len(leaders) == 1 else None
-        self.finish(rewards, winner=winner, reason=reason, details=report)
+        leaders = winners_by_score(report["utilities"])
+        winners = leaders if agreed and len(leaders) == 1 else []
+        ctx.finish(rewards, winners=winners, reason=reason, details=report)
 
-    def forfeit(self, player: str, reason: str) -> None:
-        """-1 to the offender, 0 to the others; the analysis treats it as no sale."""
-        super().forfeit(player, reason)
-        assert self.outcome is not None
-        self.outcome.details = self.analysis(agreed=False)
+    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
+        """-1 to the offender, 0 to the others; the analysis treats it as no sale.
+
+        The other side wins when a side forfeits; the critic, never a winner, makes nobody win by forfeiting.
+        """
+        rewards = {p: -1.0 if p == player else 0.0 for p in self.players}
+        winners = [self.other(player)] if player in SIDES else []
+        ctx.finish(rewards, winners=winners, reason=reason, details=self.analysis(agreed=False))
 
     # ------------------------------------------------------------------- views
     def view(self, player: str) -> dict[str, Any]:
@@ -255,7 +256,7 @@ class PriceNegotiation(Game):
         view: dict[str, Any] = {
             "player": player,
             "turn": self.turn,
-            "max_turns": self.max_turns,
+            "deadline": self.deadline,
             "max_price": self.max_price,
             "offers": [dict(o) for o in self.offers],
             "standing": dict(self.offers[-1]) if self.offers else None,
@@ -268,11 +269,10 @@ class PriceNegotiation(Game):
         return view
 
     def render(self) -> str:
-        """Both reservation prices, the offers and the state."""
+        """Both reservation prices, the offers, the turns played and the sale, if any."""
         lines = [f"seller reservation {self.reservation['seller']}, buyer reservation {self.reservation['buyer']}"]
         lines += [f"  {o['player']} offers {o['price']}" for o in self.offers]
-        if self.over:
-            lines.append(f"sold at {self.price}" if self.price is not None else "no deal")
-        else:
-            lines.append(f"turn {self.turn + 1}/{self.max_turns}, {self.to_move()[0]} to move")
+        lines.append(f"{self.turn} of {self.deadline} turns played")
+        if self.price is not None:
+            lines.append(f"sold at {self.price}")
         return "\n".join(lines)

@@ -6,8 +6,10 @@ ore). Each player values a unit of each resource privately: a uniform integer
 within +-50% of the public base values 5, 10, 15, 25, 40. Inventories are
 public; values are told only to their owner. All draws come from the seed.
 
-Players alternate for ``max_turns`` (option, default 10) turns in all,
-``player_0`` first. Every turn's text must contain one move; the last
+Players alternate for ``deadline`` (option, default 10, at most 1000) turns
+in all, ``player_0`` first; the game then ends and pays out (an outcome of the
+rules: the engine's own ``max_turns`` option, if set, truncates the episode
+instead, unpaid). Every turn's text must contain one move; the last
 well-formed one counts, and everything outside it is talk, delivered verbatim
 to the other player:
 
@@ -43,7 +45,8 @@ keeps the set small while leaving the frontier, the utility range, the welfare
 maximum and the Nash product maximum exact. ``max_count`` is capped at 5 so
 that this analysis stays well under a second.
 
-Version history: v0, first release.
+Version history: v0, first release (the turn limit, first named ``max_turns``,
+became ``deadline`` when the engine took that name for truncation).
 """
 
 from __future__ import annotations
@@ -51,9 +54,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import numpy as np
-
-from parlour.envs.core.game import Game, InvalidMove, int_option
+from parlour.envs.core.context import Context
+from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
 from parlour.envs.negotiation.analysis import negotiation_report, pareto_frontier
 
 RESOURCES = ("wheat", "wood", "sheep", "brick", "ore")
@@ -69,7 +71,7 @@ MOVE_PATTERN = re.compile(
 )
 _ITEM_PATTERN = re.compile(r"(\d+)\s+([a-z]+)", re.IGNORECASE)
 
-RULES = """You are {player} in a resource trading game with {other}. You play {order}; the game lasts {max_turns} turns in all (both players' turns counted).
+RULES = """You are {player} in a resource trading game with {other}. You play {order}; the game lasts {deadline} turns in all (both players' turns counted).
 Resources: wheat, wood, sheep, brick, ore. Inventories are public; each player's value of a unit of each resource is private. Base values are wheat 5, wood 10, sheep 15, brick 25, ore 40; each player's own values lie within 50% of them.
 Your private values per unit: {values}.
 Your inventory: {mine}. {other}'s inventory: {theirs}.
@@ -120,11 +122,10 @@ class ResourceTrade(Game):
     category = "negotiation"
     zero_sum = False
 
-    def __init__(self, *, max_turns: int = 10, max_count: int = 3, error_allowance: int | None = None):
-        super().__init__(error_allowance=error_allowance)
-        int_option("max_turns", max_turns, 1, 1000)
+    def __init__(self, *, deadline: int = 10, max_count: int = 3):
+        int_option("deadline", deadline, 1, 1000)
         int_option("max_count", max_count, 1, 5)
-        self.max_turns = max_turns
+        self.deadline = deadline
         self.max_count = max_count
         self.players = ["player_0", "player_1"]
         self.values: dict[str, list[int]] = {}
@@ -135,8 +136,9 @@ class ResourceTrade(Game):
         self.history: list[dict[str, Any]] = []
         self.trades = 0
 
-    def start(self, rng: np.random.Generator) -> None:
+    def start(self, ctx: Context) -> None:
         """Deal inventories and private values."""
+        rng = ctx.rng
         self.values = {}
         self.initial = {}
         for player in self.players:
@@ -147,10 +149,6 @@ class ResourceTrade(Game):
         self.standing = None
         self.history = []
         self.trades = 0
-
-    def other(self, player: str) -> str:
-        """The opponent of ``player``."""
-        return self.players[1 - self.players.index(player)]
 
     def value(self, player: str, counts: list[int]) -> int:
         """Value of ``counts`` at ``player``'s private values."""
@@ -172,7 +170,7 @@ class ResourceTrade(Game):
             player=player,
             other=other,
             order="first" if player == self.players[0] else "second",
-            max_turns=self.max_turns,
+            deadline=self.deadline,
             values=self.values_text(player),
             mine=inventory_text(self.inventory[player]),
             theirs=inventory_text(self.inventory[other]),
@@ -187,7 +185,7 @@ class ResourceTrade(Game):
         """Turn, inventories, the standing offer and the moves."""
         other = self.other(player)
         lines = [
-            f"Turn {self.turn + 1} of {self.max_turns}. Your values: {self.values_text(player)}.",
+            f"Turn {self.turn + 1} of {self.deadline}. Your values: {self.values_text(player)}.",
             f"Your inventory: {inventory_text(self.inventory[player])}. {other}'s inventory: {inventory_text(self.inventory[other])}.",
         ]
         if self.standing is not None and self.standing["to"] == player:
@@ -222,31 +220,35 @@ class ResourceTrade(Game):
                     raise InvalidMove(f"{whose} only {held} {resource}, not {count}.")
         return {"type": "offer", "give": give, "get": get, "talk": talk}
 
-    def apply(self, moves: dict[str, dict[str, Any]]) -> None:
+    def apply(self, ctx: Context, moves: dict[str, dict[str, Any]]) -> None:
         """Deliver the talk, then make, accept or reject an offer; pay out after the last turn."""
         ((player, move),) = moves.items()
         other = self.other(player)
         if move["talk"]:
-            self.tell(f"{player} says: {move['talk']}", to=other)
+            ctx.tell(f"{player} says: {move['talk']}", to=other, kind="talk", sender=player)
         kind = move["type"]
         event: dict[str, Any] = {"turn": self.turn, "player": player, "type": kind}
         if kind == "offer":
             self.standing = {"from": player, "to": other, "give": move["give"], "get": move["get"]}
             event.update(to=other, give=move["give"], get=move["get"])
-            self.tell(f"{player} offers: {player} gives {bundle_text(move['give'])}; {other} gives {bundle_text(move['get'])}.")
+            ctx.tell(
+                f"{player} offers: {player} gives {bundle_text(move['give'])}; {other} gives {bundle_text(move['get'])}.",
+                kind="move",
+                sender=player,
+            )
         elif kind == "accept":
             assert self.standing is not None
             self.execute(self.standing)
-            self.tell(f"{player} accepts: the trade is done.")
+            ctx.tell(f"{player} accepts: the trade is done.", kind="move", sender=player)
             self.standing = None
         else:
             if kind == "deny":
-                self.tell(f"{player} rejects the offer.")
+                ctx.tell(f"{player} rejects the offer.", kind="move", sender=player)
             self.standing = None
         self.history.append(event)
         self.turn += 1
-        if self.turn >= self.max_turns:
-            self.end()
+        if self.turn >= self.deadline:
+            self.end(ctx)
 
     def execute(self, offer: dict[str, Any]) -> None:
         """Move the offered bundles between the two inventories."""
@@ -260,14 +262,18 @@ class ResourceTrade(Game):
             self.inventory[offer["from"]][i] += count
         self.trades += 1
 
-    def end(self) -> None:
-        """Pay each player's relative gain and report the analysis."""
+    def end(self, ctx: Context) -> None:
+        """Pay each player's relative gain and report the analysis; the higher gain wins, a tie is a draw."""
         rewards = {p: self.gain(p) for p in self.players}
-        first, second = self.players
-        winner = None if rewards[first] == rewards[second] else max(rewards, key=rewards.__getitem__)
+        leaders = winners_by_score(rewards)
         details = negotiation_report(rewards, self.feasible_outcomes(), {p: 0.0 for p in self.players}, self.trades > 0)
         details["trades"] = self.trades
-        self.finish(rewards, winner=winner, reason=f"the turns ran out after {self.trades} trade(s)", details=details)
+        ctx.finish(
+            rewards,
+            winners=leaders if len(leaders) == 1 else [],
+            reason=f"the turns ran out after {self.trades} trade(s)",
+            details=details,
+        )
 
     def feasible_outcomes(self) -> list[tuple[float, ...]]:
         """The Pareto-undominated reallocations of the pooled inventory, in reward units (see the module docstring)."""
@@ -294,14 +300,14 @@ class ResourceTrade(Game):
             "other_inventory": list(self.inventory[other]),
             "initial_inventory": list(self.initial[player]),
             "turn": self.turn,
-            "max_turns": self.max_turns,
+            "deadline": self.deadline,
             "standing_offer": dict(self.standing) if self.standing is not None else None,
             "history": [dict(e) for e in self.history],
         }
 
     def render(self) -> str:
-        """Both players' values and inventories, the turn and the standing offer."""
-        lines = [f"Turn {self.turn}/{self.max_turns}, trades: {self.trades}"]
+        """Both players' values and inventories, the turns played and the standing offer."""
+        lines = [f"{self.turn} of {self.deadline} turns played, trades: {self.trades}"]
         for player in self.players:
             lines.append(
                 f"{player}: values {self.values_text(player)}; inventory {inventory_text(self.inventory[player])}; gain {self.gain(player):+.3f}"

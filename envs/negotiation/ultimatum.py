@@ -34,9 +34,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import numpy as np
-
-from parlour.envs.core.game import Game, InvalidMove, int_option
+from parlour.envs.core.context import Context
+from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
 from parlour.envs.negotiation.analysis import negotiation_report
 
 #: Largest ``pie * rounds``: the analysis enumerates every split of the whole game's pies.
@@ -59,8 +58,7 @@ class Ultimatum(Game):
     category = "negotiation"
     zero_sum = False
 
-    def __init__(self, *, pie: int = 10, rounds: int = 1, alternate: bool = False, error_allowance: int | None = None):
-        super().__init__(error_allowance=error_allowance)
+    def __init__(self, *, pie: int = 10, rounds: int = 1, alternate: bool = False):
         int_option("pie", pie, 1)
         int_option("rounds", rounds, 1)
         if pie * rounds > MAX_TOTAL:
@@ -75,7 +73,7 @@ class Ultimatum(Game):
         self.offer: int | None = None
         self.history: list[dict[str, Any]] = []
 
-    def start(self, rng: np.random.Generator) -> None:
+    def start(self, ctx: Context) -> None:
         """Round 1, no offer yet."""
         self.round = 0
         self.offer = None
@@ -88,11 +86,7 @@ class Ultimatum(Game):
 
     def responder(self) -> str:
         """Who responds in the current round."""
-        return self.players[1 - self.players.index(self.proposer())]
-
-    def other(self, player: str) -> str:
-        """The other player."""
-        return self.players[1 - self.players.index(player)]
+        return self.other(self.proposer())
 
     # -------------------------------------------------------------------- text
     def to_move(self) -> list[str]:
@@ -135,15 +129,15 @@ class Ultimatum(Game):
         raise InvalidMove(f"No move found: as {'proposer' if proposing else 'responder'}, end with {expected}.")
 
     # ------------------------------------------------------------------- rules
-    def apply(self, moves: dict[str, dict[str, Any]]) -> None:
+    def apply(self, ctx: Context, moves: dict[str, dict[str, Any]]) -> None:
         """Record the offer, or settle the round on the answer; end after the last round."""
         ((player, move),) = moves.items()
         other = self.other(player)
         if move["talk"]:
-            self.tell(f'{player} says: "{move["talk"]}"', to=other)
+            ctx.tell(f'{player} says: "{move["talk"]}"', to=other, kind="talk", sender=player)
         if move["move"] == "offer":
             self.offer = move["share"]
-            self.tell(f"{player} offers {other} {self.offer} of {self.pie}.")
+            ctx.tell(f"{player} offers {other} {self.offer} of {self.pie}.", kind="move", sender=player)
             return
         share = self.offer
         assert share is not None
@@ -151,17 +145,15 @@ class Ultimatum(Game):
         proposer = other
         self.history.append({"proposer": proposer, "offer": share, "accepted": accepted})
         if accepted:
-            self.reward(proposer, self.pie - share)
-            self.reward(player, share)
-        self.tell(f"{player} {'accepts' if accepted else 'rejects'} the offer of {share}.")
+            ctx.reward(proposer, self.pie - share)
+            ctx.reward(player, share)
+        ctx.tell(f"{player} {'accepts' if accepted else 'rejects'} the offer of {share}.", kind="move", sender=player)
         self.round += 1
         self.offer = None
         if self.round >= self.rounds:
-            totals = self.totals()
-            best = max(totals.values())
-            leaders = [p for p, t in totals.items() if t == best]
-            winner = leaders[0] if len(leaders) == 1 else None
-            self.finish({}, winner=winner, reason=f"{self.rounds} round(s) played", details=self.analysis())
+            leaders = winners_by_score(self.totals())
+            winners = leaders if len(leaders) == 1 else []
+            ctx.finish(winners=winners, reason=f"{self.rounds} round(s) played", details=self.analysis())
 
     def totals(self) -> dict[str, float]:
         """Each player's winnings so far."""
@@ -182,9 +174,9 @@ class Ultimatum(Game):
         report["history"] = [dict(entry) for entry in self.history]
         return report
 
-    def forfeit(self, player: str, reason: str) -> None:
-        """The offender's total drops to -1, below anything reachable; the other keeps its shares."""
-        self.finish({player: -1.0 - self.totals()[player]}, winner=self.other(player), reason=reason, details=self.analysis())
+    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
+        """The offender's total drops to -1, below anything reachable; the other keeps its shares and wins."""
+        ctx.finish({player: -1.0 - self.totals()[player]}, winners=[self.other(player)], reason=reason, details=self.analysis())
 
     # ------------------------------------------------------------------- views
     def view(self, player: str) -> dict[str, Any]:
@@ -200,10 +192,10 @@ class Ultimatum(Game):
         }
 
     def render(self) -> str:
-        """The rounds played and the state."""
+        """The rounds played and the offer awaiting an answer, if any."""
         lines = [f"pie {self.pie}, round {min(self.round + 1, self.rounds)}/{self.rounds}"]
         for entry in self.history:
             lines.append(f"  {entry['proposer']} offers {entry['offer']}: {'accepted' if entry['accepted'] else 'rejected'}")
-        if not self.over and self.offer is not None:
-            lines.append(f"  {self.proposer()} offers {self.offer}: pending")
+        if self.offer is not None:
+            lines.append(f"  {self.proposer()} offers {self.offer}: unanswered")
         return "\n".join(lines)

@@ -1,0 +1,221 @@
+"""Tools a game offers its players, and the tool-call syntaxes models emit.
+
+A game declares its tools as :class:`Tool` objects (OpenAI function specs: a
+name, a description and JSON-schema parameters); observations list them under
+``"tools"`` in the OpenAI format. Within one turn a player may call tools up to
+the engine's per-turn budget (``max_tool_calls``) before its move; a call is
+answered to that player alone and does not advance the game. A tool marked
+``final`` is a move: calling it ends the player's turn, and the game's
+``apply`` receives ``{"tool": name, "arguments": {...}}``.
+
+:func:`find_calls` reads the call syntaxes that models actually emit, in this
+order of precedence:
+
+1. an OpenAI assistant message, given as a dict or as its JSON text:
+   ``{"tool_calls": [{"type": "function", "function": {"name": N, "arguments": "<JSON text>"}}]}``
+   (a bare list of such calls is accepted too);
+2. Hermes/Qwen tags: ``<tool_call>{"name": N, "arguments": {...}}</tool_call>``;
+3. JSON objects anywhere in the text: ``{"tool": N, "arguments": {...}}`` (``"name"`` for ``"tool"`` too);
+4. tags named after a tool whose schema has exactly one required string
+   argument: ``<search>capital of Oru</search>``.
+
+Arguments are validated against the tool's schema with ``jsonschema``; a call
+that cannot be read or does not validate is an invalid action whose message
+says what is accepted. Every scan is linear in the text's length.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+
+from parlour.envs.core.errors import InvalidMove
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool a game offers: an OpenAI function spec, plus whether calling it is the player's move.
+
+    Args:
+        name: the function name models call.
+        description: what it does, shown to the model.
+        parameters: a JSON schema (``{"type": "object", "properties": ..., "required": [...]}``).
+        final: calling this tool is the player's move for the turn (``answer``, ``submit``).
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    final: bool = False
+
+    def spec(self) -> dict[str, Any]:
+        """The OpenAI ``tools`` entry for this tool."""
+        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+
+    def signature(self) -> str:
+        """A one-line summary such as ``search(query: string, k?: integer)``, for error messages."""
+        properties = self.parameters.get("properties", {})
+        required = set(self.parameters.get("required", []))
+        arguments = ", ".join(
+            f"{name}{'' if name in required else '?'}: {schema.get('type', 'any')}" for name, schema in properties.items()
+        )
+        return f"{self.name}({arguments})"
+
+    @property
+    def tag_argument(self) -> str | None:
+        """The argument a ``<name>...</name>`` tag fills: the only required one, when it is a string."""
+        required = self.parameters.get("required", [])
+        properties = self.parameters.get("properties", {})
+        if len(required) == 1 and properties.get(required[0], {}).get("type") == "string":
+            return required[0]
+        return None
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call read from an action: the tool's name and its arguments (not yet validated)."""
+
+    name: str
+    arguments: Any
+
+
+_HERMES = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+# A JSON object that starts like a call: the key "tool" or "name" first.
+_CALL_START = re.compile(r'\{\s*"(?:tool|name)"\s*:')
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` that reports nesting too deep for the parser as unreadable instead of raising ``RecursionError``."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+def _openai_calls(message: Any) -> list[ToolCall] | None:
+    """The calls of an OpenAI assistant message (or of a bare list of its ``tool_calls``); ``None`` if it is not one."""
+    calls = message.get("tool_calls") if isinstance(message, dict) else message
+    if not isinstance(calls, list) or not calls or not all(isinstance(c, dict) and "function" in c for c in calls):
+        return None
+    found = []
+    for call in calls:
+        function = call["function"]
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise InvalidMove('A tool call\'s "function" must hold a "name" and "arguments".')
+        arguments = function.get("arguments", "{}")
+        if isinstance(arguments, str):
+            try:
+                arguments = _loads(arguments or "{}")
+            except ValueError as error:
+                raise InvalidMove(f"The arguments of {function['name']!r} are not valid JSON ({error}).") from None
+        found.append(ToolCall(function["name"], arguments))
+    return found
+
+
+def _object_call(value: Any) -> ToolCall | None:
+    """A call written as ``{"tool": N, "arguments": {...}}`` or ``{"name": N, "arguments": {...}}``."""
+    if not isinstance(value, dict):
+        return None
+    name = value.get("tool", value.get("name"))
+    if not isinstance(name, str):
+        return None
+    arguments = value.get("arguments", value.get("parameters", {}))
+    if isinstance(arguments, str):
+        try:
+            arguments = _loads(arguments or "{}")
+        except ValueError as error:
+            raise InvalidMove(f"The arguments of {name!r} are not valid JSON ({error}).") from None
+    return ToolCall(name, arguments)
+
+
+def _json_objects(text: str) -> list[ToolCall]:
+    """Calls written as JSON objects anywhere in ``text``: each candidate decoded once, scanning left to right."""
+    decoder = json.JSONDecoder()
+    calls = []
+    position = 0
+    while (start := _CALL_START.search(text, position)) is not None:
+        try:
+            value, end = decoder.raw_decode(text, start.start())
+        except (ValueError, RecursionError):
+            position = start.end()
+            continue
+        call = _object_call(value)
+        if call is not None:
+            calls.append(call)
+        position = end
+    return calls
+
+
+def find_calls(action: Any, tools: list[Tool]) -> list[ToolCall]:
+    """The tool calls in ``action`` (text, or an OpenAI assistant message dict), in order; ``[]`` when there are none.
+
+    Raises :class:`InvalidMove` when the action holds a call that cannot be read.
+    """
+    if isinstance(action, dict):
+        calls = _openai_calls(action)
+        if calls is None:
+            raise InvalidMove('A message action must carry "tool_calls" in the OpenAI format.')
+        return calls
+    text = action
+    stripped = text.strip()
+    if stripped[:1] in ("{", "["):
+        # The whole reply may be one JSON value: an OpenAI message, a list of its calls, or one call object.
+        try:
+            value = _loads(stripped)
+        except ValueError:
+            value = None
+        if value is not None:
+            calls = _openai_calls(value)
+            if calls is not None:
+                return calls
+            call = _object_call(value)
+            if call is not None:
+                return [call]
+    if "<tool_call>" in text:
+        calls = []
+        for body in _HERMES.findall(text):
+            try:
+                value = _loads(body.strip())
+            except ValueError as error:
+                raise InvalidMove(f"A <tool_call> must hold a JSON object with name and arguments ({error}).") from None
+            call = _object_call(value)
+            if call is None:
+                raise InvalidMove('A <tool_call> must hold {"name": ..., "arguments": {...}}.')
+            calls.append(call)
+        if calls:
+            return calls
+    if '"tool"' in text or '"name"' in text:
+        calls = _json_objects(text)
+        if calls:
+            return calls
+    return _tag_calls(text, tools)
+
+
+def _tag_calls(text: str, tools: list[Tool]) -> list[ToolCall]:
+    """Calls written as ``<name>argument</name>`` for the tools that take one required string argument."""
+    tagged = {tool.name: tool.tag_argument for tool in tools if tool.tag_argument is not None}
+    if not tagged or "<" not in text:
+        return []
+    names = "|".join(re.escape(name) for name in sorted(tagged, key=len, reverse=True))
+    pattern = re.compile(rf"<({names})>(.*?)</\1>", re.DOTALL)
+    return [ToolCall(name, {tagged[name]: body.strip()}) for name, body in pattern.findall(text)]
+
+
+def validate(call: ToolCall, tools: dict[str, Tool]) -> Tool:
+    """The tool ``call`` names, after checking its arguments against the schema; :class:`InvalidMove` saying what is accepted otherwise."""
+    tool = tools.get(call.name)
+    accepted = "; ".join(t.signature() for t in tools.values())
+    if tool is None:
+        raise InvalidMove(f"There is no tool {call.name[:80]!r}. Tools: {accepted}.")
+    if not isinstance(call.arguments, dict):
+        raise InvalidMove(f"The arguments of {tool.name} must be a JSON object: {tool.signature()}.")
+    try:
+        jsonschema.validate(call.arguments, tool.parameters)
+    except jsonschema.ValidationError as error:
+        where = "/".join(str(part) for part in error.absolute_path) or "arguments"
+        raise InvalidMove(f"Bad call of {tool.name}: {where}: {error.message[:200]}. Accepted: {tool.signature()}.") from None
+    return tool
