@@ -8,6 +8,7 @@ resolves agent spec strings (``"random"``, ``"minimax"``, ...) through it.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import pkgutil
@@ -44,5 +45,8 @@ def make_scripted(name: str, env_id: str, **kwargs: Any) -> Any:
     by_env = _SCRIPTED.get(name, {})
     factory = by_env.get(env_id) or by_env.get("*")
     if factory is None:
-        raise ValueError(f"no agent {name!r} for {env_id}; available: {', '.join(scripted_names(env_id))}")
+        available = scripted_names(env_id)
+        close = difflib.get_close_matches(name, available, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"no agent {name!r} for {env_id}{hint}; available: {', '.join(available)}")
     return factory(env_id=env_id, **kwargs)

@@ -1,11 +1,37 @@
-"""Agent specs: turn strings such as ``"random"`` or ``"python:pkg.mod:factory"`` into agents."""
+"""Agent specs: turn strings such as ``"random"`` or ``"python:pkg.mod:factory"`` into agents, and check them first.
+
+:func:`make_agent` builds an agent from its spec. :func:`check_agent_spec`
+checks a spec without building it (no model is loaded), so that a command can
+refuse a bad one before it starts anything; it also tries what can fail on the
+network (a hub model, a server) with a short timeout, so a typo or a missing
+connection fails in seconds.
+
+``openai:MODEL@BASE_URL``: ``BASE_URL`` is the API root, the URL that
+``/chat/completions`` is appended to, which for vLLM, Ollama, llama.cpp's
+server, TGI and the OpenAI API ends in ``/v1`` (``http://localhost:8000/v1``).
+A URL with no path, or one ending in ``/chat/completions``, is an error naming
+the fix; another path that does not end in ``/v1`` only draws a warning from
+:func:`check_agent_spec`, since some providers mount the API elsewhere (Gemini's
+``.../v1beta/openai``).
+"""
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import urlsplit
 
 from parlour.baselines import make_scripted
+
+#: Seconds the network checks of :func:`check_agent_spec` and of ``hf:`` hub ids wait before giving up.
+NETWORK_TIMEOUT = 5.0
+#: Where ``openai:MODEL`` without ``@BASE_URL`` goes when ``$OPENAI_BASE_URL`` is unset (the backend's default).
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+#: Hub ids found on the hub or in the cache in this process, so building the agent again does not ask again.
+_KNOWN_HUB_MODELS: set[str] = set()
 
 
 def make_agent(spec: Any, env_id: str | None = None, **kwargs: Any) -> Any:
@@ -14,31 +40,210 @@ def make_agent(spec: Any, env_id: str | None = None, **kwargs: Any) -> Any:
     ``spec`` may be an object with ``act(observation) -> str`` (returned as is),
     the name of a scripted baseline for ``env_id`` (``"random"``, ``"minimax"``,
     ``"nash"``, ...), an LLM (``"hf:PATH_OR_ID"``, ``"openai:MODEL@BASE_URL"``;
-    see :func:`parlour.wrappers.make_llm_agent`), or ``"python:module:factory"``
-    (``factory(**kwargs)`` is called). Extra ``kwargs`` go to the agent's constructor.
+    see :func:`parlour.wrappers.make_llm_agent` and the module docstring for the
+    URL), or ``"python:module:factory"`` (``factory(**kwargs)`` is called; the
+    module must be importable). Extra ``kwargs`` go to the agent's constructor.
+    A hub id that is neither cached nor reachable fails within :data:`NETWORK_TIMEOUT` seconds.
     """
     if hasattr(spec, "act"):
         return spec
     if not isinstance(spec, str):
         raise TypeError(f"an agent is an object with act(observation) -> str, or a spec string; got {type(spec).__name__}")
     if spec.startswith(("hf:", "openai:")):
+        if spec.startswith("hf:"):
+            check_hf_model(spec)
+        else:
+            openai_base_url(spec)
         # Imported here so that torch, transformers and httpx load only when an LLM agent is asked for.
         from parlour.wrappers.llm_agent import make_llm_agent
 
         return make_llm_agent(spec, **kwargs)
     if spec.startswith("python:"):
-        try:
-            _, module, attr = spec.split(":")
-        except ValueError:
-            raise ValueError(f"python agent spec must look like 'python:package.module:factory', got {spec!r}") from None
-        factory = getattr(importlib.import_module(module), attr)
-        agent = factory(**kwargs)
+        agent = python_factory(spec)(**kwargs)
         if not hasattr(agent, "act"):
             raise TypeError(f"{spec} returned {type(agent).__name__}, which has no act(observation) method")
         return agent
     if env_id is None:
         raise ValueError(f"agent {spec!r} is a scripted baseline name; pass env_id to know which game it plays")
     return make_scripted(spec, env_id, **kwargs)
+
+
+def check_agent_spec(spec: Any, env_id: str) -> list[str]:
+    """Check that ``spec`` can be built for ``env_id`` without loading a model or calling a factory; returns warnings.
+
+    Raises ``ValueError``, ``ImportError``, ``FileNotFoundError`` or
+    ``ConnectionError`` with a message naming the fix: an unknown scripted name
+    (with the closest one), a module that cannot be imported, a missing model
+    folder, a hub id that is neither cached nor on the hub, an ``openai:`` URL
+    that is malformed or whose server does not answer. Network checks give up
+    after :data:`NETWORK_TIMEOUT` seconds.
+    """
+    if hasattr(spec, "act"):
+        return []
+    if not isinstance(spec, str):
+        raise TypeError(f"an agent is an object with act(observation) -> str, or a spec string; got {type(spec).__name__}")
+    if spec.startswith("hf:"):
+        check_hf_model(spec)
+        return []
+    if spec.startswith("openai:"):
+        base_url, warning = openai_base_url(spec)
+        check_server(spec, base_url)
+        return [warning] if warning else []
+    if spec.startswith("python:"):
+        python_factory(spec)
+        return []
+    # Scripted agents are cheap to build, and building one is the check.
+    make_scripted(spec, env_id)
+    return []
+
+
+def python_factory(spec: str) -> Callable[..., Any]:
+    """The factory named by ``python:module:factory``; errors say that the module must be importable."""
+    parts = spec.split(":")
+    if len(parts) != 3 or not all(parts[1:]):
+        raise ValueError(f"python agent spec must look like 'python:package.module:factory', got {spec!r}")
+    _, module_name, attr = parts
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name is not None and (module_name == error.name or module_name.startswith(error.name + ".")):
+            raise ModuleNotFoundError(
+                f"agent spec {spec!r}: there is no module {module_name!r} to import; the module must be importable: "
+                "install its package, or add the folder that holds it to PYTHONPATH (e.g. PYTHONPATH=. parlour ...)"
+            ) from None
+        raise ImportError(f"agent spec {spec!r}: importing {module_name!r} failed: {error}") from error
+    except Exception as error:
+        raise ImportError(f"agent spec {spec!r}: importing {module_name!r} failed: {type(error).__name__}: {error}") from error
+    factory = getattr(module, attr, None)
+    if not callable(factory):
+        raise AttributeError(f"agent spec {spec!r}: module {module_name!r} has no function or class {attr!r}")
+    return factory
+
+
+def openai_base_url(spec: str) -> tuple[str, str | None]:
+    """The API root an ``openai:`` spec talks to and a warning about it, if any; ``ValueError`` for a malformed one.
+
+    See the module docstring for the rules on ``/v1``.
+    """
+    model, _, given = spec.removeprefix("openai:").partition("@")
+    if not model:
+        raise ValueError(f"agent spec {spec!r} names no model; use 'openai:MODEL@BASE_URL', e.g. openai:my-model@http://localhost:8000/v1")
+    base_url = given or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_URL
+    source = "" if given else " (from $OPENAI_BASE_URL)"
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"agent spec {spec!r}: base URL {base_url!r}{source} is not an http(s) URL; e.g. http://localhost:8000/v1")
+    path = parts.path.rstrip("/")
+    root = f"{parts.scheme}://{parts.netloc}"
+    if path.endswith("/chat/completions"):
+        raise ValueError(
+            f"agent spec {spec!r}: give the API root, not the endpoint: {root}{path.removesuffix('/chat/completions')}{source} "
+            "(parlour appends /chat/completions itself)"
+        )
+    if not path:
+        raise ValueError(
+            f"agent spec {spec!r}: base URL {base_url!r}{source} has no path; OpenAI-compatible servers serve the API "
+            f"under /v1: use {root}/v1"
+        )
+    warning = None
+    if not path.endswith("/v1"):
+        warning = (
+            f"agent spec {spec!r}: base URL {base_url!r}{source} does not end in /v1; requests go to "
+            f"{root}{path}/chat/completions (vLLM, Ollama, llama.cpp and OpenAI serve {root}/v1/chat/completions)"
+        )
+    return root + path, warning
+
+
+def check_server(spec: str, base_url: str) -> None:
+    """``ConnectionError`` naming the fix when nothing answers at ``base_url`` (any HTTP answer will do)."""
+    import httpx
+
+    def probe() -> None:
+        httpx.get(base_url + "/models", timeout=NETWORK_TIMEOUT)
+
+    problem = _within(probe, NETWORK_TIMEOUT)
+    if problem is not None:
+        raise ConnectionError(
+            f"agent spec {spec!r}: no server answers at {base_url} ({problem}); start it (e.g. `vllm serve MODEL` "
+            "or `ollama serve`) or fix the URL"
+        )
+
+
+def check_hf_model(spec: str) -> None:
+    """Fail fast for an ``hf:`` spec that cannot load: a missing folder, an id neither cached nor on the hub.
+
+    A folder that exists is left to the backend. A hub id is taken from the local
+    cache when it is there; otherwise, with ``HF_HUB_OFFLINE`` set it is an error,
+    and without it the hub is asked once, for at most :data:`NETWORK_TIMEOUT`
+    seconds (the libraries' own retries take about a minute to give up).
+    """
+    target = spec.removeprefix("hf:")
+    if not target:
+        raise ValueError(f"agent spec {spec!r} names no model; use 'hf:PATH_OR_ID'")
+    if Path(target).exists() or target in _KNOWN_HUB_MODELS:
+        return
+    if target.startswith((".", "/", "~")) or target.count("/") > 1:
+        # Hub ids are "name" or "namespace/name"; anything else is a folder that is not there.
+        raise FileNotFoundError(f"no model folder at {target!r} (and it is not a hub id such as 'namespace/name')")
+    try:
+        from huggingface_hub import model_info, try_to_load_from_cache
+        from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
+    except ImportError:
+        # Without huggingface_hub there is no transformers either; the backend says what to install.
+        return
+    if isinstance(try_to_load_from_cache(target, "config.json"), str):
+        _KNOWN_HUB_MODELS.add(target)
+        return
+    if any(os.environ.get(name, "").upper() in ("1", "ON", "YES", "TRUE") for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
+        raise FileNotFoundError(
+            f"{target!r} is not a folder and not in the local Hugging Face cache, and HF_HUB_OFFLINE is set: "
+            f"download it while online (`hf download {target}`) or give the model's folder"
+        )
+    errors: list[BaseException] = []
+
+    def probe() -> None:
+        try:
+            model_info(target, timeout=NETWORK_TIMEOUT)
+        except HfHubHTTPError as error:
+            # The hub answered: only "no such model" is ours to report; other answers are left to the backend.
+            if isinstance(error, RepositoryNotFoundError):
+                errors.append(error)
+
+    problem = _within(probe, NETWORK_TIMEOUT)
+    if errors:
+        raise FileNotFoundError(
+            f"no model {target!r} on the Hugging Face hub and no folder of that name (a private or gated model needs `hf auth login`)"
+        )
+    if problem is not None:
+        raise ConnectionError(
+            f"cannot reach the Hugging Face hub to fetch {target!r} ({problem}); connect to the network, give the model's "
+            "folder, or download it and set HF_HUB_OFFLINE=1"
+        )
+    _KNOWN_HUB_MODELS.add(target)
+
+
+def _within(probe: Callable[[], None], seconds: float) -> str | None:
+    """Run ``probe`` for at most ``seconds``; ``None`` if it returned, else what went wrong, in words.
+
+    A daemon thread, because name resolution ignores the HTTP clients' timeouts
+    and a stuck one must not keep the process alive.
+    """
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            probe()
+        except Exception as error:
+            failures.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds + 1.0)
+    if thread.is_alive():
+        return f"no answer within {seconds:g} s"
+    if failures:
+        return f"{type(failures[0]).__name__}: {failures[0]}"
+    return None
 
 
 def agent_name(spec: Any) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import parlour
 from parlour.cli import main
 from parlour.leaderboard.api import Leaderboard
+from parlour.leaderboard.results import Results
 
 
 def test_list_prints_every_environment_with_players(capsys):
@@ -34,9 +35,44 @@ def test_demo_plays_round_robin_and_fills_the_leaderboard(tmp_path, capsys):
     assert (site / "index.html").exists()
 
 
+def test_demo_export_reuses_the_bundles_already_played(tmp_path, capsys, monkeypatch):
+    import parlour.leaderboard.runner as runner
+
+    out_dir = tmp_path / "demo"
+    argv = ["demo", "--no-serve", "--episodes", "4", "--out", str(out_dir), "--env", "parlour/TicTacToe-v0", "--env", "parlour/Nim-v0"]
+    assert main(argv) == 0
+    first = capsys.readouterr().out
+    bundles = sorted(out_dir.glob("*/*/episodes.jsonl"))
+    assert len(bundles) == 2
+    written = [bundle.stat().st_mtime_ns for bundle in bundles]
+    played = []
+    monkeypatch.setattr(runner, "evaluate", lambda *args, **kwargs: played.append(args))
+    monkeypatch.setattr(Leaderboard, "submit", lambda *args, **kwargs: played.append(args))
+
+    assert main([*argv, "--export", str(tmp_path / "site")]) == 0
+    assert played == [] and [bundle.stat().st_mtime_ns for bundle in bundles] == written
+    assert (tmp_path / "site" / "index.html").exists()
+    # The same tables, from the bundles on disk.
+    assert capsys.readouterr().out.splitlines()[:-1] == first.splitlines()
+    assert {row["agent"] for row in Leaderboard(f"sqlite:///{out_dir / 'leaderboard.db'}").ratings("parlour/Nim-v0")["rows"]} == {"nim_sum", "random"}
+
+
+def test_demo_with_other_settings_starts_afresh(tmp_path, capsys):
+    out_dir = tmp_path / "demo"
+    argv = ["demo", "--no-serve", "--out", str(out_dir), "--env", "parlour/Nim-v0"]
+    assert main([*argv, "--episodes", "2"]) == 0
+    assert main([*argv, "--episodes", "3"]) == 0
+    (bundle,) = out_dir.glob("*/*/")
+    assert len(Results.load(bundle).records) == 3
+    table = Leaderboard(f"sqlite:///{out_dir / 'leaderboard.db'}").ratings("parlour/Nim-v0")
+    assert table["episodes"] == 3
+
+
 def test_demo_rejects_unknown_environment(tmp_path, capsys):
-    assert main(["demo", "--no-serve", "--env", "parlour/Nope-v0", "--out", str(tmp_path / "x")]) == 2
-    assert "unknown environment" in capsys.readouterr().out
+    assert main(["demo", "--no-serve", "--env", "parlour/Nim-v1", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("parlour demo: error: unknown environment 'parlour/Nim-v1' (did you mean 'parlour/Nim-v0'")
+    assert not (tmp_path / "x").exists()
 
 
 def test_cli_user_errors_are_messages_not_tracebacks(capsys):
@@ -55,9 +91,10 @@ def test_eval_writes_its_bundle_under_results_by_default(tmp_path, monkeypatch, 
 
 def test_cli_reports_bad_options_missing_models_and_modules_in_one_line(capsys):
     assert main(["eval", "parlour/TicTacToe-v0", "--agent", "random", "--env-kwarg", "foo=1", "--quiet"]) == 2
-    assert "unknown option(s) foo" in capsys.readouterr().err
+    assert "unknown option(s) 'foo'" in capsys.readouterr().err
     assert main(["eval", "parlour/TicTacToe-v0", "--agent", "hf:/nonexistent/model", "--quiet"]) == 2
     assert "no model folder at '/nonexistent/model'" in capsys.readouterr().err
     assert main(["eval", "parlour/TicTacToe-v0", "--agent", "python:nonexistent_mod:f", "--quiet"]) == 2
     assert "nonexistent_mod" in capsys.readouterr().err
     assert main(["demo", "--episodes", "0", "--no-serve"]) == 2
+    assert capsys.readouterr().err.startswith("parlour demo: error: --episodes must be at least 1")

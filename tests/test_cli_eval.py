@@ -6,8 +6,6 @@ import io
 import json
 import sys
 
-import pytest
-
 import parlour
 from parlour.cli import main
 from parlour.leaderboard.results import Results
@@ -63,5 +61,8 @@ def test_play_as_second_seat_and_quit_on_eof(monkeypatch, capsys) -> None:
 
 
 def test_play_rejects_an_unknown_seat(monkeypatch, capsys) -> None:
-    with pytest.raises(SystemExit, match="--seat"):
-        play(monkeypatch, capsys, "", "--seat", "dealer")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert main(["play", "parlour/TicTacToe-v0", "--seat", "dealer"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("parlour play: error: --seat must be one of player_0, player_1 or an index below 2, got 'dealer'")

@@ -1,17 +1,38 @@
-"""``parlour eval`` (evaluate agents, print the summary, write a bundle) and ``parlour play`` (a person against an agent)."""
+"""``parlour eval`` (evaluate agents, print the summary, write a bundle) and ``parlour play`` (a person against an agent).
+
+Both check the environment id, its options and every agent spec before they
+start anything (no progress bar, no bundle folder, no model loaded), so a typo
+costs nothing. A failed ``parlour eval`` removes the bundle it began when no
+episode made it into the bundle; one with episodes stays, to resume.
+
+``parlour play`` tries each line the person types on a snapshot of the match
+(``Match.snapshot`` / ``Match.restore``): text the engine rejects is undone and
+asked for again, so a person's typos never use up the invalid-move allowance
+that agents have. A side of a price negotiation is asked to confirm before it
+accepts a price that costs it money. At the end the final state is shown and,
+for negotiations, whether there was an agreement and the other sides' private
+values.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
-from parlour.agents import make_agent
+from parlour.agents import check_agent_spec, make_agent
 from parlour.envs.core.agent import act_batch, reset_agent
 from parlour.envs.core.match import Match
 from parlour.envs.registry import game_class
+from parlour.leaderboard.results import EPISODES_FILE, SUMMARY_FILE, read_records
+
+#: The files a run writes into its bundle folder (the summary through a temporary file).
+BUNDLE_FILES = (SUMMARY_FILE, SUMMARY_FILE + ".tmp", EPISODES_FILE)
+#: Keys of a player's view that hold what only that player knows, with their names, revealed when a negotiation ends.
+PRIVATE_VIEW_KEYS = {"reservation": "reservation price", "values": "values"}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,7 +43,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Play episodes between agents, print the summary table and write the bundle (rerun to resume).",
     )
     evaluate.add_argument("env_id", metavar="ENV_ID", help="environment id, e.g. parlour/TicTacToe-v0")
-    evaluate.add_argument("--agent", required=True, metavar="SPEC", help="the agent evaluated (random, minimax, hf:PATH, openai:MODEL@URL, python:module:factory)")
+    evaluate.add_argument(
+        "--agent",
+        required=True,
+        metavar="SPEC",
+        help="the agent evaluated: a scripted name (random, minimax, ...; see `parlour list`), hf:FOLDER_OR_HUB_ID, "
+        "openai:MODEL@URL (URL is the API root ending in /v1, e.g. http://localhost:8000/v1) or python:module:factory "
+        "(the module must be importable: PYTHONPATH)",
+    )
     evaluate.add_argument(
         "--opponent",
         action="append",
@@ -61,7 +89,7 @@ def parse_kwargs(pairs: list[str]) -> dict[str, Any]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise SystemExit(f"--env-kwarg takes KEY=VALUE, got {pair!r}")
+            raise ValueError(f"--env-kwarg takes KEY=VALUE, got {pair!r} (e.g. --env-kwarg {key or 'name'}=VALUE)")
         try:
             options[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -69,30 +97,74 @@ def parse_kwargs(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
+def prepare(args: argparse.Namespace, specs: list[str]) -> Match:
+    """A match of ``args.env_id`` with ``args.env_kwarg`` once the id, the options and every agent spec check out.
+
+    Raises with a message naming the fix (closest environment id, option or
+    agent name); warnings about specs go to stderr.
+    """
+    match = Match(game_class(args.env_id), parse_kwargs(args.env_kwarg))
+    for spec in specs:
+        for warning in check_agent_spec(spec, args.env_id):
+            print(f"{args.command_prog}: warning: {warning}", file=sys.stderr)
+    return match
+
+
 def run_eval(args: argparse.Namespace) -> int:
-    """Evaluate, print the summary table, write the bundle."""
+    """Evaluate, print the summary table, write the bundle; a failed run leaves no bundle without episodes."""
     from parlour.leaderboard.runner import evaluate
 
-    env_kwargs = parse_kwargs(args.env_kwarg)
-    opponents = list(args.opponent)
-    if not opponents and len(Match(game_class(args.env_id), env_kwargs).players) > 1:
-        opponents = ["random"]
-    out = args.out or default_bundle_dir(args.env_id, [args.agent, *opponents])
-    results = evaluate(
-        args.env_id,
-        [args.agent, *opponents],
-        episodes=args.episodes,
-        seed=args.seed,
-        rotate_seats=not args.no_rotate,
-        env_kwargs=env_kwargs,
-        workers=args.workers,
-        in_flight=args.in_flight,
-        out=out,
-        progress=not args.quiet,
-    )
+    match = prepare(args, [args.agent, *args.opponent])
+    opponents = list(args.opponent) or (["random"] if len(match.players) > 1 else [])
+    out = Path(args.out or default_bundle_dir(args.env_id, [args.agent, *opponents]))
+    created = [path for path in (out / name for name in BUNDLE_FILES) if not path.exists()] + missing_folders(out)
+    try:
+        results = evaluate(
+            args.env_id,
+            [args.agent, *opponents],
+            episodes=args.episodes,
+            seed=args.seed,
+            rotate_seats=not args.no_rotate,
+            env_kwargs=match.options,
+            workers=args.workers,
+            in_flight=args.in_flight,
+            out=out,
+            progress=not args.quiet,
+        )
+    except BaseException:
+        kept = len(read_records(out / EPISODES_FILE))
+        if kept:
+            print(f"{args.command_prog}: {kept} episode(s) kept in {out}: rerun the same command to resume", file=sys.stderr)
+        else:
+            remove_created(created)
+        raise
     print(results.table())
     print(f"bundle: {out}")
     return 0
+
+
+def missing_folders(path: Path) -> list[Path]:
+    """``path`` and those of its parents that do not exist yet, deepest first (what writing a bundle there creates)."""
+    missing = []
+    for folder in (path, *path.parents):
+        if folder.exists():
+            break
+        missing.append(folder)
+    return missing
+
+
+def remove_created(created: list[Path]) -> None:
+    """Remove the files and then the (now empty) folders of ``created``: what a failed run wrote for a bundle with no episode.
+
+    Such a bundle only holds the failed run's settings, and a rerun with other
+    settings (a fixed agent spec) would refuse it as another evaluation. Files
+    that were there before the run are never in ``created``.
+    """
+    for path in created:
+        if path.is_file():
+            path.unlink()
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
 
 
 def default_bundle_dir(env_id: str, specs: list[str]) -> str:
@@ -103,11 +175,11 @@ def default_bundle_dir(env_id: str, specs: list[str]) -> str:
 
 def run_play(args: argparse.Namespace) -> int:
     """Play one episode at the terminal; the other seats are played by the opponent agent."""
-    match = Match(game_class(args.env_id), parse_kwargs(args.env_kwarg))
+    match = prepare(args, [args.opponent])
     players = match.players
     seat = players[int(args.seat)] if args.seat.isdigit() and int(args.seat) < len(players) else args.seat
     if seat not in players:
-        raise SystemExit(f"--seat must be one of {players} or an index below {len(players)}, got {args.seat!r}")
+        raise ValueError(f"--seat must be one of {', '.join(players)} or an index below {len(players)}, got {args.seat!r}")
     opponent = make_agent(args.opponent, env_id=args.env_id)
     match.reset(args.seed)
     reset_agent(opponent, match.seed)
@@ -118,17 +190,113 @@ def run_play(args: argparse.Namespace) -> int:
         for player, observation in decisions:
             if match.over:
                 break
-            observation["episode"] = 0
             if player == seat:
                 print(observation["text"])
-                try:
-                    action = input("> ")
-                except EOFError:
+                if not play_turn(match, seat):
                     print("\nQuit.")
                     return 0
-                print()
             else:
+                observation["episode"] = 0
                 (action,) = act_batch(opponent, [observation])
-            match.submit(player, action)
-    print(match.observation_text(seat))
+                match.submit(player, action)
+    print_ending(match, seat)
     return 0
+
+
+def play_turn(match: Match, seat: str) -> bool:
+    """Read the person's move and submit it, asking again while the engine rejects it; ``False`` on end of input.
+
+    Each line is submitted on a snapshot of the match: a rejected one is undone
+    (the invalid-move allowance is for agents, not for a person's typos) and its
+    reason shown. A price acceptance that loses the person money is confirmed first.
+    """
+    while True:
+        try:
+            text = input("> ")
+        except EOFError:
+            return False
+        print()
+        warning = costly_acceptance(match, seat, text)
+        if warning is not None:
+            print(warning)
+            try:
+                sure = input("Accept anyway? [y/N] ").strip().lower() in ("y", "yes")
+            except EOFError:
+                return False
+            print()
+            if not sure:
+                print("Not accepted. Type another move.")
+                continue
+        snapshot = match.snapshot()
+        match.submit(seat, text)
+        error = match.last_error.get(seat)
+        if error is None:
+            return True
+        match.restore(snapshot)
+        print(f"Invalid action: {error} Try again (typing mistakes here do not count against the allowance).")
+
+
+def costly_acceptance(match: Match, seat: str, text: str) -> str | None:
+    """A warning when ``text`` accepts a standing price past ``seat``'s own reservation price, else ``None``.
+
+    That is a buyer paying more than its value or a seller selling below its
+    cost (PriceNegotiation): legal, but a loss the person may not have meant.
+    """
+    view = match.game.view(seat)
+    reservation, standing = view.get("reservation"), view.get("standing")
+    if seat not in ("buyer", "seller") or reservation is None or not standing or standing.get("player") == seat:
+        return None
+    try:
+        move = match.game.parse(seat, text)
+    except Exception:
+        # Unreadable text is not an acceptance; the engine reports why when it is submitted.
+        return None
+    if not (isinstance(move, dict) and move.get("move") == "accept"):
+        return None
+    price = standing["price"]
+    loss = price - reservation if seat == "buyer" else reservation - price
+    if loss <= 0:
+        return None
+    deal = "pays more than your value" if seat == "buyer" else "sells below your cost"
+    return f"Warning: accepting {price} {deal}: your reservation price is {reservation}, so you would lose {loss:g}."
+
+
+def print_ending(match: Match, seat: str) -> None:
+    """The person's last messages, the final state and, for a negotiation, the agreement and the others' private values."""
+    negotiation = match.game.category == "negotiation"
+    for message in match.messages(seat):
+        # A negotiation's result is an agreement or none, not the engine's "Winner: ..." line.
+        if not (negotiation and message.kind == "outcome"):
+            print(message.text)
+    print(f"\nFinal state:\n{match.render()}")
+    if negotiation:
+        print()
+        print("\n".join(negotiation_ending(match, seat)))
+
+
+def negotiation_ending(match: Match, seat: str) -> list[str]:
+    """How a negotiation ended for ``seat``: agreement or not, its reward, and what the other sides kept private."""
+    outcome = match.outcome
+    assert outcome is not None
+    details = outcome.details or {}
+    result = ""
+    if "agreement" in details:
+        result = ": agreement" if details["agreement"] else ": no agreement"
+    lines = [f"Game over: {outcome.reason}{result}. Your total reward: {match.returns[seat]:g}."]
+    for other in match.players:
+        if other == seat:
+            continue
+        view = match.game.view(other)
+        for key, label in PRIVATE_VIEW_KEYS.items():
+            if key in view:
+                lines.append(f"{other}'s private {label}: {private_text(view[key], view.get('items'))}.")
+    return lines
+
+
+def private_text(value: Any, names: list[str] | None) -> str:
+    """A private value as text: per-item values are named after the items when the view names them."""
+    if isinstance(value, list) and names and len(names) == len(value):
+        return ", ".join(f"{v} per {name}" for v, name in zip(value, names))
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)

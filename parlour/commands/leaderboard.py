@@ -1,9 +1,12 @@
 """``parlour leaderboard serve|add-submitter|show|export`` and ``parlour submit``.
 
 The database is ``--db URL`` (any SQLAlchemy URL), else ``$PARLOUR_LEADERBOARD_DB``,
-else ``sqlite:///leaderboard.db`` in the current directory. ``parlour submit``
-reads the submitter token from ``$PARLOUR_TOKEN`` and exits with status 1 when
-the server rejects a bundle.
+else ``sqlite:///leaderboard.db`` in the current directory. ``serve`` and
+``add-submitter`` create it when it is missing; ``show`` and ``export`` only
+read one, so without ``--db`` or the variable they fall back to the demo's
+database (``results/demo/leaderboard.db``, written by ``parlour demo``) and
+otherwise say where to point. ``parlour submit`` reads the submitter token from
+``$PARLOUR_TOKEN`` and exits with status 1 when the server rejects a bundle.
 """
 
 from __future__ import annotations
@@ -12,30 +15,39 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 DEFAULT_DB = "sqlite:///leaderboard.db"
+#: Where ``parlour demo`` (with its default ``--out results/demo``) keeps its leaderboard.
+DEMO_DB = Path("results/demo/leaderboard.db")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``parlour leaderboard`` (with its subcommands) and ``parlour submit``."""
     parser = subparsers.add_parser("leaderboard", help="run and inspect a leaderboard")
-    commands = parser.add_subparsers(dest="leaderboard_command", metavar="SUBCOMMAND", required=True)
+    commands = parser.add_subparsers(dest="leaderboard_command", metavar="SUBCOMMAND", required=True, help="what to do")
 
     def with_db(sub: argparse.ArgumentParser) -> argparse.ArgumentParser:
         """Give a subcommand the --db option."""
-        sub.add_argument("--db", default=os.environ.get("PARLOUR_LEADERBOARD_DB", DEFAULT_DB), help="SQLAlchemy database URL")
+        sub.add_argument(
+            "--db",
+            metavar="URL",
+            help=f"SQLAlchemy database URL (default $PARLOUR_LEADERBOARD_DB, else {DEFAULT_DB}; show and export fall back "
+            f"to the demo's sqlite:///{DEMO_DB})",
+        )
         return sub
 
     serve = with_db(commands.add_parser("serve", help="serve the API and the web pages"))
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine only)")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     serve.add_argument("--max-bytes", type=int, default=64 * 1024 * 1024, help="largest accepted submission body")
     serve.add_argument("--rate-limit", type=int, default=60, help="submissions per minute and submitter")
     serve.set_defaults(handler=run_serve)
 
     add = with_db(commands.add_parser("add-submitter", help="create a submitter and print its token"))
-    add.add_argument("name")
+    add.add_argument("name", help="the submitter's name")
     add.set_defaults(handler=run_add_submitter)
 
     show = with_db(commands.add_parser("show", help="print the overall table, or one environment's"))
@@ -53,27 +65,66 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     submit.set_defaults(handler=run_submit)
 
 
-def _board(args: argparse.Namespace) -> Any:
+def database_url(args: argparse.Namespace, existing: bool) -> str:
+    """The database to use: ``--db``, ``$PARLOUR_LEADERBOARD_DB``, or the default; see the module docstring.
+
+    With ``existing`` (commands that only read), a SQLite file that is not there
+    is an error rather than a new empty leaderboard, and without ``--db`` or the
+    variable the demo's database is the fallback.
+    """
+    url = args.db or os.environ.get("PARLOUR_LEADERBOARD_DB")
+    if not existing:
+        return url or DEFAULT_DB
+    if url is None:
+        if _sqlite_file(DEFAULT_DB).exists():
+            return DEFAULT_DB
+        if DEMO_DB.exists():
+            print(f"{args.command_prog}: using the demo's leaderboard {DEMO_DB} (pass --db to choose another)", file=sys.stderr)
+            return f"sqlite:///{DEMO_DB}"
+        raise FileNotFoundError(
+            f"no leaderboard database here ({_sqlite_file(DEFAULT_DB)}): pass --db sqlite:///PATH (or a postgresql:// URL), "
+            f"set PARLOUR_LEADERBOARD_DB, or run `parlour demo`, which writes {DEMO_DB}"
+        )
+    path = _sqlite_file(url)
+    if path is not None and not path.exists():
+        raise FileNotFoundError(f"no leaderboard database at {path}; check --db (`parlour demo` writes {DEMO_DB})")
+    return url
+
+
+def _sqlite_file(url: str) -> Path | None:
+    """The file of a ``sqlite:///PATH`` URL; ``None`` for other databases and in-memory SQLite."""
+    if not url.startswith("sqlite"):
+        return None
+    database = url.split("://", 1)[-1].removeprefix("/").split("?", 1)[0]
+    return Path(database) if database and database != ":memory:" else None
+
+
+def _board(args: argparse.Namespace, existing: bool = False) -> Any:
     from parlour.leaderboard.api import Leaderboard
 
-    return Leaderboard(args.db)
+    return Leaderboard(database_url(args, existing))
 
 
 def run_serve(args: argparse.Namespace) -> int:
     """Serve the leaderboard until interrupted."""
-    print(f"parlour leaderboard on http://{args.host}:{args.port}/ (database {args.db})", flush=True)
-    _board(args).serve(args.host, args.port, max_bytes=args.max_bytes, rate_limit=args.rate_limit)
+    from parlour.leaderboard.api import Leaderboard
+
+    url = database_url(args, existing=False)
+    board = Leaderboard(url)
+    print(f"parlour leaderboard on http://{args.host}:{args.port}/ (database {url})", flush=True)
+    board.serve(args.host, args.port, max_bytes=args.max_bytes, rate_limit=args.rate_limit)
     return 0
 
 
 def run_add_submitter(args: argparse.Namespace) -> int:
-    """Create a submitter and print its token, once."""
-    try:
-        token = _board(args).add_submitter(args.name)
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+    """Create a submitter and print its token, once: alone on stdout, and as a ready ``export`` line on stderr."""
+    token = _board(args).add_submitter(args.name)
     print(token)
+    print(
+        f"Submitter {args.name!r} created. The token is shown only once; to submit as {args.name}, run:\n"
+        f"  export PARLOUR_TOKEN={token}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -89,7 +140,7 @@ def _num(value: float | None, digits: int = 1) -> str:
 
 def run_show(args: argparse.Namespace) -> int:
     """Print a leaderboard table to the terminal."""
-    board = _board(args)
+    board = _board(args, existing=True)
     if args.env is None:
         table = board.ratings()
         rows = [[str(k), row["agent"], _num(row["score"]), f"{row['environments']}/{len(table['environments'])}"]
@@ -98,9 +149,13 @@ def run_show(args: argparse.Namespace) -> int:
         if table["unnormalised"]:
             print(f"\nnot normalised (a reference baseline is missing): {', '.join(table['unnormalised'])}")
         return 0
-    if args.env not in board.store.env_ids():
-        print(f"error: no episodes of {args.env!r} on this leaderboard", file=sys.stderr)
-        return 1
+    stored = board.store.env_ids()
+    if args.env not in stored:
+        from parlour.envs.registry import game_class
+
+        # An id that is not installed at all gets the registry's "did you mean".
+        game_class(args.env)
+        raise ValueError(f"no episodes of {args.env!r} on this leaderboard; it has: {', '.join(stored) or 'none yet'}")
     table = board.ratings(args.env)
     rows = [[str(k), row["agent"], _num(row["rating"]), f"[{_num(row['low'])}, {_num(row['high'])}]", str(row["games"])]
             for k, row in enumerate(table["rows"], 1)]
@@ -112,7 +167,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     """Write the static site."""
-    pages = _board(args).export(args.out)
+    pages = _board(args, existing=True).export(args.out)
     print(f"wrote {len(pages)} pages under {args.out}")
     return 0
 
@@ -125,13 +180,8 @@ def run_submit(args: argparse.Namespace) -> int:
 
     token = os.environ.get("PARLOUR_TOKEN")
     if not token:
-        print("error: set PARLOUR_TOKEN to your submitter token", file=sys.stderr)
-        return 2
-    try:
-        directories = bundle_dirs(args.bundle)
-    except FileNotFoundError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        raise ValueError("set PARLOUR_TOKEN to your submitter token (`parlour leaderboard add-submitter NAME` prints one)")
+    directories = bundle_dirs(args.bundle)
     url = args.server.rstrip("/") + "/api/submissions"
     status = 0
     for directory in directories:
@@ -139,9 +189,12 @@ def run_submit(args: argparse.Namespace) -> int:
         try:
             response = httpx.post(url, content=body, timeout=args.timeout,
                                   headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        except httpx.ConnectError as error:
+            raise ConnectionError(f"cannot reach {url} ({error}): is the leaderboard running? Start one with {_serve_hint(args.server)}") from None
+        except httpx.TimeoutException:
+            raise TimeoutError(f"no verdict from {url} within {args.timeout:g} s; a large bundle may need a longer --timeout") from None
         except httpx.HTTPError as error:
-            print(f"error: cannot reach {url}: {error}", file=sys.stderr)
-            return 2
+            raise ConnectionError(f"cannot submit to {url}: {error}") from None
         try:
             answer = response.json()
         except ValueError:
@@ -152,3 +205,14 @@ def run_submit(args: argparse.Namespace) -> int:
             print(f"{directory}: rejected ({response.status_code}): {answer.get('detail', answer)}", file=sys.stderr)
             status = 1
     return status
+
+
+def _serve_hint(server: str) -> str:
+    """The command that serves a leaderboard where ``server`` points."""
+    parts = urlsplit(server)
+    command = f"`parlour leaderboard serve --db {DEFAULT_DB}"
+    if parts.hostname and parts.hostname not in ("127.0.0.1", "localhost"):
+        command += f" --host {parts.hostname}"
+    if parts.port and parts.port != 8000:
+        command += f" --port {parts.port}"
+    return command + "`"
