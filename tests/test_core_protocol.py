@@ -67,7 +67,7 @@ class Ledger(Game):
     def rules(self, player):
         return f"You are {player}. Call lookup(key) to read the ledger, then answer(value)."
 
-    def prompt(self, player):
+    def prompt(self, player, legal):
         return "Call a tool."
 
     def call_tool(self, player, name, arguments):

@@ -109,7 +109,7 @@ def test_players_see_only_their_own_card_and_the_public_card_after_round_one():
         view = game.view(player)
         assert view["card"] == mine and view["public_card"] is None
         assert theirs not in json.dumps(view, ensure_ascii=False)
-        text = match.observation_text(player) + game.prompt(player)
+        text = match.observation_text(player) + game.prompt(player, match.legal_moves(player))
         assert mine in text and theirs not in text and public not in text
     assert f"public: {public} (face down)" in game.render(), "the render is a spectator's view"
     play(match, "call")

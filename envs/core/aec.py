@@ -53,7 +53,7 @@ class AECGame(MultiAgentFace, AECEnv):
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: self.observer.info(a) for a in self.agents}
+        self.infos = self.observer.infos(self.agents)
         self._skip_agent_selection = None
         self.agent_selection = self.match.acting()[0]
 
@@ -77,11 +77,10 @@ class AECGame(MultiAgentFace, AECEnv):
             if player in rewards:
                 rewards[player] = amount
                 cumulative[player] += amount
-        info = self.observer.info
-        self.infos = {a: info(a) for a in agents}
+        self.infos = self.observer.infos(agents)
         acting = match.acting()
         if acting:
-            out = [a for a in agents if a in match.eliminated and not self.terminations[a]]
+            out = [a for a in agents if a in match.eliminated and not self.terminations[a]] if match.eliminated else None
             if out:
                 # The eliminated take their closing step first; play then resumes with the acting player.
                 for player in out:

@@ -9,22 +9,22 @@ messages per player, rewards of the step, eliminations and the ending.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 #: The kinds of message: the rules and role, the prompt for a move, what happened in the game, a player's
 #: move or talk, the answer to a tool call, feedback on an invalid action, and the end of the game.
 MESSAGE_KINDS = ("rules", "prompt", "event", "move", "talk", "tool_result", "feedback", "outcome")
+_KINDS = frozenset(MESSAGE_KINDS)
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(NamedTuple):
     """One message in a player's observation.
 
     ``sender`` is a player, or ``None`` for the game itself; ``to`` lists the
     players it went to, or is ``None`` when it went to everyone; ``kind`` is one
-    of :data:`MESSAGE_KINDS`.
+    of :data:`MESSAGE_KINDS`. A tuple, since messages are made on every move.
     """
 
     kind: str
@@ -34,7 +34,8 @@ class Message:
 
     def to_dict(self) -> dict[str, Any]:
         """The message as the JSON-ready dict observations carry."""
-        return {"sender": self.sender, "to": None if self.to is None else list(self.to), "kind": self.kind, "text": self.text}
+        to = self.to
+        return {"sender": self.sender, "to": None if to is None else list(to), "kind": self.kind, "text": self.text}
 
 
 @dataclass
@@ -77,7 +78,7 @@ class Context:
         player's words, ``"move"`` for a move announced); ``sender`` is the
         player who spoke, if any.
         """
-        if kind not in MESSAGE_KINDS:
+        if kind not in _KINDS:
             raise ValueError(f"message kind must be one of {MESSAGE_KINDS}, got {kind!r}")
         if to is None:
             message = Message(kind, text, sender, None)

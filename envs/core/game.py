@@ -21,7 +21,7 @@ Writing a game means subclassing :class:`Game` and filling in:
   ``max_tool_calls`` never reach it), the ``players`` list, and for games with
   enumerable moves the ``moves`` list (the ``Discrete`` action of vector mode is
   an index into it) and ``vector_size``; tool games set ``tools``;
-* ``start(ctx)``, ``to_move()``, ``rules(player)``, ``prompt(player)``,
+* ``start(ctx)``, ``to_move()``, ``rules(player)``, ``prompt(player, legal)``,
   ``parse(player, text)``, ``apply(ctx, moves)``, ``view(player)``, ``render()``,
   for enumerable games ``legal_actions(player)`` and ``vector(player)``, and for
   tool games ``call_tool(player, name, arguments)``.
@@ -154,8 +154,12 @@ class Game:
         """The rules prompt and the player's role, shown in its first observation."""
         raise NotImplementedError
 
-    def prompt(self, player: str) -> str:
-        """What an acting player sees besides its new messages: the position and its options."""
+    def prompt(self, player: str, legal: list[str] | None) -> str:
+        """What an acting player sees besides its new messages: the position and its options.
+
+        ``legal`` holds the move names ``player`` may send now (the engine's
+        cached list; do not change it), or ``None`` when moves are not enumerable.
+        """
         raise NotImplementedError
 
     def apply(self, ctx: Context, moves: dict[str, Move]) -> None:

@@ -175,13 +175,14 @@ class Match:
         self.tool_calls: dict[str, int] = {}
         self.outcome: Outcome | None = None
         self._pending: dict[str, Move] = {}
+        self._legal: dict[str, tuple[list[int], list[str], frozenset[str]]] = {}
         self._clear_caches()
 
     def _clear_caches(self) -> None:
         # Who acts and what is legal are asked many times per step (observations, masks, infos, parsing);
         # the state only changes in reset, submit and restore, which clear them.
         self._acting: list[str] | None = None
-        self._legal: dict[str, tuple[list[int], list[str], frozenset[str]]] = {}
+        self._legal.clear()
 
     # ------------------------------------------------------------------ episode
     def reset(self, seed: int | None = None) -> None:
@@ -248,7 +249,8 @@ class Match:
             raise ValueError(f"{player!r} is not to act now; acting: {acting}")
         game, ctx = self.game, self.ctx
         ctx.inboxes[player].clear()
-        self.last_error.pop(player, None)
+        if self.last_error:
+            self.last_error.pop(player, None)
         step: dict[str, Any] = {"player": player}
         move, error = self._interpret(player, action, step)
         if error is not None:
@@ -260,7 +262,8 @@ class Match:
             else:
                 ctx.tell(f"Invalid action: {error} Try again ({left} more invalid action(s) allowed).", to=player, kind="feedback")
         elif "move" in step:
-            self.tool_calls.pop(player, None)
+            if self.tool_calls:
+                self.tool_calls.pop(player, None)
             if game.simultaneous and len(acting) > 1:
                 self._pending[player] = move
             else:
@@ -292,7 +295,7 @@ class Match:
                 return None, f"{game.name} takes text actions, not indices."
             if not 0 <= index < len(moves):
                 return None, f"Action index {index} is out of range (0 to {len(moves) - 1})."
-            if index not in self.legal_indices(player):
+            if moves[index] not in self._legal_of(player)[2]:
                 return None, f"'{moves[index]}' is not legal now. Legal moves: {', '.join(self.legal_moves_of(player))}."
             step["move"] = moves[index]
             return moves[index], None
@@ -401,7 +404,8 @@ class Match:
         """What ``player`` sees now: its new messages, then, if it is to act, the prompt for its move."""
         inbox = self.ctx.inboxes[player]
         if player in self.acting():
-            return [*inbox, Message("prompt", self.game.prompt(player), None, (player,))]
+            legal = self.legal_moves_of(player) if self.game.moves is not None else None
+            return [*inbox, Message("prompt", self.game.prompt(player, legal), None, (player,))]
         return list(inbox)
 
     def observation_text(self, player: str) -> str:
@@ -413,7 +417,7 @@ class Match:
         moves = self.game.moves
         assert moves is not None
         mask = np.zeros(len(moves), dtype=np.int8)
-        mask[self.legal_indices(player)] = 1
+        mask[self._legal_of(player)[0]] = 1
         return mask
 
     def legal_moves(self, player: str) -> list[str] | None:
@@ -424,16 +428,30 @@ class Match:
 
     def info(self, player: str, with_legal_moves: bool = True) -> dict[str, Any]:
         """The ``infos[player]`` dict shared by all faces."""
-        info: dict[str, Any] = {"acting": player in self.acting()}
-        if with_legal_moves and self.game.moves is not None:
-            info["legal_moves"] = list(self.legal_moves_of(player))
-        if self.last_error and player in self.last_error:
-            info["invalid_action"] = self.last_error[player]
-        if player in self.ctx.eliminated:
-            info["eliminated"] = self.ctx.eliminated[player]
-        if self.outcome is not None:
-            info["outcome"] = self.outcome.to_dict()
-        return info
+        return self.infos([player], with_legal_moves)[player]
+
+    def infos(self, players: list[str], with_legal_moves: bool = True) -> dict[str, dict[str, Any]]:
+        """``infos`` for ``players``: whether each acts, its legal moves (text mode), why its last action was
+        refused, why it was eliminated, and the outcome once the game is over."""
+        acting = self.acting()
+        legal = with_legal_moves and self.game.moves is not None
+        errors = self.last_error
+        eliminated = self.ctx.eliminated
+        outcome = self.outcome
+        infos = {}
+        for player in players:
+            if player in acting:
+                info: dict[str, Any] = {"acting": True, "legal_moves": list(self._legal_of(player)[1])} if legal else {"acting": True}
+            else:
+                info = {"acting": False, "legal_moves": []} if legal else {"acting": False}
+            if errors and player in errors:
+                info["invalid_action"] = errors[player]
+            if eliminated and player in eliminated:
+                info["eliminated"] = eliminated[player]
+            if outcome is not None:
+                info["outcome"] = outcome.to_dict()
+            infos[player] = info
+        return infos
 
     def agent_observation(self, player: str) -> dict[str, Any]:
         """What an :class:`parlour.Agent` receives: text and typed messages, legal moves, tools, its role and a structured view."""

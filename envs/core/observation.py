@@ -67,11 +67,16 @@ class Observer:
         match = self.match
         if self.vector:
             return {"observation": match.game.vector(player), "action_mask": match.action_mask(player)}
-        messages = match.messages(player)
-        observation: dict[str, Any] = {
-            "text": "\n\n".join(message.text for message in messages),
-            "messages": [message.to_dict() for message in messages],
-        }
+        texts = []
+        messages = []
+        for message in match.ctx.inboxes[player]:
+            texts.append(message.text)
+            messages.append(message.to_dict())
+        if player in match.acting():
+            prompt = match.game.prompt(player, match.legal_moves_of(player) if match.game.moves is not None else None)
+            texts.append(prompt)
+            messages.append({"sender": None, "to": [player], "kind": "prompt", "text": prompt})
+        observation: dict[str, Any] = {"text": "\n\n".join(texts), "messages": messages}
         if match.game.moves is not None:
             observation["action_mask"] = match.action_mask(player)
         if self.tool_specs:
@@ -80,7 +85,11 @@ class Observer:
 
     def info(self, player: str) -> dict[str, Any]:
         """``infos[player]``: legal move strings in text mode (the mask carries them in vector mode)."""
-        return self.match.info(player, with_legal_moves=not self.vector)
+        return self.match.infos([player], with_legal_moves=not self.vector)[player]
+
+    def infos(self, players: list[str]) -> dict[str, dict[str, Any]]:
+        """:meth:`info` of several players at once."""
+        return self.match.infos(players, with_legal_moves=not self.vector)
 
     def render(self) -> str | None:
         """The ANSI picture of the state: returned in ``ansi`` mode, printed in ``human`` mode."""

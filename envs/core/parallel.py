@@ -32,7 +32,7 @@ class ParallelGame(MultiAgentFace, ParallelEnv):
         self.agents = list(self.possible_agents)
         return (
             {a: self.observer.observe(a) for a in self.agents},
-            {a: self.observer.info(a) for a in self.agents},
+            self.observer.infos(self.agents),
         )
 
     def step(self, actions: dict[str, Any]):
@@ -58,6 +58,6 @@ class ParallelGame(MultiAgentFace, ParallelEnv):
         truncated = match.outcome is not None and match.outcome.truncated
         terminations = {a: (match.over and not truncated) or a in match.eliminated for a in agents}
         truncations = {a: truncated and a not in match.eliminated for a in agents}
-        infos = {a: self.observer.info(a) for a in agents}
+        infos = self.observer.infos(agents)
         self.agents = [] if match.over else [a for a in agents if a not in match.eliminated]
         return observations, rewards, terminations, truncations, infos

@@ -124,7 +124,7 @@ class ColonelBlotto(Game):
             player=player, rounds=self.rounds, soldiers=self.soldiers, fields=self.fields, labels=labels, example=self.example()
         )
 
-    def prompt(self, player: str) -> str:
+    def prompt(self, player: str, legal: list[str] | None) -> str:
         """The round and the score."""
         me, them = self.wins[player], self.wins[self.other(player)]
         return (

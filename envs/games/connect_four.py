@@ -202,10 +202,10 @@ class ConnectFour(Game):
             example=(self.columns + 1) // 2,
         )
 
-    def prompt(self, player: str) -> str:
+    def prompt(self, player: str, legal: list[str] | None) -> str:
         """The board and the columns that are not full."""
         mark = MARKS[self.players.index(player)]
-        return f"Board:\n{self.board_text()}\nYou are {mark}. Legal moves: {', '.join(self.legal_moves(player))}."
+        return f"Board:\n{self.board_text()}\nYou are {mark}. Legal moves: {', '.join(legal)}."
 
     def legal_actions(self, player: str) -> list[int]:
         """Columns that are not full."""

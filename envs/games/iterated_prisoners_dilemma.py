@@ -112,7 +112,7 @@ class IteratedPrisonersDilemma(Game):
         reply = TALK_REPLY.format(limit=MAX_MESSAGE) if self.communication else DECIDE_REPLY
         return RULES.format(player=player, rounds=self.rounds, reply=reply, **{k: f"{v:g}" for k, v in self.payoffs.items()})
 
-    def prompt(self, player: str) -> str:
+    def prompt(self, player: str, legal: list[str] | None) -> str:
         """The round, the scores so far, and what to send now."""
         me, them = self.totals[player], self.totals[self.other(player)]
         header = f"Round {self.round + 1} of {self.rounds}. Your total: {me:g}; opponent's total: {them:g}."

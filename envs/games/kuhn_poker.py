@@ -88,13 +88,13 @@ class KuhnPoker(Game):
         first = "you act first" if player == self.players[0] else "your opponent acts first"
         return RULES.format(player=player, first=first)
 
-    def prompt(self, player: str) -> str:
+    def prompt(self, player: str, legal: list[str] | None) -> str:
         """The player's card, the pot and its options."""
         card = self.cards[self.players.index(player)]
         situation = "You face a bet." if self.facing_bet() else "There is no bet to face."
         return (
             f"Your card: {CARD_NAMES[card]} ({card}). Pot: {sum(self.contributions)} chips. {situation}\n"
-            f"Legal moves: {', '.join(self.legal_moves(player))}."
+            f"Legal moves: {', '.join(legal)}."
         )
 
     def legal_actions(self, player: str) -> list[int]:

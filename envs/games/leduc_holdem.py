@@ -122,7 +122,7 @@ class LeducHoldem(Game):
         first = "you act first in each round" if player == "player_0" else "your opponent acts first in each round"
         return RULES.format(player=player, first=first)
 
-    def prompt(self, player: str) -> str:
+    def prompt(self, player: str, legal: list[str] | None) -> str:
         """The cards, the pot and the legal moves."""
         seat = self.players.index(player)
         public = CARD_NAMES[self.cards[2]] if self.round == 2 else "not yet shown"
@@ -133,7 +133,7 @@ class LeducHoldem(Game):
             f"Round {self.round}. Your card: {CARD_NAMES[self.cards[seat]]}. Public card: {public}.\n"
             f"Chips in the pot: you {self.contributions[seat]}, opponent {self.contributions[1 - seat]}. "
             f"Raises this round: {self.raises} of {MAX_RAISES}.\n"
-            f"Legal moves: {', '.join(names[m] for m in self.legal_moves(player))}."
+            f"Legal moves: {', '.join(names[m] for m in legal)}."
         )
 
     def legal_actions(self, player: str) -> list[int]:

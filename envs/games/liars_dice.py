@@ -204,7 +204,7 @@ class LiarsDice(Game):
             ending = ELIMINATION.format(losers=n - 1) if n > 2 else DUEL
         return RULES.format(player=player, others=others, dice=self.dice_per_player, mode=mode, ending=ending)
 
-    def prompt(self, player: str) -> str:
+    def prompt(self, player: str, legal: list[str] | None) -> str:
         """The dice in play, the standing bid and what may be played.
 
         The player's own dice are not repeated here: the private message of the
@@ -213,8 +213,7 @@ class LiarsDice(Game):
         seat = self.players.index(player)
         counts = ", ".join(f"{p} {len(h)}{' (you)' if s == seat else ''}" for s, (p, h) in enumerate(zip(self.players, self.dice)) if h)
         lines = [f"Round {self.round}. Dice in play: {counts} ({self.dice_in_play} in all)."]
-        legal = self.legal_actions(player)
-        lowest = self.moves[legal[0]] if legal[0] != self.liar_index else None
+        lowest = legal[0] if legal[0] != "liar" else None
         if self.bid is None:
             lines.append(f"No bid yet: open with any bid from {lowest} up to {bid_name(self.dice_in_play, SIDES)}.")
         else:

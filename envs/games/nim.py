@@ -91,7 +91,7 @@ class Nim(Game):
         sizes = ", ".join(str(size) for size in self.initial)
         return RULES.format(player=player, first=first, count=len(self.initial), sizes=sizes, goal=GOALS[self.misere])
 
-    def prompt(self, player: str) -> str:
+    def prompt(self, player: str, legal: list[str] | None) -> str:
         """The heaps now."""
         return f"Heaps now:\n{self.heaps_text()}\nYour move (take <count> from heap <heap>)."
 

@@ -74,9 +74,9 @@ class TicTacToe(Game):
         first = "you move first" if index == 0 else "your opponent moves first"
         return RULES.format(mark=MARKS[index], player=player, first=first)
 
-    def prompt(self, player: str) -> str:
+    def prompt(self, player: str, legal: list[str] | None) -> str:
         """The board and the empty cells."""
-        return f"Board:\n{self.board_text()}\nYou are {MARKS[self.players.index(player)]}. Empty cells: {', '.join(self.legal_moves(player))}."
+        return f"Board:\n{self.board_text()}\nYou are {MARKS[self.players.index(player)]}. Empty cells: {', '.join(legal)}."
 
     def legal_actions(self, player: str) -> list[int]:
         """Empty cells."""

@@ -226,7 +226,7 @@ class Bargaining(Game):
             disagreement=self.disagreement,
         )
 
-    def prompt(self, player: str) -> str:
+    def prompt(self, player: str, legal: list[str] | None) -> str:
         """Turns left and the standing proposal, valued with this player's own values."""
         lines = [f"Turn {self.turn + 1} of {self.deadline}. Pool: {bundle_text(self.pool, self.names)}."]
         standing = self.standing()

@@ -115,7 +115,7 @@ class Commons(Game):
             growth=100 * self.growth_rate,
         )
 
-    def prompt(self, player: str) -> str:
+    def prompt(self, player: str, legal: list[str] | None) -> str:
         """The round, the stock and the phase's move."""
         head = f"Round {self.round} of {self.rounds}. The lake holds {self.stock} tons."
         if self.phase == "discuss":

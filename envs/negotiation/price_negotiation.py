@@ -161,7 +161,7 @@ class PriceNegotiation(Game):
             surplus=surplus,
         )
 
-    def prompt(self, player: str) -> str:
+    def prompt(self, player: str, legal: list[str] | None) -> str:
         """The clock and the standing offer."""
         standing = self.standing()
         offer = "No offer stands yet." if standing is None else f"Standing offer: {standing['player']} at {standing['price']}."

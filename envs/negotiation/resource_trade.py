@@ -181,7 +181,7 @@ class ResourceTrade(Game):
         """``player``'s private values as stated to it, e.g. ``wheat=5, wood=12, ...``."""
         return ", ".join(f"{r}={v}" for r, v in zip(RESOURCES, self.values[player]))
 
-    def prompt(self, player: str) -> str:
+    def prompt(self, player: str, legal: list[str] | None) -> str:
         """Turn, inventories, the standing offer and the moves."""
         other = self.other(player)
         lines = [

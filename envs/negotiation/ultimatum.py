@@ -103,7 +103,7 @@ class Ultimatum(Game):
             schedule = f"{rounds}, and you are the {player} in every round"
         return RULES.format(player=player, other=self.other(player), schedule=schedule, pie=self.pie)
 
-    def prompt(self, player: str) -> str:
+    def prompt(self, player: str, legal: list[str] | None) -> str:
         """The round, and the offer to answer if responding."""
         head = f"Round {self.round + 1} of {self.rounds}."
         if self.offer is None:
