@@ -35,7 +35,7 @@ from parlour.envs.core.gym import GymGame
 from parlour.envs.core.parallel import ParallelGame
 
 #: Packages whose modules hold parlour's own games, one game per module.
-GAME_PACKAGES = ["parlour.envs.games", "parlour.envs.negotiation"]
+GAME_PACKAGES = ["parlour.envs.games", "parlour.envs.negotiation", "parlour.envs.search", "parlour.envs.coding", "parlour.envs.social"]
 #: The entry-point group through which other packages publish games.
 ENTRY_POINT_GROUP = "parlour.games"
 

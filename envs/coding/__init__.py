@@ -1,0 +1,1 @@
+"""Coding environments: write, test and attack code, run only inside parlour.sandbox."""

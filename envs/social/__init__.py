@@ -1,0 +1,1 @@
+"""Cooperation, deception and debate: the multi-agent social environments."""
