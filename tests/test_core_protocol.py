@@ -512,3 +512,26 @@ def test_async_vector_environments_work_in_text_mode():
         assert all(isinstance(text, str) for text in observations["text"])
     finally:
         envs.close()
+
+
+def test_an_eliminated_learner_is_terminated_and_the_others_play_the_game_out():
+    env = gymnasium.make("parlour/LiarsDice-v0", num_players=3, dice_per_player=1, opponent="random").unwrapped
+    for seed in range(50):
+        _, info = env.reset(seed=seed)
+        total = 0.0
+        terminated = truncated = False
+        while not (terminated or truncated):
+            # Bid high at once so that the learner's bids are called and it goes out early.
+            _, reward, terminated, truncated, info = env.step(info["legal_moves"][-2] if len(info["legal_moves"]) > 1 else "liar")
+            total += reward
+        if "eliminated" in info and info["outcome"]["winner"] != env.player:
+            break
+    else:
+        pytest.fail("in 50 seeds the learner was never eliminated")
+    assert terminated and not truncated and env.match.over
+    # The other two played on until one of them lost its die too.
+    assert env.player in env.match.eliminated and len(env.match.eliminated) == 2
+    assert total == pytest.approx(env.match.returns[env.player]) == pytest.approx(-0.5)
+    assert parlour.replay(env.record())["returns"] == env.record()["returns"]
+    with pytest.raises(RuntimeError, match="over"):
+        env.step("liar")
