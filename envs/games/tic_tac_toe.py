@@ -57,6 +57,18 @@ class TicTacToe(Game):
         self.turn = 0
         self._vectors = np.zeros((2, 18), dtype=np.float32)
 
+    @classmethod
+    def from_view(cls, view: dict) -> TicTacToe:
+        """A game in the position a player's :meth:`view` shows (nothing is hidden), for lookahead on ``clone()`` copies."""
+        game = cls()
+        game.board = list(view["board"])
+        game.turn = view["to_move"]
+        for cell, mark in enumerate(game.board):
+            if mark != -1:
+                game._vectors[mark, cell] = 1.0
+                game._vectors[1 - mark, 9 + cell] = 1.0
+        return game
+
     def start(self, ctx: Context) -> None:
         """Empty board, X to move."""
         self.board = [-1] * 9
