@@ -1,29 +1,37 @@
-"""Environment steps per second: parlour's games in text and vector mode, beside TextArena, PettingZoo and OpenSpiel.
+"""Moves per CPU second: parlour's games in text and vector mode, beside TextArena, PettingZoo classic and OpenSpiel.
 
-Every suite runs in this one process on this machine, so the ratios are
-meaningful even on a noisy shared machine. Each loop plays whole random games
-for about ``--seconds`` and counts agent steps:
+Every library runs in this one process, interleaved: each round plays every
+library in turn on the same game for ``--seconds`` of CPU time, and a ratio
+is taken within the round, so that the machine's load affects both sides of
+it alike. The unit is the same everywhere: a *move*, an action that changes
+the game (PettingZoo's closing ``step(None)`` calls and OpenSpiel's chance
+outcomes are not moves). Whole random games are played, so every library's
+episodes have the lengths its rules give, and the same rules give the same
+lengths. Each library builds what its users read every move:
 
-* parlour text: the PettingZoo AEC loop with the observation text rendered at
-  every step (``env.last()``) and a random legal move from ``infos``;
+* parlour text: the PettingZoo AEC loop; the observation (text, typed
+  messages, mask) is built by ``env.last()``, a random legal move string is read from ``infos``;
 * parlour vector: the same loop in vector mode, a random legal index from the mask;
-* TextArena: ``ta.make("<Game>-v0-raw")`` (none of its action or formatting
-  wrappers) with only its ``LLMObservationWrapper``, which renders the
-  observation text an LLM sees, fetched every step; a random legal action in
-  its own grammar read from the game state;
-* PettingZoo classic: ``tictactoe_v3`` and ``connect_four_v3`` AEC loops, random legal index;
-* OpenSpiel: random legal actions, observation string rendered every step.
+* TextArena: ``ta.make("<Game>-v0-raw")`` with only its ``LLMObservationWrapper``,
+  which renders the observation text an LLM sees, fetched every move; a random
+  legal action in its own grammar read from the game state;
+* PettingZoo classic: ``tictactoe_v3`` and ``connect_four_v3`` AEC loops, a random legal index;
+* OpenSpiel: its C++ games driven from a Python loop, a random legal action,
+  the acting player's observation tensor built every move.
 
-Targets: text mode >= 3x TextArena on TicTacToe, KuhnPoker and LiarsDice;
-vector mode >= 10x PettingZoo's ``tictactoe_v3``.
+Printed: for each game and pair, the median ratio of moves per CPU second and
+its range over the rounds, beside its target; a missed target is flagged.
+Targets: text mode >= 3x TextArena; vector mode >= 10x PettingZoo classic.
 
-Run: ``.venv/bin/python benchmarks/env_throughput.py [--seconds 1.0]``.
+Run: ``.venv/bin/python benchmarks/env_throughput.py [--rounds 5] [--seconds 0.4] [--games TicTacToe,...]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import random
+import statistics
 import time
 import warnings
 from typing import Callable
@@ -31,39 +39,33 @@ from typing import Callable
 import numpy as np
 
 import parlour
-from parlour.envs.registry import all_games
+
+#: A loop plays whole games for about the given CPU seconds and returns (moves, CPU seconds used).
+Loop = Callable[[float], tuple[int, float]]
+
+TEXTARENA_GAMES = ["TicTacToe", "KuhnPoker", "ConnectFour", "LiarsDice", "Nim"]
+OPENSPIEL_NAMES = {"TicTacToe": "tic_tac_toe", "ConnectFour": "connect_four", "KuhnPoker": "kuhn_poker", "LeducHoldem": "leduc_poker", "LiarsDice": "liars_dice"}
+PETTINGZOO_NAMES = {"TicTacToe": "tictactoe_v3", "ConnectFour": "connect_four_v3"}
+TARGETS = {("text", "TextArena"): 3.0, ("vector", "PettingZoo"): 10.0}
 
 
-def timed(loop: Callable[[float], int], seconds: float, repeats: int = 3) -> float:
-    """Steps per second of ``loop(seconds)`` (which returns how many steps it made), best of ``repeats`` runs.
+def aec_loop(env, choose: Callable[[str, dict, dict], object]) -> Loop:
+    """Whole episodes through any PettingZoo AEC environment, ``choose(agent, observation, info)`` picking each move."""
 
-    The best run is the one least disturbed by whatever else the machine is doing.
-    """
-    best = 0.0
-    for _ in range(repeats):
-        start = time.perf_counter()
-        steps = loop(seconds)
-        best = max(best, steps / (time.perf_counter() - start))
-    return best
-
-
-def aec_loop(env, choose: Callable[[str, dict, dict], object]) -> Callable[[float], int]:
-    """Whole episodes through any PettingZoo AEC environment, ``choose(agent, observation, info)`` picking each action.
-
-    parlour and PettingZoo classic run through this same loop, so they pay the same harness cost.
-    """
-
-    def loop(seconds: float) -> int:
-        steps, episode = 0, 0
-        deadline = time.perf_counter() + seconds
-        while time.perf_counter() < deadline:
+    def loop(seconds: float) -> tuple[int, float]:
+        moves, episode = 0, 0
+        start = time.process_time()
+        while time.process_time() - start < seconds:
             env.reset(seed=episode)
             episode += 1
             for agent in env.agent_iter():
                 observation, _, termination, truncation, info = env.last()
-                env.step(None if termination or truncation else choose(agent, observation, info))
-                steps += 1
-        return steps
+                if termination or truncation:
+                    env.step(None)
+                else:
+                    env.step(choose(agent, observation, info))
+                    moves += 1
+        return moves, time.process_time() - start
 
     return loop
 
@@ -73,20 +75,13 @@ def random_legal_index(rng: random.Random) -> Callable[[str, dict, dict], int]:
     return lambda agent, observation, info: rng.choice(np.flatnonzero(observation["action_mask"]).tolist())
 
 
-def parlour_loop(env_id: str, obs_mode: str) -> Callable[[float], int]:
+def parlour_loop(env_id: str, obs_mode: str) -> Loop:
     """Random play through parlour's AEC face: mask indices in vector mode, legal move strings in text mode."""
     env = parlour.make_aec(env_id, obs_mode=obs_mode)
     rng = random.Random(0)
     if obs_mode == "vector":
         return aec_loop(env, random_legal_index(rng))
-    agents = {p: parlour.make_agent("random", env_id=env_id) for p in env.possible_agents}
-
-    def choose(agent: str, observation: dict, info: dict) -> str:
-        if info.get("legal_moves"):
-            return rng.choice(info["legal_moves"])
-        return agents[agent].act(env.match.agent_observation(agent))
-
-    return aec_loop(env, choose)
+    return aec_loop(env, lambda agent, observation, info: rng.choice(info["legal_moves"]))
 
 
 def textarena_moves(name: str, env) -> list[str]:
@@ -107,22 +102,18 @@ def textarena_moves(name: str, env) -> list[str]:
     raise KeyError(name)
 
 
-TEXTARENA_GAMES = ["TicTacToe", "KuhnPoker", "ConnectFour", "LiarsDice", "Nim"]
-
-
-def textarena_loop(name: str) -> Callable[[float], int]:
-    """Random legal play through TextArena's raw environment."""
+def textarena_loop(name: str) -> Loop:
+    """Random legal play through TextArena's raw environment, the LLM's observation text rendered every move."""
     import textarena as ta
-
     from textarena.wrappers import LLMObservationWrapper
 
     base = ta.make(f"{name}-v0-raw")
     rng = random.Random(0)
 
-    def loop(seconds: float) -> int:
-        steps, episode = 0, 0
-        deadline = time.perf_counter() + seconds
-        while time.perf_counter() < deadline:
+    def loop(seconds: float) -> tuple[int, float]:
+        moves, episode = 0, 0
+        start = time.process_time()
+        while time.process_time() - start < seconds:
             env = LLMObservationWrapper(base)  # its history is per wrapper, so one per episode
             env.reset(num_players=2, seed=episode)
             episode += 1
@@ -130,89 +121,92 @@ def textarena_loop(name: str) -> Callable[[float], int]:
             while not done:
                 env.get_observation()
                 done, _ = env.step(rng.choice(textarena_moves(name, env)))
-                steps += 1
-        return steps
+                moves += 1
+        return moves, time.process_time() - start
 
     return loop
 
 
-def pettingzoo_loop(name: str) -> Callable[[float], int]:
+def pettingzoo_loop(name: str) -> Loop:
     """Random legal play through a PettingZoo classic AEC environment (its default wrappers included)."""
-    import importlib
-
     env = importlib.import_module(f"pettingzoo.classic.{name}").env()
     return aec_loop(env, random_legal_index(random.Random(0)))
 
 
-def openspiel_loop(name: str) -> Callable[[float], int]:
-    """Random legal play through OpenSpiel, rendering the acting player's observation (or information state) string."""
+def openspiel_loop(name: str) -> Loop:
+    """Random legal play through OpenSpiel from Python, the acting player's observation tensor built every move."""
     import pyspiel
 
     game = pyspiel.load_game(name)
     rng = random.Random(0)
-    render = "observation_string" if game.get_type().provides_observation_string else "information_state_string"
 
-    def loop(seconds: float) -> int:
-        steps = 0
-        deadline = time.perf_counter() + seconds
-        while time.perf_counter() < deadline:
+    def loop(seconds: float) -> tuple[int, float]:
+        moves = 0
+        start = time.process_time()
+        while time.process_time() - start < seconds:
             state = game.new_initial_state()
             while not state.is_terminal():
                 if state.is_chance_node():
                     actions, probabilities = zip(*state.chance_outcomes())
                     state.apply_action(rng.choices(actions, probabilities)[0])
                     continue
-                getattr(state, render)(state.current_player())
+                state.observation_tensor(state.current_player())
                 state.apply_action(rng.choice(state.legal_actions()))
-                steps += 1
-        return steps
+                moves += 1
+        return moves, time.process_time() - start
 
     return loop
 
 
-OPENSPIEL_NAMES = {
-    "TicTacToe": "tic_tac_toe",
-    "ConnectFour": "connect_four",
-    "KuhnPoker": "kuhn_poker",
-    "LeducHoldem": "leduc_poker",
-    "LiarsDice": "liars_dice",
-}
-PETTINGZOO_NAMES = {"TicTacToe": "tictactoe_v3", "ConnectFour": "connect_four_v3"}
+def libraries(name: str) -> dict[str, Loop]:
+    """The loops to compare for the game ``name``."""
+    env_id = f"parlour/{name}-v0"
+    loops: dict[str, Loop] = {"text": parlour_loop(env_id, "text")}
+    if parlour.make_aec(env_id).match.game.enumerable:
+        loops["vector"] = parlour_loop(env_id, "vector")
+    if name in TEXTARENA_GAMES:
+        loops["TextArena"] = textarena_loop(name)
+    if name in PETTINGZOO_NAMES:
+        loops["PettingZoo"] = pettingzoo_loop(PETTINGZOO_NAMES[name])
+    if name in OPENSPIEL_NAMES:
+        try:
+            loops["OpenSpiel"] = openspiel_loop(OPENSPIEL_NAMES[name])
+        except ImportError:
+            pass
+    return loops
 
 
 def main() -> None:
-    """Measure and print the table."""
+    """Measure every game's libraries in interleaved rounds and print rates and ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=1.0, help="time per run; each figure is the best of 3 runs")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+    parser.add_argument("--seconds", type=float, default=0.4, help="CPU seconds per library per round (default 0.4)")
+    parser.add_argument("--games", default="TicTacToe,ConnectFour,KuhnPoker,LiarsDice,Nim,LeducHoldem", help="comma-separated game names")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-
-    header = f"{'game':<26}{'text':>10}{'vector':>10}{'TextArena':>11}{'PZ':>9}{'OpenSpiel':>11}{'text/TA':>9}{'vec/PZ':>8}"
-    print(header)
-    print("-" * len(header))
-    for game in all_games():
-        name = game.name
-        text = timed(parlour_loop(game.env_id(), "text"), args.seconds)
-        enumerable = parlour.make_aec(game.env_id()).match.game.enumerable
-        vector = timed(parlour_loop(game.env_id(), "vector"), args.seconds) if enumerable else None
-        textarena = timed(textarena_loop(name), args.seconds) if name in TEXTARENA_GAMES else None
-        pz = timed(pettingzoo_loop(PETTINGZOO_NAMES[name]), args.seconds) if name in PETTINGZOO_NAMES else None
-        try:
-            spiel = timed(openspiel_loop(OPENSPIEL_NAMES[name]), args.seconds) if name in OPENSPIEL_NAMES else None
-        except ImportError:
-            spiel = None
-
-        def cell(value: float | None, width: int) -> str:
-            return f"{value:>{width}.0f}" if value is not None else f"{'-':>{width}}"
-
-        def ratio(a: float | None, b: float | None) -> str:
-            return f"{a / b:>7.1f}x" if a is not None and b is not None else f"{'-':>8}"
-
-        print(
-            f"{game.env_id():<26}{cell(text, 10)}{cell(vector, 10)}{cell(textarena, 11)}{cell(pz, 9)}{cell(spiel, 11)}"
-            f"{ratio(text, textarena):>9}{ratio(vector, pz)}"
-        )
-    print("\nsteps per second; text/TA = parlour text over TextArena raw, vec/PZ = parlour vector over PettingZoo classic")
+    missed = 0
+    print(f"moves per CPU second, median of {args.rounds} interleaved rounds of {args.seconds}s each\n")
+    for name in args.games.split(","):
+        loops = libraries(name)
+        rates: dict[str, list[float]] = {library: [] for library in loops}
+        for _ in range(args.rounds):
+            for library, loop in loops.items():
+                moves, cpu = loop(args.seconds)
+                rates[library].append(moves / cpu)
+        print(name + ": " + ", ".join(f"{library} {statistics.median(r):,.0f}" for library, r in rates.items()))
+        for mine in ("text", "vector"):
+            for peer in ("TextArena", "PettingZoo", "OpenSpiel"):
+                if mine not in rates or peer not in rates:
+                    continue
+                ratios = [a / b for a, b in zip(rates[mine], rates[peer])]
+                target = TARGETS.get((mine, peer))
+                verdict = ""
+                if target is not None:
+                    met = statistics.median(ratios) >= target
+                    missed += not met
+                    verdict = f"  target >= {target:g}x: {'met' if met else 'MISSED'}"
+                print(f"  {mine}/{peer}: {statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]{verdict}")
+    print(f"\n{missed} target(s) missed")
 
 
 if __name__ == "__main__":

@@ -164,6 +164,7 @@ class Match:
         self.env_id = game_cls.env_id()
         self.players = list(self.game.players)
         self.tools: dict[str, Tool] = {tool.name: tool for tool in self.game.tools}
+        self._no_moves = np.zeros(len(self.game.moves or ()), dtype=np.int8)
         self.seed: int | None = None
         self.started = False
         self.ctx = Context(self.players, LazyGenerator(0))
@@ -414,10 +415,14 @@ class Match:
 
     def action_mask(self, player: str) -> np.ndarray:
         """The int8 mask of legal move indices for ``player`` (all zero when it is not to act)."""
-        moves = self.game.moves
-        assert moves is not None
-        mask = np.zeros(len(moves), dtype=np.int8)
-        mask[self._legal_of(player)[0]] = 1
+        mask = self._no_moves.copy()
+        legal = self._legal_of(player)[0]
+        if len(legal) <= 16:
+            # Setting a few items one by one beats numpy's conversion of a short index list.
+            for index in legal:
+                mask[index] = 1
+        else:
+            mask[legal] = 1
         return mask
 
     def legal_moves(self, player: str) -> list[str] | None:
@@ -453,8 +458,12 @@ class Match:
             infos[player] = info
         return infos
 
-    def agent_observation(self, player: str) -> dict[str, Any]:
-        """What an :class:`parlour.Agent` receives: text and typed messages, legal moves, tools, its role and a structured view."""
+    def agent_observation(self, player: str, vector: bool = False) -> dict[str, Any]:
+        """What an :class:`parlour.Agent` receives: text and typed messages, legal moves, tools, its role and a structured view.
+
+        ``vector=True`` adds ``"vector"``, the player's vector observation (enumerable games only), for agents
+        that ask for it (see :func:`parlour.envs.core.agent.wants_vector`).
+        """
         messages = self.messages(player)
         observation = {
             "text": "\n\n".join(message.text for message in messages),
@@ -468,6 +477,8 @@ class Match:
         if self.tools:
             observation["tools"] = [tool.spec() for tool in self.tools.values()]
             observation["tool_calls_left"] = self.settings.max_tool_calls - self.tool_calls.get(player, 0)
+        if vector and self.game.enumerable:
+            observation["vector"] = self.game.vector(player)
         return observation
 
     def render(self) -> str:
@@ -478,7 +489,7 @@ class Match:
         return f"{picture}\n({', '.join(self.acting())} to act)"
 
     # ------------------------------------------------------------- snapshots
-    _STATIC = ("options", "settings", "env_id", "players", "tools", "_acting", "_legal")
+    _STATIC = ("options", "settings", "env_id", "players", "tools", "_no_moves", "_acting", "_legal")
 
     def snapshot(self, face: bytes = b"") -> Snapshot:
         """A picklable copy of the whole episode (game, messages, ledger, record), independent of later play."""

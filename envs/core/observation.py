@@ -67,11 +67,9 @@ class Observer:
         match = self.match
         if self.vector:
             return {"observation": match.game.vector(player), "action_mask": match.action_mask(player)}
-        texts = []
-        messages = []
-        for message in match.ctx.inboxes[player]:
-            texts.append(message.text)
-            messages.append(message.to_dict())
+        inbox = match.ctx.inboxes[player]
+        texts = [message.text for message in inbox]
+        messages = [message.to_dict() for message in inbox]
         if player in match.acting():
             prompt = match.game.prompt(player, match.legal_moves_of(player) if match.game.moves is not None else None)
             texts.append(prompt)
