@@ -113,7 +113,7 @@ def test_vector_and_view_are_from_the_players_side():
 def test_moves_are_announced_as_the_movers():
     match = play("4")
     (message,) = match.messages("player_1")[1:-1]  # between the rules and the prompt
-    assert (message.kind, message.sender, message.text) == ("move", "player_0", "player_0 (X) plays column 4.")
+    assert (message["kind"], message["sender"], message["text"]) == ("move", "player_0", "player_0 (X) plays column 4.")
 
 
 def test_discs_lined_up_only_across_an_edge_of_the_board_do_not_win():

@@ -320,7 +320,7 @@ def test_context_delivers_to_a_subset_and_finishes_with_teams():
     ctx = Context(["a", "b", "c", "d"], np.random.default_rng(0))
     ctx.tell("meet at night", to=["a", "c"], kind="talk", sender="a")
     assert [len(ctx.inboxes[p]) for p in "abcd"] == [1, 0, 1, 0]
-    assert ctx.inboxes["c"][0].to_dict() == {"sender": "a", "to": ["a", "c"], "kind": "talk", "text": "meet at night"}
+    assert ctx.inboxes["c"][0] == {"sender": "a", "to": ["a", "c"], "kind": "talk", "text": "meet at night"}
     with pytest.raises(ValueError, match="kind"):
         ctx.tell("x", kind="shout")
     ctx.finish({"a": 1, "c": 1, "b": -1, "d": -1}, reason="the night team won", teams={"night": ["a", "c"], "day": ["b", "d"]}, winning_team="night")

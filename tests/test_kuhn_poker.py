@@ -76,12 +76,12 @@ def test_only_the_owner_sees_a_card_until_the_showdown():
     assert "Jack (J)" in match.agent_observation("player_1")["text"]
     assert "(K)" not in match.agent_observation("player_1")["text"]
     assert match.game.view("player_1") == {"seat": 1, "card": "J", "history": [], "pot": 2, "opponent_card": None}
-    (deal,) = [message for message in match.messages("player_1") if message.kind == "event"]
-    assert (deal.to, deal.sender, deal.text) == (("player_1",), None, "Your card is the Jack (J).")
+    (deal,) = [message for message in match.messages("player_1") if message["kind"] == "event"]
+    assert (deal["to"], deal["sender"], deal["text"]) == (["player_1"], None, "Your card is the Jack (J).")
     match.submit("player_0", "bet")
     assert "(K)" not in match.observation_text("player_1") and "You face a bet" in match.observation_text("player_1")
-    (move,) = [message for message in match.messages("player_1") if message.kind == "move"]
-    assert (move.sender, move.to, move.text) == ("player_0", None, "player_0 bets.")
+    (move,) = [message for message in match.messages("player_1") if message["kind"] == "move"]
+    assert (move["sender"], move["to"], move["text"]) == ("player_0", None, "player_0 bets.")
     match.submit("player_1", "call")
     for player in match.players:
         assert "Showdown: player_0 shows the King (K), player_1 shows the Jack (J)" in match.observation_text(player)

@@ -113,7 +113,7 @@ def test_players_see_only_their_own_card_and_the_public_card_after_round_one():
         assert mine in text and theirs not in text and public not in text
     assert f"public: {public} (face down)" in game.render(), "the render is a spectator's view"
     play(match, "call")
-    moves = [(m.sender, m.text) for m in match.messages("player_1") if m.kind == "move"]
+    moves = [(m["sender"], m["text"]) for m in match.messages("player_1") if m["kind"] == "move"]
     assert moves == [("player_0", "player_0 checks.")]
     play(match, "call")
     assert game.view("player_1")["public_card"] == public

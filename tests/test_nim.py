@@ -71,8 +71,8 @@ def test_parse_rejects_impossible_moves_with_a_reason(text, complaint):
 def test_an_emptied_heap_cannot_be_taken_from():
     match = new_match()
     match.submit("player_0", "take 3 from heap 1")
-    (announced,) = [m for m in match.messages("player_1") if m.kind == "move"]
-    assert (announced.sender, announced.text) == ("player_0", "player_0 takes 3 from heap 1.")
+    (announced,) = [m for m in match.messages("player_1") if m["kind"] == "move"]
+    assert (announced["sender"], announced["text"]) == ("player_0", "player_0 takes 3 from heap 1.")
     assert match.game.heaps == [0, 5, 7]
     assert match.legal_moves("player_1")[:3] == ["take 1 from heap 2", "take 2 from heap 2", "take 3 from heap 2"]
     assert len(match.legal_moves("player_1")) == 12

@@ -25,7 +25,7 @@ def test_sale_pays_each_side_its_surplus():
     match.submit("seller", f"Great item. [offer] ${price + 10}")
     match.submit("buyer", f"Too much. [offer] {price}")
     assert 'buyer says: "Too much."' in match.observation_text("seller")
-    kinds = {(m.kind, m.sender) for m in match.messages("seller") if m.text.startswith("buyer ")}
+    kinds = {(m["kind"], m["sender"]) for m in match.messages("seller") if m["text"].startswith("buyer ")}
     assert kinds == {("talk", "buyer"), ("move", "buyer")}
     match.submit("seller", "Fine, [accept] it.")
     assert match.over
@@ -87,8 +87,8 @@ def test_the_critic_advises_one_side_between_rounds_and_shares_its_surplus():
     assert "buyer offers 50." in match.observation_text("critic")
     match.submit("critic", "Hold firm at 60.")
     assert 'Advice from the critic: "Hold firm at 60."' in match.observation_text("buyer")
-    (advice,) = [m for m in match.messages("buyer") if "Advice" in m.text]
-    assert (advice.kind, advice.sender, advice.to) == ("talk", "critic", ("buyer",))
+    (advice,) = [m for m in match.messages("buyer") if "Advice" in m["text"]]
+    assert (advice["kind"], advice["sender"], advice["to"]) == ("talk", "critic", ["buyer"])
     assert "Hold firm" not in match.observation_text("seller")
     match.submit("seller", "[accept]")
     assert match.over

@@ -51,7 +51,7 @@ def test_last_well_formed_move_counts_and_talk_is_delivered_verbatim():
     seen = match.observation_text("player_1")
     assert "player_0 says: Maybe [accept]? No. Let's swap:  and then an [offer] of nothing" in seen
     assert "player_0 offers: player_0 gives 1 wheat; player_1 gives 1 wood." in seen
-    kinds = {(m.kind, m.sender) for m in match.messages("player_1") if m.text.startswith("player_0 ")}
+    kinds = {(m["kind"], m["sender"]) for m in match.messages("player_1") if m["text"].startswith("player_0 ")}
     assert kinds == {("talk", "player_0"), ("move", "player_0")}
 
 

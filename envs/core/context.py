@@ -9,7 +9,7 @@ messages per player, rewards of the step, eliminations and the ending.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -19,23 +19,19 @@ MESSAGE_KINDS = ("rules", "prompt", "event", "move", "talk", "tool_result", "fee
 _KINDS = frozenset(MESSAGE_KINDS)
 
 
-class Message(NamedTuple):
-    """One message in a player's observation.
+class Message(TypedDict):
+    """One message in a player's observation, a plain dict.
 
     ``sender`` is a player, or ``None`` for the game itself; ``to`` lists the
     players it went to, or is ``None`` when it went to everyone; ``kind`` is one
-    of :data:`MESSAGE_KINDS`. A tuple, since messages are made on every move.
+    of :data:`MESSAGE_KINDS`. A message is made once and shared by the inboxes
+    and observations of everyone it went to: treat it as read-only.
     """
 
+    sender: str | None
+    to: list[str] | None
     kind: str
     text: str
-    sender: str | None = None
-    to: tuple[str, ...] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The message as the JSON-ready dict observations carry."""
-        to = self.to
-        return {"sender": self.sender, "to": None if to is None else list(to), "kind": self.kind, "text": self.text}
 
 
 @dataclass
@@ -81,12 +77,12 @@ class Context:
         if kind not in _KINDS:
             raise ValueError(f"message kind must be one of {MESSAGE_KINDS}, got {kind!r}")
         if to is None:
-            message = Message(kind, text, sender, None)
+            message: Message = {"sender": sender, "to": None, "kind": kind, "text": text}
             for inbox in self.inboxes.values():
                 inbox.append(message)
             return
-        targets = (to,) if isinstance(to, str) else tuple(to)
-        message = Message(kind, text, sender, targets)
+        targets = [to] if isinstance(to, str) else list(to)
+        message = {"sender": sender, "to": targets, "kind": kind, "text": text}
         for player in targets:
             self.inboxes[player].append(message)
 

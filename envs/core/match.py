@@ -206,7 +206,7 @@ class Match:
         self.game.start(ctx)
         # The rules come first, before anything the game said while setting up.
         for player in self.players:
-            ctx.inboxes[player].insert(0, Message("rules", self.game.rules(player), None, (player,)))
+            ctx.inboxes[player].insert(0, {"sender": None, "to": [player], "kind": "rules", "text": self.game.rules(player)})
         self.started = True
         self._clear_caches()
         self._settle()
@@ -406,12 +406,12 @@ class Match:
         inbox = self.ctx.inboxes[player]
         if player in self.acting():
             legal = self.legal_moves_of(player) if self.game.moves is not None else None
-            return [*inbox, Message("prompt", self.game.prompt(player, legal), None, (player,))]
+            return [*inbox, {"sender": None, "to": [player], "kind": "prompt", "text": self.game.prompt(player, legal)}]
         return list(inbox)
 
     def observation_text(self, player: str) -> str:
         """The text of :meth:`messages`, as an LLM is shown it."""
-        return "\n\n".join(message.text for message in self.messages(player))
+        return "\n\n".join(message["text"] for message in self.messages(player))
 
     def action_mask(self, player: str) -> np.ndarray:
         """The int8 mask of legal move indices for ``player`` (all zero when it is not to act)."""
@@ -466,8 +466,8 @@ class Match:
         """
         messages = self.messages(player)
         observation = {
-            "text": "\n\n".join(message.text for message in messages),
-            "messages": [message.to_dict() for message in messages],
+            "text": "\n\n".join(message["text"] for message in messages),
+            "messages": messages,
             "legal_moves": self.legal_moves(player),
             "player": player,
             "view": self.game.view(player),

@@ -67,14 +67,8 @@ class Observer:
         match = self.match
         if self.vector:
             return {"observation": match.game.vector(player), "action_mask": match.action_mask(player)}
-        inbox = match.ctx.inboxes[player]
-        texts = [message.text for message in inbox]
-        messages = [message.to_dict() for message in inbox]
-        if player in match.acting():
-            prompt = match.game.prompt(player, match.legal_moves_of(player) if match.game.moves is not None else None)
-            texts.append(prompt)
-            messages.append({"sender": None, "to": [player], "kind": "prompt", "text": prompt})
-        observation: dict[str, Any] = {"text": "\n\n".join(texts), "messages": messages}
+        messages = match.messages(player)
+        observation: dict[str, Any] = {"text": "\n\n".join([message["text"] for message in messages]), "messages": messages}
         if match.game.moves is not None:
             observation["action_mask"] = match.action_mask(player)
         if self.tool_specs:
