@@ -8,15 +8,23 @@ The observation an agent receives is a dict (see
   are not enumerable;
 * ``"player"``: the agent's role; ``"env_id"``: the environment;
 * ``"view"``: a structured dict of what the player knows (for scripted agents);
-* ``"invalid_action"``: why its previous action was rejected, if it was.
+* ``"invalid_action"``: why its previous action was rejected, if it was;
+* ``"vector"``: the player's vector observation (enumerable games), only for
+  agents whose ``needs_vector`` attribute is true (policies trained on the
+  vector face), since building it costs time every other agent would pay.
 
 Optional methods: ``act_batch(observations) -> list[str]`` for agents that
 decide many moves at once (LLMs), and ``reset(seed=None)`` called at the start
 of each episode with a seed derived from the episode's.
+
+``act`` and ``act_batch`` may return an :class:`Action` instead of a string:
+the engine plays its ``text``, and rollouts (:mod:`parlour.rollout`) keep its
+``metadata`` (token ids, log-probabilities) for trainers.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, runtime_checkable
 
 
@@ -29,15 +37,49 @@ class Agent(Protocol):
         ...
 
 
-def act_batch(agent: Agent, observations: list[Mapping[str, Any]]) -> list[str]:
-    """Ask ``agent`` for many actions at once, through ``act_batch`` when it has one."""
+@dataclass
+class Action:
+    """An action with what a trainer needs to know about how it was made.
+
+    Attributes:
+        text: what the engine plays: text, or an OpenAI assistant message dict with ``tool_calls``.
+        metadata: anything the agent wants kept beside the turn, e.g. ``prompt_ids``,
+            ``completion_ids`` and per-token ``logprobs``; never seen by the game.
+    """
+
+    text: Any
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def as_action(value: Any) -> Action:
+    """``value`` as an :class:`Action` (a plain string gets empty metadata)."""
+    return value if isinstance(value, Action) else Action(value)
+
+
+def action_text(value: Any) -> Any:
+    """What the engine plays for an agent's answer: the ``text`` of an :class:`Action`, anything else as it is."""
+    return value.text if isinstance(value, Action) else value
+
+
+def wants_vector(agent: Any) -> bool:
+    """Whether ``agent`` asks for the vector observation (its ``needs_vector`` attribute)."""
+    return bool(getattr(agent, "needs_vector", False))
+
+
+def decide(agent: Agent, observations: list[Mapping[str, Any]]) -> list[Action]:
+    """Ask ``agent`` for many actions at once, through ``act_batch`` when it has one; every answer as an :class:`Action`."""
     batch = getattr(agent, "act_batch", None)
     if batch is not None:
         actions = list(batch(observations))
         if len(actions) != len(observations):
             raise ValueError(f"{type(agent).__name__}.act_batch returned {len(actions)} actions for {len(observations)} observations")
-        return actions
-    return [agent.act(observation) for observation in observations]
+        return [as_action(action) for action in actions]
+    return [as_action(agent.act(observation)) for observation in observations]
+
+
+def act_batch(agent: Agent, observations: list[Mapping[str, Any]]) -> list[Any]:
+    """Like :func:`decide`, but only what the engine plays (the actions' text)."""
+    return [action.text for action in decide(agent, observations)]
 
 
 def reset_agent(agent: Any, seed: int | None) -> None:

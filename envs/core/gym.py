@@ -22,7 +22,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from parlour.envs.core.agent import act_batch, reset_agent
+from parlour.envs.core.agent import act_batch, reset_agent, wants_vector
 from parlour.envs.core.game import Game
 from parlour.envs.core.match import Match, Snapshot
 from parlour.envs.core.observation import RENDER_MODES, Observer
@@ -132,7 +132,8 @@ class GymGame(gymnasium.Env):
             for player in waiting:
                 if match.over:
                     break
-                (action,) = act_batch(self.opponents[player], [match.agent_observation(player)])
+                opponent = self.opponents[player]
+                (action,) = act_batch(opponent, [match.agent_observation(player, wants_vector(opponent))])
                 reward += match.submit(player, action).get(self.player, 0.0)
         return reward
 

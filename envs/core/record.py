@@ -41,7 +41,7 @@ import json
 import math
 from typing import TYPE_CHECKING, Any, Mapping
 
-from parlour.envs.core.agent import reset_agent
+from parlour.envs.core.agent import action_text, reset_agent, wants_vector
 from parlour.envs.core.errors import ReplayMismatch
 
 if TYPE_CHECKING:
@@ -158,7 +158,8 @@ def replay(record: dict[str, Any] | str, agents: Mapping[str, Any] | None = None
         if player not in match.acting():
             raise ReplayMismatch(f"step {index}: {player!r} is not to act; acting: {match.acting()}")
         if player in checked:
-            expected = checked[player].act({**match.agent_observation(player), "episode": record.get("episode")})
+            agent = checked[player]
+            expected = action_text(agent.act({**match.agent_observation(player, wants_vector(agent)), "episode": record.get("episode")}))
             if expected != step["action"]:
                 raise ReplayMismatch(
                     f"step {index}: the agent in seat {player!r} plays {expected[:80]!r}, the record says {str(step['action'])[:80]!r}"

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from parlour.agents import check_agent_spec, make_agent
-from parlour.envs.core.agent import act_batch, reset_agent
+from parlour.envs.core.agent import act_batch, reset_agent, wants_vector
 from parlour.envs.core.match import Match
 from parlour.envs.registry import game_class
 from parlour.leaderboard.results import EPISODES_FILE, SUMMARY_FILE, read_records
@@ -186,7 +186,7 @@ def run_play(args: argparse.Namespace) -> int:
     print(f"{args.env_id}, seed {match.seed}: you are {seat}; the other seats are played by {args.opponent}. Ctrl-D quits.\n")
     while not match.over:
         # Everyone acting now decides on the same position (simultaneous games), so observe before submitting.
-        decisions = [(player, match.agent_observation(player)) for player in match.acting()]
+        decisions = [(player, match.agent_observation(player, player != seat and wants_vector(opponent))) for player in match.acting()]
         for player, observation in decisions:
             if match.over:
                 break

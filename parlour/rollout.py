@@ -1,0 +1,512 @@
+"""Rollouts: many episodes of an environment in flight, one grouped call per agent per step.
+
+This is the scheduler behind :func:`parlour.evaluate` and the trainers.
+
+Scheduling. One process keeps up to ``in_flight`` episodes going at once. At
+each step it collects every pending decision and groups them by agent. Agents
+without ``act_batch`` (cheap scripted ones) move first, until every episode
+waits on a batching agent; then each batching agent is asked once for all its
+pending decisions through ``act_batch`` (an LLM agent turns that into one
+batched generate call, an HTTP agent into overlapping requests). With several
+worker processes (:func:`play_in_workers`) the episodes are shared out, each
+process running its share this way; agents are rebuilt there from their spec
+strings, or sent pickled.
+
+Seating. ``agents`` is a list. With as many agents as seats, seats rotate with
+the episode index (episode i puts agent j in seat (i + j) mod n), so over a
+multiple of n episodes every agent plays every seat equally often. With fewer
+agents than seats, the last agent fills the remaining seats: ``[a, b]`` in a
+four-player game is the line-up ``a, b, b, b``, rotated the same way; so
+``agents[0]`` is the one evaluated against the field, and a single agent plays
+itself. ``rotate_seats=False`` keeps the line-up in seat order for every
+episode. A dict ``{seat: agent}`` fixes the seating instead (equal specs share
+one agent). A trainer may choose each episode's seating itself
+(``Rollout.play(..., seating=...)``), e.g. an opponent drawn from a league.
+
+Seeds and determinism. Episode i uses the seeds of
+``SeedSequence(seed, spawn_key=(0, i))`` (:func:`parlour.envs.core.seeding.episode_seeds`):
+one for the game and one per seat for the agent in it. Agents without
+``act_batch`` (scripted agents) get their own copy for each seat of each
+episode (``copy.deepcopy`` of the built agent, then ``reset(seed=seat seed)``;
+a stateless agent holding a large model may return itself from
+``__deepcopy__``), so an episode depends only on the base seed and its index,
+never on the episodes beside it, the number of workers, or a resume. Agents
+with ``act_batch`` are shared by every episode of a process: they key
+per-episode state on ``observation["episode"]`` (the rollout puts the episode
+index there), are reset once per process, and are told ``forget(episode)``
+when an episode ends if they have that method (LLM agents drop its conversation).
+
+Actions and turns. An agent may answer with an :class:`Action` (text plus
+metadata such as token ids and log-probabilities) instead of a string: the
+engine plays the text. :meth:`Rollout.play` hands back, beside each episode's
+record, a :class:`TurnTable` with one :class:`Turn` per decision of the
+tracked agents: what the agent saw, what it answered and the metadata, the
+parsed move or the error, and the rewards, so a trainer can learn from the
+turns and anyone can replay the record.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import multiprocessing
+import pickle
+import queue
+import time
+import traceback
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from parlour.agents import agent_name, make_agent
+from parlour.envs.core.agent import Action, decide, reset_agent, wants_vector
+from parlour.envs.core.match import Match, make_game
+from parlour.envs.core.seeding import episode_seeds
+from parlour.envs.registry import game_class, list_envs, register
+from parlour.leaderboard.results import merge_stats
+
+__all__ = [
+    "Action",
+    "Plan",
+    "Played",
+    "Rollout",
+    "Turn",
+    "TurnTable",
+    "agent_names",
+    "default_lineup",
+    "make_plan",
+    "play_in_workers",
+    "seat_order",
+]
+
+
+# The seating and seed rules are pure functions of the run's settings and the episode index, so that the
+# leaderboard can recompute them for every submitted episode and refuse chosen seeds or seats.
+
+
+def agent_names(names: Sequence[str]) -> list[str]:
+    """The run's agent names from the agents' own ``names``: a repeated name gets ``" #2"``, ``" #3"``, ... appended."""
+    unique: list[str] = []
+    for name in names:
+        count = sum(1 for known in unique if known == name or known.startswith(name + " #"))
+        unique.append(name if count == 0 else f"{name} #{count + 1}")
+    return unique
+
+
+def default_lineup(n_agents: int, n_seats: int) -> list[int]:
+    """The agent number in each seat before rotation: agents in order, the last one filling the remaining seats."""
+    return list(range(n_agents)) + [n_agents - 1] * (n_seats - n_agents)
+
+
+def seat_order(lineup: Sequence[int], episode: int, rotate: bool) -> list[int]:
+    """The agent number in each seat of ``episode``: ``lineup`` shifted right by the episode index if ``rotate``."""
+    if not rotate:
+        return list(lineup)
+    shift = episode % len(lineup)
+    return list(lineup[-shift:]) + list(lineup[:-shift]) if shift else list(lineup)
+
+
+@dataclass
+class Plan:
+    """Everything a process needs to play its share of a run (picklable, for worker processes)."""
+
+    env_id: str
+    env_kwargs: dict[str, Any]
+    specs: list[Any]
+    names: list[str]
+    players: list[str]
+    #: Agent number per seat before rotation.
+    lineup: list[int]
+    seed: int
+    rotate_seats: bool
+    in_flight: int
+    #: ``(module, qualified name)`` of the game class, so a worker process can register a user's game too.
+    game_ref: tuple[str, str]
+
+    def seating(self, episode: int) -> list[int]:
+        """The agent number in each seat of ``episode``."""
+        return seat_order(self.lineup, episode, self.rotate_seats)
+
+    def seeds(self, episode: int) -> tuple[int, list[int]]:
+        """The game's seed and each seat's agent seed for ``episode``."""
+        return episode_seeds(self.seed, episode, len(self.players))
+
+    def shared_seed(self, share: int) -> int:
+        """The seed that resets the shared (batching) agents of worker ``share``."""
+        return int(np.random.SeedSequence(self.seed, spawn_key=(1, share)).generate_state(1, np.uint64)[0] >> 1)
+
+
+def make_plan(
+    env_id: str,
+    agents: Any,
+    env_kwargs: dict[str, Any] | None = None,
+    seed: int = 0,
+    rotate_seats: bool = True,
+    in_flight: int = 32,
+) -> Plan:
+    """Resolve the seating rule (see the module docstring) into a :class:`Plan`; errors name the fix.
+
+    ``agents`` is a list of agents or specs, one agent, or a dict ``{seat: agent}``.
+    """
+    try:
+        # In JSON form from the start, as records and bundles hold them, so a resumed run plays the same options.
+        env_kwargs = json.loads(json.dumps(dict(env_kwargs or {})))
+    except TypeError as error:
+        raise TypeError(f"env_kwargs must be JSON values, since every record stores them: {error}") from None
+    game_cls = game_class(env_id)
+    players = list(make_game(game_cls, dict(env_kwargs)).players)
+    if isinstance(agents, Mapping):
+        unknown = sorted(set(agents) - set(players))
+        missing = [p for p in players if p not in agents]
+        if unknown or missing:
+            raise ValueError(f"agents dict must name every seat of {env_id} {players}; unknown {unknown}, missing {missing}")
+        specs: list[Any] = []
+        lineup = []
+        for player in players:
+            spec = agents[player]
+            same = [j for j, known in enumerate(specs) if known is spec or (isinstance(spec, str) and known == spec)]
+            if not same:
+                specs.append(spec)
+            lineup.append(same[0] if same else len(specs) - 1)
+        rotate_seats = False
+    else:
+        specs = [agents] if isinstance(agents, str) or hasattr(agents, "act") else list(agents)
+        if not specs:
+            raise ValueError("a run needs at least one agent")
+        if len(specs) > len(players):
+            raise ValueError(f"{env_id} has {len(players)} seats {players}, but {len(specs)} agents were given")
+        lineup = default_lineup(len(specs), len(players))
+    names = agent_names([agent_name(spec) for spec in specs])
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    if in_flight < 1:
+        raise ValueError(f"in_flight must be at least 1, got {in_flight}")
+    game_ref = (game_cls.__module__, game_cls.__qualname__)
+    return Plan(env_id, dict(env_kwargs), specs, names, players, lineup, seed, rotate_seats, in_flight, game_ref)
+
+
+@dataclass
+class Turn:
+    """One decision of one seat in one episode, as a trainer sees it.
+
+    ``reward`` is what the seat was paid from this decision up to its next one
+    (the rewards paid before its first decision count on its first), so a
+    seat's turns' rewards add up to its ``final_return``.
+    """
+
+    #: The episode's index in the run (its record's ``"episode"``).
+    episode: int
+    #: The seat (player name) that decided.
+    seat: str
+    #: The name of the agent in that seat (the record's ``agents[seat]``).
+    agent: str
+    #: The seat's own decision count in the episode: 0 for its first decision.
+    turn: int
+    #: Index of this decision in the record's ``steps``.
+    step: int
+    #: The observation text the agent was shown.
+    observation: str
+    #: The legal moves offered (``None`` when moves are not enumerable).
+    legal_moves: list[str] | None
+    #: The seat's structured view when it decided (only what that player knows).
+    view: Any
+    #: What the agent answered (the text the engine played).
+    action: Any
+    #: The agent's :attr:`Action.metadata` (``prompt_ids``, ``completion_ids``, ``logprobs``, ...); empty for a plain string.
+    metadata: dict[str, Any]
+    #: The move the engine read, or ``None`` (an invalid action, or tool calls without a move).
+    move: Any
+    #: Why the action was invalid, or ``None``.
+    error: str | None
+    #: What the seat was paid from this decision to its next (see the class docstring).
+    reward: float = 0.0
+    #: The seat's return at the end of the episode.
+    final_return: float = 0.0
+
+    @property
+    def valid(self) -> bool:
+        """Whether the engine accepted the action."""
+        return self.error is None
+
+
+#: The columns of :meth:`TurnTable.to_columns` that every table has, in order.
+TURN_COLUMNS = tuple(f.name for f in fields(Turn))
+
+
+class TurnTable(list):
+    """The :class:`Turn` rows of one or more episodes (a list), with a columnar view for trainers."""
+
+    def to_columns(self) -> dict[str, list[Any]]:
+        """One list per field of :class:`Turn`, plus ``valid``, plus one per metadata key any row has (``None`` where a row lacks it)."""
+        columns: dict[str, list[Any]] = {name: [getattr(row, name) for row in self] for name in TURN_COLUMNS}
+        columns["valid"] = [row.valid for row in self]
+        keys = dict.fromkeys(key for row in self for key in row.metadata)
+        for key in keys:
+            if key in columns:
+                raise ValueError(f"metadata key {key!r} clashes with a turn column; rename it")
+            columns[key] = [row.metadata.get(key) for row in self]
+        return columns
+
+
+@dataclass
+class Played:
+    """One finished episode: its record and the turns of the tracked agents."""
+
+    record: dict[str, Any]
+    turns: TurnTable
+
+
+@dataclass
+class _Episode:
+    """One episode in flight: its match, the agent object and number in each seat, seeds, and its turns so far."""
+
+    index: int
+    match: Match
+    agents: dict[str, Any]
+    numbers: dict[str, int]
+    seeds: dict[str, int] = field(default_factory=dict)
+    turns: TurnTable = field(default_factory=TurnTable)
+    #: The latest turn row of each tracked seat, which the rewards paid next are credited to.
+    latest: dict[str, Turn] = field(default_factory=dict)
+    #: Rewards paid to each tracked seat before its first decision.
+    unclaimed: dict[str, float] = field(default_factory=dict)
+    #: Each seat's decision count so far.
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class Rollout:
+    """Plays episodes of a :class:`Plan` in one process, many in flight, one grouped call per agent per step."""
+
+    def __init__(self, plan: Plan, share: int = 0):
+        self.plan = plan
+        self.game_cls = game_class(plan.env_id)
+        self.agents = [make_agent(spec, env_id=plan.env_id) for spec in plan.specs]
+        self.shared = [hasattr(agent, "act_batch") for agent in self.agents]
+        self.vectors = [wants_vector(agent) for agent in self.agents]
+        for agent, shared in zip(self.agents, self.shared):
+            if shared:
+                reset_agent(agent, plan.shared_seed(share))
+        self.stats: list[dict[str, Any]] = [{"decisions": 0, "act_calls": 0, "act_seconds": 0.0} for _ in self.agents]
+
+    def _start(self, index: int, seating: Sequence[int], track: Collection[int] | None) -> _Episode:
+        plan = self.plan
+        match = Match(self.game_cls, plan.env_kwargs)
+        game_seed, seat_seeds = plan.seeds(index)
+        match.reset(game_seed)
+        episode = _Episode(index, match, agents={}, numbers={})
+        if len(seating) != len(plan.players):
+            raise ValueError(f"episode {index}: a seating names one agent per seat ({len(plan.players)}), got {list(seating)}")
+        for player, number, seat_seed in zip(plan.players, seating, seat_seeds):
+            if not 0 <= number < len(self.agents):
+                raise ValueError(f"episode {index}: agent number {number} in the seating, but the plan has {len(self.agents)} agents")
+            agent = self.agents[number]
+            if not self.shared[number]:
+                agent = copy.deepcopy(agent)
+                reset_agent(agent, seat_seed)
+                episode.seeds[player] = seat_seed
+            episode.agents[player] = agent
+            episode.numbers[player] = number
+            if track is None or number in track:
+                episode.unclaimed[player] = match.returns[player]
+        return episode
+
+    def _finish(self, episode: _Episode) -> Played:
+        for player, agent in episode.agents.items():
+            if not self.shared[episode.numbers[player]]:
+                merge_stats(self.stats[episode.numbers[player]], _agent_stats(agent))
+            elif hasattr(agent, "forget"):
+                agent.forget(episode.index)
+        record = episode.match.record(agents={player: self.plan.names[n] for player, n in episode.numbers.items()})
+        record["episode"] = episode.index
+        # The leaderboard re-runs scripted agents from these seeds to check that a seat named after one was it.
+        record["agent_seeds"] = dict(episode.seeds)
+        returns = record["returns"]
+        for turn in episode.turns:
+            turn.final_return = returns[turn.seat]
+        return Played(record, episode.turns)
+
+    def run(self, indices: Sequence[int]) -> Iterator[dict[str, Any]]:
+        """Play the episodes ``indices``, yielding each record as its episode ends (not in index order)."""
+        for played in self.play(indices, track=()):
+            yield played.record
+
+    def play(
+        self,
+        indices: Sequence[int],
+        seating: Callable[[int], Sequence[int]] | None = None,
+        track: Collection[int] | None = None,
+    ) -> Iterator[Played]:
+        """Play the episodes ``indices``, yielding each as it ends (not in index order), with its turn rows.
+
+        Agents without ``act_batch`` move first, as long as any episode waits on
+        one; then each batching agent is asked once for every episode waiting on
+        it, so its batches hold all the episodes in flight where it is to act.
+
+        Args:
+            indices: episode indices; each one's seeds derive from the plan's seed and the index.
+            seating: the agent number in each seat of an episode, given its index (default: the plan's rotation).
+            track: the agent numbers whose decisions become :class:`Turn` rows (default: every agent).
+        """
+        seat_of = seating or self.plan.seating
+        waiting = iter(indices)
+        live: list[_Episode] = []
+        while True:
+            while len(live) < self.plan.in_flight and (index := next(waiting, None)) is not None:
+                live.append(self._start(index, seat_of(index), track))
+            if not live:
+                break
+            groups = self._decisions(live)
+            if not groups and not any(episode.match.over for episode in live):
+                raise RuntimeError(f"{self.plan.env_id}: an unfinished episode has nobody to act")
+            unbatched = [group for group in groups if not self.shared[group[1]]]
+            for agent, number, decisions in unbatched or groups:
+                started = time.perf_counter()
+                actions = decide(agent, [observation for _, _, observation in decisions])
+                stats = self.stats[number]
+                stats["act_seconds"] += time.perf_counter() - started
+                stats["act_calls"] += 1
+                stats["decisions"] += len(decisions)
+                for (episode, player, observation), action in zip(decisions, actions):
+                    # A forfeit earlier in a simultaneous step ends the game before the others' moves count.
+                    if not episode.match.over:
+                        self._submit(episode, player, observation, action)
+            running = []
+            for episode in live:
+                if episode.match.over:
+                    yield self._finish(episode)
+                else:
+                    running.append(episode)
+            live = running
+
+    def _submit(self, episode: _Episode, player: str, observation: dict[str, Any], action: Action) -> None:
+        """Play ``action`` for ``player``, add its turn row if the seat is tracked, and credit the rewards paid."""
+        match = episode.match
+        rewards = match.submit(player, action.text)
+        if player in episode.unclaimed:
+            step = match.steps[-1]
+            turn = Turn(
+                episode=episode.index,
+                seat=player,
+                agent=self.plan.names[episode.numbers[player]],
+                turn=episode.counts.get(player, 0),
+                step=len(match.steps) - 1,
+                observation=observation["text"],
+                legal_moves=observation["legal_moves"],
+                view=observation["view"],
+                action=action.text,
+                metadata=action.metadata,
+                move=step["move"],
+                error=step["error"],
+                reward=0.0 if player in episode.latest else episode.unclaimed[player],
+            )
+            episode.counts[player] = turn.turn + 1
+            episode.latest[player] = turn
+            episode.turns.append(turn)
+        for seat, amount in rewards.items():
+            if seat in episode.latest:
+                episode.latest[seat].reward += amount
+            elif seat in episode.unclaimed:
+                episode.unclaimed[seat] += amount
+
+    def _decisions(self, live: list[_Episode]) -> list[tuple[Any, int, list[tuple[_Episode, str, dict[str, Any]]]]]:
+        """The pending decisions of the episodes in flight, grouped by agent object: (agent, number, decisions)."""
+        groups: dict[int, tuple[Any, int, list[tuple[_Episode, str, dict[str, Any]]]]] = {}
+        for episode in live:
+            for player in episode.match.acting():
+                agent = episode.agents[player]
+                number = episode.numbers[player]
+                observation = episode.match.agent_observation(player, self.vectors[number])
+                observation["episode"] = episode.index
+                groups.setdefault(id(agent), (agent, number, []))[2].append((episode, player, observation))
+        return list(groups.values())
+
+    def agent_stats(self) -> list[dict[str, Any]]:
+        """Per agent number: the rollout's accounting plus the shared agents' own (copies are added as they finish)."""
+        totals = [dict(stats) for stats in self.stats]
+        for total, agent, shared in zip(totals, self.agents, self.shared):
+            if shared:
+                merge_stats(total, _agent_stats(agent))
+        return totals
+
+
+def _agent_stats(agent: Any) -> dict[str, Any] | None:
+    """An agent's own accounting: its ``stats`` attribute, or what its ``stats()`` method returns."""
+    stats = getattr(agent, "stats", None)
+    if callable(stats):
+        stats = stats()
+    return stats if isinstance(stats, dict) else None
+
+
+def ensure_registered(env_id: str, game_ref: tuple[str, str]) -> None:
+    """Register the game behind ``env_id`` in this process from its class reference, if importing parlour did not.
+
+    A user's game registered with ``parlour.register`` in the parent process is
+    unknown to a fresh worker process until its module is imported.
+    """
+    if env_id in list_envs():
+        return
+    module_name, qualname = game_ref
+    target: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    if env_id not in list_envs():
+        register(target)
+
+
+def _work(plan: Plan, share: int, indices: list[int], messages: Any) -> None:
+    """A worker process: play ``indices`` and send ("record", r) per episode, then ("stats", s), or ("error", text)."""
+    try:
+        ensure_registered(plan.env_id, plan.game_ref)
+        rollout = Rollout(plan, share)
+        for record in rollout.run(indices):
+            messages.put(("record", record))
+        messages.put(("stats", rollout.agent_stats()))
+    except BaseException:
+        messages.put(("error", traceback.format_exc()))
+
+
+def play_in_workers(plan: Plan, indices: list[int], workers: int, totals: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Play ``indices`` in ``workers`` spawned processes, yielding records as they arrive; agent stats are added to ``totals``."""
+    for spec, name in zip(plan.specs, plan.names):
+        if not isinstance(spec, str):
+            try:
+                pickle.dumps(spec)
+            except Exception as error:
+                raise TypeError(
+                    f"agent {name!r} cannot be sent to worker processes ({error}); give it as a spec string "
+                    "such as 'python:package.module:factory', make it picklable, or use workers=1"
+                ) from None
+    context = multiprocessing.get_context("spawn")
+    messages = context.Queue()
+    processes = [
+        context.Process(target=_work, args=(plan, share, indices[share::workers], messages), daemon=True)
+        for share in range(workers)
+        if indices[share::workers]
+    ]
+    for process in processes:
+        process.start()
+    finished = 0
+    try:
+        while finished < len(processes):
+            try:
+                kind, payload = messages.get(timeout=1.0)
+            except queue.Empty:
+                if any(process.exitcode not in (None, 0) for process in processes):
+                    raise RuntimeError("an evaluation worker process died; see its output above") from None
+                continue
+            if kind == "record":
+                yield payload
+            elif kind == "stats":
+                finished += 1
+                for total, stats in zip(totals, payload):
+                    merge_stats(total, stats)
+            else:
+                raise RuntimeError(f"an evaluation worker failed:\n{payload}")
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+            process.join()
