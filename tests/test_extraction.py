@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -138,3 +139,109 @@ def test_llm_agent_makes_valid_negotiation_moves_with_the_default_extraction():
 
     results = parlour.evaluate("parlour/PriceNegotiation-v0", [LLMAgent(Haggler()), "conceder"], episodes=4, seed=0, progress=False)
     assert results.summary["haggler"]["invalid_action_rate"] == 0.0
+
+
+MEGABYTE = 1_000_000
+
+
+def _repeat(unit: str) -> str:
+    """``unit`` repeated to about a megabyte."""
+    return unit * (MEGABYTE // len(unit))
+
+
+# Replies built to make a backtracking or rescanning extractor quadratic.
+ADVERSARIAL = {
+    "think repeated": _repeat("<think>"),
+    "think unclosed": "<think>" + "a" * MEGABYTE,
+    "think pairs of mismatched tags": _repeat("<think>x</thinking>"),
+    "boxed repeated": _repeat("\\boxed{"),
+    "boxed repeated and closed": "\\boxed{" * (MEGABYTE // 8) + "}" * (MEGABYTE // 8),
+    "boxed text repeated": _repeat("\\boxed{\\text{"),
+    "open braces": _repeat("{"),
+    "open brackets": _repeat("["),
+    "bracketed commands": _repeat("[b2] "),
+    "fences": _repeat("```"),
+    "fence then spaces": "```" + " " * MEGABYTE,
+    "fence then letters": "```" + "a" * MEGABYTE,
+    "nested objects": '{"tool":' * (MEGABYTE // 16) + "1" + "}" * (MEGABYTE // 16),
+    "nested objects unclosed": _repeat('{"tool":'),
+    "nested lists in an object": '{"move": ' + "[" * (MEGABYTE // 2) + "]" * (MEGABYTE // 2) + "}",
+    "nested objects and lists": _repeat('{"move": ['),
+    "quotes and braces": _repeat('{"') + '"move"',
+    "spaces": " " * MEGABYTE,
+    "letters": "a" * MEGABYTE,
+}
+
+
+def _seconds(reply: str, legal: list[str] | None, extraction: str) -> float:
+    """How long extracting from ``reply`` takes, the better of two tries (a busy machine may stall one)."""
+    tries = []
+    for _ in range(2):
+        started = time.perf_counter()
+        action = extract_action(reply, legal, extraction)
+        tries.append(time.perf_counter() - started)
+        assert action is None or isinstance(action, str)
+    return min(tries)
+
+
+@pytest.mark.parametrize("name", list(ADVERSARIAL))
+def test_extraction_is_linear_on_adversarial_replies(name: str) -> None:
+    """Every extractor, with and without a move list, handles a megabyte built against it in well under a second."""
+    for extraction in EXTRACTORS:
+        for legal in (CELLS, None):
+            elapsed = _seconds(ADVERSARIAL[name], legal, extraction)
+            assert elapsed < 1.0, f"{extraction} with legal={legal is not None} took {elapsed:.2f}s"
+
+
+def _slowest_call(reply: str) -> float:
+    """The longest time the JSON-reading extractors, with or without a move list, take on ``reply``."""
+    return max(_seconds(reply, legal, extraction) for extraction in ("json", "auto") for legal in (CELLS, None))
+
+
+# Replies of many small JSON candidates: each is decoded once, so the cost grows linearly but with a larger
+# constant than the others; the test checks the growth, not a fixed time.
+DENSE = {
+    "objects failing at their end": lambda size: '{"b": ' * 50 + "1" + ', "tool": x}' * 50 + '{"tool": 1, "b": x} ' * (size // 20),
+    "many small objects": lambda size: '{"move": "z9"} ' * (size // 15),
+    "many small nested objects": lambda size: '{"move": {"x": 1}} ' * (size // 19),
+}
+
+
+@pytest.mark.parametrize("name", list(DENSE))
+def test_extraction_grows_linearly_on_dense_json(name: str) -> None:
+    """Four times the reply takes about four times as long (a quadratic extractor would take sixteen)."""
+    small, large = (_slowest_call(DENSE[name](size)) for size in (MEGABYTE // 4, MEGABYTE))
+    assert large < 8 * small + 0.05, f"{small:.3f}s for 250 kB, {large:.3f}s for 1 MB"
+    assert large < 5.0
+
+
+def test_too_deep_json_is_no_action_but_a_later_call_is_found() -> None:
+    deep = '{"tool": "x", "arguments": ' * 100_000 + "{}" + "}" * 100_000
+    assert extract_action(deep, None, "json") is None
+    assert extract_action(deep + ' {"tool": "answer"}', None, "json") == '{"tool":"answer"}'
+    assert extract_action('{"move": ' + "[" * 100_000 + "]" * 100_000 + "}", CELLS, "auto") is None
+
+
+def test_json_objects_inside_a_broken_object_are_found() -> None:
+    assert extract_action('{"note": {"tool": "a"}, oops {"tool": "b"} }', None, "json") == '{"tool":"b"}'
+    assert extract_action('{"note": {"tool": "a"}, oops', None, "json") == '{"tool":"a"}'
+    # An unescaped quote breaks a string, which then meets the newline: the next line starts afresh.
+    assert extract_action('{"q": "say "hi", "x": 1\n{"tool": "c"}', None, "json") == '{"tool":"c"}'
+    # A stray brace in quoted prose: its "strings" hide the call, which is looked for again.
+    assert extract_action('Objects open with "{". My call: {"tool": "d"}', None, "json") == '{"tool":"d"}'
+    assert extract_action('print("{") then {"move": "b2"}', CELLS, "auto") == "b2"
+    # A number too long for int() is not an action, and no crash.
+    assert extract_action('{"move": ' + "1" * 5000 + "}", None, "json") is None
+
+
+def test_nested_boxes_take_the_outermost() -> None:
+    assert extract_action("\\boxed{\\boxed{b2}}", CELLS, "boxed") == "b2"
+    assert extract_action("\\boxed{ unclosed \\boxed{c3}", CELLS, "boxed") == "c3"
+    assert extract_action("\\boxed{a1} and \\boxed{}", CELLS, "boxed") == "a1"
+
+
+def test_prose_quotes_after_an_object_do_not_hide_the_next_one() -> None:
+    assert extract_action('{"a": 1} don"t forget {"tool": "x"}', None, "json") == '{"tool":"x"}'
+    assert extract_action('{"a": {"b": 1}} it"s {"tool": "y", "arguments": {"q": [1]}}', None, "json") == (
+        '{"tool":"y","arguments":{"q":[1]}}'
+    )
