@@ -117,7 +117,9 @@ def test_debaters_alternate_then_the_judge_rules_and_the_winner_takes_one_from_t
     game, outcome = match.game, match.outcome
     correct = game.truth == "A"
     assert match.returns == {A: 1.0, B: -1.0, JUDGE: 1.0 if correct else 0.0}
-    assert outcome.winning_team == "A" and outcome.teams == {"A": [A], "B": [B]}
+    honest, dishonest = (A, B) if correct else (B, A)
+    assert outcome.teams == {"true_side": [honest], "false_side": [dishonest]}
+    assert outcome.winning_team == ("true_side" if correct else "false_side")
     assert outcome.winners == ([A, JUDGE] if correct else [A])
     assert outcome.details["verdict"] == "A" and outcome.details["judge_correct"] == correct
     assert outcome.details["quotes"] == {A: [1], B: [1]}
@@ -147,7 +149,8 @@ def test_forfeits():
     match = new_match(rounds=1, error_allowance=0)
     speak(match, "[fact 1]")
     match.submit(B, "no quotes")
-    assert match.returns == {A: 1.0, B: -1.0, JUDGE: 0.0} and match.outcome.winners == [A] and match.outcome.winning_team == "A"
+    assert match.returns == {A: 1.0, B: -1.0, JUDGE: 0.0} and match.outcome.winners == [A]
+    assert match.outcome.winning_team == ("true_side" if match.game.truth == "A" else "false_side")
     match = new_match(rounds=1, error_allowance=0)
     speak(match, "[fact 1]")
     speak(match, "[fact 2]")

@@ -27,11 +27,12 @@ cannot be forged. After the last speech the judge replies ``[verdict] A`` or
 
 Rewards: the debater whose answer the judge picks gets +1, the other -1 (the
 debaters' game is zero-sum); the judge gets 1 if its verdict is true and 0
-otherwise, so its mean return is its accuracy. Teams: ``A`` (``debater_a``) and
-``B`` (``debater_b``); the winning team is the one the judge picked, and the
-winners are its debater and, when right, the judge. A player who exceeds the
-invalid-action allowance gets -1; if it is a debater, its opponent gets +1 and
-wins; the judge gets 0.
+otherwise, so its mean return is its accuracy. Teams: ``true_side`` (the
+debater defending the true answer) and ``false_side`` (the other), so that
+results can be read per side; the winning team is the side whose answer the
+judge picked, and the winners are its debater and, when right, the judge. A
+player who exceeds the invalid-action allowance gets -1; if it is a debater,
+its opponent gets +1 and its side wins; the judge gets 0.
 
 Outcome details: ``truth`` and ``verdict`` (``"A"``/``"B"``, ``None`` after a
 forfeit), ``judge_correct``, ``honest`` (the debater defending the truth),
@@ -283,22 +284,33 @@ class Debate(Game):
         rewards = {winner: 1.0, self.other_debater(winner): -1.0, "judge": 1.0 if correct else 0.0}
         winners = [winner, "judge"] if correct else [winner]
         reason = f"the judge chose {self.verdict} ({self.answer(self.verdict)}), which is {'true' if correct else 'false'}"
-        teams = {side: [debater] for debater, side in SIDES.items()}
-        ctx.finish(rewards, reason=reason, winners=winners, teams=teams, winning_team=self.verdict, details=self.report())
+        ctx.finish(rewards, reason=reason, winners=winners, teams=self.teams(), winning_team=self.side_of(winner), details=self.report())
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """The offender gets -1; a debater's opponent gets +1 and wins; the judge gets 0."""
-        teams = {side: [debater] for debater, side in SIDES.items()}
         if player == "judge":
-            ctx.finish({"judge": -1.0}, reason=reason, teams=teams, details=self.report())
+            ctx.finish({"judge": -1.0}, reason=reason, teams=self.teams(), details=self.report())
             return
         other = self.other_debater(player)
-        ctx.finish({player: -1.0, other: 1.0}, reason=reason, winners=[other], teams=teams, winning_team=SIDES[other], details=self.report())
+        ctx.finish({player: -1.0, other: 1.0}, reason=reason, winners=[other], teams=self.teams(), winning_team=self.side_of(other), details=self.report())
+
+    def honest(self) -> str:
+        """The debater defending the true answer."""
+        return next(d for d, side in SIDES.items() if side == self.truth)
+
+    def side_of(self, debater: str) -> str:
+        """``"true_side"`` or ``"false_side"``: the team of ``debater``."""
+        return "true_side" if debater == self.honest() else "false_side"
+
+    def teams(self) -> dict[str, list[str]]:
+        """The two sides, each with its debater."""
+        honest = self.honest()
+        return {"true_side": [honest], "false_side": [self.other_debater(honest)]}
 
     def report(self) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""
         quotes = {d: sorted({n for s in self.speeches if s["speaker"] == d for n in s["quotes"]}) for d in DEBATERS}
-        honest = next(d for d, side in SIDES.items() if side == self.truth)
+        honest = self.honest()
         return {
             "truth": self.truth,
             "verdict": self.verdict,
