@@ -16,6 +16,7 @@ import pytest
 
 import parlour  # noqa: F401  (registers the parlour environments with Gymnasium)
 from parlour.wrappers import BackendError, LLMAgent, OpenAIBackend
+from parlour.wrappers.backend import estimate_tokens
 
 #: A responder gets the request number and JSON payload and returns (status, body, headers, delay before answering).
 Responder = Callable[[int, dict[str, Any]], tuple[int, str, dict[str, str], float]]
@@ -242,3 +243,127 @@ def test_token_budget_drops_old_turns() -> None:
     sizes = [agent.backend.count_tokens(p["messages"]) for p in log.payloads]
     assert max(sizes) <= 120
     assert "turn 7" in log.payloads[-1]["messages"][-1]["content"]
+
+
+@contextlib.contextmanager
+def trickle(in_headers: bool, interval: float = 0.5) -> Iterator[str]:
+    """A server that answers one byte every ``interval`` seconds, in its headers or its body; yields its base URL."""
+    body = chat("x" * 400).encode()
+    head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            slow, fast = (head, b"") if in_headers else (b"", head)
+            # The client gives up mid-answer: a closed socket is expected.
+            with contextlib.suppress(OSError):
+                self.wfile.write(fast)
+                for index in range(len(slow)):
+                    self.wfile.write(slow[index : index + 1])
+                    time.sleep(interval)
+                for index in range(len(body)):
+                    self.wfile.write(body[index : index + 1])
+                    time.sleep(interval)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("in_headers", [False, True], ids=["body", "headers"])
+def test_a_trickling_server_meets_the_request_deadline(in_headers: bool) -> None:
+    """Bytes every half second never trip the 1 s network timeout; the 1.5 s deadline ends each try all the same."""
+    with trickle(in_headers) as url:
+        started = time.monotonic()
+        failure = rf"POST {re.escape(url)}/chat/completions failed after 2 attempt\(s\): .* request deadline of 1\.5s"
+        with pytest.raises(BackendError, match=failure):
+            backend(url, timeout=1.0, request_deadline=1.5, max_attempts=2).complete(MESSAGES)
+        assert 3.0 <= time.monotonic() - started < 4.5
+
+
+def test_default_deadline_is_twice_the_timeout() -> None:
+    assert OpenAIBackend("tiny", "http://127.0.0.1:9/v1", timeout=7.0).request_deadline == 14.0
+
+
+def retry_after_then_ok(value: Callable[[], str]) -> Responder:
+    """A server that answers 429 with ``Retry-After: value()`` once, then a completion."""
+
+    def responder(index: int, payload: dict[str, Any]) -> tuple[int, str, dict[str, str], float]:
+        return (429, "slow down", {"Retry-After": value()}, 0.0) if index == 0 else (200, chat("ok"), {}, 0.0)
+
+    return responder
+
+
+def test_retry_after_in_seconds_is_honoured_beyond_the_backoff_cap() -> None:
+    with serve(retry_after_then_ok(lambda: "0.6")) as (url, log):
+        assert backend(url, backoff=0.01, max_backoff=0.05).complete(MESSAGES).text == "ok"
+    assert 0.6 <= log.times[1] - log.times[0] < 1.2
+
+
+def test_retry_after_as_an_http_date_is_honoured() -> None:
+    from email.utils import formatdate
+
+    # HTTP dates have whole seconds: three seconds ahead is a wait of more than two.
+    with serve(retry_after_then_ok(lambda: formatdate(time.time() + 3, usegmt=True))) as (url, log):
+        assert backend(url, backoff=0.01, max_backoff=0.05).complete(MESSAGES).text == "ok"
+    assert 1.9 <= log.times[1] - log.times[0] < 3.6
+
+
+def test_retry_after_beyond_the_limit_fails_at_once() -> None:
+    with serve(retry_after_then_ok(lambda: "30")) as (url, log):
+        started = time.monotonic()
+        with pytest.raises(BackendError, match=r"HTTP 429.*asked to wait 30s.*max_retry_after of 5s"):
+            backend(url, max_retry_after=5.0).complete(MESSAGES)
+        assert time.monotonic() - started < 1.0
+    assert len(log.payloads) == 1
+
+
+def test_non_numeric_usage_is_ignored_and_tokens_are_estimated() -> None:
+    body = json.dumps({"choices": [{"message": {"content": "b2"}}], "usage": {"prompt_tokens": "lots", "completion_tokens": None}})
+    with serve(lambda index, payload: (200, body, {}, 0.0)) as (url, log):
+        completion = backend(url).complete(MESSAGES)
+    assert completion.text == "b2"
+    assert completion.prompt_tokens == estimate_tokens(MESSAGES)
+    assert completion.completion_tokens == estimate_tokens([{"role": "assistant", "content": "b2"}])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        json.dumps({"choices": [{"message": {"role": "assistant", "content": None}}]}),
+        json.dumps({"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": []}}]}),
+        json.dumps({"choices": [{"message": {"role": "assistant", "content": 7}}]}),
+        '{"choices": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    ],
+    ids=["null content", "null content, no tool calls", "number content", "nested 100 000 deep"],
+)
+def test_responses_without_text_are_malformed(body: str) -> None:
+    with serve(lambda index, payload: (200, body, {}, 0.0)) as (url, log):
+        with pytest.raises(BackendError, match=rf"{re.escape(url)}/chat/completions returned a malformed chat completion"):
+            backend(url).complete(MESSAGES)
+
+
+def test_tool_calls_without_content_become_json_tool_calls() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"query": "Paris"}'}}
+    body = json.dumps({"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [call]}}]})
+    with serve(lambda index, payload: (200, body, {}, 0.0)) as (url, log):
+        completion = backend(url).complete(MESSAGES)
+    assert json.loads(completion.text) == {"tool": "search", "arguments": {"query": "Paris"}}
+
+
+def test_deeply_nested_json_in_a_reply_is_an_invalid_action_not_a_crash() -> None:
+    reply = '{"move": ' + "[" * 100_000 + '"zz"' + "]" * 100_000 + "}"
+    with serve(lambda index, payload: (200, chat(reply), {}, 0.0)) as (url, log):
+        agent = LLMAgent(backend(url), max_retries=1)
+        observation = {"text": "Board...", "legal_moves": ["a1", "b2"], "player": "player_0", "env_id": "parlour/TicTacToe-v0"}
+        assert agent.act(observation) == reply
+    assert agent.stats()["parse_failures"] == 2
