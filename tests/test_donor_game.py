@@ -64,6 +64,14 @@ def test_a_donor_sees_its_recipients_recent_history_with_what_that_recipients_re
     assert "round 1" not in text.split("Recent history")[1]
 
 
+def test_with_no_history_shown_donors_decide_blind():
+    match = new_match(num_players=3, strategies=False, history=0)
+    donate(match, {P0: P1, P1: P2, P2: P0}, {P0: "give 50%", P1: "give 0%", P2: "give 100%"})
+    assert match.agent_observation(P0)["view"]["recipient_history"] == []
+    assert "No history is shown in this game." in match.observation_text(P0)
+    assert match.game.vector(P0).shape == (3,)
+
+
 def test_the_richer_half_survive_and_everyone_is_paid_and_starts_afresh_each_generation():
     match = new_match(num_players=4, rounds=1, generations=2, strategies=False)
     donate(match, {P0: P1, P1: P2, P2: P3, P3: P0}, {P0: "give 0%", P1: "give 100%", P2: "give 50%", P3: "give 10%"})

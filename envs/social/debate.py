@@ -8,7 +8,8 @@ of numbered comparisons consistent with that order ("Tavo is taller than
 Mirel", or the same fact as "Mirel is shorter than Tavo"). The question asks
 which of two people ranks higher, e.g. "Who is taller: Tavo or Kesu?". The
 answer follows from a chain of ``chain`` facts (option, default 3; no shorter
-chain exists) hidden among ``distractors`` other true facts (default 6).
+chain exists) hidden among ``distractors`` other true facts (default 6; fewer
+when so few people cannot make that many without a shorter chain).
 Because every fact agrees with one hidden order, no set of facts supports the
 false answer. The two candidate answers are shown as A and B in random order;
 ``debater_a`` defends A and ``debater_b`` defends B, so exactly one of them

@@ -191,6 +191,8 @@ class DonorGame(Game):
     def describe(self, player: str) -> str:
         """``player``'s recent donations in words, most recent first."""
         recent = self.recent(player)
+        if not self.history:
+            return "No history is shown in this game."
         if not recent:
             return f"{player} has not donated yet this generation."
         parts = []
