@@ -1,4 +1,4 @@
-"""The leaderboard as one Python object: store, verification, ratings, server and static site.
+"""The leaderboard as one Python object: store, verification, challenges, ratings, server and static site.
 
 ::
 
@@ -6,116 +6,267 @@
 
     board = Leaderboard("sqlite:///leaderboard.db")      # or a postgresql+psycopg:// URL
     token = board.add_submitter("alice")                  # shown once; only its hash is stored
-    result = board.submit("results/", "alice")            # a bundle dir, a dir of bundles, a Results, a wire dict
-    board.ratings("parlour/TicTacToe-v0")                 # one environment's table; ratings() is the overall one
+    challenge = board.issue_challenge("alice", "parlour/KuhnPoker-v0", ["mine", "nash"])
+    results = parlour.evaluate("parlour/KuhnPoker-v0", [mine, "nash"], challenge=challenge)
+    board.submit(results, "alice")                        # a bundle dir, a dir of bundles, a Results, a wire dict
+    board.ratings("parlour/KuhnPoker-v0")                 # one environment's table; ratings() is the overall one
     board.export("site/")                                 # the HTML pages as a static site
-    board.serve("127.0.0.1", 8000)                        # the HTTP API and the pages
+    board.serve("127.0.0.1", 8000)                        # the HTTP API, live matches and the pages
 
-:meth:`Leaderboard.submit` raises :class:`parlour.leaderboard.verify.Rejected`
-when any episode does not reproduce, or when the bundle uses an agent name that
-another submitter owns (the first to store a name owns it); nothing of that
-bundle is stored then.
+Only runs played for a challenge (and live matches, which the server plays
+itself) count in the ratings; a bundle without a challenge is stored as
+self-reported and shown apart. :meth:`Leaderboard.submit` raises
+:class:`parlour.leaderboard.verify.Rejected` when any episode does not
+reproduce, when the bundle is not exactly its challenge's run (or the
+challenge is unknown, someone else's, expired or used), or when it uses an
+agent name that another submitter owns or that looks like an existing name;
+:class:`parlour.leaderboard.store.QuotaExceeded` past the submitter's storage
+quota. Nothing of such a bundle is stored.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
+
+from sqlalchemy.exc import IntegrityError
 
 from parlour.envs.core.match import make_game
 from parlour.envs.registry import game_class
 from parlour.leaderboard import ratings as rating_math
-from parlour.leaderboard.store import NameTaken, Store
-from parlour.leaderboard.verify import Rejected, VerifiedBundle, as_bundle, bundle_dirs, verify_bundle
+from parlour.leaderboard.names import BadName
+from parlour.leaderboard.store import ChallengeError, NameTaken, Quota, QuotaExceeded, Store
+from parlour.leaderboard.verify import (
+    Rejected,
+    VerifiedBundle,
+    as_bundle,
+    bundle_dirs,
+    challenge_of,
+    check_lineup,
+    check_name,
+    verify_bundle,
+)
+
+#: Suffix of the snapshot key under which an environment's self-reported table is kept.
+SELF_REPORTED = " [self-reported]"
 
 
 class Leaderboard:
-    """A leaderboard backed by the database at ``url`` (created if empty); see the module docstring."""
+    """A leaderboard backed by the database at ``url`` (created if empty); see the module docstring.
 
-    def __init__(self, url: str = "sqlite:///leaderboard.db", bootstrap: int = rating_math.BOOTSTRAP):
+    Args:
+        url: the database (any SQLAlchemy URL).
+        bootstrap: bootstrap samples of the rating intervals.
+        quota: per-submitter storage limits (bytes of records, episodes).
+        challenge_episodes: episodes of a challenge when the submitter asks for no count;
+            ``min_challenge_episodes`` to ``max_challenge_episodes`` bound a count asked for.
+        challenge_ttl: seconds a challenge stays open.
+        max_open_challenges: open challenges one submitter may hold at once.
+    """
+
+    def __init__(
+        self,
+        url: str = "sqlite:///leaderboard.db",
+        bootstrap: int = rating_math.BOOTSTRAP,
+        quota: Quota | None = None,
+        challenge_episodes: int = 100,
+        min_challenge_episodes: int = 20,
+        max_challenge_episodes: int = 20_000,
+        challenge_ttl: float = 24 * 3600.0,
+        max_open_challenges: int = 8,
+    ):
         self.store = Store(url)
         self.bootstrap = bootstrap
+        self.quota = quota if quota is not None else Quota()
+        self.challenge_episodes = challenge_episodes
+        self.min_challenge_episodes = min_challenge_episodes
+        self.max_challenge_episodes = max_challenge_episodes
+        self.challenge_ttl = challenge_ttl
+        self.max_open_challenges = max_open_challenges
 
     def add_submitter(self, name: str) -> str:
         """Create a submitter and return its token (print it: it cannot be recovered)."""
         return self.store.add_submitter(name)
 
+    # ------------------------------------------------------------ challenges
+    def issue_challenge(
+        self,
+        submitter: str,
+        env_id: str,
+        agents: list[str],
+        episodes: int | None = None,
+        lineup: list[int] | None = None,
+        rotate_seats: bool = True,
+    ) -> dict[str, Any]:
+        """A single-use challenge for ``submitter`` to evaluate ``agents`` (the run's agent names, in order) on ``env_id``.
+
+        ``episodes`` is a wish, clamped to the leaderboard's bounds; ``lineup``
+        (the agent number in each seat, default: agents in order, the last one
+        filling the remaining seats) and ``rotate_seats`` fix the seating. Raises
+        :class:`Rejected` for an unknown environment, bad agent names, or while
+        the submitter holds an open challenge for the same run.
+        """
+        try:
+            game_cls = game_class(env_id)
+        except KeyError as error:
+            raise Rejected(str(error.args[0])) from None
+        if not isinstance(agents, list) or not agents:
+            raise Rejected("a challenge needs the run's agent names, in order")
+        names = [check_name(name, "agent name") for name in agents]
+        seats = len(make_game(game_cls, {}).players)
+        if len(set(names)) != len(names) or len(names) > seats:
+            raise Rejected(f"agents must be 1 to {seats} distinct names for {env_id}, got {len(names)}")
+        lineup = check_lineup(lineup, len(names), seats)
+        if not isinstance(rotate_seats, bool):
+            raise Rejected(f"rotate_seats must be true or false, got {rotate_seats!r}")
+        if episodes is None:
+            count = self.challenge_episodes
+        elif isinstance(episodes, int) and not isinstance(episodes, bool):
+            count = min(max(episodes, self.min_challenge_episodes), self.max_challenge_episodes)
+        else:
+            raise Rejected(f"episodes must be an int, got {episodes!r}")
+        try:
+            return self.store.issue_challenge(
+                submitter, env_id, game_cls.version, names, lineup, rotate_seats, count, self.challenge_ttl, self.max_open_challenges
+            )
+        except ChallengeError as error:
+            raise Rejected(str(error)) from None
+
+    def _challenge_for(self, bundle: dict[str, Any], submitter: str) -> dict[str, Any] | None:
+        """The stored challenge a bundle names, after checking it is ``submitter``'s, unexpired and unused."""
+        challenge_id = challenge_of(bundle)
+        if challenge_id is None:
+            return None
+        challenge = self.store.challenge(challenge_id)
+        if challenge is None:
+            raise Rejected(f"the bundle names challenge {challenge_id!r}, which this server did not issue")
+        if challenge["submitter"] != submitter:
+            raise Rejected(f"challenge {challenge_id} was issued to another submitter")
+        if challenge["submission"] is not None:
+            raise Rejected(f"challenge {challenge_id} was already used (a challenge is accepted once); ask for a new one")
+        if dt.datetime.fromisoformat(challenge["expires_at"]) <= dt.datetime.now(dt.timezone.utc):
+            raise Rejected(f"challenge {challenge_id} expired at {challenge['expires_at']}; ask for a new one")
+        if challenge["env_version"] != game_class(challenge["env_id"]).version:
+            raise Rejected(f"challenge {challenge_id} was for another version of {challenge['env_id']}; ask for a new one")
+        return challenge
+
+    # ----------------------------------------------------------- submissions
     def submit(self, bundle: Any, submitter: str) -> dict[str, Any] | list[dict[str, Any]]:
         """Verify and store a bundle for ``submitter``; a directory of bundles gives one result per bundle.
 
         ``bundle`` is the wire dict, a :class:`~parlour.leaderboard.results.Results`,
         a bundle directory or a directory of them. Returns ``{"submission": id
-        or None, "env_id", "episodes", "new_episodes", "duplicates"}``. Raises
-        :class:`Rejected` if the bundle does not verify or uses another
-        submitter's agent names (then nothing is stored).
+        or None, "env_id", "episodes", "new_episodes", "duplicates", "counted"}``
+        (``counted``: played for a challenge). Raises :class:`Rejected` or
+        :class:`QuotaExceeded` (then nothing is stored); see the module docstring.
         """
         if isinstance(bundle, (str, Path)):
             directories = bundle_dirs(bundle)
             if directories != [Path(bundle)]:
                 return [self.submit(directory, submitter) for directory in directories]
-        return self.store_verified(verify_bundle(as_bundle(bundle)), submitter)
+        wire = as_bundle(bundle)
+        return self.store_verified(verify_bundle(wire, self._challenge_for(wire, submitter)), submitter)
 
-    def store_verified(self, verified: VerifiedBundle, submitter: str) -> dict[str, Any]:
-        """Store an already verified bundle and refresh its environment's ratings; :class:`Rejected` for another's names."""
+    def verify(self, bundle: Any, submitter: str) -> VerifiedBundle:
+        """Verify a bundle (wire form) for ``submitter`` against the challenge it names, without storing it."""
+        return verify_bundle(bundle, self._challenge_for(bundle, submitter) if isinstance(bundle, dict) else None)
+
+    def store_verified(self, verified: VerifiedBundle, submitter: str, source: str | None = None) -> dict[str, Any]:
+        """Store an already verified bundle and refresh its environment's ratings; :class:`Rejected` for names or a used challenge."""
+        source = source or ("challenge" if verified.challenge is not None else "self")
         try:
             stored = self.store.add_submission(
-                submitter, verified.env_id, verified.env_version, verified.summary, verified.episodes, builtin=verified.builtin
+                submitter, verified.env_id, verified.env_version, verified.summary, verified.episodes,
+                builtin=verified.builtin, source=source, challenge=verified.challenge, quota=self.quota,
             )
-        except NameTaken as taken:
-            raise Rejected(str(taken)) from None
+        except (NameTaken, ChallengeError, BadName) as refused:
+            raise Rejected(str(refused)) from None
+        except IntegrityError:
+            # Two submissions raced to create look-alike names: the database's unique skeleton stopped the second.
+            raise Rejected("an agent name of this bundle was just taken by a look-alike in another submission; choose other names") from None
         if stored.new_episodes:
-            self.ratings(verified.env_id)
+            self.ratings(verified.env_id, counted=source != "self")
         return {
             "submission": stored.submission_id,
             "env_id": verified.env_id,
             "episodes": stored.episodes,
             "new_episodes": stored.new_episodes,
             "duplicates": stored.episodes - stored.new_episodes,
+            "counted": source != "self",
         }
 
-    def ratings(self, env_id: str | None = None) -> dict[str, Any]:
+    # --------------------------------------------------------------- ratings
+    def env_info(self, env_id: str) -> dict[str, Any]:
+        """An environment's description, category, flags, players and rules text (as its first player is shown them)."""
+        from parlour.envs.core.match import Match
+
+        game_cls = game_class(env_id)
+        match = Match(game_cls, {})
+        match.reset(0)
+        player = match.players[0]
+        rules = next((message["text"] for message in match.messages(player) if message["kind"] == "rules"), "")
+        return {
+            "env_id": env_id, "name": game_cls.name, "description": game_cls.description, "category": game_cls.category,
+            "zero_sum": game_cls.zero_sum, "simultaneous": game_cls.simultaneous, "players": list(match.players),
+            "rules": rules, "rules_player": player,
+        }
+
+    def ratings(self, env_id: str | None = None, counted: bool = True) -> dict[str, Any]:
         """The rating table of ``env_id`` (see :mod:`parlour.leaderboard.ratings`), or the overall table without one.
 
-        A stored table is reused while no episode has been added since; otherwise
-        it is recomputed from every stored episode of the environment and saved.
+        ``counted=False`` gives the table of the self-reported episodes, kept
+        apart. A stored table is reused while no episode has been added since;
+        otherwise it is recomputed from every stored episode of the environment and saved.
         """
         if env_id is None:
             return self.overall()
-        count = self.store.episode_count(env_id)
-        snapshot = self.store.snapshot(env_id)
+        key = env_id if counted else env_id + SELF_REPORTED
+        count = self.store.episode_count(env_id, counted=counted)
+        snapshot = self.store.snapshot(key)
         if snapshot is not None and snapshot[0] == count:
             return snapshot[1]
         try:
-            seats = len(make_game(game_class(env_id), {}).players)
+            game_cls = game_class(env_id)
         except KeyError:
             raise KeyError(f"no environment {env_id!r} is installed on this leaderboard") from None
-        table = rating_math.env_table(self.store.results(env_id), seats, bootstrap=self.bootstrap)
+        players = list(make_game(game_cls, {}).players)
+        table = rating_math.env_table(
+            self.store.results(env_id, counted=counted), len(players), bootstrap=self.bootstrap, category=game_cls.category,
+            zero_sum=game_cls.zero_sum, players=players, simultaneous=game_cls.simultaneous,
+        )
         table["env_id"] = env_id
-        self.store.save_ratings(env_id, count, table)
+        table["counted"] = counted
+        self.store.save_ratings(key, count, table)
         return table
 
     def overall(self) -> dict[str, Any]:
-        """The overall table: normalised scores (random 0, best scripted baseline 100) averaged over environments."""
+        """The overall table and one per category: normalised scores (random 0, best scripted baseline 100) averaged over environments."""
         from parlour.baselines import scripted_names
 
-        tables = {env_id: self.ratings(env_id) for env_id in self.store.env_ids()}
-        return rating_math.overall({env_id: rating_math.normalised(table, scripted_names(env_id)) for env_id, table in tables.items()})
+        env_ids = self.store.env_ids(counted=True)
+        tables = {env_id: self.ratings(env_id) for env_id in env_ids}
+        normalised = {env_id: rating_math.normalised(table, scripted_names(env_id)) for env_id, table in tables.items()}
+        return rating_math.overall(normalised, categories={env_id: game_class(env_id).category for env_id in env_ids})
 
     def agent(self, name: str) -> dict[str, Any] | None:
-        """An agent's rows in every environment it played, with its overall score; None if unknown."""
+        """An agent's rows in every environment it played, with its overall score and its recent episodes; None if unknown."""
         info = self.store.agent(name)
         if info is None:
             return None
-        overall = next((row for row in self.overall()["rows"] if row["agent"] == name), None)
+        overall = self.overall()
+        ranked = next((row for row in overall["rows"] + overall["uncovered"] if row["agent"] == name), None)
         environments = {}
         for env_id in sorted(info["episodes"]):
             table = self.ratings(env_id)
-            row = next(row for row in table["rows"] if row["agent"] == name)
-            environments[env_id] = dict(row, kind=table["kind"], episodes=info["episodes"][env_id])
-        return {"name": name, "overall": overall, "environments": environments}
+            row = next((row for row in table["rows"] if row["agent"] == name), None)
+            if row is not None:
+                environments[env_id] = dict(row, kind=table["kind"], method=table["method"], episodes=info["episodes"][env_id])
+        return {"name": name, "owner": info["owner"], "overall": ranked, "environments": environments,
+                "self_reported": info["self_reported"], "recent": self.store.episodes(agent=name, limit=20)}
 
     def serve(self, host: str = "127.0.0.1", port: int = 8000, **limits: Any) -> None:
-        """Serve the HTTP API and pages with uvicorn until interrupted (``limits``: see :func:`create_app`)."""
+        """Serve the HTTP API, live matches and pages with uvicorn until interrupted (``limits``: see :func:`create_app`)."""
         import uvicorn
 
         from parlour.leaderboard.server import create_app
@@ -129,4 +280,4 @@ class Leaderboard:
         return export_site(self, Path(out_dir))
 
 
-__all__ = ["Leaderboard", "Rejected"]
+__all__ = ["Leaderboard", "QuotaExceeded", "Rejected"]

@@ -1,20 +1,48 @@
-"""Ratings, recomputed from scratch from the stored episodes.
+"""Ratings, recomputed from scratch from the stored episodes; the method is declared once per game category.
 
-* Games of two or more seats: every episode is split into pairwise results
-  between seats held by different agents (the higher return wins, equal
-  returns are half a win each). A Bradley–Terry model is fitted by Newton's
-  method with a weak Gaussian prior on the log-strengths (standard deviation
-  :data:`PRIOR_SD`, which keeps undefeated or disconnected agents finite), and
-  shown on an Elo-like scale: 400 points per factor of ten in odds, the anchor
-  agent (:data:`ANCHOR`, the ``random`` baseline) at :data:`ANCHOR_RATING`.
-  Without the anchor in an environment, the mean rating is put there instead.
-  95% intervals come from a percentile bootstrap over episodes.
-* Single-agent tasks: mean return with its standard error (interval: mean
-  plus or minus 1.96 standard errors).
-* Overall: per environment, scores normalised so that ``random`` is 0 and the
-  best scripted baseline of that environment is 100, averaged over the
-  environments an agent played; environments lacking either reference are
-  left out of the average.
+:data:`CATEGORY_METHODS` says which rating each category of environment gets
+(:func:`method_for` resolves it for one environment), and :data:`METHODS`
+holds the one sentence each page shows about it:
+
+* ``bradley-terry`` (competitive games whose every payoff is a win, a draw or
+  a loss, e.g. TicTacToe): every episode is split into pairwise results
+  between seats held by different agents (win 1, draw ½). A Bradley–Terry
+  model with a first-mover term (the earlier seat's advantage, left out for
+  simultaneous-move games) is fitted by Newton's method with a weak Gaussian
+  prior (:data:`PRIOR_SD`), shown on an Elo-like scale with ``random`` at
+  :data:`ANCHOR_RATING` (the mean, without ``random``).
+* ``payoff`` (competitive games with other payoffs, such as poker chips or
+  Blotto fields, and negotiations): a per-pair mean-payoff matrix ``M[i][j]``
+  (agent i's mean return in episodes where j held another seat); the rating
+  is the expected payoff against the field, the mean over opponents of
+  ``M[i][j]``, so farming one weak opponent does not help. Beside it a
+  game-theoretic view of the same matrix: Nash averaging (the payoff against
+  the maximum-entropy Nash equilibrium of the antisymmetric part of ``M``,
+  Balduzzi et al. 2018) for zero-sum games, α-Rank's stationary mass
+  (Omidshafiei et al. 2019) for general-sum ones.
+* ``team`` (cooperation): the cross-play team score, the mean over partners
+  (the agent itself included, self-play) of the agent's mean return with that
+  partner; the team table, the per-role table and the mixed-partner matrix
+  go beside it, with the ``random`` team and the best scripted team as
+  reference points.
+* ``roles`` (social games with roles and teams): the mean over the roles an
+  agent played of its mean return in that role, so an agent is rated on
+  every side it plays; a role is the player's team in the outcome, else its
+  seat name without the trailing number.
+* ``score`` (single-agent tasks such as search and coding): mean score.
+
+Intervals (95%): a percentile bootstrap over episodes, widened where needed
+to a normal interval whose variance is smoothed with two pseudo-observations
+at the environment's lowest and highest return (Bradley–Terry: the
+posterior's curvature), so a perfect record never shows a zero-width
+interval: a bootstrap of identical episodes alone would.
+
+Overall (:func:`overall`): per environment, scores are normalised so that
+``random`` is 0 and the best scripted baseline is 100 (the interval too);
+an agent's overall score is its mean over the environments it covered, with
+an interval from the per-environment ones, and only agents that covered at
+least :data:`MIN_COVERAGE` of the environments are ranked. Per-category
+tables do the same within each category.
 
 Episodes are sorted by fingerprint and the bootstrap has a fixed seed, so a
 table depends only on the set of stored episodes, never on arrival order.
@@ -23,7 +51,10 @@ table depends only on the set of stored episodes, never on arrival order.
 from __future__ import annotations
 
 import math
+import re
+import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,17 +65,135 @@ ELO_PER_NAT = 400.0 / math.log(10.0)
 PRIOR_SD = 5.0
 BOOTSTRAP = 200
 BOOTSTRAP_SEED = 0
+Z95 = 1.959963984540054
+#: Share of the environments (of the table's scope) an agent must have played to be ranked overall.
+MIN_COVERAGE = 0.5
+#: α-Rank's selection intensity (on payoffs scaled to [-1, 1]) and population size.
+ALPHA_RANK_ALPHA = 20.0
+ALPHA_RANK_POPULATION = 50
 
-#: One stored episode: (fingerprint, {seat: agent}, {seat: return}).
-Result = tuple[str, dict[str, str], dict[str, float]]
+#: One stored episode: (fingerprint, {seat: agent}, {seat: return}) and optionally its outcome details
+#: (``{"details": {...}, "teams": {...} | None, ...}``, see :func:`parlour.leaderboard.store.outcome_details`).
+Result = tuple
 
 
-def pairwise(results: Sequence[Result], agents: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Pairwise results of ``results`` as arrays (episode index, agent i, agent j, score of i in [0, 1])."""
+@dataclass(frozen=True)
+class Method:
+    """A rating method: its key, the name of its value column, and the sentence a page shows about it."""
+
+    key: str
+    value: str
+    sentence: str
+
+
+METHODS = {
+    "bradley-terry": Method(
+        "bradley-terry", "rating",
+        "Bradley–Terry ratings from every pair of seats in every episode (win 1, draw ½) with a first-mover term, "
+        "on the Elo scale with random at 1000; 95% intervals are the wider of a bootstrap over episodes and the posterior's curvature.",
+    ),
+    "payoff": Method(
+        "payoff", "expected payoff",
+        "Expected payoff against the field: the mean over opponents of the agent's mean payoff per episode against each, "
+        "with 95% bootstrap intervals over episodes; the game-theoretic column reads the same payoff matrix "
+        "(Nash averaging for zero-sum games, α-Rank mass for general-sum ones).",
+    ),
+    "team": Method(
+        "team", "team score",
+        "Cross-play team score: the mean over partners (the agent itself included) of the agent's mean return with that partner, "
+        "with 95% bootstrap intervals over episodes; random and the best scripted team are the reference points.",
+    ),
+    "roles": Method(
+        "roles", "role-balanced payoff",
+        "Role-balanced payoff: the mean over the roles an agent played of its mean return in that role, "
+        "with 95% bootstrap intervals over episodes.",
+    ),
+    "score": Method(
+        "score", "mean score",
+        "Mean score per episode, each agent alone, with a 95% interval (normal, variance smoothed toward the task's range).",
+    ),
+}
+
+#: The rating of each game category, declared once: "competitive" is Bradley–Terry when every payoff is a win,
+#: a draw or a loss and expected payoff otherwise; categories not listed get "competitive" (or "payoff" when not zero-sum).
+CATEGORY_METHODS = {
+    "game": "competitive",
+    "negotiation": "payoff",
+    "cooperation": "team",
+    "social": "roles",
+    "search": "score",
+    "coding": "score",
+}
+
+#: The categories in the order the overall page lists their tables, with their headings.
+CATEGORY_TITLES = {
+    "game": "Games", "negotiation": "Negotiation", "search": "Search", "coding": "Coding",
+    "cooperation": "Cooperation", "social": "Social",
+}
+
+
+def win_loss_only(results: Sequence[Result]) -> bool:
+    """Whether every return is -1, 0 or 1: payoffs that say only who won, where Bradley–Terry loses nothing."""
+    return all(value in (-1.0, 0.0, 1.0) for result in results for value in result[2].values())
+
+
+def method_for(category: str, zero_sum: bool, seats: int, results: Sequence[Result] = ()) -> str:
+    """The rating method of an environment of ``category`` (see :data:`CATEGORY_METHODS`)."""
+    if seats == 1:
+        return "score"
+    declared = CATEGORY_METHODS.get(category, "competitive" if zero_sum else "payoff")
+    if declared == "competitive":
+        return "bradley-terry" if zero_sum and win_loss_only(results) else "payoff"
+    return declared
+
+
+def role_of(seat: str, details: dict[str, Any] | None = None) -> str:
+    """A seat's role: its team in the episode's outcome if it had one, else its name without the trailing number."""
+    teams = (details or {}).get("teams") or {}
+    for team, members in teams.items():
+        if seat in members:
+            return str(team)
+    return re.sub(r"_?[0-9]+$", "", seat) or seat
+
+
+# ------------------------------------------------------------------ intervals
+def _bootstrap_counts(n: int, bootstrap: int, seed: int) -> Iterable[np.ndarray]:
+    """``bootstrap`` resamplings of ``n`` episodes, as how often each episode was drawn."""
+    rng = np.random.default_rng(seed)
+    for _ in range(bootstrap):
+        yield np.bincount(rng.integers(0, n, size=n), minlength=n).astype(float)
+
+
+def smoothed_se(values: np.ndarray, low: float, high: float) -> float:
+    """The standard error of the mean of ``values``, its variance smoothed by two pseudo-observations at ``low`` and ``high``.
+
+    Like Agresti–Coull for proportions: when every value is the same (a perfect
+    record) the interval still has the width the payoffs' range allows.
+    """
+    n = len(values)
+    if n == 0:
+        return math.inf
+    padded = np.concatenate([values, [low, high]])
+    return float(padded.std(ddof=1) / math.sqrt(n))
+
+
+def _widen(value: float, low: float, high: float, se: float) -> tuple[float, float]:
+    """The wider of [low, high] and value ± 1.96 se."""
+    return min(low, value - Z95 * se), max(high, value + Z95 * se)
+
+
+# ------------------------------------------------------------- Bradley–Terry
+def pairwise(results: Sequence[Result], agents: list[str], players: Sequence[str] | None = None) -> tuple[np.ndarray, ...]:
+    """Pairwise results as arrays (episode, agent in the earlier seat, agent in the later seat, score of the earlier one).
+
+    Seats are ordered as in ``players`` (the game's seat order; sorted names without it).
+    """
     index = {name: k for k, name in enumerate(agents)}
+    order = {seat: k for k, seat in enumerate(players)} if players else None
     episodes, first, second, score = [], [], [], []
-    for e, (_, seating, returns) in enumerate(results):
-        seats = sorted(seating)
+    for e, result in enumerate(results):
+        seating, returns = result[1], result[2]
+        seats = sorted(seating, key=(lambda seat: (order.get(seat, len(order)), seat)) if order else None)
         for a, seat_a in enumerate(seats):
             for seat_b in seats[a + 1 :]:
                 if seating[seat_a] == seating[seat_b]:
@@ -57,30 +206,55 @@ def pairwise(results: Sequence[Result], agents: list[str]) -> tuple[np.ndarray, 
     return np.array(episodes, dtype=np.int64), np.array(first, dtype=np.int64), np.array(second, dtype=np.int64), np.array(score)
 
 
-def fit_bradley_terry(wins: np.ndarray, prior_sd: float = PRIOR_SD, iterations: int = 100) -> np.ndarray:
-    """Log-strengths maximising the Bradley–Terry posterior for win matrices ``wins`` of shape (..., K, K).
+def fit_bradley_terry(
+    wins: np.ndarray, games: np.ndarray | None = None, first_mover: bool = False, prior_sd: float = PRIOR_SD, iterations: int = 100
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Maximise the Bradley–Terry posterior; returns (log-strengths centred on their mean, first-mover term, covariance).
 
-    ``wins[..., i, j]`` is how often i beat j (ties counted half to each).
-    Returns log-strengths of shape (..., K), each batch centred on its mean.
+    ``wins[..., i, j]`` is the score the agent in the earlier seat, i, took
+    from j in the later seat (ties half each), ``games[..., i, j]`` how many
+    such games there were (default ``wins + wins.T``, for a model without the
+    first-mover term). With ``first_mover`` the win probability of the earlier
+    seat is ``σ(θ_i - θ_j + η)``. The covariance is the inverse of the
+    posterior's negative Hessian over (θ, η).
     """
     wins = np.asarray(wins, dtype=float)
-    games = wins + np.swapaxes(wins, -1, -2)
+    if games is None:
+        games = wins + np.swapaxes(wins, -1, -2)
+    games = np.asarray(games, dtype=float)
     k = wins.shape[-1]
-    theta = np.zeros(wins.shape[:-1])
-    eye = np.eye(k)
-    won = wins.sum(axis=-1)
+    size = k + 1
+    params = np.zeros(wins.shape[:-2] + (size,))
+    eye_k = np.eye(k)
+    hessian = np.broadcast_to(-np.eye(size) / prior_sd**2, params.shape + (size,))
     for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(theta[..., None, :] - theta[..., :, None]))
-        gradient = won - (games * p).sum(axis=-1) - theta / prior_sd**2
-        curvature = games * p * (1.0 - p)
-        hessian = curvature - eye * curvature.sum(axis=-1)[..., None] - eye / prior_sd**2
+        theta, eta = params[..., :k], params[..., k]
+        logit = theta[..., :, None] - theta[..., None, :] + (eta[..., None, None] if first_mover else 0.0)
+        p = 1.0 / (1.0 + np.exp(-logit))
+        residual = wins - games * p
+        weight = games * p * (1.0 - p)
+        gradient = np.empty_like(params)
+        gradient[..., :k] = residual.sum(axis=-1) - residual.sum(axis=-2) - theta / prior_sd**2
+        gradient[..., k] = residual.sum(axis=(-1, -2)) - eta / prior_sd**2
+        both = weight + np.swapaxes(weight, -1, -2)
+        hessian = np.zeros(params.shape + (size,))
+        hessian[..., :k, :k] = both - eye_k * both.sum(axis=-1)[..., None] - eye_k / prior_sd**2
+        cross = -weight.sum(axis=-1) + weight.sum(axis=-2)
+        hessian[..., :k, k] = cross
+        hessian[..., k, :k] = cross
+        hessian[..., k, k] = -weight.sum(axis=(-1, -2)) - 1.0 / prior_sd**2
+        if not first_mover:
+            hessian[..., :k, k] = hessian[..., k, :k] = 0.0
+            gradient[..., k] = 0.0
         step = np.linalg.solve(hessian, gradient[..., None])[..., 0]
         # Clipped steps keep Newton's method from overshooting on lopsided data; the posterior is concave.
         step = np.clip(step, -2.0, 2.0)
-        theta = theta - step
+        params = params - step
         if np.max(np.abs(step)) < 1e-9:
             break
-    return theta - theta.mean(axis=-1, keepdims=True)
+    covariance = np.linalg.inv(-hessian)
+    theta = params[..., :k]
+    return theta - theta.mean(axis=-1, keepdims=True), params[..., k], covariance
 
 
 def _elo(theta: np.ndarray, anchor: int | None) -> np.ndarray:
@@ -88,37 +262,62 @@ def _elo(theta: np.ndarray, anchor: int | None) -> np.ndarray:
     return ANCHOR_RATING + ELO_PER_NAT * (theta - reference[..., None])
 
 
+def _first_seat_matrices(first: np.ndarray, second: np.ndarray, score: np.ndarray, weights: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Score of the earlier seat and game counts per ordered (earlier, later) pair, each pairwise game weighted."""
+    flat = first * k + second
+    wins = np.bincount(flat, weights=score * weights, minlength=k * k).reshape(k, k)
+    games = np.bincount(flat, weights=weights, minlength=k * k).reshape(k, k)
+    return wins, games
+
+
 def bradley_terry(
-    results: Sequence[Result], bootstrap: int = BOOTSTRAP, seed: int = BOOTSTRAP_SEED, anchor: str = ANCHOR
+    results: Sequence[Result],
+    bootstrap: int = BOOTSTRAP,
+    seed: int = BOOTSTRAP_SEED,
+    anchor: str = ANCHOR,
+    players: Sequence[str] | None = None,
+    first_mover: bool = True,
 ) -> dict[str, Any]:
-    """The Bradley–Terry table of ``results``: rows of agent, rating, 95% interval, games; plus the win-rate matrix."""
-    agents = sorted({name for _, seating, _ in results for name in seating.values()})
+    """The Bradley–Terry table of ``results``: rows of agent, rating, 95% interval, games, score; the win-rate matrix; the first-mover term."""
+    agents = sorted({name for result in results for name in result[1].values()})
     k = len(agents)
-    episode, first, second, score = pairwise(results, agents)
-    flat = np.concatenate([first * k + second, second * k + first])
-    points = np.concatenate([score, 1.0 - score])
-    wins = np.bincount(flat, weights=points, minlength=k * k).reshape(k, k)
-    games_between = wins + wins.T
+    episode, first, second, score = pairwise(results, agents, players)
+    ones = np.ones(len(score))
+    wins, games = _first_seat_matrices(first, second, score, ones, k)
     anchor_index = agents.index(anchor) if anchor in agents else None
-
-    rng = np.random.default_rng(seed)
+    theta, eta, covariance = fit_bradley_terry(wins, games, first_mover)
+    ratings = _elo(theta, anchor_index)
+    # The Laplace interval: the rating is a contrast of the log-strengths (against the anchor, or their mean).
+    contrast = np.zeros((k, k + 1))
+    for i in range(k):
+        contrast[i, i] = 1.0
+        if anchor_index is not None:
+            contrast[i, anchor_index] -= 1.0
+        else:
+            contrast[i, :k] -= 1.0 / k
+    variances = np.einsum("ia,ab,ib->i", contrast, covariance, contrast)
+    laplace = ELO_PER_NAT * np.sqrt(np.maximum(variances, 0.0))
+    low, high = ratings.copy(), ratings.copy()
     n = len(results)
-    samples = np.empty((bootstrap, k, k))
-    both = np.concatenate([episode, episode])
-    for b in range(bootstrap):
-        counts = np.bincount(rng.integers(0, n, size=n), minlength=n)
-        samples[b] = np.bincount(flat, weights=points * counts[both], minlength=k * k).reshape(k, k)
-    ratings = _elo(fit_bradley_terry(wins), anchor_index)
-    low, high = ratings, ratings
-    if bootstrap:
-        resampled = _elo(fit_bradley_terry(samples), anchor_index)
+    if bootstrap and n:
+        samples = np.empty((bootstrap, k, k))
+        sample_games = np.empty((bootstrap, k, k))
+        for b, counts in enumerate(_bootstrap_counts(n, bootstrap, seed)):
+            samples[b], sample_games[b] = _first_seat_matrices(first, second, score, counts[episode], k)
+        resampled = _elo(fit_bradley_terry(samples, sample_games, first_mover)[0], anchor_index)
         low, high = np.percentile(resampled, 2.5, axis=0), np.percentile(resampled, 97.5, axis=0)
+    low, high = np.minimum(low, ratings - Z95 * laplace), np.maximum(high, ratings + Z95 * laplace)
 
+    symmetric_wins = wins + (games - wins).T
+    games_between = games + games.T
     with np.errstate(invalid="ignore", divide="ignore"):
-        rate = np.where(games_between > 0, wins / np.maximum(games_between, 1e-300), np.nan)
+        rate = np.where(games_between > 0, symmetric_wins / np.maximum(games_between, 1e-300), np.nan)
+    means = _mean_returns(results, agents)
     rows = [
         {"agent": name, "rating": float(ratings[i]), "low": float(low[i]), "high": float(high[i]),
-         "games": int(round(games_between[i].sum())), "score": float(wins[i].sum() / games_between[i].sum()) if games_between[i].sum() else None}
+         "games": int(round(games_between[i].sum())),
+         "score": float(symmetric_wins[i].sum() / games_between[i].sum()) if games_between[i].sum() else None,
+         "mean_payoff": means.get(name)}
         for i, name in enumerate(agents)
     ]
     rows.sort(key=lambda row: (-row["rating"], row["agent"]))
@@ -128,55 +327,389 @@ def bradley_terry(
         "rows": rows,
         "agents": agents,
         "win_rate": [[None if math.isnan(x) else float(x) for x in line] for line in rate],
+        "first_mover_elo": float(ELO_PER_NAT * eta) if first_mover else None,
         "episodes": n,
     }
 
 
+def _mean_returns(results: Sequence[Result], agents: Iterable[str]) -> dict[str, float]:
+    """Each agent's mean return per seat-episode."""
+    totals: dict[str, list[float]] = {name: [] for name in agents}
+    for result in results:
+        for seat, name in result[1].items():
+            totals[name].append(float(result[2].get(seat, 0.0)))
+    return {name: float(np.mean(values)) for name, values in totals.items() if values}
+
+
+# ---------------------------------------------------------- payoff matrices
+def payoff_samples(results: Sequence[Result], agents: list[str], roles: bool = False) -> tuple[np.ndarray, ...]:
+    """Per ordered pair of distinct seats (a, b): (episode, agent of a, agent of b, return of a, role index of a).
+
+    ``M[i][j]`` averages the returns of i's seats over the episodes where j held
+    another seat; ``M[i][i]`` comes from episodes where i held several seats (self-play).
+    """
+    index = {name: k for k, name in enumerate(agents)}
+    role_names: dict[str, int] = {}
+    episodes, mine, theirs, value, role = [], [], [], [], []
+    for e, result in enumerate(results):
+        seating, returns = result[1], result[2]
+        details = result[3] if len(result) > 3 else None
+        for seat_a, name_a in seating.items():
+            r = float(returns.get(seat_a, 0.0))
+            role_index = role_names.setdefault(role_of(seat_a, details), len(role_names)) if roles else 0
+            for seat_b, name_b in seating.items():
+                if seat_b == seat_a:
+                    continue
+                episodes.append(e)
+                mine.append(index[name_a])
+                theirs.append(index[name_b])
+                value.append(r)
+                role.append(role_index)
+    arrays = (np.array(episodes, dtype=np.int64), np.array(mine, dtype=np.int64), np.array(theirs, dtype=np.int64),
+              np.array(value, dtype=float), np.array(role, dtype=np.int64))
+    return arrays + (sorted(role_names, key=role_names.get),)
+
+
+def _cell_means(cell: np.ndarray, value: np.ndarray, weights: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    total = np.bincount(cell, weights=value * weights, minlength=size)
+    count = np.bincount(cell, weights=weights, minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1e-300), np.nan), count
+
+
+def _field(matrix: np.ndarray, include_self: bool) -> np.ndarray:
+    """Each row's mean over the columns with data (the diagonal only if ``include_self``)."""
+    k = matrix.shape[-1]
+    masked = matrix.copy()
+    if not include_self:
+        masked[..., np.arange(k), np.arange(k)] = np.nan
+    return _nanmean_rows(masked)
+
+
+def nash_averaging(antisymmetric: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The maximum-entropy Nash equilibrium ``p`` of the symmetric zero-sum game ``A`` and each agent's payoff ``A p`` against it.
+
+    Balduzzi et al. (2018): ``p`` makes no agent gain against it, ``A p <= 0``;
+    among such mixtures the one of most entropy is unique. Found by a linear
+    program for the equilibrium's value, then maximising entropy over the
+    equilibria (SLSQP, from the LP's solution).
+    """
+    from scipy.optimize import linprog, minimize
+
+    a = np.asarray(antisymmetric, dtype=float)
+    k = len(a)
+    if k == 1:
+        return np.ones(1), np.zeros(1)
+    # Variables (p, t): minimise t subject to A p <= t, sum p = 1, p >= 0.
+    lp = linprog(
+        c=np.r_[np.zeros(k), 1.0], A_ub=np.c_[a, -np.ones(k)], b_ub=np.zeros(k),
+        A_eq=np.r_[np.ones(k), 0.0][None, :], b_eq=[1.0], bounds=[(0, None)] * k + [(None, None)], method="highs",
+    )
+    p = np.clip(lp.x[:k], 0.0, None)
+    p /= p.sum()
+    slack = max(float(lp.x[k]), 0.0) + 1e-9
+
+    def negative_entropy(q: np.ndarray) -> float:
+        q = np.clip(q, 1e-12, None)
+        return float(np.sum(q * np.log(q)))
+
+    refined = minimize(
+        negative_entropy, p, method="SLSQP", bounds=[(0.0, 1.0)] * k,
+        constraints=[{"type": "eq", "fun": lambda q: q.sum() - 1.0}, {"type": "ineq", "fun": lambda q: slack - a @ q}],
+        options={"maxiter": 200, "ftol": 1e-12},
+    )
+    if refined.success and np.all(a @ refined.x <= slack + 1e-6):
+        p = np.clip(refined.x, 0.0, None)
+        p /= p.sum()
+    return p, a @ p
+
+
+def alpha_rank(matrix: np.ndarray, alpha: float = ALPHA_RANK_ALPHA, population: int = ALPHA_RANK_POPULATION) -> np.ndarray:
+    """α-Rank's stationary distribution over agents (single population, Omidshafiei et al. 2019).
+
+    A mutant j invades a population of i with the fixation probability of its
+    head-to-head advantage ``M[j][i] - M[i][j]`` (payoffs scaled to [-1, 1]);
+    pairs that never met are neutral.
+    """
+    m = np.nan_to_num(np.asarray(matrix, dtype=float))
+    k = len(m)
+    if k == 1:
+        return np.ones(1)
+    scale = np.max(np.abs(m)) or 1.0
+    advantage = (m.T - m) / scale  # advantage[i][j]: what mutant j gains over resident i
+    x = alpha * advantage
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        # (1 - e^-x) / (1 - e^-mx), written to stay finite for large |x|; 1/m at x = 0 (neutral drift).
+        rho = np.where(
+            np.abs(x) < 1e-9, 1.0 / population,
+            np.where(x > 0, -np.expm1(-x) / -np.expm1(-population * x), np.exp((population - 1) * x) * np.expm1(x) / np.expm1(population * x)),
+        )
+    transition = rho / (k - 1)
+    np.fill_diagonal(transition, 0.0)
+    np.fill_diagonal(transition, 1.0 - transition.sum(axis=1))
+    values, vectors = np.linalg.eig(transition.T)
+    stationary = np.abs(np.real(vectors[:, np.argmin(np.abs(values - 1.0))]))
+    return stationary / stationary.sum()
+
+
+def payoff_table(
+    results: Sequence[Result], bootstrap: int = BOOTSTRAP, seed: int = BOOTSTRAP_SEED, zero_sum: bool = True, kind: str = "payoff"
+) -> dict[str, Any]:
+    """Expected payoff against the field (``kind="payoff"``), cross-play team score (``"team"``) or role-balanced payoff (``"roles"``).
+
+    Every table carries the per-pair mean-payoff matrix with its bootstrap
+    intervals; ``payoff`` adds Nash averaging (``zero_sum``) or α-Rank mass,
+    ``team`` and ``roles`` the per-role table.
+    """
+    agents = sorted({name for result in results for name in result[1].values()})
+    k = len(agents)
+    n = len(results)
+    episode, mine, theirs, value, role, role_names = payoff_samples(results, agents, roles=kind in ("team", "roles"))
+    returns = [float(v) for result in results for v in result[2].values()]
+    lowest, highest = (min(returns), max(returns)) if returns else (0.0, 0.0)
+    cells = mine * k + theirs
+    matrix, count = _cell_means(cells, value, np.ones(len(value)), k * k)
+    matrix, count = matrix.reshape(k, k), count.reshape(k, k)
+    r = len(role_names)
+    role_cells = mine * r + role
+
+    def statistic(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rating per agent, matrix) of the episodes weighted by ``weights``."""
+        m = _cell_means(cells, value, weights, k * k)[0].reshape(k, k)
+        if kind == "roles":
+            by_role = _cell_means(role_cells, value, weights, k * r)[0].reshape(k, r)
+            return _nanmean_rows(by_role), m
+        return _field(m, include_self=kind == "team"), m
+
+    rating, _ = statistic(np.ones(len(value)))
+    low, high = rating.copy(), rating.copy()
+    matrix_low, matrix_high = matrix.copy(), matrix.copy()
+    if bootstrap and n:
+        ratings_b = np.empty((bootstrap, k))
+        matrices_b = np.empty((bootstrap, k, k))
+        for b, counts in enumerate(_bootstrap_counts(n, bootstrap, seed)):
+            ratings_b[b], matrices_b[b] = statistic(counts[episode])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            low, high = np.nanpercentile(ratings_b, 2.5, axis=0), np.nanpercentile(ratings_b, 97.5, axis=0)
+            matrix_low, matrix_high = np.nanpercentile(matrices_b, 2.5, axis=0), np.nanpercentile(matrices_b, 97.5, axis=0)
+    # Smoothed standard errors: per cell from its values, per agent from the cells (or roles) its rating averages.
+    cell_se = _grouped_se(cells, value, k * k, lowest, highest).reshape(k, k)
+    role_se = _grouped_se(role_cells, value, k * r, lowest, highest).reshape(k, r) if r else np.zeros((k, 0))
+    rows = []
+    means = _mean_returns(results, agents)
+    role_matrix = _cell_means(role_cells, value, np.ones(len(value)), k * r)[0].reshape(k, r) if r else np.zeros((k, 0))
+    for i, name in enumerate(agents):
+        if kind == "roles":
+            parts = [role_se[i, q] for q in range(r) if not math.isnan(role_matrix[i, q])]
+        else:
+            parts = [cell_se[i, j] for j in range(k) if count[i, j] and (j != i or kind == "team")]
+        se = math.sqrt(sum(part**2 for part in parts)) / len(parts) if parts else math.inf
+        if math.isnan(rating[i]):
+            continue
+        lo, hi = _widen(float(rating[i]), float(low[i]), float(high[i]), se)
+        rows.append({"agent": name, "rating": float(rating[i]), "low": lo, "high": hi,
+                     "games": int(sum(name in result[1].values() for result in results)), "score": means.get(name),
+                     "mean_payoff": means.get(name)})
+    cell_low = np.where(count > 0, np.minimum(matrix_low, matrix - Z95 * cell_se), np.nan)
+    cell_high = np.where(count > 0, np.maximum(matrix_high, matrix + Z95 * cell_se), np.nan)
+    table: dict[str, Any] = {
+        "kind": kind, "anchor": None, "agents": agents, "episodes": n,
+        "payoff": _nested(matrix), "payoff_low": _nested(cell_low), "payoff_high": _nested(cell_high),
+        "pairs": _nested(np.where(count > 0, count, np.nan)),
+        "win_rate": None,
+    }
+    if kind == "payoff" and k:
+        observed = np.nan_to_num(matrix)
+        if zero_sum:
+            mass, against = nash_averaging((observed - observed.T) / 2.0)
+            table["view"] = "nash"
+            for row in rows:
+                i = agents.index(row["agent"])
+                row["nash_mass"], row["nash_payoff"] = float(mass[i]), float(against[i])
+        else:
+            mass = alpha_rank(observed)
+            table["view"] = "alpha-rank"
+            for row in rows:
+                row["alpha_rank"] = float(mass[agents.index(row["agent"])])
+    if kind in ("team", "roles"):
+        table["roles"] = list(role_names)
+        table["by_role"] = {name: {role_names[q]: float(role_matrix[i, q]) for q in range(r) if not math.isnan(role_matrix[i, q])}
+                            for i, name in enumerate(agents)}
+    if kind == "team":
+        table["teams"] = team_table(results, lowest, highest)
+    rows.sort(key=lambda row: (-row["rating"], row["agent"]))
+    table["rows"] = rows
+    return table
+
+
+def _nanmean_rows(matrix: np.ndarray) -> np.ndarray:
+    """Each row's mean over its non-NaN entries (NaN for a row without any)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(matrix, axis=-1)
+
+
+def _grouped_se(group: np.ndarray, value: np.ndarray, size: int, low: float, high: float) -> np.ndarray:
+    """:func:`smoothed_se` of the values of each group at once (inf for an empty group)."""
+    count = np.bincount(group, minlength=size).astype(float)
+    first = np.bincount(group, weights=value, minlength=size) + low + high
+    second = np.bincount(group, weights=value**2, minlength=size) + low**2 + high**2
+    padded = count + 2.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        variance = np.maximum(second - first**2 / padded, 0.0) / (padded - 1.0)
+        return np.where(count > 0, np.sqrt(variance / np.maximum(count, 1.0)), np.inf)
+
+
+def _nested(matrix: np.ndarray) -> list[list[float | None]]:
+    return [[None if (x is None or math.isnan(x) or math.isinf(x)) else float(x) for x in line] for line in np.asarray(matrix, dtype=float)]
+
+
+def team_table(results: Sequence[Result], lowest: float, highest: float) -> list[dict[str, Any]]:
+    """Per line-up (the agents of an episode, with how many seats each held): mean team score (mean return over seats) and interval."""
+    scores: dict[str, list[float]] = {}
+    for result in results:
+        seating, returns = result[1], result[2]
+        names = sorted(seating.values())
+        lineup = " + ".join(f"{name} ×{names.count(name)}" if names.count(name) > 1 else name for name in dict.fromkeys(names))
+        scores.setdefault(lineup, []).append(float(np.mean([returns.get(seat, 0.0) for seat in seating])))
+    rows = []
+    for lineup, values in scores.items():
+        array = np.array(values)
+        mean = float(array.mean())
+        se = smoothed_se(array, lowest, highest)
+        rows.append({"team": lineup, "score": mean, "low": mean - Z95 * se, "high": mean + Z95 * se, "episodes": len(values)})
+    rows.sort(key=lambda row: (-row["score"], row["team"]))
+    return rows
+
+
 def mean_scores(results: Sequence[Result]) -> dict[str, Any]:
-    """The single-agent table of ``results``: rows of agent, mean return, interval of 1.96 standard errors, episodes."""
+    """The single-agent table of ``results``: rows of agent, mean return, 95% interval (smoothed standard error), episodes."""
     by_agent: dict[str, list[float]] = {}
-    for _, seating, returns in results:
-        for seat, name in seating.items():
-            by_agent.setdefault(name, []).append(float(returns.get(seat, 0.0)))
+    for result in results:
+        for seat, name in result[1].items():
+            by_agent.setdefault(name, []).append(float(result[2].get(seat, 0.0)))
+    everything = [value for values in by_agent.values() for value in values]
+    lowest, highest = (min(everything), max(everything)) if everything else (0.0, 0.0)
     rows = []
     for name, scores in by_agent.items():
         values = np.array(scores)
-        error = float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
+        plain = float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
+        error = max(plain, smoothed_se(values, lowest, highest))
         mean = float(values.mean())
-        rows.append({"agent": name, "rating": mean, "low": mean - 1.96 * error, "high": mean + 1.96 * error,
-                     "stderr": error, "games": len(values), "score": mean})
+        rows.append({"agent": name, "rating": mean, "low": mean - Z95 * error, "high": mean + Z95 * error,
+                     "stderr": error, "games": len(values), "score": mean, "mean_payoff": mean})
     rows.sort(key=lambda row: (-row["rating"], row["agent"]))
-    return {"kind": "mean-score", "anchor": None, "rows": rows, "agents": sorted(by_agent), "win_rate": None, "episodes": len(results)}
+    return {"kind": "score", "anchor": None, "rows": rows, "agents": sorted(by_agent), "win_rate": None, "episodes": len(results)}
 
 
-def env_table(results: Sequence[Result], seats: int, bootstrap: int = BOOTSTRAP) -> dict[str, Any]:
-    """The rating table of one environment with ``seats`` players: Bradley–Terry, or mean score for one seat."""
+def negotiation_metrics(results: Sequence[Result]) -> list[dict[str, Any]]:
+    """Per agent: agreement rate, mean utility, mean welfare, and mean Pareto and Nash-bargaining distances of its episodes."""
+    keys = {"agreement": "agreement_rate", "social_welfare": "welfare", "pareto_distance": "pareto_distance", "nash_distance": "nash_distance"}
+    per_agent: dict[str, dict[str, list[float]]] = {}
+    for result in results:
+        details = (result[3] if len(result) > 3 else {}).get("details", {})
+        for seat, name in result[1].items():
+            entry = per_agent.setdefault(name, {"utility": []})
+            entry["utility"].append(float(result[2].get(seat, 0.0)))
+            for key, label in keys.items():
+                if key in details:
+                    entry.setdefault(label, []).append(float(details[key]))
+    rows = []
+    for name, entry in sorted(per_agent.items()):
+        row: dict[str, Any] = {"agent": name, "episodes": len(entry["utility"])}
+        for label in ("utility", *keys.values()):
+            row[label] = float(np.mean(entry[label])) if entry.get(label) else None
+        rows.append(row)
+    return rows
+
+
+def env_table(
+    results: Sequence[Result],
+    seats: int,
+    bootstrap: int = BOOTSTRAP,
+    category: str = "game",
+    zero_sum: bool = True,
+    players: Sequence[str] | None = None,
+    simultaneous: bool = False,
+) -> dict[str, Any]:
+    """The rating table of one environment, by the method its category declares (see the module docstring)."""
     results = sorted(results, key=lambda result: result[0])
-    if seats == 1:
-        return mean_scores(results)
-    return bradley_terry(results, bootstrap=bootstrap)
+    method = method_for(category, zero_sum, seats, results)
+    if not results:
+        table: dict[str, Any] = {"kind": method, "anchor": None, "rows": [], "agents": [], "win_rate": None, "episodes": 0}
+    elif method == "score":
+        table = mean_scores(results)
+    elif method == "bradley-terry":
+        table = bradley_terry(results, bootstrap=bootstrap, players=players, first_mover=not simultaneous)
+    else:
+        table = payoff_table(results, bootstrap=bootstrap, zero_sum=zero_sum, kind=method)
+    table["method"] = method
+    table["sentence"] = METHODS[method].sentence
+    table["value"] = METHODS[method].value
+    table["category"] = category
+    if category == "negotiation":
+        table["negotiation"] = negotiation_metrics(results)
+    return table
 
 
-def normalised(table: dict[str, Any], baselines: Iterable[str], anchor: str = ANCHOR) -> dict[str, float] | None:
-    """Each agent's score on the 0 (``anchor``) to 100 (best of ``baselines``) scale; None without both references."""
-    value = {row["agent"]: row["rating"] for row in table["rows"]}
-    best = [value[name] for name in baselines if name in value and name != anchor]
-    if anchor not in value or not best or max(best) == value[anchor]:
+def normalised(table: dict[str, Any], baselines: Iterable[str], anchor: str = ANCHOR) -> dict[str, dict[str, float]] | None:
+    """Each agent's score and interval on the 0 (``anchor``) to 100 (best of ``baselines``) scale; None without both references."""
+    rows = {row["agent"]: row for row in table["rows"]}
+    best = [rows[name]["rating"] for name in baselines if name in rows and name != anchor]
+    if anchor not in rows or not best or max(best) == rows[anchor]["rating"]:
         return None
-    zero, hundred = value[anchor], max(best)
-    return {name: 100.0 * (v - zero) / (hundred - zero) for name, v in value.items()}
+    zero, hundred = rows[anchor]["rating"], max(best)
+
+    def scale(value: float) -> float:
+        return 100.0 * (value - zero) / (hundred - zero)
+
+    return {
+        name: {"score": scale(row["rating"]), "low": scale(row.get("low", row["rating"])), "high": scale(row.get("high", row["rating"]))}
+        for name, row in rows.items()
+    }
 
 
-def overall(normalised_by_env: dict[str, dict[str, float] | None]) -> dict[str, Any]:
-    """The overall table: each agent's mean normalised score over the environments it covered, best first."""
+def overall(
+    normalised_by_env: dict[str, dict[str, Any] | None], min_coverage: float = MIN_COVERAGE, categories: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The overall table over every environment, and one per category (``categories``: env id to category).
+
+    Each agent's score is its mean normalised score over the environments it
+    covered, with a 95% interval from theirs (independent, normal); only
+    agents covering at least ``min_coverage`` of the table's environments are
+    ranked, the others are listed under ``uncovered``.
+    """
+    table = _aggregate(normalised_by_env, min_coverage)
+    if categories is not None:
+        table["categories"] = {}
+        for category in CATEGORY_TITLES:
+            scope = {env: scores for env, scores in normalised_by_env.items() if categories.get(env) == category}
+            if scope:
+                table["categories"][category] = _aggregate(scope, min_coverage)
+        others = {env: scores for env, scores in normalised_by_env.items() if categories.get(env) not in CATEGORY_TITLES}
+        if others:
+            table["categories"]["other"] = _aggregate(others, min_coverage)
+    return table
+
+
+def _aggregate(normalised_by_env: dict[str, dict[str, Any] | None], min_coverage: float) -> dict[str, Any]:
     usable = {env: scores for env, scores in normalised_by_env.items() if scores is not None}
-    per_agent: dict[str, dict[str, float]] = {}
+    per_agent: dict[str, dict[str, dict[str, float]]] = {}
     for env, scores in usable.items():
         for name, value in scores.items():
-            per_agent.setdefault(name, {})[env] = value
-    rows = [
-        {"agent": name, "score": float(np.mean(list(envs.values()))), "environments": len(envs), "envs": envs}
-        for name, envs in per_agent.items()
-    ]
+            per_agent.setdefault(name, {})[env] = value if isinstance(value, dict) else {"score": value, "low": value, "high": value}
+    total = len(usable)
+    rows, uncovered = [], []
+    for name, envs in per_agent.items():
+        values = [entry["score"] for entry in envs.values()]
+        mean = float(np.mean(values))
+        half = [max(entry["high"] - entry["score"], entry["score"] - entry["low"]) for entry in envs.values()]
+        spread = math.sqrt(sum(h**2 for h in half)) / len(half)
+        row = {"agent": name, "score": mean, "low": mean - spread, "high": mean + spread, "environments": len(envs),
+               "coverage": len(envs) / total if total else 0.0, "envs": {env: entry["score"] for env, entry in envs.items()}}
+        (rows if total and len(envs) / total >= min_coverage else uncovered).append(row)
     rows.sort(key=lambda row: (-row["score"], row["agent"]))
-    return {"rows": rows, "environments": sorted(usable), "unnormalised": sorted(set(normalised_by_env) - set(usable))}
+    uncovered.sort(key=lambda row: (-row["environments"], row["agent"]))
+    return {"rows": rows, "uncovered": uncovered, "environments": sorted(usable),
+            "unnormalised": sorted(set(normalised_by_env) - set(usable)), "min_coverage": min_coverage}

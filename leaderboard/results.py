@@ -5,7 +5,11 @@ A bundle is what :func:`parlour.evaluate` writes and what the leaderboard accept
 * ``episodes.jsonl``: one core record per line (see :mod:`parlour.envs.core.record`),
   each with ``"agents": {seat: agent_name}`` and ``"episode"``, its index in the run;
 * ``summary.json``: the run's metadata (``env_id``, ``env_version``, ``agents``,
-  ``seed``, ``episodes``, ``env_kwargs``, ``rotate_seats``, ``parlour_version``),
+  ``seed``, ``episodes``, ``env_kwargs``, ``rotate_seats``, ``parlour_version``,
+  ``lineup``, the agent number in each seat before rotation when it is not the
+  default one (a fixed seating ``{seat: agent}``; null otherwise), and
+  ``challenge``, ``{"id", "nonce"}`` of the server-issued challenge the run
+  was played for, or null),
   the per-agent ``stats`` (decisions, time spent in the agent, and the agent's own
   accounting such as tokens), and the ``summary`` computed from the records.
   A reader must recompute anything it relies on from the records: the summary is
@@ -24,7 +28,7 @@ from typing import Any
 EPISODES_FILE = "episodes.jsonl"
 SUMMARY_FILE = "summary.json"
 #: Metadata keys that identify a run: a bundle resumes only a run that agrees on all of them.
-RUN_KEYS = ("env_id", "env_version", "agents", "seed", "env_kwargs", "rotate_seats")
+RUN_KEYS = ("env_id", "env_version", "agents", "seed", "env_kwargs", "rotate_seats", "lineup", "challenge")
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -137,6 +141,10 @@ class Results:
     rotate_seats: bool = True
     stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     parlour_version: str = ""
+    #: ``{"id", "nonce"}`` of the challenge this run was played for (see :mod:`parlour.leaderboard.challenges`), or None.
+    challenge: dict[str, str] | None = None
+    #: The agent number in each seat before rotation, when it is not the default line-up (see :mod:`parlour.rollout`).
+    lineup: list[int] | None = None
 
     def metadata(self) -> dict[str, Any]:
         """The run's identity and size, as written at the top of ``summary.json``."""
@@ -149,6 +157,8 @@ class Results:
             "env_kwargs": dict(self.env_kwargs),
             "rotate_seats": self.rotate_seats,
             "parlour_version": self.parlour_version,
+            "lineup": None if self.lineup is None else list(self.lineup),
+            "challenge": None if self.challenge is None else dict(self.challenge),
         }
 
     def has_winner(self) -> bool:
@@ -213,6 +223,8 @@ class Results:
             rotate_seats=meta.get("rotate_seats", True),
             stats=dict(meta.get("stats") or {}),
             parlour_version=meta.get("parlour_version", ""),
+            challenge=meta.get("challenge"),
+            lineup=meta.get("lineup"),
         )
 
     def table(self) -> str:

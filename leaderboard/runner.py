@@ -68,6 +68,7 @@ def evaluate(
     in_flight: int = 32,
     out: str | os.PathLike[str] | None = None,
     progress: bool = True,
+    challenge: str | dict[str, Any] | None = None,
 ) -> Results:
     """Play ``episodes`` episodes of ``env_id`` between ``agents`` and summarise them.
 
@@ -85,6 +86,10 @@ def evaluate(
         in_flight: episodes played at once in each process; each agent is asked once per step for all of them.
         out: a bundle directory: finished episodes are appended as they end, a rerun resumes, the summary is written at the end.
         progress: show a progress bar (episodes done, rate, ETA).
+        challenge: play a leaderboard's challenge (see :mod:`parlour.leaderboard.challenges`): the
+            leaderboard's URL (a challenge is asked for with ``$PARLOUR_TOKEN``, ``episodes`` as a
+            wish) or a challenge it issued; its episode count and the seed derived from its nonce
+            replace ``episodes`` and ``seed``, and the bundle names it, so that it counts.
 
     Returns:
         :class:`Results` with the records sorted by episode index.
@@ -96,6 +101,15 @@ def evaluate(
     if not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     plan = make_plan(env_id, agents, env_kwargs, seed, rotate_seats, in_flight)
+    issued = None
+    if challenge is not None:
+        from parlour.leaderboard.challenges import challenge_seed, resolve_challenge
+
+        if env_kwargs:
+            raise ValueError("a challenge is played with the environment's default options")
+        issued = resolve_challenge(challenge, env_id, plan.names, episodes, plan.lineup, plan.rotate_seats)
+        plan.seed = seed = challenge_seed(issued["nonce"])
+        episodes = int(issued["episodes"])
     results = Results(
         env_id=env_id,
         env_version=game_class(env_id).version,
@@ -106,6 +120,8 @@ def evaluate(
         records=[],
         rotate_seats=plan.rotate_seats,
         parlour_version=parlour.__version__,
+        challenge=None if issued is None else {"id": issued["id"], "nonce": issued["nonce"]},
+        lineup=None if plan.lineup == default_lineup(len(plan.names), len(plan.players)) else list(plan.lineup),
     )
     totals: list[dict[str, Any]] = [{} for _ in plan.names]
     handle = None

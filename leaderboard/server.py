@@ -1,20 +1,32 @@
 """The leaderboard's HTTP server (FastAPI, run by uvicorn).
 
-API:
+API (every POST carries ``Authorization: Bearer <token>``; 401 without a valid one):
 
-* ``POST /api/submissions``: header ``Authorization: Bearer <token>``, body the
-  bundle as JSON ``{"summary": {...}, "episodes": [record, ...]}``. Answers
-  201 with ``{"submission", "env_id", "episodes", "new_episodes", "duplicates"}``
-  (200 when every episode was already stored); 401 for a missing or wrong
-  token, 413 for a body over ``max_bytes``, 429 past ``rate_limit`` submissions
-  per ``rate_window`` seconds for one submitter, 400 for a body that cannot be
-  parsed as JSON, 422 with ``{"reason", "episode"}`` when the bundle does not
-  verify or uses an agent name that another submitter owns (both refuse the
-  bundle's content, not the token, so both are 422 rather than 403).
-* ``GET /api/leaderboard`` (overall) and ``GET /api/leaderboard?env=ID``.
-* ``GET /api/agents/{name}``.
+* ``POST /api/challenges``, body ``{"env_id", "agents": [names in order],
+  "episodes": wish, "lineup": [agent number per seat] or null, "rotate_seats"}``: 201 with a single-use challenge ``{"id", "env_id",
+  "agents", "episodes", "nonce", "seed", "expires_at", ...}``; 422 with the
+  reason when refused (unknown environment, bad names, a challenge for the
+  same run still open).
+* ``POST /api/submissions``, body the bundle as JSON ``{"summary": {...},
+  "episodes": [record, ...]}``. Answers 201 with ``{"submission", "env_id",
+  "episodes", "new_episodes", "duplicates", "counted"}`` (200 when every
+  episode was already stored); 413 for a body over ``max_bytes`` or a
+  submission past the submitter's storage quota, 429 past ``rate_limit``
+  submissions per ``rate_window`` seconds for one submitter, 400 for a body
+  that cannot be parsed as JSON, 422 with ``{"reason", "episode"}`` when the
+  bundle does not verify, is not exactly its challenge's run (or the challenge
+  is unknown, expired or used), or uses an agent name that another submitter
+  owns or that looks like another name (all refuse the bundle's content, not
+  the token, so all are 422 rather than 403).
+* Live matches (see :mod:`parlour.leaderboard.live`): ``POST /api/live``,
+  ``GET /api/live/{id}/turn?wait=S``, ``POST /api/live/{id}/act`` (the GET
+  also takes the token).
+* ``GET /api/leaderboard`` (overall), ``GET /api/leaderboard?env=ID`` (add
+  ``&self_reported=true`` for the self-reported table), ``GET /api/agents/{name}``,
+  ``GET /api/episodes/{id}`` (a stored record).
 
-Pages: ``/`` (``/index.html``), ``/env/<slug>.html``, ``/agent/<slug>.html``
+Pages: ``/`` (``/index.html``), ``/env/<slug>.html``, ``/agent/<slug>.html``,
+``/submitter/<slug>.html``, ``/submission/<id>.html``, ``/episode/<id>.html``
 and ``/static/*`` (see :mod:`parlour.leaderboard.site`).
 """
 
@@ -31,8 +43,10 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
+from parlour.leaderboard.live import LiveHub
 from parlour.leaderboard.site import STATIC, Site
-from parlour.leaderboard.verify import Rejected, verify_bundle
+from parlour.leaderboard.store import QuotaExceeded
+from parlour.leaderboard.verify import Rejected
 
 if TYPE_CHECKING:
     from parlour.leaderboard.api import Leaderboard
@@ -84,16 +98,22 @@ async def _read_body(request: Request, max_bytes: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def create_app(board: Leaderboard, max_bytes: int = 64 * 1024 * 1024, rate_limit: int = 60, rate_window: float = 60.0) -> FastAPI:
-    """The FastAPI application serving ``board``: the API and the pages described in the module docstring."""
+def create_app(
+    board: Leaderboard,
+    max_bytes: int = 64 * 1024 * 1024,
+    rate_limit: int = 60,
+    rate_window: float = 60.0,
+    turn_timeout: float = 60.0,
+) -> FastAPI:
+    """The FastAPI application serving ``board``: the API, live matches and the pages described in the module docstring."""
     app = FastAPI(title="parlour leaderboard", docs_url=None, redoc_url=None, openapi_url=None)
     limiter = RateLimiter(rate_limit, rate_window)
     site = Site(board)
+    live = LiveHub(board, turn_timeout=turn_timeout)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
-    @app.post("/api/submissions")
-    async def submit(request: Request) -> JSONResponse:
-        """Verify and store a bundle."""
+    async def authorised(request: Request) -> str | JSONResponse:
+        """The submitter holding the request's bearer token, or the 401 response."""
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
@@ -101,29 +121,117 @@ def create_app(board: Leaderboard, max_bytes: int = 64 * 1024 * 1024, rate_limit
         submitter = await run_in_threadpool(board.store.submitter_for, token.strip())
         if submitter is None:
             return _error(401, "unauthorized", "unknown token; ask the leaderboard admin for one")
-        if not limiter.allow(submitter):
-            return _error(429, "rate limited", f"at most {rate_limit} submissions per {rate_window:g} s; retry later")
-        body = await _read_body(request, max_bytes)
+        return submitter
+
+    async def json_body(request: Request, limit: int) -> Any:
+        """The request's JSON body; a response (413 or 400) instead when it is too large or not JSON."""
+        body = await _read_body(request, limit)
         if body is None:
-            return _error(413, "too large", f"the body exceeds the limit of {max_bytes} bytes; split the bundle")
+            return _error(413, "too large", f"the body exceeds the limit of {limit} bytes; split the bundle")
         try:
-            bundle = json.loads(body)
+            return json.loads(body)
         except (ValueError, RecursionError) as error:
             # ValueError covers bad JSON and bad UTF-8, and also an integer too long to convert; RecursionError deep nesting.
             return _error(400, "malformed JSON", f"the body is not valid UTF-8 JSON: {str(error)[:300]}")
+
+    @app.post("/api/challenges")
+    async def challenge(request: Request) -> JSONResponse:
+        """Issue a single-use challenge."""
+        submitter = await authorised(request)
+        if isinstance(submitter, JSONResponse):
+            return submitter
+        body = await json_body(request, 64 * 1024)
+        if isinstance(body, JSONResponse):
+            return body
+        if not isinstance(body, dict):
+            return _error(422, "rejected", 'send {"env_id": ..., "agents": [...], "episodes": ...}')
         try:
-            verified = await run_in_threadpool(verify_bundle, bundle)
+            issued = await run_in_threadpool(
+                board.issue_challenge, submitter, body.get("env_id"), body.get("agents"), body.get("episodes"),
+                body.get("lineup"), body.get("rotate_seats", True),
+            )
+        except Rejected as rejected:
+            return JSONResponse(rejected.to_dict(), status_code=422)
+        return JSONResponse(issued, status_code=201)
+
+    @app.post("/api/submissions")
+    async def submit(request: Request) -> JSONResponse:
+        """Verify and store a bundle."""
+        submitter = await authorised(request)
+        if isinstance(submitter, JSONResponse):
+            return submitter
+        if not limiter.allow(submitter):
+            return _error(429, "rate limited", f"at most {rate_limit} submissions per {rate_window:g} s; retry later")
+        bundle = await json_body(request, max_bytes)
+        if isinstance(bundle, JSONResponse):
+            return bundle
+        try:
+            verified = await run_in_threadpool(board.verify, bundle, submitter)
             result = await run_in_threadpool(board.store_verified, verified, submitter)
         except Rejected as rejected:
             return JSONResponse(rejected.to_dict(), status_code=422)
+        except QuotaExceeded as exceeded:
+            return _error(413, "quota exceeded", str(exceeded))
         return JSONResponse(result, status_code=201 if result["submission"] is not None else 200)
 
+    @app.post("/api/live")
+    async def live_create(request: Request) -> JSONResponse:
+        """Start a live match against a built-in agent."""
+        submitter = await authorised(request)
+        if isinstance(submitter, JSONResponse):
+            return submitter
+        body = await json_body(request, 64 * 1024)
+        if isinstance(body, JSONResponse):
+            return body
+        if not isinstance(body, dict):
+            return _error(422, "rejected", 'send {"env_id": ..., "agent": ..., "opponent": ..., "episodes": ...}')
+        try:
+            created = await run_in_threadpool(live.create, submitter, body.get("env_id"), body.get("agent"), body.get("opponent", "random"), body.get("episodes"))
+        except Rejected as rejected:
+            return JSONResponse(rejected.to_dict(), status_code=422)
+        return JSONResponse(created, status_code=201)
+
+    @app.get("/api/live/{match_id}/turn")
+    async def live_turn(match_id: str, request: Request, wait: float = 0.0) -> JSONResponse:
+        """The turn the remote agent must play now (long-polls up to ``wait`` seconds), or the match's result."""
+        submitter = await authorised(request)
+        if isinstance(submitter, JSONResponse):
+            return submitter
+        try:
+            match = live.get(match_id, submitter)
+        except KeyError as error:
+            return _error(404, "not found", str(error.args[0]))
+        try:
+            return JSONResponse(await run_in_threadpool(live.turn, match, wait))
+        except QuotaExceeded as exceeded:
+            return _error(413, "quota exceeded", str(exceeded))
+
+    @app.post("/api/live/{match_id}/act")
+    async def live_act(match_id: str, request: Request) -> JSONResponse:
+        """The remote agent's action for the awaited turn."""
+        submitter = await authorised(request)
+        if isinstance(submitter, JSONResponse):
+            return submitter
+        try:
+            match = live.get(match_id, submitter)
+        except KeyError as error:
+            return _error(404, "not found", str(error.args[0]))
+        body = await json_body(request, 1024 * 1024)
+        if isinstance(body, JSONResponse):
+            return body
+        if not isinstance(body, dict):
+            return _error(422, "rejected", 'send {"turn": ..., "action": ...}')
+        try:
+            return JSONResponse(await run_in_threadpool(live.act, match, body.get("turn"), body.get("action")))
+        except Rejected as rejected:
+            return JSONResponse(rejected.to_dict(), status_code=409)
+
     @app.get("/api/leaderboard")
-    def leaderboard(env: str | None = None) -> JSONResponse:
-        """The overall table, or one environment's with ``?env=``."""
+    def leaderboard(env: str | None = None, self_reported: bool = False) -> JSONResponse:
+        """The overall table, or one environment's with ``?env=`` (its self-reported one with ``&self_reported=true``)."""
         if env is not None and env not in board.store.env_ids():
             return _error(404, "not found", f"no episodes of {env!r} on this leaderboard")
-        return JSONResponse(board.ratings(env))
+        return JSONResponse(board.ratings(env, counted=not self_reported))
 
     @app.get("/api/agents/{name:path}")
     def agent(name: str) -> JSONResponse:
@@ -132,6 +240,14 @@ def create_app(board: Leaderboard, max_bytes: int = 64 * 1024 * 1024, rate_limit
         if info is None:
             return _error(404, "not found", f"no agent {name!r} on this leaderboard")
         return JSONResponse(info)
+
+    @app.get("/api/episodes/{episode_id}")
+    def episode(episode_id: int) -> JSONResponse:
+        """One stored episode's record."""
+        stored = board.store.episode(episode_id)
+        if stored is None:
+            return _error(404, "not found", f"no episode {episode_id} on this leaderboard")
+        return JSONResponse(stored)
 
     def page(html: str | None) -> HTMLResponse:
         """An HTML response with the page headers, or a 404 page for None."""
@@ -156,5 +272,21 @@ def create_app(board: Leaderboard, max_bytes: int = 64 * 1024 * 1024, rate_limit
         """One agent's page."""
         name = board.store.agent_by_slug(agent_slug)
         return page(None if name is None else site.agent(name))
+
+    @app.get("/submitter/{submitter_slug}.html")
+    def submitter_page(submitter_slug: str) -> HTMLResponse:
+        """One submitter's page."""
+        name = board.store.submitter_by_slug(submitter_slug)
+        return page(None if name is None else site.submitter(name))
+
+    @app.get("/submission/{submission_id}.html")
+    def submission_page(submission_id: int) -> HTMLResponse:
+        """One submission's page."""
+        return page(site.submission(submission_id))
+
+    @app.get("/episode/{episode_id}.html")
+    def episode_page(episode_id: int) -> HTMLResponse:
+        """The viewer of one stored episode."""
+        return page(site.episode(episode_id))
 
     return app

@@ -3,22 +3,35 @@
 Pages (the same paths in both cases, linked relatively, so an exported site
 works from any directory or file server):
 
-* ``index.html``: the overall table;
-* ``env/<slug>.html``: one environment: rating table, a plot of the ratings
-  with their intervals, and the head-to-head win-rate heat map;
-* ``agent/<slug>.html``: one agent across environments.
+* ``index.html``: how to submit, the overall table (only agents that covered
+  enough environments, with intervals and coverage), one table per category,
+  and the list of environments;
+* ``env/<slug>.html``: one environment: what it is and its rules, the method
+  of its rating in one sentence, the table with intervals and mean payoff,
+  a plot of the ratings with their intervals, the head-to-head matrix
+  (win rate or mean payoff), the category's own tables (negotiation metrics;
+  teams and roles), the self-reported runs kept apart, and recent episodes;
+* ``agent/<slug>.html``, ``submitter/<slug>.html``, ``submission/<id>.html``:
+  an agent across environments, a submitter's submissions and challenges, one
+  submission with its episodes;
+* ``episode/<id>.html``: an episode turn by turn as each player saw it (the
+  record replayed), with every player's last messages and the full state at the end.
 
-Plots are inline SVG and the only assets are ``static/leaderboard.css`` and
-``static/leaderboard.js`` (table sorting), so a page needs no network. Every
-name goes through Jinja's autoescaping: submitted text is shown, never run.
+Plots are inline SVG with axis ticks at round numbers, and the only assets
+are ``static/leaderboard.css`` and ``static/leaderboard.js`` (table
+sorting), so a page needs no network. Every name goes through Jinja's
+autoescaping: submitted text is shown, never run.
 """
 
 from __future__ import annotations
 
+import math
+import re
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from parlour.leaderboard.ratings import CATEGORY_TITLES
 from parlour.leaderboard.store import slug
 
 if TYPE_CHECKING:
@@ -26,6 +39,24 @@ if TYPE_CHECKING:
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
+#: Episodes listed (and, in a static export, written) per environment, agent and submission page.
+RECENT = 20
+#: Pixels per character of the 12 px labels in plots, to size the label bands to the names.
+CHAR_PX = 7
+#: Longest label drawn in a plot (the full name is in the tooltip).
+LABEL_CHARS = 24
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _number(value: Any, digits: int = 1) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def short_env(env_id: str) -> str:
+    """``parlour/KuhnPoker-v0`` as ``KuhnPoker``: the column heading of an environment."""
+    return env_id.split("/")[-1].rsplit("-v", 1)[0]
 
 
 def _environment() -> Any:
@@ -37,67 +68,147 @@ def _environment() -> Any:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["slug"] = slug
-    env.filters["num"] = lambda value, digits=1: "–" if value is None else f"{value:.{digits}f}"
+    env.filters["num"] = _number
+    env.filters["short"] = short_env
+    env.filters["pct"] = lambda value: "–" if value is None else f"{100 * value:.0f}%"
+    env.globals["categories"] = CATEGORY_TITLES
     return env
+
+
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Axis ticks at round numbers (1, 2, 2.5 or 5 times a power of ten) spanning ``low`` to ``high``."""
+    if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
+        low, high = (low - 1.0, low + 1.0) if math.isfinite(low) else (0.0, 1.0)
+    raw = (high - low) / max(count - 1, 1)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    first = math.floor(low / step + 1e-9) * step
+    last = math.ceil(high / step - 1e-9) * step
+    ticks, k = [], 0
+    while first + k * step <= last + step * 1e-9:
+        ticks.append(round(first + k * step, 10))
+        k += 1
+    return ticks
+
+
+def _tick_label(value: float, ticks: list[float]) -> str:
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9)) if step < 1 else 0
+    if decimals and abs(round(step * 10**decimals) - step * 10**decimals) > 1e-6:
+        decimals += 1  # 2.5 steps need one more digit
+    text = f"{value:.{decimals}f}"
+    return "0" if float(text) == 0 else text
+
+
+def _label(name: str) -> str:
+    return name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "…"
 
 
 def rating_plot(table: dict[str, Any], width: int = 640) -> dict[str, Any]:
     """Geometry of the ratings-with-intervals plot: one row per agent, a dot at the rating and a bar over the interval."""
     rows = table["rows"]
-    label_width, row_height, top = 180, 24, 24
-    lows = [row["low"] for row in rows] or [0.0]
-    highs = [row["high"] for row in rows] or [1.0]
-    lo, hi = min(lows), max(highs)
-    if hi - lo < 1e-9:
-        lo, hi = lo - 1.0, hi + 1.0
-    pad = (hi - lo) * 0.05
-    lo, hi = lo - pad, hi + pad
-    span = width - label_width - 20
+    label_width = min(LABEL_CHARS, max((len(row["agent"]) for row in rows), default=4)) * CHAR_PX + 16
+    row_height, top = 24, 12
+    finite = [v for row in rows for v in (row["low"], row["high"]) if math.isfinite(v)]
+    ticks = nice_ticks(min(finite, default=0.0), max(finite, default=1.0))
+    lo, hi = ticks[0], ticks[-1]
+    span = width - label_width - 24
 
     def x(value: float) -> float:
-        """The horizontal pixel of a rating."""
+        """The horizontal pixel of a value, clamped to the axis."""
+        value = min(max(value, lo), hi) if math.isfinite(value) else (hi if value > 0 else lo)
         return round(label_width + (value - lo) / (hi - lo) * span, 1)
 
-    ticks = [lo + (hi - lo) * k / 4 for k in range(5)]
+    axis_y = top + row_height * len(rows) + 4
     return {
         "width": width,
-        "height": top + row_height * len(rows) + 30,
+        "height": axis_y + 24,
         "label_x": label_width - 8,
-        "axis_y": top + row_height * len(rows) + 4,
-        "ticks": [{"x": x(t), "label": f"{t:.0f}" if abs(hi - lo) > 20 else f"{t:.2f}"} for t in ticks],
+        "axis_y": axis_y,
+        "ticks": [{"x": x(t), "label": _tick_label(t, ticks)} for t in ticks],
         "points": [
-            {"agent": row["agent"], "y": top + row_height * k + row_height // 2, "x": x(row["rating"]),
+            {"agent": row["agent"], "label": _label(row["agent"]), "y": top + row_height * k + row_height // 2, "x": x(row["rating"]),
              "x_low": x(row["low"]), "x_high": x(row["high"])}
             for k, row in enumerate(rows)
         ],
     }
 
 
-def _colour(rate: float) -> str:
-    # Red for losing, white for even, blue for winning: readable without a legend.
-    if rate < 0.5:
-        t = rate / 0.5
+def _colour(share: float) -> str:
+    # Red below even, white at even, blue above: readable without a legend. ``share`` is in [0, 1], 0.5 even.
+    share = min(max(share, 0.0), 1.0)
+    if share < 0.5:
+        t = share / 0.5
         return f"rgb(220,{int(80 + 175 * t)},{int(80 + 175 * t)})"
-    t = (rate - 0.5) / 0.5
+    t = (share - 0.5) / 0.5
     return f"rgb({int(255 - 175 * t)},{int(255 - 135 * t)},255)"
 
 
-def heat_map(table: dict[str, Any], cell: int = 44) -> dict[str, Any] | None:
-    """Geometry of the head-to-head heat map: row agent's win rate against column agent; None for single-agent tables."""
-    if not table.get("win_rate"):
-        return None
+def heat_map(table: dict[str, Any], cell: int = 48) -> dict[str, Any] | None:
+    """Geometry of the head-to-head matrix: the row agent's win rate (Bradley–Terry) or mean payoff against the column agent.
+
+    The label bands are sized to the longest (shortened) name, so no blank band sits above the cells.
+    """
     order = [row["agent"] for row in table["rows"]]
+    if len(order) < 2 and table.get("kind") != "team":
+        return None
     index = {name: k for k, name in enumerate(table["agents"])}
-    label = 180
+    if table.get("win_rate"):
+        values, lows, highs, what = table["win_rate"], None, None, "rate"
+    elif table.get("payoff"):
+        values, lows, highs, what = table["payoff"], table.get("payoff_low"), table.get("payoff_high"), "payoff"
+    else:
+        return None
+    scale = max((abs(v) for line in values for v in line if v is not None), default=1.0) or 1.0
+    longest = min(LABEL_CHARS, max(len(name) for name in order)) * CHAR_PX
+    left = longest + 12
+    # Column labels are turned 60 degrees: their height is the text's length times sin(60°), plus the text's own height.
+    top = int(longest * 0.87 + 16)
     cells = []
     for r, row_agent in enumerate(order):
         for c, col_agent in enumerate(order):
-            rate = table["win_rate"][index[row_agent]][index[col_agent]]
-            cells.append({
-                "x": label + c * cell, "y": label + r * cell, "rate": rate, "row": row_agent, "col": col_agent,
-                "fill": "#eeeeee" if rate is None else _colour(rate), "text": "" if rate is None else f"{100 * rate:.0f}",
-            })
-    return {"cell": cell, "label": label, "size": label + cell * len(order) + 10, "agents": order, "cells": cells}
+            i, j = index[row_agent], index[col_agent]
+            value = values[i][j]
+            if value is None or (row_agent == col_agent and what == "rate"):
+                fill, text, tip = "#eeeeee", "", "no games"
+            elif what == "rate":
+                fill, text, tip = _colour(value), f"{100 * value:.0f}", f"wins {100 * value:.0f}%"
+            else:
+                fill, text = _colour(0.5 + 0.5 * value / scale), f"{value:.2f}"
+                interval = f" [{lows[i][j]:.2f}, {highs[i][j]:.2f}]" if lows and highs and lows[i][j] is not None else ""
+                tip = f"mean payoff {value:.3f}{interval}"
+            cells.append({"x": left + c * cell, "y": top + r * cell, "fill": fill, "text": text,
+                          "title": f"{row_agent} vs {col_agent}: {tip}"})
+    return {
+        "cell": cell, "left": left, "top": top, "width": left + cell * len(order) + 8, "height": top + cell * len(order) + 8,
+        "agents": [{"name": name, "label": _label(name)} for name in order], "cells": cells,
+        "what": "win rate (row against column, %)" if what == "rate" else "mean payoff of the row agent with the column agent",
+    }
+
+
+def episode_view(record: dict[str, Any]) -> dict[str, Any]:
+    """An episode turn by turn as each player saw it, from its record replayed: what the acting player was shown, its action and the result.
+
+    Also each player's last messages and the full state (the game's own
+    rendering, which shows what was hidden) after the end.
+    """
+    from parlour.envs.core.match import Match
+    from parlour.envs.registry import game_class
+
+    match = Match(game_class(record["env_id"]), record.get("options") or {})
+    match.reset(record["seed"])
+    agents = record.get("agents") or {}
+    turns = []
+    for number, step in enumerate(record["steps"], 1):
+        player = step["player"]
+        seen = _ANSI.sub("", match.observation_text(player))
+        match.submit(player, step["action"])
+        action = step["action"] if isinstance(step["action"], str) else str(step["action"])
+        turns.append({"number": number, "player": player, "agent": agents.get(player, ""), "seen": seen,
+                      "action": action, "error": step.get("error"), "rewards": step.get("rewards") or {}})
+    finals = {player: _ANSI.sub("", "\n\n".join(message["text"] for message in match.messages(player))) for player in match.players}
+    return {"turns": turns, "finals": finals, "state": _ANSI.sub("", match.render()), "players": list(match.players), "agents": agents,
+            "returns": record.get("returns") or {}, "outcome": record.get("outcome") or {}}
 
 
 class Site:
@@ -107,6 +218,9 @@ class Site:
         self.board = board
         self.templates = _environment()
 
+    def _render(self, template: str, **values: Any) -> str:
+        return self.templates.get_template(template).render(**values)
+
     def env_ids_by_slug(self) -> dict[str, str]:
         """Stored environment ids by their page slug."""
         return {slug(env_id): env_id for env_id in self.board.store.env_ids()}
@@ -114,16 +228,22 @@ class Site:
     def index(self) -> str:
         """The overall page."""
         overall = self.board.overall()
-        environments = [(env_id, self.board.ratings(env_id)) for env_id in self.board.store.env_ids()]
-        return self.templates.get_template("index.html").render(
-            root="", overall=overall, environments=environments, title="parlour leaderboard"
-        )
+        environments = []
+        for env_id in self.board.store.env_ids():
+            counted = self.board.store.episode_count(env_id, counted=True)
+            table = self.board.ratings(env_id) if counted else None
+            environments.append({"env_id": env_id, "category": self.board.env_info(env_id)["category"], "table": table,
+                                 "self_reported": self.board.store.episode_count(env_id, counted=False)})
+        return self._render("index.html", root="", overall=overall, environments=environments, title="parlour leaderboard")
 
     def environment(self, env_id: str) -> str:
         """The page of one environment."""
+        info = self.board.env_info(env_id)
         table = self.board.ratings(env_id)
-        return self.templates.get_template("env.html").render(
-            root="../", env_id=env_id, table=table, plot=rating_plot(table), heat=heat_map(table), title=env_id
+        reported = self.board.ratings(env_id, counted=False) if self.board.store.episode_count(env_id, counted=False) else None
+        return self._render(
+            "env.html", root="../", info=info, env_id=env_id, table=table, plot=rating_plot(table) if table["rows"] else None,
+            heat=heat_map(table), reported=reported, episodes=self.board.store.episodes(env_id=env_id, limit=RECENT), title=env_id,
         )
 
     def agent(self, name: str) -> str | None:
@@ -131,19 +251,57 @@ class Site:
         info = self.board.agent(name)
         if info is None:
             return None
-        return self.templates.get_template("agent.html").render(root="../", info=info, title=name)
+        return self._render("agent.html", root="../", info=info, title=name)
+
+    def submitter(self, name: str) -> str | None:
+        """The page of one submitter, or None if unknown."""
+        info = self.board.store.submitter(name)
+        if info is None:
+            return None
+        return self._render("submitter.html", root="../", info=info, quota=self.board.quota, title=f"submitter {name}")
+
+    def submission(self, submission_id: int) -> str | None:
+        """The page of one submission, or None if unknown."""
+        info = self.board.store.submission(submission_id)
+        if info is None:
+            return None
+        episodes = self.board.store.episodes(submission=submission_id, limit=RECENT)
+        return self._render("submission.html", root="../", info=info, episodes=episodes, title=f"submission {submission_id}")
+
+    def episode(self, episode_id: int) -> str | None:
+        """The viewer of one stored episode, or None if unknown."""
+        stored = self.board.store.episode(episode_id)
+        if stored is None:
+            return None
+        return self._render("episode.html", root="../", stored=stored, view=episode_view(stored["record"]), title=f"episode {episode_id}")
 
 
 def export_site(board: Leaderboard, out: Path) -> list[Path]:
-    """Write every page of ``board`` and the static files under ``out``; returns the pages written."""
+    """Write every page of ``board`` and the static files under ``out``; returns the pages written.
+
+    Episode pages are written for the episodes the other pages link to (the recent ones of each page).
+    """
     site = Site(board)
+    store = board.store
     pages: dict[Path, str] = {out / "index.html": site.index()}
+    linked: set[int] = set()
     for env_slug, env_id in site.env_ids_by_slug().items():
         pages[out / "env" / f"{env_slug}.html"] = site.environment(env_id)
-    for name, agent_slug in board.store.agent_slugs().items():
+        linked.update(item["id"] for item in store.episodes(env_id=env_id, limit=RECENT))
+    for name, agent_slug in store.agent_slugs().items():
         page = site.agent(name)
         if page is not None:
             pages[out / "agent" / f"{agent_slug}.html"] = page
+            linked.update(item["id"] for item in store.episodes(agent=name, limit=RECENT))
+    for name in store.submitter_names():
+        info = store.submitter(name)
+        assert info is not None
+        pages[out / "submitter" / f"{info['slug']}.html"] = site.submitter(name) or ""
+    for submission_id in store.submission_ids():
+        pages[out / "submission" / f"{submission_id}.html"] = site.submission(submission_id) or ""
+        linked.update(item["id"] for item in store.episodes(submission=submission_id, limit=RECENT))
+    for episode_id in sorted(linked):
+        pages[out / "episode" / f"{episode_id}.html"] = site.episode(episode_id) or ""
     for path, html in pages.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(html, encoding="utf-8")

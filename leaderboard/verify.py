@@ -30,6 +30,15 @@ agents, the base seed and whether seats rotate:
   The names of every environment's built-in agents are reserved: one may not
   name an agent of an environment where it is not built in.
 
+* agent names must be canonical and visible (:func:`parlour.leaderboard.names.check_name`),
+  and a name that looks like a reserved one (``Minimax``, ``minimax`` with a
+  Cyrillic ``і``, ``m1nimax``) is refused;
+* a bundle played for a challenge (its summary names the challenge) must be
+  exactly the challenge's run: its environment, agents and episode count, the
+  base seed derived from its nonce, seats rotated. Whether the challenge is
+  the submitter's, unexpired and unused is checked against the store by
+  :class:`parlour.leaderboard.api.Leaderboard`.
+
 Episodes with the same environment, options, seed and seating share a
 fingerprint and count once. Which submitter owns which agent name is the
 store's business (:class:`parlour.leaderboard.store.NameTaken`).
@@ -42,7 +51,6 @@ import hashlib
 import inspect
 import json
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,7 +62,10 @@ from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.core.record import ReplayMismatch, replay
 from parlour.envs.registry import game_class, list_envs
 from parlour.leaderboard.runner import default_lineup, seat_order
-from parlour.leaderboard.store import NAME_LIMIT, NewEpisode
+from parlour.leaderboard.names import BadName, lookalike
+from parlour.leaderboard.names import check_name as canonical_name
+from parlour.leaderboard.challenges import challenge_seed
+from parlour.leaderboard.store import NewEpisode, outcome_details
 
 #: Base seeds of a run are below this (SeedSequence takes any size; the bound keeps records and databases sane).
 SEED_LIMIT = 2**63
@@ -86,6 +97,8 @@ class VerifiedBundle:
     episodes: list[NewEpisode] = field(default_factory=list)
     #: Seat names that verification replayed as built-in agents: they belong to no submitter.
     builtin: set[str] = field(default_factory=set)
+    #: The id of the challenge the bundle was played for, or None for a self-reported run.
+    challenge: str | None = None
 
 
 @dataclass
@@ -102,6 +115,8 @@ class Run:
     rotate_seats: bool
     #: The scripted agents built into the environment: seats named after them are replayed as them.
     builtin: set[str]
+    #: The agent number in each seat before rotation.
+    lineup: list[int]
 
 
 def load_bundle(path: str | Path) -> dict[str, Any]:
@@ -200,12 +215,52 @@ def _brief(value: Any) -> str:
 
 
 def check_name(name: Any, what: str) -> str:
-    """``name`` if it is an acceptable agent name (text, 1 to NAME_LIMIT characters, no control characters)."""
-    if not isinstance(name, str) or not 0 < len(name) <= NAME_LIMIT:
-        raise Rejected(f"{what} must be a name of 1 to {NAME_LIMIT} characters, got {_brief(name)}")
-    if any(unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn") for char in name):
-        raise Rejected(f"{what} {name[:80]!r} contains control or unassigned characters")
+    """``name`` if it is an acceptable agent name (canonical, visible, no look-alike of a reserved name); :class:`Rejected` otherwise."""
+    try:
+        canonical_name(name, what)
+    except BadName as bad:
+        raise Rejected(str(bad)) from None
+    numbered = _NUMBERED.fullmatch(name)
+    base = numbered.group(1) if numbered else name
+    if base not in reserved_names():
+        similar = lookalike(base, sorted(reserved_names()))
+        if similar is not None:
+            raise Rejected(f"{what} {name[:80]!r} looks like {similar!r}, the name of a built-in agent; choose a clearly different name")
     return name
+
+
+def challenge_of(bundle: Any) -> str | None:
+    """The id of the challenge a bundle says it was played for, or None; :class:`Rejected` if the field is malformed."""
+    summary = bundle.get("summary") if isinstance(bundle, dict) else None
+    value = summary.get("challenge") if isinstance(summary, dict) else None
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("id"), str) or not 0 < len(value["id"]) <= 64:
+        raise Rejected('summary.challenge must be {"id": ..., "nonce": ...} as the server issued it')
+    return value["id"]
+
+
+def _check_challenge(run: Run, summary: dict[str, Any], challenge: dict[str, Any]) -> None:
+    """Reject a bundle that is not exactly the run ``challenge`` asked for."""
+    claimed = summary.get("challenge") or {}
+    if claimed.get("id") != challenge["id"] or claimed.get("nonce") != challenge["nonce"]:
+        raise Rejected(f"summary.challenge does not match challenge {challenge['id']} as issued")
+    if run.env_id != challenge["env_id"]:
+        raise Rejected(f"challenge {challenge['id']} is for {challenge['env_id']}, the bundle is for {run.env_id}")
+    if run.names != challenge["agents"]:
+        raise Rejected(f"challenge {challenge['id']} is for the agents {challenge['agents']}, the bundle has {run.names}")
+    if run.episodes != challenge["episodes"]:
+        raise Rejected(
+            f"challenge {challenge['id']} asks for all {challenge['episodes']} episodes, the bundle holds {run.episodes}: "
+            "a challenge counts complete or not at all"
+        )
+    if run.seed != challenge_seed(challenge["nonce"]):
+        raise Rejected(f"summary.seed {run.seed} is not the seed {challenge_seed(challenge['nonce'])} that challenge {challenge['id']}'s nonce gives")
+    if run.rotate_seats != challenge["rotate_seats"] or run.lineup != challenge["lineup"]:
+        raise Rejected(
+            f"challenge {challenge['id']} seats the agents as {challenge['lineup']} (rotated: {challenge['rotate_seats']}), "
+            f"the bundle as {run.lineup} (rotated: {run.rotate_seats})"
+        )
 
 
 def _check_summary(bundle: Any) -> tuple[Run, list[Any]]:
@@ -242,7 +297,17 @@ def _check_summary(bundle: Any) -> tuple[Run, list[Any]]:
         raise Rejected("the bundle has no episodes")
     if not _int(count) or count != len(episodes):
         raise Rejected(f"summary.episodes is {_brief(count)}, the bundle holds {len(episodes)} episodes; all of a run's episodes count, or none")
-    return Run(env_id, game_cls.version, game_cls, players, names, seed, count, rotate, builtin), episodes
+    lineup = check_lineup(summary.get("lineup"), len(names), len(players))
+    return Run(env_id, game_cls.version, game_cls, players, names, seed, count, rotate, builtin, lineup), episodes
+
+
+def check_lineup(lineup: Any, agents: int, seats: int) -> list[int]:
+    """A run's line-up (agent number per seat): the default for None; :class:`Rejected` unless it seats every agent."""
+    if lineup is None:
+        return default_lineup(agents, seats)
+    if not isinstance(lineup, list) or len(lineup) != seats or not all(_int(n) and 0 <= n < agents for n in lineup) or set(lineup) != set(range(agents)):
+        raise Rejected(f"lineup must give each of the {seats} seats an agent number below {agents}, using every agent, got {_brief(lineup)}")
+    return list(lineup)
 
 
 def _check_run(record: dict[str, Any], run: Run) -> None:
@@ -261,7 +326,7 @@ def _check_run(record: dict[str, Any], run: Run) -> None:
     for seat, value in agent_seeds.items():
         if seat not in expected or not _int(value) or value != expected[seat]:
             raise Rejected(f"agent seed {_brief(value)} of seat {_brief(seat)} is not the one episode {index} of the run derives")
-    order = seat_order(default_lineup(len(run.names), len(run.players)), index, run.rotate_seats)
+    order = seat_order(run.lineup, index, run.rotate_seats)
     seating = {seat: run.names[number] for seat, number in zip(run.players, order)}
     if record.get("agents") != seating:
         raise Rejected(f"seating {_brief(record.get('agents'))} is not the seating {seating} of episode {index} of the run")
@@ -302,14 +367,24 @@ def verify_episode(record: Any, run: Run) -> NewEpisode:
         returns={seat: float(value) for seat, value in fresh["returns"].items()},
         fingerprint=fingerprint(fresh),
         record=fresh,
+        details=outcome_details(fresh),
     )
 
 
-def verify_bundle(bundle: Any) -> VerifiedBundle:
-    """Check every episode of ``bundle`` (the wire format); raises :class:`Rejected` at the first that does not count."""
+def verify_bundle(bundle: Any, challenge: dict[str, Any] | None = None) -> VerifiedBundle:
+    """Check every episode of ``bundle`` (the wire format); raises :class:`Rejected` at the first that does not count.
+
+    ``challenge``: the challenge the bundle names, as the store holds it (see
+    :meth:`parlour.leaderboard.store.Store.challenge`); the bundle must be exactly its run.
+    """
     run, episodes = _check_summary(bundle)
+    claimed = challenge_of(bundle)
+    if claimed is not None and (challenge is None or challenge["id"] != claimed):
+        raise Rejected(f"the bundle names challenge {claimed!r}, which this server did not issue")
+    if challenge is not None:
+        _check_challenge(run, bundle["summary"], challenge)
     builtin = {name for name in run.names if builtin_base(name) is not None}
-    verified = VerifiedBundle(run.env_id, run.env_version, bundle["summary"], builtin=builtin)
+    verified = VerifiedBundle(run.env_id, run.env_version, bundle["summary"], builtin=builtin, challenge=claimed)
     seen: set[int] = set()
     for index, record in enumerate(episodes):
         try:

@@ -1,13 +1,16 @@
-"""Ratings: Bradley–Terry recovers known strengths with honest intervals; mean scores; normalised overall table."""
+"""Ratings: each category's method recovers known strengths with honest intervals; poker is rated on chips; the overall table."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import pytest
 
+from parlour.envs.registry import game_class
 from parlour.leaderboard import ratings
+from parlour.leaderboard.runner import evaluate
 
 SEATS = ("player_0", "player_1")
 
@@ -64,7 +67,7 @@ def test_result_does_not_depend_on_arrival_order():
 
 def test_multi_seat_episodes_split_into_pairwise_results_with_half_ties():
     results = [("e0", {"s0": "a", "s1": "b", "s2": "c", "s3": "a"}, {"s0": 3.0, "s1": 1.0, "s2": 1.0, "s3": 0.0})]
-    _, first, second, score = ratings.pairwise(results, ["a", "b", "c"])
+    _, first, second, score = ratings.pairwise(results, ["a", "b", "c"], ["s0", "s1", "s2", "s3"])
     # s0/s3 are both "a": no comparison; b and c tie.
     pairs = sorted(zip(first.tolist(), second.tolist(), score.tolist()))
     assert pairs == [(0, 1, 1.0), (0, 2, 1.0), (1, 0, 1.0), (1, 2, 0.5), (2, 0, 1.0)]
@@ -82,37 +85,222 @@ def test_undefeated_and_winless_agents_get_finite_ratings_and_the_mean_anchors_w
 
 def test_fit_matches_the_closed_form_for_two_agents():
     wins = np.array([[0.0, 30.0], [10.0, 0.0]])  # agent 0 beat agent 1 30 times, lost 10
-    theta = ratings.fit_bradley_terry(wins, prior_sd=1e6)
+    theta, _, _ = ratings.fit_bradley_terry(wins, prior_sd=1e6)
     assert theta[0] - theta[1] == pytest.approx(math.log(3.0), abs=1e-6)
 
 
-def test_single_agent_tasks_use_mean_and_standard_error():
+def test_the_first_mover_term_is_recovered_and_keeps_it_out_of_the_strengths():
+    rng = np.random.default_rng(5)
+    truth = {"a": 0.0, "b": 0.6, "c": 1.2}
+    eta = 0.8
+    names = list(truth)
+    results = []
+    for index in range(6000):
+        # "c" mostly moves first: without the first-mover term its seat's advantage would be counted as its strength.
+        i, j = (2, int(rng.integers(2))) if index % 3 else tuple(rng.choice(3, size=2, replace=False))
+        p = 1.0 / (1.0 + math.exp(-(truth[names[i]] - truth[names[j]] + eta)))
+        win = rng.random() < p
+        results.append((f"{index:06d}", {"player_0": names[i], "player_1": names[j]},
+                        {"player_0": 1.0 if win else -1.0, "player_1": -1.0 if win else 1.0}))
+    table = ratings.bradley_terry(results, bootstrap=0, anchor="a", players=["player_0", "player_1"])
+    assert table["first_mover_elo"] == pytest.approx(ratings.ELO_PER_NAT * eta, abs=25)
+    fitted = {row["agent"]: row["rating"] - ratings.ANCHOR_RATING for row in table["rows"]}
+    for name, strength in truth.items():
+        assert fitted[name] == pytest.approx(ratings.ELO_PER_NAT * strength, abs=40)
+    plain = ratings.bradley_terry(results, bootstrap=0, anchor="a", players=["player_0", "player_1"], first_mover=False)
+    assert {row["agent"]: row["rating"] for row in plain["rows"]}["c"] - ratings.ANCHOR_RATING > fitted["c"] + 60
+
+
+def test_single_agent_tasks_use_mean_and_a_smoothed_standard_error():
     results = [(f"{i}", {"solo": "a"}, {"solo": value}) for i, value in enumerate([1.0, 2.0, 3.0, 6.0])]
     results += [("z", {"solo": "b"}, {"solo": 5.0})]
-    table = ratings.env_table(results, seats=1)
-    assert table["kind"] == "mean-score"
+    table = ratings.env_table(results, seats=1, category="search")
+    assert table["kind"] == "score" and table["method"] == "score" and "Mean score" in table["sentence"]
     row = {r["agent"]: r for r in table["rows"]}["a"]
     assert row["rating"] == pytest.approx(3.0)
-    assert row["stderr"] == pytest.approx(math.sqrt(14.0 / 3.0) / 2.0)
-    assert row["high"] - row["rating"] == pytest.approx(1.96 * row["stderr"])
+    plain = math.sqrt(14.0 / 3.0) / 2.0
+    smoothed = float(np.std([1.0, 2.0, 3.0, 6.0, 1.0, 6.0], ddof=1) / 2.0)
+    assert row["stderr"] == pytest.approx(max(plain, smoothed))
+    assert row["high"] - row["rating"] == pytest.approx(ratings.Z95 * row["stderr"])
     assert [r["agent"] for r in table["rows"]] == ["b", "a"]
 
 
-def test_overall_normalises_random_to_0_and_the_best_baseline_to_100():
-    game = {"kind": "bradley-terry", "rows": [
-        {"agent": "random", "rating": 1000.0}, {"agent": "minimax", "rating": 1400.0},
-        {"agent": "greedy", "rating": 1200.0}, {"agent": "llm", "rating": 1300.0}]}
-    task = {"kind": "mean-score", "rows": [{"agent": "random", "rating": 2.0}, {"agent": "llm", "rating": 4.0}, {"agent": "oracle", "rating": 6.0}]}
-    lonely = {"kind": "mean-score", "rows": [{"agent": "llm", "rating": 1.0}]}
-    scores = {
-        "game": ratings.normalised(game, ["random", "minimax", "greedy"]),
-        "task": ratings.normalised(task, ["random", "oracle"]),
-        "lonely": ratings.normalised(lonely, ["random"]),
+def test_a_perfect_record_never_shows_a_zero_width_interval():
+    sweep = [(f"{i:03d}", {"player_0": "champ", "player_1": "chump"}, {"player_0": 1.0, "player_1": -1.0}) for i in range(20)]
+    chips = [(f"{i:03d}", {"player_0": "champ", "player_1": "chump"}, {"player_0": 2.0, "player_1": -2.0}) for i in range(20)]
+    chips.append(("zzz", {"player_0": "chump", "player_1": "other"}, {"player_0": 1.0, "player_1": -1.0}))
+    solo = [(f"{i:03d}", {"solo": "ace"}, {"solo": 1.0}) for i in range(20)] + [("x", {"solo": "dud"}, {"solo": 0.0})]
+    for table in (
+        ratings.env_table(sweep, seats=2, bootstrap=50),
+        ratings.env_table(chips, seats=2, bootstrap=50),
+        ratings.env_table(solo, seats=1, category="search"),
+    ):
+        for row in table["rows"]:
+            assert row["high"] - row["low"] > 0.05 * max(1.0, abs(row["rating"])) / 10, (table["kind"], row)
+
+
+@functools.cache
+def played(env_id: str, agents: tuple[str, str], episodes: int, seed: int) -> list:
+    """Real episodes of ``env_id`` between ``agents`` as rating results."""
+    results = evaluate(env_id, list(agents), episodes=episodes, seed=seed, progress=False)
+    return [(f"{seed}-{r['episode']:05d}", r["agents"], r["returns"], {}) for r in results.records]
+
+
+def table_of(env_id: str, results: list) -> dict:
+    """The table the leaderboard computes for ``results`` of ``env_id``."""
+    game = game_class(env_id)
+    return ratings.env_table(results, seats=2, bootstrap=100, category=game.category, zero_sum=game.zero_sum,
+                             players=["player_0", "player_1"], simultaneous=game.simultaneous)
+
+
+@pytest.mark.parametrize(("env_id", "strong", "episodes"), [("parlour/KuhnPoker-v0", "nash", 2000), ("parlour/LeducHoldem-v0", "heuristic", 600)])
+def test_poker_is_rated_on_chips_so_the_stronger_agent_ranks_first(env_id, strong, episodes):
+    # nash wins fewer than half its Kuhn hands (47.5% here) but gains 0.12 chips a hand; heuristic wins 38% of Leduc hands for +0.7.
+    results = played(env_id, (strong, "random"), episodes, 0)
+    table = table_of(env_id, results)
+    assert table["method"] == "payoff" and table["view"] == "nash"
+    assert [row["agent"] for row in table["rows"]] == [strong, "random"]
+    top = table["rows"][0]
+    assert top["low"] > 0 and top["nash_mass"] == pytest.approx(1.0, abs=1e-6)
+    assert "Expected payoff against the field" in table["sentence"]
+
+
+def test_win_loss_games_keep_bradley_terry_with_a_first_mover_term():
+    table = table_of("parlour/TicTacToe-v0", played("parlour/TicTacToe-v0", ("minimax", "random"), 16, 0))
+    assert table["method"] == "bradley-terry" and table["first_mover_elo"] is not None
+    assert [row["agent"] for row in table["rows"]] == ["minimax", "random"]
+    blotto = table_of("parlour/ColonelBlotto-v0", played("parlour/ColonelBlotto-v0", ("heuristic", "random"), 40, 0))
+    assert blotto["first_mover_elo"] is None  # simultaneous moves: no seat moves first
+
+
+def synthetic_payoffs(means: dict[tuple[str, str], float], episodes: int, rng: np.random.Generator) -> list:
+    """Zero-sum two-seat episodes: the first agent of a pair gets mean ``means[pair]`` plus noise in chips, the other the negative."""
+    pairs = list(means)
+    results = []
+    for index in range(episodes):
+        a, b = pairs[int(rng.integers(len(pairs)))]
+        value = float(rng.choice([-2.0, -1.0, 1.0, 2.0])) + means[(a, b)] * 2.5  # skewed noise, mean means[pair] * 2.5
+        seats = ("player_0", "player_1") if index % 2 else ("player_1", "player_0")
+        results.append((f"{index:06d}", {seats[0]: a, seats[1]: b}, {seats[0]: value, seats[1]: -value}))
+    return results
+
+
+def test_known_expected_payoffs_are_recovered_at_nominal_coverage():
+    means = {("a", "b"): 0.1, ("a", "c"): 0.3, ("b", "c"): 0.1, ("a", "d"): -0.1, ("b", "d"): 0.2, ("c", "d"): 0.0}
+    truth: dict[str, list[float]] = {}
+    for (a, b), mean in means.items():
+        truth.setdefault(a, []).append(2.5 * mean)
+        truth.setdefault(b, []).append(-2.5 * mean)
+    field = {name: float(np.mean(values)) for name, values in truth.items()}
+    rng = np.random.default_rng(11)
+    covered = total = 0
+    for _ in range(30):
+        table = ratings.payoff_table(synthetic_payoffs(means, 800, rng), bootstrap=200, seed=int(rng.integers(1 << 30)))
+        for row in table["rows"]:
+            total += 1
+            covered += row["low"] <= field[row["agent"]] <= row["high"]
+    assert 0.9 <= covered / total <= 0.995, covered / total
+    big = ratings.payoff_table(synthetic_payoffs(means, 20000, np.random.default_rng(3)), bootstrap=20)
+    for row in big["rows"]:
+        assert row["rating"] == pytest.approx(field[row["agent"]], abs=0.06)
+    assert [row["agent"] for row in big["rows"]] == sorted(field, key=field.get, reverse=True)
+
+
+def test_nash_averaging_and_alpha_rank_on_known_matrices():
+    rock_paper_scissors = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
+    mass, against = ratings.nash_averaging(rock_paper_scissors)
+    assert mass == pytest.approx([1 / 3] * 3, abs=1e-4) and against == pytest.approx([0.0] * 3, abs=1e-6)
+    # A fourth agent that loses to everyone gets no mass and a negative Nash payoff; the cycle keeps its mass.
+    with_loser = np.pad(rock_paper_scissors, ((0, 1), (0, 1)))
+    with_loser[3, :3], with_loser[:3, 3] = -0.5, 0.5
+    mass, against = ratings.nash_averaging(with_loser)
+    assert mass[3] == pytest.approx(0.0, abs=1e-6) and against[3] == pytest.approx(-0.5, abs=1e-6)
+    assert mass[:3] == pytest.approx([1 / 3] * 3, abs=1e-4)
+    # alpha-Rank on a general-sum dominance chain: the top agent takes the mass.
+    chain = np.array([[0.0, 3.0, 4.0], [1.0, 0.0, 3.0], [0.5, 1.0, 0.0]])
+    assert np.argmax(ratings.alpha_rank(chain)) == 0 and ratings.alpha_rank(chain).sum() == pytest.approx(1.0)
+
+
+def test_overall_ranks_only_agents_that_covered_enough_environments_with_intervals():
+    def env(rows):
+        """A table with the given (agent, rating, half-width) rows."""
+        return {"rows": [{"agent": a, "rating": r, "low": r - h, "high": r + h} for a, r, h in rows]}
+
+    tables = {
+        "g1": env([("random", 1000.0, 0.0), ("minimax", 1400.0, 40.0), ("llm", 1300.0, 40.0)]),
+        "g2": env([("random", 0.0, 0.1), ("heuristic", 1.0, 0.1), ("llm", 0.5, 0.1)]),
+        "g3": env([("random", 0.0, 0.1), ("heuristic", 1.0, 0.1), ("llm", 0.5, 0.1)]),
+        "n1": env([("random", 0.0, 0.1), ("greedy", 2.0, 0.2), ("llm", 1.0, 0.2), ("one-hit", 4.0, 0.2)]),
+        "lonely": env([("llm", 1.0, 0.1)]),
     }
-    assert scores["game"] == {"random": 0.0, "minimax": 100.0, "greedy": 50.0, "llm": 75.0}
-    assert scores["lonely"] is None
-    table = ratings.overall(scores)
-    by_agent = {row["agent"]: row for row in table["rows"]}
-    assert by_agent["llm"]["score"] == pytest.approx((75.0 + 50.0) / 2) and by_agent["llm"]["environments"] == 2
-    assert by_agent["minimax"]["environments"] == 1
-    assert table["environments"] == ["game", "task"] and table["unnormalised"] == ["lonely"]
+    scores = {name: ratings.normalised(table, ["random", "minimax", "heuristic", "greedy"]) for name, table in tables.items()}
+    assert scores["g1"]["minimax"]["score"] == 100.0 and scores["g1"]["llm"]["score"] == pytest.approx(75.0)
+    assert scores["g1"]["llm"]["high"] == pytest.approx(85.0) and scores["lonely"] is None
+    categories = {"g1": "game", "g2": "game", "g3": "game", "n1": "negotiation", "lonely": "search"}
+    table = ratings.overall(scores, categories=categories)
+    ranked = {row["agent"]: row for row in table["rows"]}
+    # one-hit played one environment of four at 200: not ranked, listed with its coverage.
+    assert "one-hit" not in ranked and table["uncovered"][0]["agent"] in {"one-hit", "minimax", "greedy"}
+    assert {row["agent"] for row in table["uncovered"]} == {"one-hit", "minimax", "greedy"}
+    llm = ranked["llm"]
+    assert llm["score"] == pytest.approx((75 + 50 + 50 + 50) / 4) and llm["coverage"] == 1.0
+    assert llm["low"] < llm["score"] < llm["high"]
+    assert table["environments"] == ["g1", "g2", "g3", "n1"] and table["unnormalised"] == ["lonely"]
+    assert set(table["categories"]) == {"game", "negotiation", "search"}
+    games = {row["agent"]: row for row in table["categories"]["game"]["rows"]}
+    assert set(games) == {"random", "llm", "heuristic"} and games["heuristic"]["coverage"] == pytest.approx(2 / 3)
+    assert {row["agent"] for row in table["categories"]["negotiation"]["rows"]} == {"random", "greedy", "llm", "one-hit"}
+
+
+def test_negotiation_tables_report_agreement_welfare_and_distances():
+    results = []
+    for index in range(10):
+        agreed = index % 2 == 0
+        details = {"details": {"agreement": agreed, "social_welfare": 10.0 if agreed else 0.0,
+                               "pareto_distance": 0.0 if agreed else 0.5, "nash_distance": 0.1 if agreed else 0.6}}
+        results.append((f"{index:03d}", {"player_0": "fair", "player_1": "hard"},
+                        {"player_0": 6.0 if agreed else 0.0, "player_1": 4.0 if agreed else 0.0}, details))
+    table = ratings.env_table(results, seats=2, bootstrap=20, category="negotiation", zero_sum=False, players=["player_0", "player_1"])
+    assert table["method"] == "payoff" and table["view"] == "alpha-rank"
+    rows = {row["agent"]: row for row in table["negotiation"]}
+    assert rows["fair"]["agreement_rate"] == 0.5 and rows["fair"]["utility"] == 3.0 and rows["hard"]["utility"] == 2.0
+    assert rows["fair"]["welfare"] == 5.0 and rows["fair"]["pareto_distance"] == 0.25 and rows["fair"]["nash_distance"] == pytest.approx(0.35)
+
+
+def test_team_and_role_tables():
+    results = []
+    for index in range(12):
+        # Self-play teams of "good" score 10, of "weak" 2, mixed 6; seats of a team share its score.
+        lineup = [("good", "good"), ("weak", "weak"), ("good", "weak")][index % 3]
+        score = {("good", "good"): 10.0, ("weak", "weak"): 2.0, ("good", "weak"): 6.0}[lineup] + (index % 2)
+        results.append((f"{index:03d}", {"cook_0": lineup[0], "waiter_1": lineup[1]}, {"cook_0": score, "waiter_1": score}))
+    table = ratings.env_table(results, seats=2, bootstrap=50, category="cooperation", zero_sum=False, players=["cook_0", "waiter_1"])
+    assert table["method"] == "team" and [row["agent"] for row in table["rows"]] == ["good", "weak"]
+    good = table["rows"][0]
+    assert good["rating"] == pytest.approx((10.5 + 6.5) / 2) and good["low"] < good["rating"] < good["high"]
+    assert table["teams"][0]["team"] == "good ×2" and [t["team"] for t in table["teams"]] == ["good ×2", "good + weak", "weak ×2"]
+    assert set(table["roles"]) == {"cook", "waiter"} and table["by_role"]["good"]["cook"] == pytest.approx((10.5 * 4 + 6.5 * 4) / 8)
+    matrix = table["payoff"][table["agents"].index("good")]
+    assert matrix[table["agents"].index("weak")] == pytest.approx(6.5)
+
+    social = []
+    for index in range(8):
+        wolves = ["player_0"] if index % 2 else ["player_1"]
+        villagers = [seat for seat in ("player_0", "player_1", "player_2") if seat not in wolves]
+        seating = {seat: "sly" if seat in wolves else "meek" for seat in ("player_0", "player_1", "player_2")}
+        returns = {seat: (1.0 if seating[seat] == "sly" else -1.0) for seat in seating}
+        social.append((f"{index:03d}", seating, returns, {"teams": {"wolves": wolves, "villagers": villagers}}))
+    roles = ratings.env_table(social, seats=3, bootstrap=20, category="social", zero_sum=True, players=["player_0", "player_1", "player_2"])
+    assert roles["method"] == "roles" and roles["rows"][0]["agent"] == "sly"
+    assert roles["by_role"] == {"sly": {"wolves": 1.0}, "meek": {"villagers": -1.0}}
+
+
+def test_methods_are_declared_once_per_category():
+    assert set(ratings.CATEGORY_METHODS) == {"game", "negotiation", "cooperation", "social", "search", "coding"}
+    assert ratings.method_for("game", True, 2, [("e", {"a": "x"}, {"a": 1.0})]) == "bradley-terry"
+    assert ratings.method_for("game", True, 2, [("e", {"a": "x"}, {"a": 2.0})]) == "payoff"
+    assert ratings.method_for("game", False, 2, [("e", {"a": "x"}, {"a": 1.0})]) == "payoff"
+    assert ratings.method_for("coding", False, 1) == ratings.method_for("game", True, 1) == "score"
+    assert ratings.method_for("cooperation", False, 4) == "team" and ratings.method_for("social", True, 5) == "roles"
+    for method in ratings.METHODS.values():
+        assert method.sentence.count(". ") <= 1 and method.sentence.endswith(".")

@@ -107,18 +107,23 @@ def test_end_to_end_evaluate_save_submit_show(tmp_path, capsys, monkeypatch):
     status, token, _ = cli(capsys, monkeypatch, "leaderboard", "add-submitter", "alice", "--db", db)
     token = token.strip()
     assert status == 0 and token.startswith("plr_")
-    evaluate(ENV, ["minimax", "random"], episodes=40, seed=0, out=tmp_path / "bundle", progress=False)
-    tampered = as_bundle(tmp_path / "bundle")
-    tampered["episodes"][7]["returns"]["player_0"] += 1
-    (tmp_path / "bad").mkdir()
-    (tmp_path / "bad" / "summary.json").write_text(json.dumps(tampered["summary"]))
-    (tmp_path / "bad" / "episodes.jsonl").write_text("\n".join(json.dumps(r) for r in tampered["episodes"]))
 
     with server(db) as (base, _):
+        status, _, _ = cli(capsys, monkeypatch, "eval", ENV, "--agent", "minimax", "--opponent", "random", "--episodes", "40",
+                           "--challenge", base, "--out", str(tmp_path / "bundle"), "--quiet", token=token)
+        assert status == 0
+        tampered = as_bundle(tmp_path / "bundle")
+        assert tampered["summary"]["challenge"]["id"] and len(tampered["episodes"]) == 40
+        tampered["episodes"][7]["returns"]["player_0"] += 1
+        (tmp_path / "bad").mkdir()
+        (tmp_path / "bad" / "summary.json").write_text(json.dumps(tampered["summary"]))
+        (tmp_path / "bad" / "episodes.jsonl").write_text("\n".join(json.dumps(r) for r in tampered["episodes"]))
         status, _, err = cli(capsys, monkeypatch, "submit", str(tmp_path / "bad"), "--server", base, token=token)
         assert status == 1 and "episode 7" in err
         status, out, _ = cli(capsys, monkeypatch, "submit", str(tmp_path / "bundle"), "--server", base, token=token)
-        assert status == 0 and "accepted, 40 new episode(s)" in out
+        assert status == 0 and "accepted, 40 new episode(s)" in out and "counted" in out
+        status, _, err = cli(capsys, monkeypatch, "submit", str(tmp_path / "bundle"), "--server", base, token=token)
+        assert status == 1 and "already used" in err
 
         table = httpx.get(base + "/api/leaderboard", params={"env": ENV}).json()
         row = next(r for r in table["rows"] if r["agent"] == "minimax")
@@ -222,6 +227,7 @@ def test_accepted_then_duplicate_submission(board):
     assert first.status_code == 201 and first.json()["new_episodes"] == 10
     again = client.post("/api/submissions", content=json.dumps(bundle()), headers=auth)
     assert again.status_code == 200 and again.json() == dict(first.json(), submission=None, new_episodes=0, duplicates=10)
+    assert first.json()["counted"] is False
 
 
 def test_metacharacter_names_are_shown_literally_never_as_markup(board):
@@ -236,9 +242,10 @@ def test_metacharacter_names_are_shown_literally_never_as_markup(board):
     env_page = client.get(re.search(r'href="(env/[^"]+\.html)"', index.text).group(1)).text
     agent_link = re.search(r'href="\.\./(agent/[^"]+\.html)">&lt;img', env_page).group(1)
     agent_page = client.get("/" + agent_link).text
-    for html in (index.text, env_page, agent_page):
+    assert "<img" not in index.text
+    for html in (env_page, agent_page):
         assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;&#39;; DROP TABLE agents;--" in html
-    assert board.store.agent(NASTY)["episodes"] == {ENV: 8}
+    assert board.store.agent(NASTY)["self_reported"] == {ENV: 8}
 
 
 def test_twenty_clients_at_once_lose_and_duplicate_nothing(tmp_path):
@@ -254,7 +261,7 @@ def test_twenty_clients_at_once_lose_and_duplicate_nothing(tmp_path):
             thread.join(timeout=300)
         assert sorted(r.status_code for r in responses) == [200] * 10 + [201] * 10
         assert sum(r.json()["new_episodes"] for r in responses) == 100
-        table = httpx.get(base + "/api/leaderboard", params={"env": ENV}).json()
+        table = httpx.get(base + "/api/leaderboard", params={"env": ENV, "self_reported": "true"}).json()
         assert table["episodes"] == 100
     store = Leaderboard(db).store
     assert store.episode_count() == 100 and store.submission_count() == sum(r.status_code == 201 for r in responses)
@@ -296,4 +303,4 @@ def test_server_killed_mid_submission_leaves_no_partial_submission(tmp_path):
     with server(db) as (base, _):
         response = post(base, body, token)
         assert response.status_code in (200, 201)
-        assert httpx.get(base + "/api/leaderboard", params={"env": ENV}).json()["episodes"] == 2500
+        assert httpx.get(base + "/api/leaderboard", params={"env": ENV, "self_reported": "true"}).json()["episodes"] == 2500

@@ -107,10 +107,11 @@ def test_duplicate_episodes_count_once(store):
     assert again.submission_id is None and again.new_episodes == 0
     assert store.episode_count(ENV) == 10 and count(store, Submission) == 1
     assert count(store, EpisodeSeat) == 20
-    results = store.results(ENV)
-    assert [key for key, _, _ in results] == sorted(e.fingerprint for e in batch)
-    assert {name for _, seating, _ in results for name in seating.values()} == {"random", "minimax"}
-    assert store.agent("minimax")["episodes"] == {ENV: 10}
+    assert store.results(ENV) == []  # self-reported: kept out of the ratings
+    results = store.results(ENV, counted=False)
+    assert [key for key, _, _, _ in results] == sorted(e.fingerprint for e in batch)
+    assert {name for _, seating, _, _ in results for name in seating.values()} == {"random", "minimax"}
+    assert store.agent("minimax")["self_reported"] == {ENV: 10} and store.agent("minimax")["episodes"] == {}
     assert store.agent("nobody") is None
 
 

@@ -8,7 +8,7 @@ import functools
 import pytest
 
 import parlour
-from parlour.baselines import scripted_names
+from parlour.commands.demo import lineups
 from parlour.envs.core.match import make_game
 from parlour.envs.registry import game_class
 from parlour.leaderboard.api import Leaderboard
@@ -69,16 +69,20 @@ def rejected(board: Leaderboard, bundle: dict, match: str, episode: int | None =
 def test_honest_bundle_is_accepted_and_duplicates_count_once(board):
     assert board.submit(bundle(), "alice")["new_episodes"] == 12
     assert board.submit(bundle(), "alice") == {
-        "submission": None, "env_id": TICTACTOE, "episodes": 12, "new_episodes": 0, "duplicates": 12,
+        "submission": None, "env_id": TICTACTOE, "episodes": 12, "new_episodes": 0, "duplicates": 12, "counted": False,
     }
     assert board.store.episode_count(TICTACTOE) == 12
 
 
 @pytest.mark.parametrize("env_id", parlour.list_envs())
 def test_honest_bundles_of_every_environment_verify(env_id):
-    seats = len(make_game(game_class(env_id), {}).players)
-    for agents in [tuple(scripted_names(env_id)[:seats]), ("random", "random")]:
-        verified = verify_bundle(bundle(env_id, agents, episodes=3, seed=11))
+    players = list(make_game(game_class(env_id), {}).players)
+    # The demo's first and last line-ups: rotated pairs, single agents, or agents fixed to the seats of their roles.
+    runs = lineups(env_id)
+    assert runs, f"no scripted agents can fill the seats of {env_id} (is there a random agent for every seat?)"
+    for run in dict.fromkeys([runs[0], runs[-1]]):
+        results = evaluate(env_id, run.spec(players), episodes=3, seed=11, progress=False)
+        verified = verify_bundle(as_bundle(results))
         assert len(verified.episodes) == 3 and verified.builtin == set(verified.summary["agents"])
 
 
@@ -215,8 +219,8 @@ def test_malformed_bundles_are_rejected(board, broken):
 
 def test_names_with_sql_and_html_metacharacters_are_stored_literally(board):
     board.submit(bundle(agents=(Named(NASTY), "random"), episodes=6), "alice")
-    assert board.store.agent(NASTY)["episodes"] == {TICTACTOE: 6}
-    assert NASTY in {row["agent"] for row in board.ratings(TICTACTOE)["rows"]}
+    assert board.store.agent(NASTY)["self_reported"] == {TICTACTOE: 6}
+    assert NASTY in {row["agent"] for row in board.ratings(TICTACTOE, counted=False)["rows"]}
 
 
 def test_bundle_directories_are_accepted(board, tmp_path):

@@ -1,44 +1,60 @@
 """``parlour demo``: the product's main job on embedded defaults.
 
-The built-in agents play each other on every environment (every pairing of
-the environment's scripted agents, seats rotated), the round-robin tables are
-printed, the bundles are submitted to an embedded SQLite leaderboard that
-replays every episode, and the leaderboard is served on localhost (or exported
-as a static site).
+The built-in agents play every environment, seated as its category asks
+(:func:`lineups`, from the environment's category, seats and roles only, so a
+newly registered environment needs nothing here):
+
+* single-agent tasks (search, coding, one seat): each scripted agent alone;
+* cooperative games: every agent in self-play (a whole team of it), and every
+  pair of agents mixed (one seat each way round, seats rotated), so each
+  agent is also seen with the baseline as its partner;
+* games whose seats have roles some agents cannot take (a debate's judge, a
+  search proposer): agents are seated by role, one line-up per combination of
+  agents able to hold each role (seats fixed);
+* other games: every pair of distinct scripted agents, seats rotated.
+
+Every run is played for a challenge of the embedded SQLite leaderboard (so it
+counts), printed, and submitted; the leaderboard replays every episode and
+is then served on localhost (or exported as a static site).
 
 Running the same demo again (same environments, episodes, seed and game
-versions, the same ``--out``) reuses what is already there: the bundles played
-and the leaderboard that verified them, listed in ``--out``'s ``demo.json``. So
-``parlour demo --no-serve --export site/`` after ``make demo`` only writes the
-site, and an interrupted demo carries on where it stopped. Other settings start
-afresh (``--out`` is cleared).
+versions, the same ``--out``) reuses what is already there: the bundles played,
+the challenges they were played for, and the leaderboard that verified them,
+listed in ``--out``'s ``demo.json``. So ``parlour demo --no-serve --export site/``
+after ``make demo`` only writes the site, and an interrupted demo carries on
+where it stopped. Other settings start afresh (``--out`` is cleared).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import parlour
 from parlour.baselines import scripted_names
+from parlour.envs.core.match import make_game
 from parlour.envs.registry import game_class, list_envs
 
 #: The file in ``--out`` naming the demo's settings and the bundles its leaderboard already holds.
 MANIFEST = "demo.json"
+#: Most line-ups played for one environment whose agents are seated by role.
+MAX_ROLE_LINEUPS = 27
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``parlour demo``."""
-    parser = subparsers.add_parser("demo", help="round-robin of the built-in agents on every environment, then the leaderboard")
-    parser.add_argument("--episodes", type=int, default=50, help="episodes per pairing (default 50)")
-    parser.add_argument("--seed", type=int, default=0, help="base seed of the first pairing; each next pairing adds 1 (default 0)")
+    parser = subparsers.add_parser("demo", help="the built-in agents on every environment, seated by its category, then the leaderboard")
+    parser.add_argument("--episodes", type=int, default=50, help="episodes per line-up (default 50)")
+    parser.add_argument("--seed", type=int, default=0, help="unused by counted runs (challenges pick the seeds); kept in the settings (default 0)")
     parser.add_argument("--env", action="append", dest="envs", metavar="ENV_ID", help="only this environment (repeatable)")
     parser.add_argument("--out", default="results/demo", help="where bundles and the leaderboard database go (reused by a rerun with the same settings)")
-    parser.add_argument("--workers", type=int, default=1, help="processes playing each pairing (default 1: short pairings do not repay starting processes)")
+    parser.add_argument("--workers", type=int, default=1, help="processes playing each line-up (default 1: short runs do not repay starting processes)")
     parser.add_argument("--host", default="127.0.0.1", help="address the leaderboard listens on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port the leaderboard listens on (default 8000)")
     parser.add_argument("--export", metavar="DIR", help="also write the leaderboard as a static site to DIR (reuses the bundles already played)")
@@ -46,16 +62,75 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_demo)
 
 
-def pairings(env_id: str) -> list[tuple[str, str]]:
-    """Every pair of distinct scripted agents of ``env_id``."""
-    return list(itertools.combinations(scripted_names(env_id), 2))
+@dataclass(frozen=True)
+class Lineup:
+    """One run of the demo: the agents (a list, seated by the runner's rule; or one per seat, fixed) and a label."""
+
+    agents: tuple[str, ...]
+    #: True: ``agents`` holds one agent per seat in seat order, seats fixed; False: the runner's rotated line-up.
+    fixed: bool
+    label: str
+
+    def spec(self, players: list[str]) -> Any:
+        """What :func:`parlour.evaluate` takes as ``agents``."""
+        return dict(zip(players, self.agents)) if self.fixed else list(self.agents)
+
+
+def seat_roles(players: list[str]) -> dict[str, list[str]]:
+    """The seats of each role, roles in seat order (a role is a seat's name without its trailing number)."""
+    from parlour.leaderboard.ratings import role_of
+
+    roles: dict[str, list[str]] = {}
+    for player in players:
+        roles.setdefault(role_of(player), []).append(player)
+    return roles
+
+
+@functools.cache
+def can_play(env_id: str, agent: str, seat: str) -> bool:
+    """Whether scripted ``agent`` can hold ``seat`` of ``env_id``: one episode with ``random`` in the other seats runs without error."""
+    players = list(make_game(game_class(env_id), {}).players)
+    seating = {player: agent if player == seat else "random" for player in players}
+    try:
+        parlour.evaluate(env_id, seating, episodes=1, seed=0, progress=False)
+    except Exception:  # noqa: BLE001 - an agent refusing a seat (or failing in it) is what is probed
+        return False
+    return True
+
+
+def lineups(env_id: str) -> list[Lineup]:
+    """The demo's runs for ``env_id``, by its category, seats and roles (see the module docstring)."""
+    game_cls = game_class(env_id)
+    players = list(make_game(game_cls, {}).players)
+    names = scripted_names(env_id)
+    if len(players) == 1:
+        return [Lineup((name,), False, name) for name in names]
+    roles = seat_roles(players)
+    if len(roles) > 1:
+        able = {role: [name for name in names if all(can_play(env_id, name, seat) for seat in seats)] for role, seats in roles.items()}
+        if any(len(agents) < len(names) for agents in able.values()):
+            if not all(able.values()):
+                return []  # some role has no scripted agent able to hold it: nothing to play
+            runs = []
+            for choice in itertools.islice(itertools.product(*able.values()), MAX_ROLE_LINEUPS):
+                by_role = dict(zip(roles, choice))
+                agents = tuple(by_role[role] for player in players for role, seats in roles.items() if player in seats)
+                runs.append(Lineup(agents, True, "-".join(f"{role}={name}" for role, name in by_role.items())))
+            return runs
+    pairs = [Lineup((a, b), False, f"{a}-vs-{b}") for a, b in itertools.combinations(names, 2)]
+    if game_cls.category == "cooperation":
+        return [Lineup((name,), False, f"{name}-team") for name in names] + [
+            Lineup(lineup.agents, False, lineup.label.replace("-vs-", "-with-")) for lineup in pairs
+        ]
+    return pairs
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    """Play the round-robin, build the leaderboard, then serve or export it."""
+    """Play every environment's line-ups for challenges, build the leaderboard, then serve or export it."""
     from parlour.leaderboard.api import Leaderboard
     from parlour.leaderboard.results import Results, write_json
     from parlour.leaderboard.runner import evaluate
+    from parlour.rollout import make_plan
 
     if args.episodes < 1:
         raise ValueError(f"--episodes must be at least 1, got {args.episodes}")
@@ -70,31 +145,44 @@ def run_demo(args: argparse.Namespace) -> int:
         if out.exists():
             shutil.rmtree(out)
         out.mkdir(parents=True)
-        manifest = {"settings": settings, "submitted": []}
-    board = Leaderboard(f"sqlite:///{(out / 'leaderboard.db').resolve()}")
+        manifest = {"settings": settings, "submitted": [], "challenges": {}}
+    manifest.setdefault("challenges", {})
+    # The demo's runs are its own: the challenge size is what the demo asks for.
+    board = Leaderboard(f"sqlite:///{(out / 'leaderboard.db').resolve()}", min_challenge_episodes=1, max_open_challenges=10_000)
     if fresh:
         board.add_submitter("demo")
         write_json(out / MANIFEST, manifest)
 
     for env_id in env_ids:
+        players = list(make_game(game_class(env_id), {}).players)
         rows = []
-        for index, (first, second) in enumerate(pairings(env_id)):
-            agents = [first, second]
-            bundle = out / env_id.replace("/", "__") / f"{first}-vs-{second}"
+        runs = lineups(env_id)
+        if not runs:
+            print(f"\n{env_id}: skipped, no scripted agents can fill its seats")
+            continue
+        for lineup in runs:
+            agents = lineup.spec(players)
+            bundle = out / env_id.replace("/", "__") / lineup.label
             key = bundle.relative_to(out).as_posix()
             if key in manifest["submitted"]:
                 results = Results.load(bundle)
             else:
-                results = evaluate(
-                    env_id, agents, episodes=args.episodes, seed=args.seed + index, workers=args.workers, out=bundle
-                )
+                challenge = manifest["challenges"].get(key)
+                if challenge is None:
+                    plan = make_plan(env_id, agents, {}, 0, not lineup.fixed)
+                    challenge = board.issue_challenge("demo", env_id, plan.names, args.episodes, plan.lineup, plan.rotate_seats)
+                    manifest["challenges"][key] = challenge
+                    write_json(out / MANIFEST, manifest)
+                results = evaluate(env_id, agents, workers=args.workers, out=bundle, challenge=challenge, progress=False)
                 board.submit(bundle, "demo")
                 manifest["submitted"].append(key)
                 write_json(out / MANIFEST, manifest)
             summary = results.summary
-            for name in (first, second):
-                rows.append((name, "vs " + (second if name == first else first), summary[name]))
+            for name in results.agents:
+                others = [other for other in results.agents if other != name]
+                rows.append((name, ("with " if lineup.fixed else "vs ") + (", ".join(others) if others else "itself/alone"), summary[name]))
         print_round_robin(env_id, rows)
+        print_table(board.ratings(env_id))
 
     print_overall(board.ratings())
     if args.export:
@@ -116,12 +204,19 @@ def _read_manifest(out: Path) -> dict[str, Any]:
 
 
 def print_round_robin(env_id: str, rows: list[tuple[str, str, dict]]) -> None:
-    """One environment's table: win/draw/loss and mean reward of each agent in each pairing."""
+    """One environment's runs: win/draw/loss and mean reward of each agent in each line-up."""
     print(f"\n{env_id}")
-    print(f"  {'agent':<18}{'opponent':<22}{'win':>6}{'draw':>6}{'loss':>6}{'mean reward':>14}")
+    print(f"  {'agent':<18}{'line-up':<34}{'win':>6}{'draw':>6}{'loss':>6}{'mean reward':>14}")
     for name, opponent, block in rows:
         wdl = "".join(f"{block[k]:>6.0%}" for k in ("win_rate", "draw_rate", "loss_rate")) if "win_rate" in block else f"{'-':>6}" * 3
-        print(f"  {name:<18}{opponent:<22}{wdl}{block['mean_reward']:>+14.3f}")
+        print(f"  {name[:17]:<18}{opponent[:33]:<34}{wdl}{block['mean_reward']:>+14.3f}")
+
+
+def print_table(table: dict) -> None:
+    """The environment's rating table: method, then each agent's value and 95% interval."""
+    print(f"  rating: {table['method']} ({table['episodes']} counted episodes)")
+    for row in table["rows"]:
+        print(f"    {row['agent'][:20]:<22}{row['rating']:>10.3f}   [{row['low']:.3f}, {row['high']:.3f}]")
 
 
 def print_overall(table: dict) -> None:
@@ -129,6 +224,6 @@ def print_overall(table: dict) -> None:
     rows = table.get("rows", [])
     if not rows:
         return
-    print("\nOverall leaderboard (normalised score: random = 0, best scripted = 100)")
+    print("\nOverall leaderboard (normalised score: random = 0, best scripted = 100; 95% interval; environments covered)")
     for row in rows:
-        print(f"  {row['agent']:<18}{row['score']:>8.1f}   over {row['environments']} environment(s)")
+        print(f"  {row['agent'][:20]:<22}{row['score']:>8.1f}  [{row['low']:.1f}, {row['high']:.1f}]  {row['environments']} environment(s)")

@@ -68,6 +68,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--no-rotate", action="store_true", help="keep the line-up in seat order instead of rotating seats")
     evaluate.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE", help="a game option (VALUE read as JSON, else text)")
     evaluate.add_argument("--quiet", action="store_true", help="no progress bar")
+    evaluate.add_argument(
+        "--challenge",
+        metavar="URL",
+        help="play a challenge of the leaderboard at URL so the run counts there (token from $PARLOUR_TOKEN); the server sets "
+        "the episodes and the seed",
+    )
     evaluate.set_defaults(handler=run_eval)
 
     play = subparsers.add_parser(
@@ -130,6 +136,7 @@ def run_eval(args: argparse.Namespace) -> int:
             in_flight=args.in_flight,
             out=out,
             progress=not args.quiet,
+            challenge=args.challenge,
         )
     except BaseException:
         kept = len(read_records(out / EPISODES_FILE))

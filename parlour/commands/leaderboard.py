@@ -1,4 +1,4 @@
-"""``parlour leaderboard serve|add-submitter|show|export`` and ``parlour submit``.
+"""``parlour leaderboard serve|add-submitter|show|export``, ``parlour submit`` and ``parlour connect``.
 
 The database is ``--db URL`` (any SQLAlchemy URL), else ``$PARLOUR_LEADERBOARD_DB``,
 else ``sqlite:///leaderboard.db`` in the current directory. ``serve`` and
@@ -7,6 +7,8 @@ read one, so without ``--db`` or the variable they fall back to the demo's
 database (``results/demo/leaderboard.db``, written by ``parlour demo``) and
 otherwise say where to point. ``parlour submit`` reads the submitter token from
 ``$PARLOUR_TOKEN`` and exits with status 1 when the server rejects a bundle.
+``parlour connect AGENT --server URL --env ENV`` plays a live match: the
+server runs the environment and the agent answers its turns over HTTP.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     serve.add_argument("--max-bytes", type=int, default=64 * 1024 * 1024, help="largest accepted submission body")
     serve.add_argument("--rate-limit", type=int, default=60, help="submissions per minute and submitter")
+    serve.add_argument("--quota-bytes", type=int, default=None, help="stored record bytes per submitter (default 512 MiB)")
+    serve.add_argument("--quota-episodes", type=int, default=None, help="stored episodes per submitter (default 200000)")
+    serve.add_argument("--challenge-episodes", type=int, default=100, help="episodes of a challenge when the submitter asks for no count (default 100)")
+    serve.add_argument("--turn-timeout", type=float, default=60.0, help="seconds a live match waits for a turn before playing it as invalid (default 60)")
     serve.set_defaults(handler=run_serve)
 
     add = with_db(commands.add_parser("add-submitter", help="create a submitter and print its token"))
@@ -63,6 +69,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     submit.add_argument("--server", required=True, help="leaderboard base URL, e.g. http://127.0.0.1:8000")
     submit.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the verdict")
     submit.set_defaults(handler=run_submit)
+
+    connect = subparsers.add_parser(
+        "connect",
+        help="play a live match on a leaderboard: the server runs the game, your agent answers turn by turn",
+        description="The server keeps the seeds and the hidden state; the agent sees only its own observations. Token from $PARLOUR_TOKEN.",
+    )
+    connect.add_argument("agent", metavar="AGENT", help="the agent spec (a scripted name, hf:..., openai:...@URL, python:module:factory)")
+    connect.add_argument("--server", required=True, help="leaderboard base URL, e.g. http://127.0.0.1:8000")
+    connect.add_argument("--env", required=True, dest="env_id", metavar="ENV_ID", help="environment id, e.g. parlour/KuhnPoker-v0")
+    connect.add_argument("--opponent", default="random", help="the built-in agent the server seats against yours (default random)")
+    connect.add_argument("--episodes", type=int, default=None, help="episodes to play (default: the server's challenge size)")
+    connect.set_defaults(handler=run_connect)
 
 
 def database_url(args: argparse.Namespace, existing: bool) -> str:
@@ -100,6 +118,7 @@ def _sqlite_file(url: str) -> Path | None:
 
 
 def _board(args: argparse.Namespace, existing: bool = False) -> Any:
+    """The leaderboard at the database the arguments name."""
     from parlour.leaderboard.api import Leaderboard
 
     return Leaderboard(database_url(args, existing))
@@ -109,10 +128,29 @@ def run_serve(args: argparse.Namespace) -> int:
     """Serve the leaderboard until interrupted."""
     from parlour.leaderboard.api import Leaderboard
 
+    from parlour.leaderboard.store import Quota
+
     url = database_url(args, existing=False)
-    board = Leaderboard(url)
+    limits = {"max_bytes": args.quota_bytes, "max_episodes": args.quota_episodes}
+    quota = Quota(**{key: value for key, value in limits.items() if value is not None})
+    board = Leaderboard(url, quota=quota, challenge_episodes=args.challenge_episodes)
     print(f"parlour leaderboard on http://{args.host}:{args.port}/ (database {url})", flush=True)
-    board.serve(args.host, args.port, max_bytes=args.max_bytes, rate_limit=args.rate_limit)
+    board.serve(args.host, args.port, max_bytes=args.max_bytes, rate_limit=args.rate_limit, turn_timeout=args.turn_timeout)
+    return 0
+
+
+def run_connect(args: argparse.Namespace) -> int:
+    """Play a live match and print the server's result."""
+    from parlour.agents import check_agent_spec
+    from parlour.envs.registry import game_class
+    from parlour.leaderboard.live import connect
+
+    game_class(args.env_id)
+    for warning in check_agent_spec(args.agent, args.env_id):
+        print(f"{args.command_prog}: warning: {warning}", file=sys.stderr)
+    result = connect(args.agent, args.server, args.env_id, opponent=args.opponent, episodes=args.episodes)
+    means = ", ".join(f"{name} {value:+.3f}" for name, value in result["returns"].items())
+    print(f"live match stored as submission {result['submission']}: {result['episodes']} episodes, mean return {means} (seed {result['seed']})")
     return 0
 
 
@@ -143,9 +181,12 @@ def run_show(args: argparse.Namespace) -> int:
     board = _board(args, existing=True)
     if args.env is None:
         table = board.ratings()
-        rows = [[str(k), row["agent"], _num(row["score"]), f"{row['environments']}/{len(table['environments'])}"]
+        rows = [[str(k), row["agent"], _num(row["score"]), f"[{_num(row['low'])}, {_num(row['high'])}]", f"{row['environments']}/{len(table['environments'])}"]
                 for k, row in enumerate(table["rows"], 1)]
-        print(_format_table(["#", "agent", "score", "envs"], rows))
+        print(_format_table(["#", "agent", "score", "95% interval", "envs"], rows))
+        if table["uncovered"]:
+            print(f"\nnot ranked (played under {table['min_coverage']:.0%} of the environments): "
+                  + ", ".join(f"{row['agent']} ({row['environments']}/{len(table['environments'])})" for row in table["uncovered"]))
         if table["unnormalised"]:
             print(f"\nnot normalised (a reference baseline is missing): {', '.join(table['unnormalised'])}")
         return 0
@@ -159,9 +200,8 @@ def run_show(args: argparse.Namespace) -> int:
     table = board.ratings(args.env)
     rows = [[str(k), row["agent"], _num(row["rating"]), f"[{_num(row['low'])}, {_num(row['high'])}]", str(row["games"])]
             for k, row in enumerate(table["rows"], 1)]
-    value = "rating" if table["kind"] == "bradley-terry" else "mean"
-    print(f"{args.env} ({table['kind']}, {table['episodes']} episodes)")
-    print(_format_table(["#", "agent", value, "95% interval", "games"], rows))
+    print(f"{args.env} ({table['method']}, {table['episodes']} counted episodes): {table['sentence']}")
+    print(_format_table(["#", "agent", table["value"], "95% interval", "games"], rows))
     return 0
 
 
@@ -200,7 +240,8 @@ def run_submit(args: argparse.Namespace) -> int:
         except ValueError:
             answer = {"detail": response.text[:500]}
         if response.is_success:
-            print(f"{directory}: accepted, {answer['new_episodes']} new episode(s), {answer['duplicates']} already stored")
+            counted = "counted" if answer.get("counted") else "self-reported (no challenge), kept out of the ratings"
+            print(f"{directory}: accepted, {answer['new_episodes']} new episode(s), {answer['duplicates']} already stored; {counted}")
         else:
             print(f"{directory}: rejected ({response.status_code}): {answer.get('detail', answer)}", file=sys.stderr)
             status = 1
