@@ -68,6 +68,10 @@ streams in a future release, cannot silently change the leaderboard's corpus."""
 
 KINDS = ("bridge", "yesno", "count", "comparison")
 MAX_HOPS = 4
+KIND_HOPS: Mapping[str, tuple[int, ...]] = types.MappingProxyType(
+    {"bridge": (1, 2, 3, 4), "yesno": (1, 2, 3, 4), "count": (1, 2, 3), "comparison": (2,)}
+)
+"""The hop counts each question kind comes in."""
 
 ENTITY_KINDS = ("country", "city", "person", "organisation", "book", "film")
 
@@ -317,6 +321,21 @@ _COMPARISONS: Mapping[str, tuple[tuple[str, ...], bool]] = {
     "population": (("Which city has the larger population, {a} or {b}?",), True),
 }
 
+TEMPLATES: Mapping[str, Any] = types.MappingProxyType(
+    {
+        "facts": _FACT_TEMPLATES,
+        "noun_phrases": _NOUN_PHRASES,
+        "questions": _QUESTIONS,
+        "yes_no": _YES_NO,
+        "count": _COUNT_QUESTIONS,
+        "comparisons": _COMPARISONS,
+    }
+)
+"""The language the world is written in: fact sentences (``{s}``, ``{o}``, ``{v}``), the noun phrases and
+questions that name a path (``{x}`` the phrase a hop starts from, ``{c}`` a yes/no candidate), count questions,
+and comparisons (attribute -> (templates over ``{a}`` and ``{b}``, whether the larger value wins)). It holds no
+fact: agents that read passages and proposers that write questions use it as the grammar of the world's text."""
+
 # bm25s's English stop words: a name equal to one would be invisible to the retriever.
 _STOPWORDS = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
@@ -523,6 +542,19 @@ class World:
                 digest.update(b"\0")
         return digest.hexdigest()
 
+    def named(self, name: str) -> list[str]:
+        """Ids of the entities called ``name`` (case-insensitive): one for a unique name, none for an unknown one."""
+        return list(self._by_name.get(name.strip().lower(), ()))
+
+    def trace(self, start: str, path: Sequence[str]) -> tuple[list[str], list[tuple[str, ...]]]:
+        """The nodes visited from entity ``start`` along ``path`` and, per hop, the ids of the passages stating it.
+
+        Raises ValueError unless every hop reaches exactly one node (KeyError for an unknown start).
+        """
+        if start not in self.entities:
+            raise KeyError(f"unknown entity {start!r}")
+        return self._trace(start, path)
+
     def name(self, node: str) -> str:
         """The text of a node: an entity's name, or a literal value as it is."""
         entity = self.entities.get(node)
@@ -682,12 +714,7 @@ class World:
         RuntimeError if the world is too small to supply ``n`` distinct ones.
         """
         wanted_hops = {hops} if isinstance(hops, int) else set(hops)
-        allowed = {
-            "bridge": sorted(h for h in wanted_hops if 1 <= h <= MAX_HOPS),
-            "yesno": sorted(h for h in wanted_hops if 1 <= h <= MAX_HOPS),
-            "count": sorted(h for h in wanted_hops if 1 <= h <= 3),
-            "comparison": [2] if 2 in wanted_hops else [],
-        }
+        allowed = {kind: sorted(wanted_hops.intersection(KIND_HOPS[kind])) for kind in KINDS}
         requested = set(kinds)
         unknown = requested - set(KINDS)
         if unknown:
