@@ -256,6 +256,7 @@ class Reader:
         return "node", node
 
     def step(self) -> tuple[str, str]:
+        """The next thing to do: ``("search", name)``, ``("search all", organisation)``, ``("answer", text)`` or ``("stuck", why)``."""
         plan = self.plan
         if plan.kind == "comparison":
             values = []
@@ -327,6 +328,7 @@ class Oracle(SeededAgent):
     name = "oracle"
 
     def act(self, observation: Mapping[str, Any]) -> str:
+        """The oracle's next tool call for the question in ``observation["view"]``."""
         view = observation["view"]
         plan = parse_question(view.get("question") or "")
         name, arguments = plan_action(plan, view, observation.get("tool_calls_left", 0))
@@ -339,6 +341,7 @@ class NoSearch(SeededAgent):
     name = "no_search"
 
     def act(self, observation: Mapping[str, Any]) -> str:
+        """An immediate answer: a guess from the question's form."""
         return call("answer", text=guess(parse_question(observation["view"].get("question") or ""), self.rng))
 
 
@@ -346,6 +349,7 @@ class RandomSearcher(RandomAgent):
     """Random tool calls (searches of words it has seen, opens of ids it was shown), then a random answer."""
 
     def free_move(self, observation: Mapping[str, Any]) -> str:
+        """A random search, open or answer."""
         view = observation["view"]
         words = re.findall(r"\w+", view.get("question") or "") or ["search"]
         retrieved = view.get("retrieved", [])
@@ -398,11 +402,17 @@ class Proposer(SeededAgent):
     #: Walks tried before proposing the last one found, whatever its flaws.
     attempts = 4
 
+    def __init__(self, env_id: str | None = None, seed: int | None = None):
+        super().__init__(env_id, seed)
+        self.salt = int(self.rng.integers(1 << 31))
+
     def reset(self, seed: int | None = None) -> None:
+        """Reseed, and draw the salt that fixes this episode's choices of hops and phrasing."""
         super().reset(seed)
         self.salt = int(self.rng.integers(1 << 31))
 
     def act(self, observation: Mapping[str, Any]) -> str:
+        """As a solver the oracle's call; as the proposer the next search of its walk, or its proposal."""
         view = observation["view"]
         left = observation.get("tool_calls_left", 0)
         if view.get("role") == "solver":
@@ -467,6 +477,7 @@ class SelfPlayNoSearch(SeededAgent):
     name = "no_search"
 
     def act(self, observation: Mapping[str, Any]) -> str:
+        """As a solver a guess; as the proposer a proposal made without searching."""
         view = observation["view"]
         if view.get("role") == "solver":
             return call("answer", text=guess(parse_question(view.get("question") or ""), self.rng))
@@ -478,6 +489,7 @@ class SelfPlayRandom(RandomSearcher):
     """SearchSelfPlay: a random proposal after random searches; as a solver, the random searcher."""
 
     def free_move(self, observation: Mapping[str, Any]) -> str:
+        """As the proposer a random search or proposal; as a solver the random searcher's move."""
         view = observation["view"]
         if view.get("role") == "solver":
             return super().free_move(observation)
@@ -515,6 +527,7 @@ class Asker(SeededAgent):
     asks = True
 
     def act(self, observation: Mapping[str, Any]) -> str:
+        """As the expert a reply from its notes; as the asker the oracle's plan, asking for what its searches miss."""
         view = observation["view"]
         if view.get("role") == "expert":
             return _expert_reply(view) if self.asks else "I cannot help."
@@ -551,6 +564,7 @@ class AskOrSearchRandom(RandomSearcher):
     """AskOrSearch: the random searcher, asking now and then; as the expert, random words of its notes."""
 
     def free_move(self, observation: Mapping[str, Any]) -> str:
+        """As the expert random words of its notes' titles; as the asker now and then a question, else the random searcher's move."""
         view = observation["view"]
         rng = self.rng
         if view.get("role") == "expert":

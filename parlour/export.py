@@ -197,6 +197,7 @@ def to_text(record: dict[str, Any] | str, player: str | None = None) -> dict[str
     position = 0
 
     def add(piece: str, by_environment: bool) -> None:
+        """Append ``piece`` to the text, extending the inserted spans if the environment wrote it."""
         nonlocal position
         if by_environment and piece:
             if inserted and inserted[-1][1] == position:

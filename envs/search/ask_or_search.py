@@ -134,6 +134,7 @@ class AskOrSearch(UsesCorpus, Game):
         self.answered: str | None = None
 
     def start(self, ctx: Context) -> None:
+        """Draw the question, choose the hops the expert holds and its other notes, and tell each player its part."""
         corpus = self.corpus
         self.question = question = corpus.draw_question(ctx.rng, self.hops, self.kinds)
         gold = question["gold"]
@@ -158,12 +159,14 @@ class AskOrSearch(UsesCorpus, Game):
         ctx.tell(f"Your notes ({len(self.note_ids)} passages the asker cannot search):\n\n{shown}", to="expert")
 
     def to_move(self) -> list[str]:
+        """The asker, or the expert while a question waits for its reply."""
         return [self.turn]
 
     def _scoring(self) -> str:
         return "1 for an exact answer (case, punctuation and a/an/the ignored)" if self.reward_name == "em" else "the token F1 of the answer"
 
     def rules(self, player: str) -> str:
+        """The asker's tools and budget, or the expert's role; both with the shared reward."""
         if player == "asker":
             return RULES_ASKER.format(intro=WORLD_INTRO, max_k=self.max_k, max_questions=self.max_questions,
                                       scoring=self._scoring(), ask_cost=self.ask_cost, search_cost=self.search_cost)
@@ -174,6 +177,7 @@ class AskOrSearch(UsesCorpus, Game):
         return self.max_questions - len(self.dialogue)
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
+        """The asker's tools and questions left, or the expert's cue to reply."""
         if player == "expert":
             return "Reply to the asker in plain text."
         left = self.questions_left()
@@ -181,6 +185,7 @@ class AskOrSearch(UsesCorpus, Game):
         return f"Call search, open, {asking} or answer ({len(self.retrieval)} tool call(s) made so far)."
 
     def parse(self, player: str, text: str) -> Any:
+        """An expert's reply is any non-empty text; the asker must call a tool."""
         if player == "expert":
             reply = text.strip()
             if not reply:
@@ -189,6 +194,7 @@ class AskOrSearch(UsesCorpus, Game):
         raise InvalidMove("No tool call found. Call a tool, e.g. <search>your keywords</search>, <ask>your question</ask> or <answer>your answer</answer>.")
 
     def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
+        """Search or open for the asker, leaving the expert's notes out; the expert has no tools."""
         if player == "expert":
             return "The expert has no tools: reply to the asker in plain text."
         text, entry = (run_search if name == "search" else run_open)(self.corpus, arguments, self.hidden)
@@ -196,6 +202,7 @@ class AskOrSearch(UsesCorpus, Game):
         return text
 
     def apply(self, ctx: Context, moves: dict[str, Any]) -> None:
+        """Pass a question to the expert, a reply to the asker, or score the answer."""
         ((player, move),) = moves.items()
         if player == "expert":
             reply = move if isinstance(move, str) else str(next(iter(move["arguments"].values()), ""))[:MAX_REPLY_CHARS]
@@ -239,9 +246,11 @@ class AskOrSearch(UsesCorpus, Game):
                 "retrieval": [dict(entry) for entry in self.retrieval]}
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
+        """-1 to the offender, 0 to the other, with the episode's details."""
         ctx.finish({player: -1.0, self.other(player): 0.0}, winners=[self.other(player)], reason=reason, details=self.details())
 
     def view(self, player: str) -> dict[str, Any]:
+        """The expert's notes and the dialogue, or the asker's question, retrieved passages, calls, dialogue and questions left."""
         dialogue = [dict(turn) for turn in self.dialogue]
         if player == "expert":
             corpus = self.corpus
@@ -258,6 +267,7 @@ class AskOrSearch(UsesCorpus, Game):
         }
 
     def render(self) -> str:
+        """The question, what the expert holds, the dialogue and the answer."""
         lines = [f"question: {self.question.get('question')} -> {self.question.get('answers')}",
                  f"expert holds hops {[i + 1 for i in self.held_hops]} in {len(self.note_ids)} notes"]
         lines.extend(f"asker: {turn['message']}\nexpert: {turn['reply']}" for turn in self.dialogue)

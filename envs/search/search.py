@@ -195,15 +195,18 @@ class Search(UsesCorpus, Game):
         self.answered: str | None = None
 
     def start(self, ctx: Context) -> None:
+        """Draw the episode's question and tell it to the player."""
         self.question = self.corpus.draw_question(ctx.rng, self.hops, self.kinds)
         self.retrieval = []
         self.answered = None
         ctx.tell(f"Question: {self.question['question']}", to=self.players[0])
 
     def to_move(self) -> list[str]:
+        """The one player, until it answers."""
         return list(self.players)
 
     def rules(self, player: str) -> str:
+        """The tools, the call syntaxes and how answers are scored."""
         weights = self.weights
         scoring = ("Scored by exact match" if self.reward_name == "em" else "Scored by token F1") + (
             " after normalisation (case, punctuation and a/an/the ignored) against the accepted answers; "
@@ -222,14 +225,17 @@ class Search(UsesCorpus, Game):
                             k=min(DEFAULT_K, self.max_k), max_k=self.max_k, example=corpus.example_id, scoring=scoring)
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
+        """A reminder of the tools and of the calls made so far."""
         return f"Call search, open or answer ({len(self.retrieval)} tool call(s) made so far)."
 
     def parse(self, player: str, text: str) -> Any:
+        """Text without a tool call is no move here."""
         raise InvalidMove(
             "No tool call found. Call a tool, e.g. <search>your keywords</search>, <open>doc id</open> or <answer>your answer</answer>."
         )
 
     def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
+        """Run a search or an open and log what it returned."""
         if name == "search":
             text, entry = run_search(self.corpus, arguments)
         else:
@@ -238,6 +244,7 @@ class Search(UsesCorpus, Game):
         return text
 
     def apply(self, ctx: Context, moves: dict[str, Any]) -> None:
+        """Score the answer and end the episode."""
         ((player, move),) = moves.items()
         answer = move["arguments"]["text"]
         self.answered = answer
@@ -280,9 +287,11 @@ class Search(UsesCorpus, Game):
                 "reward_kind": self.reward_name, "weights": dict(self.weights), "retrieval": [dict(e) for e in self.retrieval]}
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
+        """-1 to the player, with the question and its retrieval log in the details."""
         ctx.finish({player: -1.0}, reason=reason, details=self.details(None))
 
     def view(self, player: str) -> dict[str, Any]:
+        """The question, the passages the player's calls returned (as shown) and its calls."""
         return {
             "question": self.question.get("question"),
             "retrieved": retrieved_passages(self.corpus, self.retrieval) if self.retrieval else [],
@@ -291,6 +300,7 @@ class Search(UsesCorpus, Game):
         }
 
     def render(self) -> str:
+        """The question, its accepted answers, the calls and the answer."""
         calls = "; ".join(f"{e['tool']}({e.get('query', e.get('doc_id'))!r}) -> {len(e['ids'])}" for e in self.retrieval)
         answer = f"\nanswer: {self.answered!r}" if self.answered is not None else ""
         return f"question: {self.question.get('question')}\naccepted: {self.question.get('answers')}\ncalls: {calls or 'none'}{answer}"

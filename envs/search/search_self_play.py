@@ -194,6 +194,7 @@ class SearchSelfPlay(UsesCorpus, Game):
         return world
 
     def start(self, ctx: Context) -> None:
+        """Draw the proposer's topic entity and tell it the topic."""
         ids = list(self.world.entities)
         topic = self.world.entities[ids[int(ctx.rng.integers(len(ids)))]]
         self.topic = topic.name
@@ -204,9 +205,11 @@ class SearchSelfPlay(UsesCorpus, Game):
         ctx.tell(f"Topic: {topic.name} (a {topic.kind}). Start your question from it, or from any entity you find.", to="proposer")
 
     def to_move(self) -> list[str]:
+        """The proposer, then each solver in turn."""
         return [self.players[self.turn]]
 
     def rules(self, player: str) -> str:
+        """The proposer's task and the checks, or a solver's tools and scoring."""
         if player == "proposer":
             hops = " or ".join(map(str, self.hops))
             return RULES_PROPOSER.format(solvers=len(self.solvers), intro=WORLD_INTRO, hops=hops, penalty=self.invalid_penalty)
@@ -214,21 +217,25 @@ class SearchSelfPlay(UsesCorpus, Game):
         return RULES_SOLVER.format(player=player, intro=WORLD_INTRO, max_k=self.max_k, scoring=scoring)
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
+        """A reminder of the role's tools and of its calls so far."""
         calls = len(self.retrieval.get(player, ()))
         if player == "proposer":
             return f"Search, then call propose ({calls} tool call(s) made so far)."
         return f"Call search, open or answer ({calls} tool call(s) made so far)."
 
     def parse(self, player: str, text: str) -> Any:
+        """Text without a tool call is no move here."""
         final = "<answer>your answer</answer>" if player != "proposer" else '{"tool": "propose", "arguments": {...}}'
         raise InvalidMove(f"No tool call found. Call a tool, e.g. <search>your keywords</search> or {final}.")
 
     def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
+        """Run a search or an open for the caller and log it in its own retrieval log."""
         text, entry = (run_search if name == "search" else run_open)(self.corpus, arguments)
         self.retrieval[player].append(entry)
         return text
 
     def apply(self, ctx: Context, moves: dict[str, Any]) -> None:
+        """Check the proposal, or take a solver's answer and end after the last one."""
         ((player, move),) = moves.items()
         if player == "proposer":
             self._propose(ctx, move)
@@ -299,11 +306,13 @@ class SearchSelfPlay(UsesCorpus, Game):
         }
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
+        """-1 to the offender, 0 to the others; a forfeiting proposer's question counts as invalid."""
         rewards = {p: 0.0 for p in self.players}
         rewards[player] = -1.0
         ctx.finish(rewards, reason=reason, details=self.details(reason if player == "proposer" else None))
 
     def view(self, player: str) -> dict[str, Any]:
+        """The role, its own retrieved passages and calls; the topic and hops for the proposer, the question for a solver once it is its turn."""
         log = self.retrieval.get(player, [])
         view = {
             "role": "proposer" if player == "proposer" else "solver",
@@ -318,6 +327,7 @@ class SearchSelfPlay(UsesCorpus, Game):
         return view
 
     def render(self) -> str:
+        """The topic, the proposal, the verified question and the answers so far."""
         lines = [f"topic: {self.topic}", f"proposal: {self.proposal}"]
         if self.question is not None:
             lines.append(f"question: {self.question['question']} -> {self.question['answers'][0]}")
