@@ -23,6 +23,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 EPISODES_FILE = "episodes.jsonl"
@@ -64,24 +65,109 @@ def merge_stats(total: dict[str, Any], more: dict[str, Any] | None) -> dict[str,
     return total
 
 
-def mean_ci(values: list[float]) -> tuple[float, list[float] | None]:
-    """The mean of ``values`` and its 95% Student-t confidence interval (``None`` below two values)."""
+def mean_ci(
+    values: list[float], bounds: tuple[float, float] | None = None, confidence: float = 0.95
+) -> tuple[float, list[float] | None]:
+    """The mean of ``values`` and its confidence interval (``None`` below two values).
+
+    Without ``bounds``, the Student-t interval. With ``bounds``, the range
+    the values lie in, a score interval that never leaves it: the values
+    are mapped onto [0, 1] and the interval is the set of means ``p`` with
+    ``(mean - p)**2 <= c**2 * p * (1 - p) / n_eff``, where ``n_eff = mean *
+    (1 - mean) / se**2`` is the number of Bernoulli trials whose mean would be
+    as precise as this one (``se`` the standard error) and ``c`` the Student-t
+    critical value with ``n - 1`` degrees of freedom. This is Wilson's interval
+    where the values are all at the bounds, so a sample of all wins still has a
+    width, reaching down from the top of the range; it is near the t interval
+    where they are spread inside it, and near nominal coverage either way,
+    small samples included, where the t interval is too short for skewed data
+    and passes the bounds. Values all equal inside the range give a point.
+    """
     n = len(values)
     mean = math.fsum(values) / n
     if n < 2:
         return mean, None
     variance = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
-    if variance == 0.0:
+    critical = _t_quantile(1 - (1 - confidence) / 2, n - 1)
+    if bounds is None:
+        half = critical * math.sqrt(variance / n)
+        return mean, [mean - half, mean + half]
+    low, high = bounds
+    if high <= low:
         return mean, [mean, mean]
-    from scipy import stats
+    width = high - low
+    p = min(1.0, max(0.0, (mean - low) / width))
+    spread = variance / width**2 / n
+    if spread == 0.0 and 0.0 < p < 1.0:
+        return mean, [mean, mean]
+    # Values all at one bound (no spread) weigh as many Bernoulli trials.
+    trials = p * (1 - p) / spread if spread > 0.0 and 0.0 < p < 1.0 else n
+    low_p, high_p = _score_interval(p, trials, critical)
+    return mean, [max(low, low + width * low_p), min(high, low + width * high_p)]
 
-    low, high = stats.t.interval(0.95, n - 1, loc=mean, scale=math.sqrt(variance / n))
-    return mean, [float(low), float(high)]
+
+def wilson_interval(successes: float, trials: int, confidence: float = 0.95) -> list[float]:
+    """Wilson's score interval for a rate of ``successes`` in ``trials``: inside [0, 1], never empty or a point."""
+    return list(_score_interval(successes / trials, trials, NormalDist().inv_cdf(1 - (1 - confidence) / 2)))
 
 
-def _block(samples: list[dict[str, Any]], with_winner: bool) -> dict[str, Any]:
-    """Summary statistics of one agent's seat-episodes."""
-    mean, ci = mean_ci([s["reward"] for s in samples])
+def _score_interval(p: float, trials: float, critical: float) -> tuple[float, float]:
+    """The rates ``q`` with ``(p - q)**2 <= critical**2 * q * (1 - q) / trials``: Wilson's interval around ``p``."""
+    shrink = 1 + critical**2 / trials
+    center = (p + critical**2 / (2 * trials)) / shrink
+    half = critical / shrink * math.sqrt(p * (1 - p) / trials + critical**2 / (4 * trials**2))
+    # At p = 0 or 1 one end is exactly that bound; rounding must not move it inside.
+    return (0.0 if p == 0.0 else max(0.0, center - half)), (1.0 if p == 1.0 else min(1.0, center + half))
+
+
+def _t_quantile(probability: float, df: int) -> float:
+    """The ``probability`` quantile (at least 0.5) of Student's t with ``df`` degrees of freedom, without scipy.
+
+    Below 100 degrees of freedom, bisection on the exact central probability
+    (Abramowitz and Stegun 26.7.3 and 26.7.4, a finite series for whole
+    ``df``); from 100 on, the Cornish-Fisher expansion (26.7.5), whose error is
+    below 1e-9 there.
+    """
+    z = NormalDist().inv_cdf(probability)
+    if df >= 100:
+        terms = (
+            (z**3 + z) / 4,
+            (5 * z**5 + 16 * z**3 + 3 * z) / 96,
+            (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384,
+            (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160,
+        )
+        return z + sum(term / df ** (power + 1) for power, term in enumerate(terms))
+    target = 2 * probability - 1
+    lowest, highest = 0.0, math.pi / 2
+    for _ in range(100):
+        theta = (lowest + highest) / 2
+        if _t_central(theta, df) < target:
+            lowest = theta
+        else:
+            highest = theta
+    return math.tan((lowest + highest) / 2) * math.sqrt(df)
+
+
+def _t_central(theta: float, df: int) -> float:
+    """P(|T| <= tan(theta) * sqrt(df)) for Student's t with a whole number ``df`` of degrees of freedom."""
+    sine, cosine = math.sin(theta), math.cos(theta)
+    if df % 2 == 0:
+        term = total = 1.0
+        for j in range(1, df // 2):
+            term *= cosine**2 * (2 * j - 1) / (2 * j)
+            total += term
+        return sine * total
+    term = cosine
+    total = 0.0 if df == 1 else cosine
+    for j in range(1, (df - 1) // 2):
+        term *= cosine**2 * (2 * j) / (2 * j + 1)
+        total += term
+    return 2 / math.pi * (theta + sine * total)
+
+
+def _block(samples: list[dict[str, Any]], with_winner: bool, bounds: tuple[float, float]) -> dict[str, Any]:
+    """Summary statistics of one agent's seat-episodes; ``bounds`` is the range the rewards lie in."""
+    mean, ci = mean_ci([s["reward"] for s in samples], bounds)
     actions = sum(s["actions"] for s in samples)
     block: dict[str, Any] = {
         "episodes": len(samples),
@@ -91,12 +177,20 @@ def _block(samples: list[dict[str, Any]], with_winner: bool) -> dict[str, Any]:
     }
     if with_winner:
         for result in ("win", "draw", "loss"):
-            block[f"{result}_rate"] = sum(s["result"] == result for s in samples) / len(samples)
+            count = sum(s["result"] == result for s in samples)
+            block[f"{result}_rate"] = count / len(samples)
+            block[f"{result}_rate_ci95"] = wilson_interval(count, len(samples))
     return block
 
 
 def summarize(records: list[dict[str, Any]], with_winner: bool) -> dict[str, Any]:
-    """Per agent, over all its seats and per seat: episodes, mean reward with 95% CI, invalid-action rate, W/D/L rates."""
+    """Per agent, over all its seats and per seat: episodes, mean reward with 95% CI, invalid-action rate, W/D/L rates with 95% CIs.
+
+    The reward intervals (see :func:`mean_ci`) stay within the range of every
+    return in ``records``, every seat's: no record states the rewards a game
+    can pay, and the returns observed are the tightest range known to hold
+    them. The W/D/L intervals are Wilson's (:func:`wilson_interval`).
+    """
     samples: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         winner = (record.get("outcome") or {}).get("winner")
@@ -112,11 +206,13 @@ def summarize(records: list[dict[str, Any]], with_winner: bool) -> dict[str, Any
                     "invalid": sum(step["error"] is not None for step in steps),
                 }
             )
+    rewards = [s["reward"] for mine in samples.values() for s in mine]
+    bounds = (min(rewards), max(rewards)) if rewards else (0.0, 0.0)
     summary = {}
     for name, mine in samples.items():
         seats = sorted({s["seat"] for s in mine}, key=lambda seat: records[0]["players"].index(seat))
-        summary[name] = _block(mine, with_winner)
-        summary[name]["seats"] = {seat: _block([s for s in mine if s["seat"] == seat], with_winner) for seat in seats}
+        summary[name] = _block(mine, with_winner, bounds)
+        summary[name]["seats"] = {seat: _block([s for s in mine if s["seat"] == seat], with_winner, bounds) for seat in seats}
     return summary
 
 
