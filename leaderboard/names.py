@@ -88,15 +88,19 @@ def _prototypes() -> dict[str, str]:
     return table
 
 
-def skeleton(name: str) -> str:
-    """The TR39 skeleton of ``name``'s NFKC case-folded, trimmed form: equal skeletons look alike.
-
-    TR39: decompose (NFD), replace every character by its prototype, decompose again.
-    """
-    folded = unicodedata.normalize("NFKC", name).casefold().strip()
+def _tr39(text: str) -> str:
+    """TR39's skeleton: decompose (NFD), replace every character by its prototype, decompose again."""
     table = _prototypes()
-    mapped = "".join(table.get(char, char) for char in unicodedata.normalize("NFD", folded))
-    return unicodedata.normalize("NFD", mapped)
+    return unicodedata.normalize("NFD", "".join(table.get(char, char) for char in unicodedata.normalize("NFD", text)))
+
+
+def skeleton(name: str) -> str:
+    """The case-insensitive TR39 skeleton of ``name`` (NFKC, trimmed): equal skeletons look alike.
+
+    The skeleton is taken before and after case folding, so a capital look-alike
+    (Cyrillic ``В`` for ``B``) folds the way its prototype does.
+    """
+    return _tr39(_tr39(unicodedata.normalize("NFKC", name).strip()).casefold())
 
 
 def lookalike(name: str, others: Iterable[str]) -> str | None:

@@ -1,0 +1,124 @@
+"""Live matches: the server runs the game, the agent plays over HTTP turn by turn, and the records are the server's own."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+import parlour
+from parlour.leaderboard.api import Leaderboard
+from parlour.leaderboard.live import connect
+from tests.test_leaderboard_challenges import KUHN, SeedReader
+from tests.test_leaderboard_server import cli, server
+
+TTT = "parlour/TicTacToe-v0"
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory):
+    """A served leaderboard (turns time out after half a second) and a submitter token."""
+    db = f"sqlite:///{tmp_path_factory.mktemp('live')}/lb.db"
+    token = Leaderboard(db).add_submitter("alice")
+    with server(db, "--turn-timeout", "0.5") as (base, _):
+        yield base, token
+
+
+class Watcher:
+    """Plays random moves and keeps every observation it was sent."""
+
+    name = "watcher"
+
+    def __init__(self):
+        self.inner = parlour.make_agent("random", env_id=KUHN)
+        self.seen = []
+
+    def reset(self, seed=None):
+        """Reseed the random play."""
+        self.inner.reset(seed=seed)
+
+    def act(self, observation):
+        """A random legal move."""
+        self.seen.append(observation)
+        return self.inner.act(observation)
+
+
+class Player(Watcher):
+    """A random TicTacToe player under a name of its own, built from a ``python:`` spec."""
+
+    name = "cli-player"
+
+    def __init__(self):
+        super().__init__()
+        self.inner = parlour.make_agent("random", env_id=TTT)
+
+
+def test_a_live_match_is_played_on_the_server_and_stored_as_counted(live_server):
+    base, token = live_server
+    watcher = Watcher()
+    result = connect(watcher, base, KUHN, opponent="nash", episodes=30, token=token, progress=False)
+    assert result["episodes"] == 30 and set(result["returns"]) == {"watcher", "nash"}
+    # The agent saw only what a player sees: no seed, no other card.
+    assert watcher.seen and all(set(obs) >= {"text", "view", "legal_moves", "episode"} for obs in watcher.seen)
+    assert not any("seed" in obs or "seed" in obs["view"] for obs in watcher.seen)
+    table = httpx.get(base + "/api/leaderboard", params={"env": KUHN}).json()
+    assert {row["agent"] for row in table["rows"]} == {"watcher", "nash"} and table["episodes"] == 30
+    submission = result["submission"]
+    page = httpx.get(f"{base}/submission/{submission}.html").text
+    assert "live" in page
+    episode_id = int(page.split('href="../episode/')[1].split(".html")[0])
+    stored = httpx.get(f"{base}/api/episodes/{episode_id}").json()
+    assert stored["source"] == "live"
+    parlour.replay(stored["record"])
+    viewer = httpx.get(f"{base}/episode/{episode_id}.html")
+    assert viewer.status_code == 200 and "Your card" in viewer.text and 'id="final-state"' in viewer.text
+
+
+def test_an_agent_reading_hidden_cards_off_the_seed_learns_nothing_in_a_live_match(live_server):
+    base, token = live_server
+    cheat = SeedReader(0)
+    connect(cheat, base, KUHN, opponent="random", episodes=60, token=token, progress=False)
+    # The server's seed is secret: the rebuilt deals give the cheat its own card only about a third of the time.
+    assert cheat.read >= 60 and cheat.right / cheat.read < 0.5
+
+
+def test_a_client_that_walks_away_forfeits_instead_of_erasing_the_match(live_server):
+    base, token = live_server
+    auth = {"Authorization": f"Bearer {token}"}
+    created = httpx.post(base + "/api/live", json={"env_id": TTT, "agent": "quitter", "opponent": "minimax", "episodes": 2}, headers=auth)
+    assert created.status_code == 201
+    match = created.json()["match"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        turn = httpx.get(f"{base}/api/live/{match}/turn", headers=auth, timeout=30).json()
+        if turn["status"] == "done":
+            break
+        time.sleep(0.5)
+    assert turn["status"] == "done" and turn["returns"]["quitter"] == -1.0
+    assert httpx.get(f"{base}/api/agents/quitter").json()["environments"][TTT]["episodes"] == 2
+
+
+def test_live_match_errors_are_clear(live_server):
+    base, token = live_server
+    auth = {"Authorization": f"Bearer {token}"}
+    assert httpx.post(base + "/api/live", json={"env_id": KUHN, "agent": "x"}).status_code == 401
+    refused = httpx.post(base + "/api/live", json={"env_id": KUHN, "agent": "x", "opponent": "minimax"}, headers=auth)
+    assert refused.status_code == 422 and "opponent must be a built-in agent" in refused.json()["reason"]
+    mimic = httpx.post(base + "/api/live", json={"env_id": KUHN, "agent": "Nash"}, headers=auth)
+    assert mimic.status_code == 422 and "looks like 'nash'" in mimic.json()["reason"]
+    match = httpx.post(base + "/api/live", json={"env_id": KUHN, "agent": "x", "episodes": 1}, headers=auth).json()["match"]
+    stale = httpx.post(f"{base}/api/live/{match}/act", json={"turn": 99, "action": "bet"}, headers=auth)
+    assert stale.status_code == 409 and "is not awaited" in stale.json()["reason"]
+    assert httpx.get(f"{base}/api/live/nope/turn", headers=auth).status_code == 404
+
+
+def test_parlour_connect_plays_from_the_command_line(live_server, capsys, monkeypatch):
+    base, token = live_server
+    status, out, _ = cli(capsys, monkeypatch, "connect", "python:tests.test_leaderboard_live:Player", "--server", base, "--env", TTT,
+                         "--opponent", "minimax", "--episodes", "4", token=token)
+    assert status == 0 and "live match stored as submission" in out and "4 episodes" in out
+    status, _, err = cli(capsys, monkeypatch, "connect", "random", "--server", base, "--env", TTT, "--episodes", "1", token=token)
+    assert status == 2 and "'random' is a built-in agent's name" in err
+    status, _, err = cli(capsys, monkeypatch, "connect", "random", "--server", base, "--env", TTT, token="")
+    assert status == 2 and "PARLOUR_TOKEN" in err
