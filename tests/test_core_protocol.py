@@ -535,3 +535,29 @@ def test_an_eliminated_learner_is_terminated_and_the_others_play_the_game_out():
     assert parlour.replay(env.record())["returns"] == env.record()["returns"]
     with pytest.raises(RuntimeError, match="over"):
         env.step("liar")
+
+
+def test_a_game_can_offer_each_player_its_own_tools(ledger):
+    class OnlyFirstLooksUp(ledger):
+        """The Ledger where only player_0 may look keys up."""
+
+        name = "TestLedgerRoles"
+
+        def tools_for(self, player):
+            return self.tools if player == "player_0" else [tool for tool in self.tools if tool.final]
+
+    match = Match(OnlyFirstLooksUp, {})
+    match.reset(0)
+    assert [t["function"]["name"] for t in match.agent_observation("player_0")["tools"]] == ["lookup", "answer"]
+    match.submit("player_0", '{"tool": "answer", "arguments": {"value": 1}}')
+    observation = match.agent_observation("player_1")
+    assert [t["function"]["name"] for t in observation["tools"]] == ["answer"]
+    match.submit("player_1", '{"tool": "lookup", "arguments": {"key": "k0"}}')
+    assert "There is no tool 'lookup'" in match.steps[-1]["error"]
+    env = parlour.make_aec("parlour/TestLedger-v0")
+    assert env.observation_space("player_1")["tools"].contains([env.match.tools["answer"].spec()])
+
+
+def test_a_bad_tool_schema_is_refused_when_the_tool_is_declared():
+    with pytest.raises(ValueError, match="invalid parameters schema"):
+        parlour.Tool("broken", "A tool with a schema that is not one.", {"type": "no such type"})

@@ -182,6 +182,10 @@ class Game:
         """The vector-mode observation of ``player``: float32 array of :attr:`vector_size` in [0, 1]."""
         raise NotImplementedError(f"{self.name} has no vector observation")
 
+    def tools_for(self, player: str) -> list[Tool]:
+        """The tools ``player`` may call now (default: all of :attr:`tools`); a role's own tools, for instance."""
+        return self.tools
+
     def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
         """Answer a call of one of :attr:`tools` (arguments already validated against its schema) with text.
 

@@ -316,9 +316,10 @@ class Match:
             return action, None
         try:
             if self.tools:
-                calls = find_calls(action, list(self.tools.values()))
+                tools = game.tools_for(player)
+                calls = find_calls(action, tools)
                 if calls:
-                    return self._call_tools(player, calls, step)
+                    return self._call_tools(player, calls, {tool.name: tool for tool in tools}, step)
             move = game.parse(player, action)
         except InvalidMove as invalid:
             return None, str(invalid)
@@ -328,13 +329,13 @@ class Match:
         step["move"] = move
         return move, None
 
-    def _call_tools(self, player: str, calls: list, step: dict[str, Any]) -> tuple[Move, str | None]:
-        """Answer ``calls`` in order up to the turn's budget; a final tool's call is the move."""
+    def _call_tools(self, player: str, calls: list, tools: dict[str, Tool], step: dict[str, Any]) -> tuple[Move, str | None]:
+        """Answer ``calls`` of the player's ``tools`` in order, up to the turn's budget; a final tool's call is the move."""
         recorded: list[dict[str, Any]] = []
         step["calls"] = recorded
         budget = self.settings.max_tool_calls
         for call in calls:
-            tool = validate(call, self.tools)
+            tool = validate(call, tools)
             if tool.final:
                 move = {"tool": tool.name, "arguments": call.arguments}
                 recorded.append({"name": tool.name, "arguments": call.arguments})
@@ -475,7 +476,7 @@ class Match:
             "invalid_action": self.last_error.get(player),
         }
         if self.tools:
-            observation["tools"] = [tool.spec() for tool in self.tools.values()]
+            observation["tools"] = [tool.spec() for tool in self.game.tools_for(player)]
             observation["tool_calls_left"] = self.settings.max_tool_calls - self.tool_calls.get(player, 0)
         if vector and self.game.enumerable:
             observation["vector"] = self.game.vector(player)

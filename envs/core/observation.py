@@ -72,7 +72,7 @@ class Observer:
         if match.game.moves is not None:
             observation["action_mask"] = match.action_mask(player)
         if self.tool_specs:
-            observation["tools"] = self.tool_specs
+            observation["tools"] = [tool.spec() for tool in match.game.tools_for(player)]
         return observation
 
     def info(self, player: str) -> dict[str, Any]:

@@ -122,7 +122,7 @@ class MessagesSpace(spaces.Space[list]):
 
 
 class ToolsSpace(spaces.Space[list]):
-    """The one list of OpenAI tool specs a game offers (the same in every observation)."""
+    """Lists of OpenAI tool specs drawn from the ones a game offers (a player may be offered some of them)."""
 
     def __init__(self, tools: list[dict[str, Any]], seed: int | None = None):
         self.tools = tools
@@ -134,11 +134,11 @@ class ToolsSpace(spaces.Space[list]):
         return False
 
     def contains(self, x: Any) -> bool:
-        """Whether ``x`` is the game's list of tool specs."""
-        return x == self.tools
+        """Whether ``x`` is a list of some of the game's tool specs."""
+        return isinstance(x, list) and all(spec in self.tools for spec in x)
 
     def sample(self, mask: Any = None, probability: Any = None) -> list:
-        """The tool specs (the space holds one value)."""
+        """All of the game's tool specs."""
         return json.loads(json.dumps(self.tools))
 
     def __repr__(self) -> str:

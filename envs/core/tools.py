@@ -26,6 +26,7 @@ says what is accepted. Every scan is linear in the text's length.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -51,6 +52,12 @@ class Tool:
     description: str
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     final: bool = False
+    #: The schema as canonical JSON: the key of its validator, which is built once per process (see :func:`_validator`).
+    schema_key: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "schema_key", json.dumps(self.parameters, sort_keys=True))
+        _validator(self.schema_key)
 
     def spec(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry for this tool."""
@@ -73,6 +80,20 @@ class Tool:
         if len(required) == 1 and properties.get(required[0], {}).get("type") == "string":
             return required[0]
         return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _validator(schema_key: str) -> Any:
+    """The validator of a schema, the schema checked first; validators are cached because building one (and
+    checking the schema, as ``jsonschema.validate`` does every call) costs milliseconds, and are kept out of the
+    game's state so that copies of it stay cheap."""
+    schema = json.loads(schema_key)
+    validator_class = jsonschema.validators.validator_for(schema)
+    try:
+        validator_class.check_schema(schema)
+    except jsonschema.SchemaError as error:
+        raise ValueError(f"a tool has an invalid parameters schema: {error.message}") from None
+    return validator_class(schema)
 
 
 @dataclass(frozen=True)
@@ -206,16 +227,16 @@ def _tag_calls(text: str, tools: list[Tool]) -> list[ToolCall]:
 
 
 def validate(call: ToolCall, tools: dict[str, Tool]) -> Tool:
-    """The tool ``call`` names, after checking its arguments against the schema; :class:`InvalidMove` saying what is accepted otherwise."""
+    """The tool ``call`` names among ``tools`` (those the caller may use), after checking its arguments against the
+    schema; :class:`InvalidMove` saying what is accepted otherwise."""
     tool = tools.get(call.name)
     accepted = "; ".join(t.signature() for t in tools.values())
     if tool is None:
         raise InvalidMove(f"There is no tool {call.name[:80]!r}. Tools: {accepted}.")
     if not isinstance(call.arguments, dict):
         raise InvalidMove(f"The arguments of {tool.name} must be a JSON object: {tool.signature()}.")
-    try:
-        jsonschema.validate(call.arguments, tool.parameters)
-    except jsonschema.ValidationError as error:
+    error = jsonschema.exceptions.best_match(_validator(tool.schema_key).iter_errors(call.arguments))
+    if error is not None:
         where = "/".join(str(part) for part in error.absolute_path) or "arguments"
-        raise InvalidMove(f"Bad call of {tool.name}: {where}: {error.message[:200]}. Accepted: {tool.signature()}.") from None
+        raise InvalidMove(f"Bad call of {tool.name}: {where}: {error.message[:200]}. Accepted: {tool.signature()}.")
     return tool
