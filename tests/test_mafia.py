@@ -287,6 +287,7 @@ MEASURED = {
 
 
 def _line_up(village: str, mafia: str) -> TeamMix:
+    """One agent for every seat: ``village`` plays the village, ``mafia`` the mafia."""
     return TeamMix(parlour.make_agent(village, env_id=ENV_ID), parlour.make_agent(mafia, env_id=ENV_ID))
 
 

@@ -197,6 +197,7 @@ def convex_hull(pts: list[tuple[float, float]]) -> list[int]:
     order = sorted(range(len(pts)), key=lambda i: pts[i])
 
     def turn(o: int, a: int, b: int) -> float:
+        """Twice the signed area of the triangle o, a, b: positive for a left turn."""
         return (pts[a][0] - pts[o][0]) * (pts[b][1] - pts[o][1]) - (pts[a][1] - pts[o][1]) * (pts[b][0] - pts[o][0])
 
     chains = []
@@ -278,6 +279,7 @@ def score_answers(task: str, adjacency: list[list[int]], answers: list[str], nam
         return (n - inconsistent) / n
 
     def coverage(chosen: list[str]) -> float:
+        """The share of edges with a coordinator at one end."""
         return sum(chosen[u] == "Yes" or chosen[v] == "Yes" for u, v in edges) / len(edges)
 
     cover = [u for u in range(n) if answers[u] == "Yes"]
