@@ -27,6 +27,7 @@ quota. Nothing of such a bundle is stored.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,7 @@ class Leaderboard:
             ``min_challenge_episodes`` to ``max_challenge_episodes`` bound a count asked for.
         challenge_ttl: seconds a challenge stays open.
         max_open_challenges: open challenges one submitter may hold at once.
+        nonces: makes each challenge's nonce (default: 32 bytes from :mod:`secrets`); tests pass a seeded one.
     """
 
     def __init__(
@@ -75,6 +77,7 @@ class Leaderboard:
         max_challenge_episodes: int = 20_000,
         challenge_ttl: float = 24 * 3600.0,
         max_open_challenges: int = 8,
+        nonces: Callable[[], str] | None = None,
     ):
         self.store = Store(url)
         self.bootstrap = bootstrap
@@ -84,6 +87,7 @@ class Leaderboard:
         self.max_challenge_episodes = max_challenge_episodes
         self.challenge_ttl = challenge_ttl
         self.max_open_challenges = max_open_challenges
+        self.nonces = nonces
 
     def add_submitter(self, name: str) -> str:
         """Create a submitter and return its token (print it: it cannot be recovered)."""
@@ -128,7 +132,8 @@ class Leaderboard:
             raise Rejected(f"episodes must be an int, got {episodes!r}")
         try:
             return self.store.issue_challenge(
-                submitter, env_id, game_cls.version, names, lineup, rotate_seats, count, self.challenge_ttl, self.max_open_challenges
+                submitter, env_id, game_cls.version, names, lineup, rotate_seats, count, self.challenge_ttl, self.max_open_challenges,
+                nonce=None if self.nonces is None else self.nonces(),
             )
         except ChallengeError as error:
             raise Rejected(str(error)) from None

@@ -51,7 +51,9 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 def _number(value: Any, digits: int = 1) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "–"
-    return f"{value:.{digits}f}"
+    text = f"{value:.{digits}f}"
+    # A tiny negative number rounds to "-0.0", which reads as a sign that is not there.
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def short_env(env_id: str) -> str:
@@ -180,7 +182,8 @@ def heat_map(table: dict[str, Any], cell: int = 48) -> dict[str, Any] | None:
             cells.append({"x": left + c * cell, "y": top + r * cell, "fill": fill, "text": text,
                           "title": f"{row_agent} vs {col_agent}: {tip}"})
     return {
-        "cell": cell, "left": left, "top": top, "width": left + cell * len(order) + 8, "height": top + cell * len(order) + 8,
+        # The last column's label leans right by its length times cos(60°): the width leaves room for it.
+        "cell": cell, "left": left, "top": top, "width": left + cell * len(order) + longest // 2 + 8, "height": top + cell * len(order) + 8,
         "agents": [{"name": name, "label": _label(name)} for name in order], "cells": cells,
         "what": "win rate (row against column, %)" if what == "rate" else "mean payoff of the row agent with the column agent",
     }

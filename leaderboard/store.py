@@ -402,11 +402,13 @@ class Store:
         episodes: int,
         ttl: float,
         max_open: int,
+        nonce: str | None = None,
     ) -> dict[str, Any]:
         """Issue a single-use challenge to ``submitter``: the run it must play, with a fresh nonce; see :meth:`challenge`.
 
         Refused (:class:`ChallengeError`) while the submitter holds an open challenge for the same environment and
         agents (one at a time, so that several runs cannot be played to keep the best), or ``max_open`` open ones in all.
+        ``nonce`` defaults to 32 fresh random bytes (tests pass their own, to be reproducible).
         """
         now = _now()
         run = json.dumps({"agents": list(agents), "lineup": list(lineup), "rotate_seats": rotate_seats})
@@ -431,7 +433,7 @@ class Store:
             challenge = Challenge(
                 id=secrets.token_urlsafe(18), submitter_id=submitter_id, env_id=env_id, env_version=env_version,
                 agents=json.dumps(list(agents)), lineup=json.dumps(list(lineup)), rotate_seats=rotate_seats,
-                episodes=episodes, nonce=secrets.token_hex(32),
+                episodes=episodes, nonce=nonce or secrets.token_hex(32),
                 issued_at=now, expires_at=now + dt.timedelta(seconds=ttl),
             )
             session.add(challenge)

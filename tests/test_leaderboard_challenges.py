@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import json
+import random
 
 import pytest
 from fastapi.testclient import TestClient
@@ -79,10 +80,16 @@ def mean_return(results, name: str) -> float:
     return sum(values) / len(values)
 
 
+def seeded_nonces(seed: int):
+    """Challenge nonces from a seeded generator, so a test plays the same games every time."""
+    rng = random.Random(seed)
+    return lambda: rng.randbytes(32).hex()
+
+
 @pytest.fixture
 def board(tmp_path):
     """A leaderboard with the submitters alice and bob."""
-    board = Leaderboard(f"sqlite:///{tmp_path}/lb.db", bootstrap=20, min_challenge_episodes=4)
+    board = Leaderboard(f"sqlite:///{tmp_path}/lb.db", bootstrap=20, min_challenge_episodes=4, nonces=seeded_nonces(1))
     board.add_submitter("alice")
     board.add_submitter("bob")
     yield board

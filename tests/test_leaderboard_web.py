@@ -1,29 +1,55 @@
-"""The leaderboard pages in headless Chromium (Debian ``chromium``, driven by Playwright): sorting, plots, navigation."""
+"""The leaderboard pages in headless Chromium (Debian ``chromium``, driven by Playwright), checked on screenshots too.
+
+Each page must show its parts (method, rules, table with intervals, plot with
+round-number ticks, head-to-head matrix without a blank band above its cells,
+episode links, the episode viewer) and fit a 1280-pixel window with no
+horizontal overflow, which the full-page screenshot's width shows.
+"""
 
 from __future__ import annotations
 
+import io
 import os
 
 import pytest
 
 from parlour.leaderboard.api import Leaderboard
 from parlour.leaderboard.runner import evaluate
-from tests.test_leaderboard_server import ENV, NASTY, Named, server
+from parlour.leaderboard.store import slug
+from tests.test_leaderboard_challenges import Named, seeded_nonces
+from tests.test_leaderboard_server import NASTY, server
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
+WIDTH = 1280
+TTT, KUHN, BARGAINING, HANABI = "parlour/TicTacToe-v0", "parlour/KuhnPoker-v0", "parlour/Bargaining-v0", "parlour/Hanabi-v0"
 
 pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="needs the Debian package 'chromium' (apt-get install -y chromium)")
 
 
+def counted(board: Leaderboard, env_id: str, agents: list, episodes: int) -> None:
+    """Play ``agents`` on ``env_id`` for a challenge and submit the run as alice."""
+    names = [agent if isinstance(agent, str) else agent.name for agent in agents]
+    challenge = board.issue_challenge("alice", env_id, names, episodes)
+    board.submit(evaluate(env_id, agents, challenge=challenge, progress=False), "alice")
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """A served leaderboard with four TicTacToe agents, one with a name full of markup."""
+    """A served leaderboard: a win/loss game, poker, a negotiation and a cooperative game, one self-reported run."""
     db = f"sqlite:///{tmp_path_factory.mktemp('web')}/lb.db"
-    board = Leaderboard(db, bootstrap=50)
+    board = Leaderboard(db, bootstrap=50, min_challenge_episodes=1, nonces=seeded_nonces(0))
     board.add_submitter("alice")
-    for seed, agents in enumerate([["minimax", "random"], [Named(NASTY), "random"], [Named("also random"), "minimax"]]):
-        board.submit(evaluate(ENV, agents, episodes=20, seed=seed, progress=False), "alice")
+    counted(board, TTT, ["minimax", "random"], 16)
+    for env_id, episodes in ((TTT, 16), (KUHN, 200)):
+        counted(board, env_id, [Named(NASTY, env_id), "random"], episodes)
+        counted(board, env_id, [Named("also random", env_id), "minimax" if env_id == TTT else "nash"], episodes)
+    counted(board, KUHN, ["nash", "random"], 400)
+    counted(board, BARGAINING, ["boulware", "random"], 16)
+    counted(board, HANABI, ["convention"], 6)
+    counted(board, HANABI, ["random"], 6)
+    counted(board, HANABI, ["convention", "random"], 6)
+    board.submit(evaluate(KUHN, [Named("self-made", KUHN), "random"], episodes=10, progress=False), "alice")
     board.store.close()
     with server(db) as (base, _):
         yield base
@@ -42,8 +68,8 @@ def browser():
 
 @pytest.fixture
 def page(browser, site):
-    """A page that must raise no script error and request nothing outside the server."""
-    page = browser.new_page()
+    """A 1280-pixel-wide page that must raise no script error and request nothing outside the server."""
+    page = browser.new_page(viewport={"width": WIDTH, "height": 900})
     requests, errors = [], []
     page.on("request", lambda request: requests.append(request.url))
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -54,36 +80,127 @@ def page(browser, site):
     assert all(url.startswith(site) for url in requests), [url for url in requests if not url.startswith(site)]
 
 
+def screenshot(page):
+    """The full-page screenshot as a Pillow image."""
+    from PIL import Image
+
+    return Image.open(io.BytesIO(page.screenshot(full_page=True))).convert("RGB")
+
+
+def fits(page) -> None:
+    """The page has no horizontal overflow: the DOM says so, and the full-page screenshot is exactly the window's width."""
+    assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH
+    image = screenshot(page)
+    assert image.width == WIDTH and image.height > 200
+    # Not a blank page: the header's colour and plenty of others are there.
+    assert len(set(image.resize((160, max(1, image.height // 8))).getdata())) > 20
+
+
 def column(page, table: str, index: int) -> list[str]:
     """The sort values of one column of a table, top to bottom."""
     return page.eval_on_selector_all(f"#{table} tbody tr", f"rows => rows.map(r => r.cells[{index}].dataset.value)")
 
 
-def test_overall_table_sorts_by_a_clicked_column(page, site):
+def test_index_ranks_covered_agents_with_intervals_and_says_how_to_submit(page, site):
     page.goto(site + "/")
     agents = column(page, "overall", 1)
-    assert set(agents) == {"minimax", "random", NASTY, "also random"}
+    # minimax, nash and boulware played one environment of four: listed, not ranked.
+    assert set(agents) == {"random", NASTY, "also random"}
+    assert "minimax (1/4)" in page.locator("p.note").first.inner_text() or "minimax" in page.inner_text("main")
+    intervals = column(page, "overall", 3)
+    assert all(float(value) < float(score) for value, score in zip(intervals, column(page, "overall", 2)))
     page.click("#overall th:nth-child(2)")
     assert column(page, "overall", 1) == sorted(agents)
     page.click("#overall th:nth-child(3)")
-    assert [float(v) for v in column(page, "overall", 2)] == sorted(float(v) for v in column(page, "overall", 2))
-    page.click("#overall th:nth-child(3)")
     scores = [float(v) for v in column(page, "overall", 2)]
-    assert scores == sorted(scores, reverse=True) and scores[0] == pytest.approx(100.0)
+    assert scores == sorted(scores)
+    for category in ("game", "negotiation", "cooperation"):
+        assert page.locator(f"#category-table-{category}").count() == 1
+    assert page.locator("#how-to-submit").count() == 1 and "--challenge" in page.inner_text("ol.howto")
+    fits(page)
 
 
-def test_environment_page_draws_ratings_and_heat_map_and_opens_an_agent_page(page, site):
-    page.goto(site + "/")
-    page.click("#environments a[href^='env/']")
-    page.wait_for_selector("#rating-plot")
+def test_poker_page_shows_method_rules_table_plot_and_matrix(page, site):
+    page.goto(f"{site}/env/{slug(KUHN)}.html")
+    assert "Expected payoff against the field" in page.inner_text("#method")
+    page.click("#rules summary")
+    assert "Kuhn" in page.inner_text("#rules pre") or "card" in page.inner_text("#rules pre")
+    assert column(page, "ratings", 1)[0] == "nash"
+    header = page.inner_text("#ratings thead")
+    assert "95% interval" in header and "mean payoff" in header and "Nash mass" in header
     assert page.locator("#rating-plot circle").count() == 4
-    box = page.locator("#rating-plot").bounding_box()
-    assert box["width"] > 300 and box["height"] > 100
-    intervals = page.eval_on_selector_all("#rating-plot line.interval", "lines => lines.map(l => l.getBBox().width)")
-    assert len(intervals) == 4 and sum(width > 0 for width in intervals) == 3  # the anchor's interval is a point
+    ticks = [float(t) for t in page.eval_on_selector_all("#rating-plot text.tick", "ts => ts.map(t => t.textContent)")]
+    steps = {round(b - a, 9) for a, b in zip(ticks, ticks[1:])}
+    assert len(steps) == 1 and next(iter(steps)) in {m * 10.0**e for m in (1, 2, 2.5, 5) for e in range(-3, 4)}
     assert page.locator("#heat-map rect").count() == 16
+    # No blank band: the turned column labels start right at the top of the matrix, and the cells right below them.
+    gap = page.evaluate("""() => {
+        const svg = document.querySelector('#heat-map').getBoundingClientRect();
+        const labels = [...document.querySelectorAll('#heat-map text[transform]')].map(t => t.getBoundingClientRect().top);
+        const cells = [...document.querySelectorAll('#heat-map rect')].map(r => r.getBoundingClientRect().top);
+        return {labels: Math.min(...labels) - svg.top, cells: Math.min(...cells) - svg.top};
+    }""")
+    assert gap["labels"] < 12 and gap["cells"] < 200, gap
+    matrix = page.locator("#heat-map").screenshot()
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(matrix)).convert("L")
+    first_ink = next(y for y in range(image.height) if min(image.crop((0, y, image.width, y + 1)).getdata()) < 200)
+    # The old fixed 180-pixel label band left some 140 blank pixels above short names.
+    assert first_ink < 30
+    assert page.locator("#self-reported-table").count() == 1 and "self-made" in page.inner_text("#self-reported-table")
+    assert page.locator("table.episodes a.episode").count() > 0
+    fits(page)
+
+
+def test_win_loss_page_uses_bradley_terry_and_links_agents(page, site):
+    page.goto(f"{site}/env/{slug(TTT)}.html")
+    assert "Bradley–Terry" in page.inner_text("#method") and "First-mover advantage" in page.inner_text("main")
+    assert column(page, "ratings", 1)[0] == "minimax"
+    assert "reference" in page.inner_text("#ratings")  # random, the anchor
     assert page.locator("img").count() == 0  # the name with <img ...> is text, not markup
+    fits(page)
     page.get_by_role("link", name=NASTY, exact=True).first.click()
     page.wait_for_url("**/agent/*.html")
     assert page.locator("#agent-name").inner_text() == NASTY
-    assert page.locator("#agent-envs tbody tr").count() == 1
+    assert page.locator("#agent-envs tbody tr").count() == 2
+    fits(page)
+    page.click("a[href*='submitter/']")
+    page.wait_for_url("**/submitter/*.html")
+    assert page.locator("#submissions tbody tr").count() == 11 and "self" in page.inner_text("#submissions")
+    assert "abandoned" in page.inner_text("main")
+    fits(page)
+
+
+def test_negotiation_and_team_pages_show_their_tables(page, site):
+    page.goto(f"{site}/env/{slug(BARGAINING)}.html")
+    header = page.inner_text("#negotiation thead")
+    for part in ("agreement rate", "mean utility", "mean welfare", "Pareto distance", "Nash-bargaining distance"):
+        assert part in header
+    assert "α-Rank mass" in page.inner_text("#ratings thead")
+    fits(page)
+    page.goto(f"{site}/env/{slug(HANABI)}.html")
+    assert "Cross-play team score" in page.inner_text("#method")
+    assert column(page, "ratings", 1)[0] == "convention"
+    teams = column(page, "teams", 0)
+    assert teams[0] == "convention ×2" and "convention + random" in teams
+    assert page.locator("#roles tbody tr").count() == 2
+    fits(page)
+
+
+def test_episode_viewer_shows_every_turn_as_the_player_saw_it_and_the_final_state(page, site):
+    page.goto(f"{site}/env/{slug(KUHN)}.html")
+    page.click("table.episodes a.episode")
+    page.wait_for_url("**/episode/*.html")
+    turns = page.locator("#turns li.turn")
+    assert turns.count() >= 2
+    turns.first.locator("summary").click()
+    seen = turns.first.locator("pre").inner_text()
+    assert "Your card" in seen and "Legal moves" in seen
+    assert page.locator("#final-state").inner_text().strip()
+    assert page.locator("details.final").count() == 2
+    fits(page)
+    page.click("a[href*='submission/']")
+    page.wait_for_url("**/submission/*.html")
+    assert "Source:" in page.inner_text("main") and page.locator("table.episodes a.episode").count() > 0
+    fits(page)

@@ -14,7 +14,8 @@ newly registered environment needs nothing here):
 * other games: every pair of distinct scripted agents, seats rotated.
 
 Every run is played for a challenge of the embedded SQLite leaderboard (so it
-counts), printed, and submitted; the leaderboard replays every episode and
+counts; the challenges' nonces derive from ``--seed``, so a demo is
+reproducible), printed, and submitted; the leaderboard replays every episode and
 is then served on localhost (or exported as a static site).
 
 Running the same demo again (same environments, episodes, seed and game
@@ -31,6 +32,7 @@ import argparse
 import functools
 import itertools
 import json
+import random
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``parlour demo``."""
     parser = subparsers.add_parser("demo", help="the built-in agents on every environment, seated by its category, then the leaderboard")
     parser.add_argument("--episodes", type=int, default=50, help="episodes per line-up (default 50)")
-    parser.add_argument("--seed", type=int, default=0, help="unused by counted runs (challenges pick the seeds); kept in the settings (default 0)")
+    parser.add_argument("--seed", type=int, default=0, help="seeds the nonces of the demo's own challenges, so a demo is reproducible (default 0)")
     parser.add_argument("--env", action="append", dest="envs", metavar="ENV_ID", help="only this environment (repeatable)")
     parser.add_argument("--out", default="results/demo", help="where bundles and the leaderboard database go (reused by a rerun with the same settings)")
     parser.add_argument("--workers", type=int, default=1, help="processes playing each line-up (default 1: short runs do not repay starting processes)")
@@ -148,7 +150,12 @@ def run_demo(args: argparse.Namespace) -> int:
         manifest = {"settings": settings, "submitted": [], "challenges": {}}
     manifest.setdefault("challenges", {})
     # The demo's runs are its own: the challenge size is what the demo asks for.
-    board = Leaderboard(f"sqlite:///{(out / 'leaderboard.db').resolve()}", min_challenge_episodes=1, max_open_challenges=10_000)
+    # A real leaderboard draws its nonces at random; the demo's come from --seed, so the same demo plays the same games.
+    nonces = random.Random(args.seed)
+    board = Leaderboard(
+        f"sqlite:///{(out / 'leaderboard.db').resolve()}", min_challenge_episodes=1, max_open_challenges=10_000,
+        nonces=lambda: nonces.randbytes(32).hex(),
+    )
     if fresh:
         board.add_submitter("demo")
         write_json(out / MANIFEST, manifest)
