@@ -41,7 +41,9 @@ def make_agent(spec: Any, env_id: str | None = None, **kwargs: Any) -> Any:
     the name of a scripted baseline for ``env_id`` (``"random"``, ``"minimax"``,
     ``"nash"``, ...), an LLM (``"hf:PATH_OR_ID"``, ``"openai:MODEL@BASE_URL"``;
     see :func:`parlour.wrappers.make_llm_agent` and the module docstring for the
-    URL), or ``"python:module:factory"`` (``factory(**kwargs)`` is called; the
+    URL), a stable-baselines3 policy (``"sb3:PATH"``, the ``.zip`` that
+    ``parlour train sb3`` wrote; see :mod:`parlour.baselines.train.sb3_agent`),
+    or ``"python:module:factory"`` (``factory(**kwargs)`` is called; the
     module must be importable). Extra ``kwargs`` go to the agent's constructor.
     A hub id that is neither cached nor reachable fails within :data:`NETWORK_TIMEOUT` seconds.
     """
@@ -58,6 +60,11 @@ def make_agent(spec: Any, env_id: str | None = None, **kwargs: Any) -> Any:
         from parlour.wrappers.llm_agent import make_llm_agent
 
         return make_llm_agent(spec, **kwargs)
+    if spec.startswith("sb3:"):
+        # Imported here so that torch and stable-baselines3 load only when a policy is asked for.
+        from parlour.baselines.train.sb3_agent import load_agent
+
+        return load_agent(spec, env_id=env_id, **kwargs)
     if spec.startswith("python:"):
         agent = python_factory(spec)(**kwargs)
         if not hasattr(agent, "act"):
@@ -89,6 +96,11 @@ def check_agent_spec(spec: Any, env_id: str) -> list[str]:
         base_url, warning = openai_base_url(spec)
         check_server(spec, base_url)
         return [warning] if warning else []
+    if spec.startswith("sb3:"):
+        from parlour.baselines.train.sb3_agent import check_spec
+
+        check_spec(spec, env_id)
+        return []
     if spec.startswith("python:"):
         python_factory(spec)
         return []

@@ -48,7 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         required=True,
         metavar="SPEC",
         help="the agent evaluated: a scripted name (random, minimax, ...; see `parlour list`), hf:FOLDER_OR_HUB_ID, "
-        "openai:MODEL@URL (URL is the API root ending in /v1, e.g. http://localhost:8000/v1) or python:module:factory "
+        "openai:MODEL@URL (URL is the API root ending in /v1, e.g. http://localhost:8000/v1), sb3:POLICY.zip (from "
+        "`parlour train sb3`) or python:module:factory "
         "(the module must be importable: PYTHONPATH)",
     )
     evaluate.add_argument(

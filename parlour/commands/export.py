@@ -1,0 +1,146 @@
+"""``parlour export BUNDLE --format messages|hf``: a bundle's episodes as supervised fine-tuning data.
+
+Every episode of the bundle is replayed and turned into each seat's chat
+(:func:`parlour.export.to_chat`: the rules as the system message, what the
+player was told as user messages, its actions as assistant messages, tool
+calls and tool results kept). One row per seat and episode::
+
+    {"messages": [...], "tools": [...], "env_id": ..., "episode": 3, "seed": ...,
+     "seat": "player_0", "agent": "minimax", "return": 1.0, "won": true}
+
+``--format messages`` writes one JSONL file per seat (``OUT/<seat>.jsonl``);
+``--format hf`` a ``datasets.Dataset`` saved with ``save_to_disk`` (every seat
+in one dataset; ``datasets.load_from_disk(OUT)`` reads it), whose ``tools``
+column holds the tool specs as JSON text (their schemas differ between
+tools, which Arrow columns cannot hold) and whose messages all carry the same
+keys (``role``, ``content``, ``tool_calls``, ``tool_call_id``; ``None`` where
+absent). :func:`read_rows` reads either back as the rows above.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+FORMATS = ("messages", "hf")
+#: The keys every message of the ``hf`` format carries.
+MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``parlour export``."""
+    parser = subparsers.add_parser(
+        "export",
+        help="write a bundle's episodes as chat messages (JSONL per seat) or a Hugging Face dataset",
+        description="Replay every episode of a bundle (written by `parlour eval`) and write each seat's conversation "
+        "as OpenAI chat messages, tools and tool calls kept, for supervised fine-tuning.",
+    )
+    parser.add_argument("bundle", metavar="BUNDLE", help="a bundle directory (episodes.jsonl, summary.json)")
+    parser.add_argument("--format", choices=FORMATS, default="messages", help="messages: one JSONL per seat; hf: a datasets.Dataset (default messages)")
+    parser.add_argument("--out", metavar="DIR", help="where to write (default: BUNDLE-messages or BUNDLE-hf beside the bundle)")
+    parser.set_defaults(handler=run_export)
+
+
+def rows(bundle: str | Path) -> Iterator[dict[str, Any]]:
+    """One row (see the module docstring) per seat of every episode of ``bundle``, in episode then seat order."""
+    from parlour.export import to_chat
+    from parlour.leaderboard.results import EPISODES_FILE, read_records
+
+    path = Path(bundle)
+    episodes = path / EPISODES_FILE
+    if not episodes.is_file():
+        raise FileNotFoundError(f"{path} holds no {EPISODES_FILE}: give a bundle directory written by `parlour eval` or Results.save")
+    for record in sorted(read_records(episodes), key=lambda record: record.get("episode", 0)):
+        winners = (record.get("outcome") or {}).get("winners") or []
+        for seat in record["players"]:
+            chat = to_chat(record, seat)
+            yield {
+                "messages": chat["messages"],
+                "tools": chat.get("tools", []),
+                "env_id": record["env_id"],
+                "episode": record.get("episode"),
+                "seed": record["seed"],
+                "seat": seat,
+                "agent": (record.get("agents") or {}).get(seat),
+                "return": float(record["returns"][seat]),
+                "won": seat in winners,
+            }
+
+
+def write_messages(bundle: str | Path, out: str | Path) -> dict[str, int]:
+    """Write ``OUT/<seat>.jsonl`` for every seat; returns the rows written per seat."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    handles: dict[str, Any] = {}
+    counts: dict[str, int] = {}
+    try:
+        for row in rows(bundle):
+            seat = row["seat"]
+            if seat not in handles:
+                handles[seat] = (out / f"{seat}.jsonl").open("w", encoding="utf-8")
+            handles[seat].write(json.dumps(row, ensure_ascii=False) + "\n")
+            counts[seat] = counts.get(seat, 0) + 1
+    finally:
+        for handle in handles.values():
+            handle.close()
+    return counts
+
+
+def _uniform(message: dict[str, Any]) -> dict[str, Any]:
+    """A message with exactly :data:`MESSAGE_KEYS` (Arrow needs one shape for every message)."""
+    return {key: message.get(key) for key in MESSAGE_KEYS}
+
+
+def write_hf(bundle: str | Path, out: str | Path) -> int:
+    """Save every row as a ``datasets.Dataset`` in ``out``; returns the number of rows."""
+    try:
+        import datasets
+    except ImportError:
+        raise ImportError("--format hf needs the datasets library: pip install 'parlour[train]'") from None
+    table = [
+        {**row, "messages": [_uniform(message) for message in row["messages"]], "tools": json.dumps(row["tools"], ensure_ascii=False)}
+        for row in rows(bundle)
+    ]
+    if not table:
+        raise ValueError(f"{bundle} has no episodes to export")
+    dataset = datasets.Dataset.from_list(table)
+    dataset.save_to_disk(str(out))
+    return len(table)
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """The rows of an export (a ``messages`` folder, one of its JSONL files, or an ``hf`` dataset), as :func:`rows` made them."""
+    path = Path(path)
+    if path.is_file():
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if (path / "dataset_info.json").exists():
+        import datasets
+
+        found = []
+        for row in datasets.load_from_disk(str(path)):
+            # Every exported message has a role and a content (None for a bare tool call); the other keys only where set.
+            messages = [{key: value for key, value in message.items() if value is not None or key in ("role", "content")} for message in row["messages"]]
+            found.append({**row, "messages": messages, "tools": json.loads(row["tools"])})
+        return found
+    files = sorted(path.glob("*.jsonl"))
+    if not files:
+        raise FileNotFoundError(f"{path} holds no export: neither <seat>.jsonl files nor a saved dataset")
+    found = [row for file in files for row in read_rows(file)]
+    return sorted(found, key=lambda row: (row["episode"] if row["episode"] is not None else -1, row["seat"]))
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """Write the export and say where it went."""
+    bundle = Path(args.bundle)
+    out = Path(args.out) if args.out else bundle.with_name(f"{bundle.name}-{args.format}")
+    if args.format == "messages":
+        counts = write_messages(bundle, out)
+        for seat, count in counts.items():
+            print(f"{out / (seat + '.jsonl')}: {count} conversations")
+    else:
+        count = write_hf(bundle, out)
+        print(f"{out}: a datasets.Dataset of {count} conversations (datasets.load_from_disk({str(out)!r}))")
+    return 0
