@@ -2,8 +2,8 @@
 
 Each round runs ``print(1)`` once per mode, in a rotating order, so that every mode sees the same machine
 load: ``run_python`` (cold: a new bubblewrap sandbox and interpreter per run), ``Sandbox.run`` (warm: a
-fork of the server in a running sandbox), and two plain subprocesses without any sandbox, ``python -I -S
--X utf8 -c`` (the interpreter and flags the sandbox starts, the like-for-like baseline) and ``python -c``
+fork of the server in a running sandbox), and two plain subprocesses without any sandbox, ``python -s -P
+-S -X utf8 -c`` (the interpreter and flags the sandbox starts, the like-for-like baseline) and ``python -c``
 (this interpreter with its defaults, site packages included). Reported: p50 and p95 in milliseconds, the
 ratio of each p50 to the like-for-like plain subprocess's, and the targets (cold p50 <= 30 ms, warm p50 <=
 8 ms), flagged where missed.
@@ -29,7 +29,7 @@ from parlour.sandbox import Sandbox, _interpreter, run_python  # noqa: E402
 
 PROGRAM = "print(1)"
 TARGETS_MS = {"cold (run_python)": 30.0, "warm (Sandbox.run)": 8.0}
-BASELINE = "plain python -I -S -X utf8 -c"
+BASELINE = "plain python -s -P -S -X utf8 -c"
 
 
 def percentile(samples: list[float], fraction: float) -> float:
@@ -49,7 +49,7 @@ def measure(rounds: int) -> dict[str, list[float]]:
         modes: dict[str, Callable[[], str]] = {
             "cold (run_python)": lambda: run_python(PROGRAM).stdout,
             "warm (Sandbox.run)": lambda: warm.run(PROGRAM).stdout,
-            BASELINE: plain([_interpreter(), "-I", "-S", "-X", "utf8", "-c", PROGRAM]),
+            BASELINE: plain([_interpreter(), "-s", "-P", "-S", "-X", "utf8", "-c", PROGRAM]),
             "plain python -c (defaults)": plain([sys.executable, "-c", PROGRAM]),
         }
         for run in modes.values():
@@ -77,7 +77,7 @@ def main() -> int:
     baseline = statistics.median(samples[BASELINE])
     print(f"{args.rounds} runs of {PROGRAM!r} per mode, interleaved; {os.cpu_count()} CPUs, "
           f"load average {load_before:.2f} before, {load_after:.2f} after")
-    print(f"{'mode':<30} {'p50 ms':>8} {'p95 ms':>8} {'p50 / plain':>12}  target")
+    print(f"{'mode':<34} {'p50 ms':>8} {'p95 ms':>8} {'p50 / plain':>12}  target")
     missed = False
     for name, times in samples.items():
         p50, p95 = statistics.median(times) * 1000, percentile(times, 0.95) * 1000
@@ -86,7 +86,7 @@ def main() -> int:
         if target is not None:
             verdict = f"p50 <= {target:g} ms: " + ("met" if p50 <= target else "MISSED")
             missed = missed or p50 > target
-        print(f"{name:<30} {p50:8.2f} {p95:8.2f} {p50 / (baseline * 1000):11.2f}x  {verdict}")
+        print(f"{name:<34} {p50:8.2f} {p95:8.2f} {p50 / (baseline * 1000):11.2f}x  {verdict}")
     return 1 if missed else 0
 
 

@@ -20,9 +20,12 @@ Containment (the bubblewrap backend, the default):
   working directory and ``HOME``, and ``/dev/shm``, for ``multiprocessing``'s semaphores. They disappear
   with the sandbox, and a warm sandbox empties them after each run.
 * Environment: bubblewrap itself starts with an empty environment (so even ``/proc/1/environ`` holds nothing
-  of the host's) and the program gets only ``PATH``, ``HOME``, ``TMPDIR``, ``LANG`` and ``USER``. The
-  interpreter runs with ``-I -S -X utf8``: no ``PYTHON*`` variables, no user or site packages (the program
-  sees the standard library only, and start-up skips the host's ``.pth`` files), UTF-8 everywhere.
+  of the host's) and the program gets only ``PATH``, ``HOME``, ``TMPDIR``, ``LANG``, ``USER`` and
+  ``PYTHONHASHSEED=0``. The interpreter runs with ``-s -P -S -X utf8``: no user or site packages and no
+  script folder on ``sys.path`` (the program sees the standard library only, and start-up skips the host's
+  ``.pth`` files), UTF-8 everywhere. It reads ``PYTHON*`` variables (``-I`` would ignore them), but the
+  environment is entirely parlour's, and the fixed hash seed makes ``str`` hashes, hence the order of sets
+  of strings, the same in every sandbox: a program's output, and a verdict on it, replay.
 * Limits, set in the program's own process just before it runs: ``RLIMIT_CPU`` (SIGXCPU at ``cpu_seconds``,
   SIGKILL a second later), ``RLIMIT_AS`` (``memory_mb``), ``RLIMIT_FSIZE``, ``RLIMIT_NPROC``,
   ``RLIMIT_NOFILE`` and no core files. The server in the sandbox kills the program at ``wall_seconds`` and then
@@ -50,10 +53,10 @@ Who runs the program, and why:
 
 Warm sandboxes: :class:`Sandbox` starts one sandbox and, per program, forks its server: no bubblewrap or
 interpreter start-up, so scratch runs (an agent trying code) are fast. Between runs the server kills every
-leftover process and empties the scratch folders, but runs still share the sandbox: one hash seed (``str``
-hashes, set order), the same PID namespace, and as a non-root user the program runs as the same user as the
-server, so it could kill or trace it and forge later results. Verdicts that count (judging a submission)
-therefore use a fresh sandbox: :func:`run_python` always starts one, and its results match a warm run's.
+leftover process and empties the scratch folders, but runs still share the sandbox: the same PID namespace,
+and as a non-root user the program runs as the same user as the server, so it could kill or trace it and
+forge later results. Verdicts that count (judging a submission) therefore use a fresh sandbox:
+:func:`run_python` always starts one, and its results match a warm run's.
 
 Without bubblewrap, or where it cannot start (no user namespaces, a seccomp policy that forbids them),
 :class:`SandboxUnavailable` says how to install it. ``allow_unsafe=True`` then runs the same server as a plain
@@ -98,7 +101,7 @@ ROOT_CAPABILITIES = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE",
 SANDBOX_TMP = "/tmp"
 #: Where multiprocessing keeps its semaphores: a second scratch tmpfs.
 SANDBOX_SHM = "/dev/shm"
-ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "USER": "sandbox"}
+ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "USER": "sandbox", "PYTHONHASHSEED": "0"}
 INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), "
     "or pass allow_unsafe=True to run without a sandbox, for development only"
@@ -234,7 +237,7 @@ def _bwrap_command(bwrap: str, fd: int, code_fd: int, limits: Limits) -> list[st
 def _server_command(fd: int, code_fd: int, mode: str, workdir: str, *scratch: str) -> list[str]:
     """The fork server's command line, its code in ``code_fd``, its socket ``fd``: programs run in ``workdir``;
     it and ``scratch`` are emptied after each."""
-    return [_interpreter(), "-I", "-S", "-X", "utf8", "-c", BOOTSTRAP, str(code_fd), str(fd), mode, workdir, *scratch]
+    return [_interpreter(), "-s", "-P", "-S", "-X", "utf8", "-c", BOOTSTRAP, str(code_fd), str(fd), mode, workdir, *scratch]
 
 
 def _find_bwrap(bwrap: str) -> str | None:

@@ -1,6 +1,6 @@
 """The fork server that runs inside a sandbox of :mod:`parlour.sandbox`.
 
-:mod:`parlour.sandbox` compiles it once and starts it in each sandbox as ``python -I -S -X utf8 -c BOOTSTRAP
+:mod:`parlour.sandbox` compiles it once and starts it in each sandbox as ``python -s -P -S -X utf8 -c BOOTSTRAP
 CODE_FD FD MODE WORKDIR [SCRATCH...]`` (the bootstrap runs the marshalled code it reads from ``CODE_FD``),
 and speaks to it over the ``AF_UNIX`` ``SOCK_SEQPACKET`` socket ``FD``. Each request runs one program: the
 server forks, the child applies the limits, drops root (in ``contained`` mode) and runs the program as
