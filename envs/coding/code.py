@@ -1,0 +1,171 @@
+"""Code: write a function (or a program) for a task, try it in a sandbox, then submit it for hidden tests.
+
+One player, ``coder``. Each episode poses one task (see :mod:`parlour.envs.coding.tasks`): by default a
+procgen task drawn fresh from the episode's seed, so no model has seen it. The statement and visible
+examples arrive in the first observation.
+
+Tools (calls in any syntax of the core: OpenAI ``tool_calls``, ``{"tool": ..., "arguments": ...}``,
+``<tool_call>`` JSON, or ``<submit>code</submit>`` tags):
+
+* ``run_python(code, stdin="")``: run a program in the process's warm scratch sandbox and see its exit
+  status, stdout and stderr;
+* ``run_tests(code)``: run a solution on the visible examples and see each test's result;
+* ``submit(code)`` (final): the move. The code is judged on the hidden tests in a fresh sandbox and the
+  episode ends.
+
+Code runs only inside :mod:`parlour.sandbox` (bubblewrap: no network, a private filesystem, CPU, memory and
+process limits). Where bubblewrap is missing, ``reset`` raises :class:`parlour.sandbox.SandboxUnavailable`
+saying how to install it (``apt-get install bubblewrap``); ``allow_unsafe=True`` runs code without a
+sandbox instead, for development only.
+
+Options:
+
+* ``tasks``: ``"procgen"`` (default), ``"CODE_V1"`` (the frozen leaderboard set of 120 tasks) or the path
+  of a JSONL task file (HumanEval, MBPP, APPS or CodeContests records; see
+  :mod:`parlour.envs.coding.loaders`);
+* ``depth`` (1 to 4, default 2), ``size`` (1 to 64, default 8) and ``family`` (``list``, ``string``,
+  ``number``, ``dict``, ``parser``, ``algorithm``, or None for any): procgen's knobs;
+* ``reward``: ``"binary"`` (default: 1 if every hidden test passes, else 0), ``"fraction"`` (the share of
+  hidden tests passed) or ``"coderl"`` (-1 if the code does not compile, -0.6 for a runtime error or a
+  timeout, -0.3 for a wrong answer, +1 for a pass);
+* ``tool_cost`` (default 0): subtracted from the reward for every ``run_python`` or ``run_tests`` call;
+* ``allow_unsafe`` (default False): see above.
+
+The engine's ``max_tool_calls`` (default 8) bounds the scratch calls of the episode, which is one turn;
+``error_allowance`` (default 2) the replies that hold no valid tool call. Exceeding it ends the episode
+with a reward of -1 (as low as code that does not compile under ``coderl``) minus the tool costs.
+
+Outcome details: the task id, family and steps; the verdict (``pass``, ``wrong_answer``,
+``runtime_error``, ``timeout``, ``syntax_error``), tests passed and total, one letter per hidden test
+(``P`` pass, ``W`` wrong, ``E`` error, ``T`` timeout, ``N`` not run), the hash of every output, and the
+number of scratch calls. The submitted code is in the record (the ``submit`` call's arguments). Replay
+judges the code again in a fresh sandbox and must reproduce all of it.
+
+The count of scratch calls (for ``tool_cost``) is the one thing ``call_tool`` changes: the engine calls it
+exactly once per recorded call, live and on replay, and tells the game nothing else about the calls.
+
+Version history: v0, first release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from parlour.envs.coding import judge
+from parlour.envs.coding.common import (
+    REWARD_MODES, REWARD_TEXT, RUN_PYTHON, RUN_TESTS, TOOL_SYNTAX, TaskSource, bool_option, choice_option, code_tool, float_option,
+    reward_of, scratch_run, visible_report,
+)
+from parlour.envs.coding.tasks import Task
+from parlour.envs.core.context import Context
+from parlour.envs.core.game import Game, InvalidMove
+
+SUBMIT = code_tool("submit", "Submit your final solution. It is judged on the hidden tests and the episode ends.", final=True)
+
+RULES = """You are the coder. Solve the programming task you are given by writing Python code (standard library only; the sandbox has no network).
+Tools:
+  run_python(code, stdin) -- run any program in a scratch sandbox and see its output
+  run_tests(code) -- run your solution on the visible examples and see each result
+  submit(code) -- submit your final solution: it is judged on {hidden} hidden tests and the episode ends
+{syntax}
+Reward: {reward}{cost}"""
+
+
+class Code(Game):
+    """Write code for a task with scratch runs and visible tests, then submit it for hidden tests; see the module docstring."""
+
+    name = "Code"
+    description = "Write a function for a generated task: run code and visible tests in a sandbox, then submit for hidden tests."
+    category = "coding"
+    zero_sum = False
+
+    def __init__(self, *, tasks: str = "procgen", depth: int | None = None, size: int | None = None, family: str | None = None,
+                 reward: str = "binary", tool_cost: float = 0.0, allow_unsafe: bool = False):
+        self.source = TaskSource.from_options(tasks, depth, size, family)
+        self.reward_mode = choice_option("reward", reward, REWARD_MODES)
+        self.tool_cost = float_option("tool_cost", tool_cost, 0.0, 1.0)
+        self.allow_unsafe = bool_option("allow_unsafe", allow_unsafe)
+        self.players = ["coder"]
+        self.tools = [RUN_PYTHON, RUN_TESTS, SUBMIT]
+        self.task: Task | None = None
+        self.scratch_calls = 0
+        self.result: dict[str, Any] | None = None
+
+    # ------------------------------------------------------------------ episode
+    def start(self, ctx: Context) -> None:
+        """Check that code can run here, draw the task and show it."""
+        judge.require_sandbox(self.name, self.allow_unsafe)
+        self.task = self.source.draw(ctx.rng)
+        self.scratch_calls = 0
+        self.result = None
+        ctx.tell(self.task.statement, to="coder")
+
+    def to_move(self) -> list[str]:
+        """The coder, until it submits."""
+        return ["coder"]
+
+    def rules(self, player: str) -> str:
+        """How the episode works: tools, call syntax and reward."""
+        hidden = len(self.task.hidden) if self.task is not None else "the"
+        cost = f" Each run_python or run_tests call costs {self.tool_cost:g}." if self.tool_cost else ""
+        return RULES.format(hidden=hidden, syntax=TOOL_SYNTAX, reward=REWARD_TEXT[self.reward_mode], cost=cost)
+
+    def prompt(self, player: str, legal: list[str] | None) -> str:
+        """What to write, and the tools."""
+        assert self.task is not None
+        target = f"the function `{self.task.entry_point}`" if self.task.entry_point else "the program"
+        return f"Write {target}. Call run_python, run_tests, or submit when you are done."
+
+    def parse(self, player: str, text: str) -> Any:
+        """Only tool calls are moves here."""
+        raise InvalidMove(f"Reply with a tool call: run_python(code, stdin), run_tests(code) or submit(code). {TOOL_SYNTAX}")
+
+    def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
+        """Scratch runs and visible tests, in the warm sandbox (and a count of them, for ``tool_cost``)."""
+        assert self.task is not None
+        self.scratch_calls += 1
+        if name == "run_python":
+            return scratch_run(arguments["code"], arguments.get("stdin", ""), self.allow_unsafe)
+        return visible_report(self.task, arguments["code"], self.allow_unsafe)
+
+    def apply(self, ctx: Context, moves: dict[str, Any]) -> None:
+        """Judge the submission on the hidden tests in a fresh sandbox and end the episode."""
+        assert self.task is not None
+        code = moves["coder"]["arguments"]["code"]
+        with judge.fresh_sandbox(self.allow_unsafe) as sandbox:
+            judgement = self.task.judge(sandbox, code)
+        reward = reward_of(self.reward_mode, judgement) - self.tool_cost * self.scratch_calls
+        self.result = judgement.summary()
+        ctx.tell(f"Submitted: {judgement.verdict.replace('_', ' ')}, {judgement.passed} of {judgement.total} hidden tests passed.",
+                 to="coder", kind="move", sender="coder")
+        ctx.finish({"coder": reward}, reason=f"the coder submitted ({judgement.verdict.replace('_', ' ')}, "
+                   f"{judgement.passed}/{judgement.total} hidden tests)", winners=["coder"] if judgement.verdict == "pass" else [],
+                   details=self._details(self.result))
+
+    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
+        """Too many replies without a valid tool call: -1 minus the tool costs."""
+        ctx.finish({player: -1.0 - self.tool_cost * self.scratch_calls}, reason=reason, details=self._details(None))
+
+    def _details(self, result: dict[str, Any] | None) -> dict[str, Any]:
+        assert self.task is not None
+        details: dict[str, Any] = {"task": self.task.task_id, "family": self.task.family, "steps": list(self.task.steps),
+                                   "scratch_calls": self.scratch_calls}
+        if result is not None:
+            details.update(result)
+        return details
+
+    # ------------------------------------------------------------------ views
+    def view(self, player: str) -> dict[str, Any]:
+        """The task as the coder sees it (statement, function, visible examples) and the episode so far."""
+        if self.task is None:
+            return {}
+        return {"task_id": self.task.task_id, "kind": self.task.kind, "entry_point": self.task.entry_point,
+                "statement": self.task.statement, "examples": self.task.examples(), "scratch_calls": self.scratch_calls,
+                "result": self.result}
+
+    def render(self) -> str:
+        """The task id and, once submitted, the verdict."""
+        if self.task is None:
+            return "no task yet"
+        status = f"{self.result['verdict']} ({self.result['passed']}/{self.result['total']})" if self.result else "not submitted"
+        return f"task {self.task.task_id} [{self.task.family}]: {status}; {self.scratch_calls} scratch call(s)"

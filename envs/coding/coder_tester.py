@@ -1,0 +1,264 @@
+"""CoderTester: a coder writes the solution while a tester writes tests for it; mutants of the reference judge the tests.
+
+Two players act at the same time on the same procgen task (see :mod:`parlour.envs.coding.tasks`), neither
+seeing the other's work: the ``coder`` writes ``solve``; the ``tester`` writes assert-style tests, one
+assert per test::
+
+    assert solve([3, 1, 2]) == 6
+    assert solve([]) == 0
+
+Each test must call the task's function on literal arguments and compare with ``==`` to a literal value
+(anything else is an invalid test): tests are values, so they only see the function's behaviour, never
+its code. Both players have the tools of :mod:`parlour.envs.coding.code` (``run_python``, ``run_tests``
+on the visible examples) and move by calling ``submit(code)``: the coder's solution, or the tester's asserts.
+
+Scoring, once both have submitted (everything runs in one fresh sandbox):
+
+* a tester's test that the reference solution fails is invalid and costs ``invalid_cost`` (default 0.2);
+  only the first ``max_tests`` (default 10) asserts count;
+* ``mutants`` (default 12) mutants of the reference are drawn (one AST mutation each: comparison flips,
+  off-by-one constants, swapped operands, ...; see :mod:`parlour.envs.coding.mutants`); a mutant counts once
+  some test tells it apart from the reference (a hidden test or a valid tester test), and the tester scores
+  the share of those its valid tests kill;
+* the tester gets ``bonus`` (default 0.5) if a valid test of its own fails on the coder's submission;
+* the coder scores on the hidden tests, as in Code (``reward``: ``binary``, ``fraction`` or ``coderl``).
+
+Tester's return: kill share + bonus if it caught the coder - invalid_cost per invalid test - tool costs.
+Coder's return: its reward - tool costs. Winners: the tester if it caught the coder, else the coder if
+it passed every hidden test, else nobody. A player exceeding the invalid-action allowance gets -1 (minus
+its tool costs) and the other 0.
+
+Mutants run with a CPU limit of 0.1 s per test (the references need microseconds), so a mutant that loops
+costs little. Options also: ``tasks`` (``procgen`` or ``CODE_V1``), ``depth``, ``size``, ``family``,
+``tool_cost`` and ``allow_unsafe`` as in Code. Outcome details: the coder's verdict summary and the
+tester's tests (valid, invalid with reasons, ignored), mutants, how many were told apart and killed,
+and whether the coder was caught.
+
+Version history: v0, first release.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+from typing import Any
+
+from parlour.envs.coding import judge
+from parlour.envs.coding.common import (
+    REWARD_MODES, REWARD_TEXT, RUN_PYTHON, RUN_TESTS, TOOL_SYNTAX, TaskSource, bool_option, choice_option, code_tool, float_option,
+    reward_of, scratch_run, visible_report,
+)
+from parlour.envs.coding.mutants import mutants as mutants_of
+from parlour.envs.coding.tasks import Task
+from parlour.envs.core.context import Context
+from parlour.envs.core.game import Game, InvalidMove, int_option
+
+#: CPU seconds a mutant may spend on one test.
+MUTANT_CPU_SECONDS = 0.1
+#: Longest literal text of one test's arguments and expected value.
+MAX_TEST_CHARS = 2000
+
+SUBMIT = code_tool("submit", "Submit your work and end your turn: the coder submits its solution, the tester its tests "
+                   "(assert lines).", final=True)
+
+RULES = {
+    "coder": """You are the coder in a coder-tester game. Write the function the task asks for; a tester is writing tests for it at the same time.
+Tools: run_python(code, stdin) runs a program in a scratch sandbox; run_tests(code) runs your solution on the visible examples; submit(code) submits your solution (your move).
+{syntax}
+Your score: {reward}""",
+    "tester": """You are the tester in a coder-tester game. A coder is writing the function the task asks for; write tests for it, one assert per line, each calling the function on literal arguments and comparing with == to the literal correct result, such as:
+    assert {entry}(...) == ...
+Only the first {max_tests} asserts count. A test that a correct solution fails costs you {invalid_cost:g}. You score the share of faulty versions of a correct solution (small bugs such as < for <=, or an off-by-one constant) that your valid tests catch, plus {bonus:g} if one of your valid tests fails on the coder's solution.
+Tools: run_python(code, stdin) runs a program in a scratch sandbox; run_tests(code) runs a solution on the visible examples; submit(code) submits your asserts (your move).
+{syntax}""",
+}
+
+
+def parse_tests(text: str, entry: str, limit: int) -> tuple[list[tuple[tuple, Any]], list[str], int]:
+    """``(tests, invalid reasons, ignored)`` from a tester's submission: each test an ``(args, expected)`` pair
+    read from ``assert entry(<literals>) == <literal>``; asserts past ``limit`` are ignored."""
+    try:
+        statements = ast.parse(text).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # Read line by line, so that one broken line does not void the others.
+        statements = []
+        for line in text.splitlines():
+            try:
+                statements += ast.parse(line.strip()).body if line.strip() else []
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                statements.append(ast.Pass())
+    tests: list[tuple[tuple, Any]] = []
+    invalid: list[str] = []
+    counted = 0
+    for statement in statements:
+        if counted >= limit:
+            return tests, invalid, len(statements) - counted
+        counted += 1
+        test = statement.test if isinstance(statement, ast.Assert) else None
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+                and isinstance(test.left, ast.Call) and isinstance(test.left.func, ast.Name) and test.left.func.id == entry
+                and not test.left.keywords):
+            invalid.append(f"test {counted} is not of the form assert {entry}(...) == ...")
+            continue
+        try:
+            args = tuple(ast.literal_eval(arg) for arg in test.left.args)
+            expected = ast.literal_eval(test.comparators[0])
+            size = len(repr(args)) + len(repr(expected))
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            invalid.append(f"test {counted} uses something other than literal values")
+            continue
+        if size > MAX_TEST_CHARS:
+            invalid.append(f"test {counted} is longer than {MAX_TEST_CHARS} characters")
+            continue
+        tests.append((args, expected))
+    return tests, invalid, 0
+
+
+def _fails(outcome: judge.TestRun, expected: Any) -> bool:
+    return outcome.status != "ok" or not judge.same(outcome.value, expected)
+
+
+class CoderTester(Game):
+    """A coder and a tester work on the same task at once; mutants of the reference score the tests. See the module docstring."""
+
+    name = "CoderTester"
+    description = "A coder writes a function while a tester writes asserts; the tests are scored by the mutants of the reference they kill."
+    category = "coding"
+    zero_sum = False
+    simultaneous = True
+
+    def __init__(self, *, tasks: str = "procgen", depth: int | None = None, size: int | None = None, family: str | None = None,
+                 reward: str = "binary", tool_cost: float = 0.0, max_tests: int = 10, mutants: int = 12,
+                 invalid_cost: float = 0.2, bonus: float = 0.5, allow_unsafe: bool = False):
+        self.source = TaskSource.from_options(tasks, depth, size, family, function_only=True)
+        self.reward_mode = choice_option("reward", reward, REWARD_MODES)
+        self.tool_cost = float_option("tool_cost", tool_cost, 0.0, 1.0)
+        self.max_tests = int_option("max_tests", max_tests, 1, 50)
+        self.n_mutants = int_option("mutants", mutants, 1, 40)
+        self.invalid_cost = float_option("invalid_cost", invalid_cost, 0.0, 1.0)
+        self.bonus = float_option("bonus", bonus, 0.0, 1.0)
+        self.allow_unsafe = bool_option("allow_unsafe", allow_unsafe)
+        self.players = ["coder", "tester"]
+        self.tools = [RUN_PYTHON, RUN_TESTS, SUBMIT]
+        self.task: Task | None = None
+        self.scratch_calls = {player: 0 for player in self.players}
+        self.result: dict[str, Any] | None = None
+
+    # ------------------------------------------------------------------ episode
+    def start(self, ctx: Context) -> None:
+        """Check that code can run here, draw the task and show it to both."""
+        judge.require_sandbox(self.name, self.allow_unsafe)
+        self.task = self.source.draw(ctx.rng)
+        self.scratch_calls = {player: 0 for player in self.players}
+        self.result = None
+        ctx.tell(self.task.statement)
+
+    def rules(self, player: str) -> str:
+        """The player's role, tools and scoring."""
+        if player == "coder":
+            return RULES["coder"].format(syntax=TOOL_SYNTAX, reward=REWARD_TEXT[self.reward_mode])
+        entry = self.task.entry_point if self.task is not None else "solve"
+        return RULES["tester"].format(entry=entry, max_tests=self.max_tests, invalid_cost=self.invalid_cost, bonus=self.bonus,
+                                      syntax=TOOL_SYNTAX)
+
+    def prompt(self, player: str, legal: list[str] | None) -> str:
+        """What to submit."""
+        if player == "coder":
+            return "Write the function. Call run_python, run_tests, or submit(code) with your solution."
+        assert self.task is not None
+        return f"Write your tests: submit(code) with one `assert {self.task.entry_point}(...) == ...` per line."
+
+    def parse(self, player: str, text: str) -> Any:
+        """Only tool calls are moves here."""
+        raise InvalidMove(f"Reply with a tool call: run_python(code, stdin), run_tests(code) or submit(code). {TOOL_SYNTAX}")
+
+    def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
+        """Scratch runs and visible tests in the warm sandbox (and a count of them, for ``tool_cost``)."""
+        assert self.task is not None
+        self.scratch_calls[player] += 1
+        if name == "run_python":
+            return scratch_run(arguments["code"], arguments.get("stdin", ""), self.allow_unsafe)
+        return visible_report(self.task, arguments["code"], self.allow_unsafe)
+
+    def apply(self, ctx: Context, moves: dict[str, Any]) -> None:
+        """Judge the tests on the reference and the mutants, the solution on the hidden tests and the valid tests; end."""
+        task = self.task
+        assert task is not None
+        code = moves["coder"]["arguments"]["code"]
+        tests, invalid, ignored = parse_tests(moves["tester"]["arguments"]["code"], task.entry_point, self.max_tests)
+        written = len(tests) + len(invalid)
+        rng = random.Random(f"parlour.coding.mutants/{task.task_id}")
+        pool = mutants_of(task.reference, task.entry_point)
+        chosen = sorted(rng.sample(range(len(pool)), min(self.n_mutants, len(pool))))
+        hidden_args = [args for args, _ in task.hidden]
+        with judge.fresh_sandbox(self.allow_unsafe) as sandbox:
+            on_reference = judge.execute(sandbox, task.reference, "call", [args for args, _ in tests], entry=task.entry_point)
+            valid = []
+            for (args, expected), outcome in zip(tests, on_reference.outcomes):
+                if _fails(outcome, expected):
+                    got = judge.show(outcome.value, 120) if outcome.status == "ok" else outcome.detail[:120]
+                    invalid.append(f"a correct solution fails {task.entry_point}({', '.join(judge.show(a, 80) for a in args)}) "
+                                   f"== {judge.show(expected, 80)} (it gives {got})")
+                else:
+                    valid.append((args, expected))
+            told_apart = killed = 0
+            # Without a valid test the tester kills nothing, whatever the mutants do: they need not run.
+            for index in chosen if valid else []:
+                run = judge.execute(sandbox, pool[index], "call", [args for args, _ in valid] + hidden_args, entry=task.entry_point,
+                                    cpu=MUTANT_CPU_SECONDS)
+                expected_all = [expected for _, expected in valid] + [expected for _, expected in task.hidden]
+                failures = [_fails(outcome, expected) for outcome, expected in zip(run.outcomes, expected_all)]
+                caught_by_tester = run.load != "ok" or any(failures[: len(valid)])
+                killed += caught_by_tester
+                told_apart += caught_by_tester or any(failures)
+            hidden = task.judge(sandbox, code)
+            against_tests = judge.judge_function(sandbox, code, task.entry_point, valid) if valid else None
+        caught = against_tests is not None and against_tests.passed < against_tests.total
+        share = killed / told_apart if told_apart else 0.0
+        coder = reward_of(self.reward_mode, hidden) - self.tool_cost * self.scratch_calls["coder"]
+        tester = share + (self.bonus if caught else 0.0) - self.invalid_cost * len(invalid) - self.tool_cost * self.scratch_calls["tester"]
+        self.result = {
+            "coder": hidden.summary(),
+            "tester": {"tests": written, "valid": len(valid), "invalid": invalid[:10],
+                       "invalid_count": len(invalid), "ignored": ignored, "mutants": len(chosen), "told_apart": told_apart,
+                       "killed": killed, "kill_share": round(share, 6), "caught_coder": caught,
+                       "coder_on_tests": against_tests.summary()["tests"] if against_tests is not None else ""},
+        }
+        ctx.tell(f"The coder's solution: {hidden.verdict.replace('_', ' ')}, {hidden.passed} of {hidden.total} hidden tests passed. "
+                 f"The tester's tests: {len(valid)} valid, {len(invalid)} invalid; they killed {killed} of the {told_apart} "
+                 f"mutants told apart" + ("; one of them fails on the coder's solution." if caught else "."), kind="move")
+        winners = ["tester"] if caught else (["coder"] if hidden.verdict == "pass" else [])
+        ctx.finish({"coder": coder, "tester": tester}, reason=f"both submitted: the solution {hidden.verdict.replace('_', ' ')}, "
+                   f"the tests killed {killed}/{told_apart} mutants" + (" and caught the coder" if caught else ""),
+                   winners=winners, details=self._details())
+
+    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
+        """Too many replies without a valid tool call: -1 (minus tool costs) for the offender, 0 for the other."""
+        other = self.other(player)
+        ctx.finish({player: -1.0 - self.tool_cost * self.scratch_calls[player], other: 0.0}, reason=reason, winners=[other],
+                   details=self._details())
+
+    def _details(self) -> dict[str, Any]:
+        assert self.task is not None
+        return {"task": self.task.task_id, "family": self.task.family, "steps": list(self.task.steps),
+                "scratch_calls": dict(self.scratch_calls), **(self.result or {})}
+
+    # ------------------------------------------------------------------ views
+    def view(self, player: str) -> dict[str, Any]:
+        """The task as both see it, the player's role, and the result once both have submitted."""
+        if self.task is None:
+            return {}
+        return {"role": player, "task_id": self.task.task_id, "entry_point": self.task.entry_point, "statement": self.task.statement,
+                "examples": self.task.examples(), "max_tests": self.max_tests, "scratch_calls": self.scratch_calls[player],
+                "result": self.result}
+
+    def render(self) -> str:
+        """The task id and the result."""
+        if self.task is None:
+            return "no task yet"
+        if self.result is None:
+            return f"task {self.task.task_id} [{self.task.family}]: working"
+        tester = self.result["tester"]
+        return (f"task {self.task.task_id}: coder {self.result['coder']['verdict']}, tester {tester['valid']} valid tests, "
+                f"killed {tester['killed']}/{tester['told_apart']} mutants")
+
