@@ -1,0 +1,567 @@
+"""The LLM self-play trainer: a ``transformers`` causal LM learns a parlour game against a league.
+
+``parlour train llm ENV_ID --model PATH_OR_ID --out DIR`` calls :func:`train_llm`.
+
+Each update plays ``episodes`` episodes with :mod:`parlour.rollout`, all in
+flight at once so the learner answers every pending decision in one batched
+call. Episodes come in groups of ``group_size`` that share the game seed, the
+learner's seat and the opponent, drawn from the league: the learner itself
+(``mirror``: both seats learn), a frozen snapshot of an earlier learner, or a
+scripted anchor (``random`` and the environment's strong agent). Only the
+learner's decisions become training rows; every game's record is kept
+(``DIR/episodes.jsonl.gz`` when ``keep_records``) and replays with
+:func:`parlour.replay`.
+
+Rewards and advantages. A turn's reward is what its seat was paid from that
+decision to its next (:class:`parlour.rollout.Turn`); an invalid action
+costs ``invalid_penalty`` on its own turn only. An episode the learner lost by
+running out of invalid actions (``generate`` mode; the allowance is
+``max_invalid``) is void: its rewards are zeroed and only the penalties
+count, so a malformed reply is never scored as a lost game. Advantages come
+from one of the estimators of :mod:`parlour.baselines.train.advantages`
+(``grpo``, ``rae``, ``turn_rtg``, ``gigpo``).
+
+Loss. ``reinforce``: ``-A * log pi(a|s)``; ``ppo``: the clipped surrogate
+``-min(r A, clip(r, 1-eps, 1+eps) A)`` with ``r = pi(a|s) / pi_old(a|s)``, over
+``ppo_epochs`` passes. In ``score_legal`` mode ``pi`` is the softmax over
+legal moves (one term per decision); in ``generate`` mode the terms are per
+token and averaged over all tokens of the batch. ``kl_coef > 0`` adds
+``kl_coef * KL(pi || pi_init)``: exact over the legal moves, or the
+``k3`` estimator per token (``exp(q) - q - 1``, ``q = log pi_init - log pi``). With
+``lora`` only LoRA adapters train (``peft``), and the initial policy is the
+model with its adapters switched off. The model stays in eval mode (no
+dropout), so the log-probabilities of the rollouts and of the update agree.
+
+Devices. ``accelerate`` places the model: CPU by default when no GPU is
+there, the GPU otherwise, with optional mixed precision; the same command runs
+on both. One process (no data parallelism).
+
+Seeing that it learns. Every ``eval_every`` updates (and before the first and
+after the last) the learner plays each evaluation opponent (``random`` and the
+strong agent by default) for ``eval_episodes`` episodes with seats rotated, on
+fixed seeds (``eval_seed``), taking its most likely move (``eval_greedy``, the
+default) or sampling: ``DIR/eval.csv`` gets win/draw/loss counts, the win rate
+with its Wilson 95% interval, the mean return, the invalid-move rate, the
+policy entropy and the response length; ``DIR/train.csv`` the training metrics
+of every update (return and win rate in the training games, loss, KL, clipped
+fraction, decisions, tokens, rollout and update seconds); ``DIR/learning.png``
+and ``DIR/learning_time.png`` plot the evaluation against updates and wall time
+(:func:`parlour.baselines.train.plots.plot_learning`). The final model is a
+Hugging Face folder, ``DIR/checkpoint`` (LoRA adapters merged), so
+``hf:DIR/checkpoint`` plays it anywhere an agent spec is taken;
+``DIR/training.json`` records the settings.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import dataclasses
+import gzip
+import hashlib
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from parlour.baselines.train.advantages import ESTIMATORS, compute_advantages
+from parlour.baselines.train.evaluation import strong_agent, wilson
+from parlour.baselines.train.llm_policy import MODES, LMPolicy, candidate_logprobs, completion_logprobs
+from parlour.baselines.train.plots import plot_learning
+from parlour.envs.core.match import make_game
+from parlour.envs.core.seeding import episode_seeds
+from parlour.envs.registry import game_class
+from parlour.agents import agent_name
+from parlour.rollout import Plan, Played, Rollout, agent_names, make_plan
+
+#: Loss names.
+LOSSES = ("reinforce", "ppo")
+#: The columns of ``train.csv``.
+TRAIN_COLUMNS = (
+    "update", "wall_s", "episodes", "decisions", "tokens", "mean_return", "win_rate", "invalid_rate", "entropy",
+    "response_tokens", "loss", "kl", "clip_fraction", "rollout_s", "update_s",
+)
+#: The columns of ``eval.csv``.
+EVAL_COLUMNS = (
+    "update", "wall_s", "opponent", "episodes", "wins", "draws", "losses", "win_rate", "win_low", "win_high",
+    "mean_return", "invalid_rate", "entropy", "response_tokens",
+)
+
+
+def view_hash(view: Any) -> str:
+    """A short stable hash of a player's own view (the anchor-state key of ``gigpo``)."""
+    return hashlib.sha1(json.dumps(view, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+@dataclass
+class LLMTrainConfig:
+    """Settings of :func:`train_llm` (see the module docstring); every field is a ``parlour train llm`` option."""
+
+    env_id: str
+    model: str
+    out: str
+    mode: str = "score_legal"
+    estimator: str = "grpo"
+    loss: str = "reinforce"
+    updates: int = 20
+    episodes: int = 32
+    group_size: int = 4
+    learning_rate: float = 1e-5
+    kl_coef: float = 0.0
+    clip: float = 0.2
+    ppo_epochs: int = 2
+    minibatch: int | None = None
+    micro_batch: int = 16
+    max_grad_norm: float = 1.0
+    temperature: float = 1.0
+    max_new_tokens: int = 32
+    history_turns: int | None = 1
+    invalid_penalty: float = 0.1
+    max_invalid: int = 8
+    mirror: float = 0.5
+    snapshots: float = 0.25
+    anchors: float = 0.25
+    anchor_agents: list[str] | None = None
+    snapshot_every: int = 5
+    max_snapshots: int = 3
+    eval_every: int = 5
+    eval_episodes: int = 40
+    eval_opponents: list[str] | None = None
+    eval_seed: int = 1_000_003
+    eval_greedy: bool = True
+    seed: int = 0
+    lora: bool = False
+    lora_rank: int = 8
+    lora_alpha: int = 16
+    mixed_precision: str = "no"
+    device: str | None = None
+    dtype: str = "auto"
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    estimator_options: dict[str, Any] = field(default_factory=dict)
+    keep_records: bool = True
+    progress: bool = True
+
+    def check(self) -> None:
+        """``ValueError`` naming the fix for a setting that cannot work."""
+        game = make_game(game_class(self.env_id), dict(self.env_kwargs))
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.mode == "score_legal" and not game.enumerable:
+            raise ValueError(f"{self.env_id} has no enumerable moves, so score_legal cannot score them; use --mode generate")
+        if self.estimator not in ESTIMATORS:
+            raise ValueError(f"unknown estimator {self.estimator!r}; choose one of {', '.join(ESTIMATORS)}")
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
+        for name in ("updates", "episodes", "group_size", "micro_batch", "ppo_epochs", "eval_episodes", "snapshot_every", "eval_every"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.episodes % self.group_size:
+            raise ValueError(f"episodes ({self.episodes}) must be a multiple of group_size ({self.group_size})")
+        if min(self.mirror, self.snapshots, self.anchors) < 0 or self.mirror + self.snapshots + self.anchors <= 0:
+            raise ValueError("the league weights mirror, snapshots and anchors must be >= 0 and not all 0")
+        if self.learning_rate <= 0 or self.temperature <= 0:
+            raise ValueError("learning_rate and temperature must be > 0")
+        if self.kl_coef < 0 or self.invalid_penalty < 0:
+            raise ValueError("kl_coef and invalid_penalty must be >= 0")
+
+
+@dataclass
+class _GroupedPlan(Plan):
+    """A :class:`Plan` whose episodes come in groups of ``group_size`` sharing the game seed (GRPO's groups)."""
+
+    group_size: int = 1
+
+    def seeds(self, episode: int) -> tuple[int, list[int]]:
+        """The group's game seed and the episode's own seat seeds."""
+        game_seed, _ = episode_seeds(self.seed, episode // self.group_size, len(self.players))
+        _, seat_seeds = episode_seeds(self.seed, episode, len(self.players))
+        return game_seed, seat_seeds
+
+
+@dataclass
+class _Row:
+    """One training decision: the turn's metadata and its advantage."""
+
+    metadata: dict[str, Any]
+    advantage: float
+    ref: Any = None
+
+
+class LLMTrainer:
+    """Runs :func:`train_llm`; its attributes expose the live policy, the league and the metrics for tests and benchmarks."""
+
+    def __init__(self, config: LLMTrainConfig):
+        import torch
+        from accelerate import Accelerator
+
+        from parlour.wrappers.transformers_backend import TransformersBackend
+
+        config.check()
+        self.config = config
+        self.out = Path(config.out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        torch.manual_seed(config.seed)
+        self.accelerator = Accelerator(cpu=config.device == "cpu", mixed_precision=config.mixed_precision)
+        device = config.device or str(self.accelerator.device)
+        self.backend = TransformersBackend(config.model, device=device, dtype=config.dtype, max_new_tokens=config.max_new_tokens)
+        model = self.backend.model
+        if config.lora:
+            from peft import LoraConfig, get_peft_model
+
+            model = get_peft_model(model, LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"))
+        model.eval()
+        self.reference = None
+        if config.kl_coef > 0 and not config.lora:
+            self.reference = copy.deepcopy(model).eval()
+            self.reference.requires_grad_(False)
+        parameters = [p for p in model.parameters() if p.requires_grad]
+        optimizer = torch.optim.AdamW(parameters, lr=config.learning_rate)
+        self.model, self.optimizer = self.accelerator.prepare(model, optimizer)
+        self.parameters = parameters
+        self.policy = LMPolicy(
+            self.backend,
+            self.accelerator.unwrap_model(self.model),
+            mode=config.mode,
+            temperature=config.temperature,
+            max_new_tokens=config.max_new_tokens,
+            history_turns=config.history_turns,
+            name="learner",
+            seed=config.seed,
+        )
+        strong = strong_agent(config.env_id)
+        self.anchor_agents = list(config.anchor_agents) if config.anchor_agents is not None else sorted({"random", strong})
+        self.eval_opponents = list(config.eval_opponents) if config.eval_opponents is not None else sorted({"random", strong})
+        self.snapshots: list[LMPolicy] = []
+        self.rng = np.random.default_rng(config.seed)
+        self.estimator_state: Any = None
+        self.started = time.perf_counter()
+        self.train_rows: list[dict[str, Any]] = []
+        self.eval_rows: list[dict[str, Any]] = []
+
+    # ----------------------------------------------------------------- rollouts
+    def league(self) -> tuple[list[tuple[str, Any]], list[float]]:
+        """The opponents of this update (``None`` for the mirror) and their draw probabilities.
+
+        Each kind's weight (mirror, snapshots, anchors) is split evenly among its
+        members; a kind without members (no snapshot yet) drops out.
+        """
+        config = self.config
+        entries: list[tuple[str, Any, float]] = [("mirror", None, config.mirror)]
+        for snapshot in self.snapshots:
+            entries.append((snapshot.name, snapshot, config.snapshots / len(self.snapshots)))
+        for name in self.anchor_agents:
+            entries.append((name, name, config.anchors / len(self.anchor_agents)))
+        entries = [entry for entry in entries if entry[2] > 0]
+        total = sum(weight for *_, weight in entries)
+        return [(name, agent) for name, agent, _ in entries], [weight / total for *_, weight in entries]
+
+    def play(self, update: int) -> list[Played]:
+        """Play one update's episodes; returns them with the learner's turns."""
+        config = self.config
+        entries, weights = self.league()
+        opponents = [agent for _, agent in entries if agent is not None]
+        agents: list[Any] = [self.policy, *opponents]
+        number = {id(agent): i + 1 for i, agent in enumerate(opponents)}
+        env_kwargs = dict(config.env_kwargs)
+        if config.mode == "generate":
+            env_kwargs.setdefault("error_allowance", config.max_invalid)
+        seed = int(np.random.SeedSequence(config.seed, spawn_key=(2, update)).generate_state(1, np.uint64)[0] >> 1)
+        # The plan is made for the learner alone (a league may hold more agents than the game has seats);
+        # the seating function below puts the league's members in the seats.
+        base = make_plan(config.env_id, [self.policy], env_kwargs, seed=seed, rotate_seats=False, in_flight=config.episodes)
+        settings = {f.name: getattr(base, f.name) for f in dataclasses.fields(Plan)}
+        settings.update(specs=agents, names=agent_names([agent_name(agent) for agent in agents]))
+        plan = _GroupedPlan(**settings, group_size=config.group_size)
+        groups = config.episodes // config.group_size
+        seatings: list[list[int]] = []
+        for _ in range(groups):
+            _, agent = entries[int(self.rng.choice(len(entries), p=weights))]
+            seat = int(self.rng.integers(len(plan.players)))
+            opponent = 0 if agent is None else number[id(agent)]
+            seatings.append([0 if s == seat else opponent for s in range(len(plan.players))])
+        rollout = Rollout(plan)
+        return list(rollout.play(range(config.episodes), seating=lambda episode: seatings[episode // config.group_size], track={0}))
+
+    def table(self, played: Sequence[Played]) -> tuple[dict[str, np.ndarray], list[dict[str, Any]]]:
+        """The turn table of the learner's decisions (see :mod:`~parlour.baselines.train.advantages`) and their metadata."""
+        config = self.config
+        columns: dict[str, list[Any]] = {name: [] for name in ("episode", "env_id", "seed", "seat", "turn", "reward", "state", "valid")}
+        metadata: list[dict[str, Any]] = []
+        for episode in played:
+            record = episode.record
+            steps = record["steps"]
+            void = bool(steps) and steps[-1].get("error") is not None and any(t.seat == steps[-1]["player"] for t in episode.turns)
+            for turn in episode.turns:
+                reward = 0.0 if void else float(turn.reward)
+                if not turn.valid:
+                    reward -= config.invalid_penalty
+                columns["episode"].append(record["episode"])
+                columns["env_id"].append(config.env_id)
+                columns["seed"].append(record["seed"])
+                columns["seat"].append(turn.seat)
+                columns["turn"].append(turn.turn)
+                columns["reward"].append(reward)
+                columns["state"].append(view_hash(turn.view))
+                columns["valid"].append(turn.valid)
+                metadata.append(turn.metadata)
+        table = {name: np.asarray(values) for name, values in columns.items()}
+        totals: dict[tuple[int, str], float] = {}
+        for episode, seat, reward in zip(columns["episode"], columns["seat"], columns["reward"]):
+            totals[(episode, seat)] = totals.get((episode, seat), 0.0) + reward
+        table["episode_return"] = np.array([totals[(e, s)] for e, s in zip(columns["episode"], columns["seat"])], dtype=np.float64)
+        return table, metadata
+
+    # ------------------------------------------------------------------ update
+    def _trainable(self, metadata: Mapping[str, Any]) -> bool:
+        """Whether a decision can move the policy: a choice among two or more moves, or a generated reply."""
+        if metadata.get("mode") == "score_legal":
+            return len(metadata["candidates"]) > 1
+        return bool(metadata.get("completion_ids"))
+
+    def _forward(self, model: Any, rows: Sequence[_Row]) -> list[Any]:
+        """Per row: the log-probabilities the loss needs, with gradients when enabled.
+
+        ``score_legal`` rows give the log-softmax over their candidates; ``generate`` rows their token log-probabilities.
+        """
+        out: list[Any] = [None] * len(rows)
+        scored = [i for i, row in enumerate(rows) if row.metadata["mode"] == "score_legal"]
+        free = [i for i, row in enumerate(rows) if row.metadata["mode"] != "score_legal"]
+        if scored:
+            import torch
+
+            per_token = candidate_logprobs(
+                model, [rows[i].metadata["prompt_ids"] for i in scored], [rows[i].metadata["candidates"] for i in scored], self.policy.pad_id
+            )
+            for i, tokens in zip(scored, per_token):
+                out[i] = torch.log_softmax(torch.stack([t.sum() for t in tokens]) / self.config.temperature, dim=0)
+        if free:
+            logprobs, _ = completion_logprobs(
+                model,
+                [rows[i].metadata["prompt_ids"] for i in free],
+                [rows[i].metadata["completion_ids"] for i in free],
+                self.policy.pad_id,
+                self.config.temperature,
+            )
+            for i, lp in zip(free, logprobs):
+                out[i] = lp
+        return out
+
+    def _references(self, rows: list[_Row]) -> None:
+        """Fill each row's log-probabilities under the initial policy (for the KL term)."""
+        import torch
+
+        config = self.config
+        unwrapped = self.accelerator.unwrap_model(self.model)
+        for start in range(0, len(rows), config.micro_batch):
+            chunk = rows[start : start + config.micro_batch]
+            with torch.no_grad():
+                if config.lora:
+                    with unwrapped.disable_adapter():
+                        refs = self._forward(self.model, chunk)
+                else:
+                    refs = self._forward(self.reference, chunk)
+            for row, ref in zip(chunk, refs):
+                row.ref = ref.detach()
+
+    def update(self, rows: list[_Row]) -> dict[str, float]:
+        """One policy update on ``rows``; returns the mean loss, KL and clipped fraction."""
+        import torch
+
+        config = self.config
+        if not rows:
+            return {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0}
+        if config.kl_coef > 0:
+            self._references(rows)
+        epochs = config.ppo_epochs if config.loss == "ppo" else 1
+        minibatch = config.minibatch or len(rows)
+        losses, kls, clipped, counted = [], [], 0, 0
+        order = np.arange(len(rows))
+        for _ in range(epochs):
+            if config.loss == "ppo":
+                self.rng.shuffle(order)
+            for start in range(0, len(rows), minibatch):
+                batch = [rows[i] for i in order[start : start + minibatch]]
+                n_scored = sum(1 for row in batch if row.metadata["mode"] == "score_legal")
+                n_tokens = sum(len(row.metadata["completion_ids"]) for row in batch if row.metadata["mode"] != "score_legal")
+                self.optimizer.zero_grad()
+                total_loss = 0.0
+                for micro in range(0, len(batch), config.micro_batch):
+                    chunk = batch[micro : micro + config.micro_batch]
+                    new = self._forward(self.model, chunk)
+                    terms = []
+                    for row, logp in zip(chunk, new):
+                        scored = row.metadata["mode"] == "score_legal"
+                        if scored:
+                            current = logp[row.metadata["choice"]].unsqueeze(0)
+                            old = torch.tensor([row.metadata["policy_logprob"]], device=logp.device)
+                            norm = n_scored
+                        else:
+                            current = logp
+                            old = torch.tensor(row.metadata["logprobs"], device=logp.device)
+                            norm = n_tokens
+                        advantage = torch.tensor(row.advantage, device=logp.device, dtype=current.dtype)
+                        if config.loss == "ppo":
+                            ratio = torch.exp(current - old)
+                            surrogate = torch.minimum(ratio * advantage, torch.clamp(ratio, 1 - config.clip, 1 + config.clip) * advantage)
+                            clipped += int(((ratio - 1).abs() > config.clip).sum())
+                            term = -surrogate.sum()
+                        else:
+                            term = -(advantage * current).sum()
+                        counted += current.numel()
+                        if config.kl_coef > 0:
+                            if scored:
+                                kl = (logp.exp() * (logp - row.ref)).sum()
+                            else:
+                                q = row.ref - logp
+                                kl = (torch.exp(q) - q - 1).sum()
+                            kls.append(float(kl.detach()) / current.numel())
+                            term = term + config.kl_coef * kl
+                        terms.append(term / norm)
+                    loss = torch.stack(terms).sum()
+                    self.accelerator.backward(loss)
+                    total_loss += float(loss.detach())
+                if config.max_grad_norm:
+                    self.accelerator.clip_grad_norm_(self.parameters, config.max_grad_norm)
+                self.optimizer.step()
+                losses.append(total_loss)
+        return {"loss": float(np.mean(losses)), "kl": float(np.mean(kls)) if kls else 0.0, "clip_fraction": clipped / max(1, counted)}
+
+    # -------------------------------------------------------------- evaluation
+    def evaluate(self, update: int) -> list[dict[str, Any]]:
+        """Play every evaluation opponent on the fixed evaluation seeds, seats rotated; one ``eval.csv`` row each."""
+        config = self.config
+        policy = self.policy.copy_with(self.policy.model, greedy=config.eval_greedy, name="learner")
+        rows = []
+        for opponent in self.eval_opponents:
+            plan = make_plan(config.env_id, [policy, opponent], dict(config.env_kwargs), seed=config.eval_seed, in_flight=config.eval_episodes)
+            played = list(Rollout(plan).play(range(config.eval_episodes), track={0}))
+            rows.append(self._summary(update, opponent, played))
+        self.eval_rows.extend(rows)
+        return rows
+
+    def _summary(self, update: int, opponent: str, played: Sequence[Played]) -> dict[str, Any]:
+        wins = draws = losses = 0
+        returns, invalid, entropy, lengths = [], [], [], []
+        for episode in played:
+            record = episode.record
+            seats = [seat for seat, name in record["agents"].items() if name == "learner"]
+            winners = record["outcome"].get("winners") or []
+            if any(seat in winners for seat in seats):
+                wins += 1
+            elif winners:
+                losses += 1
+            else:
+                draws += 1
+            returns.append(float(np.mean([record["returns"][seat] for seat in seats])))
+            for turn in episode.turns:
+                invalid.append(not turn.valid)
+                entropy.append(turn.metadata.get("entropy", 0.0))
+                lengths.append(len(turn.metadata.get("completion_ids", ())))
+        n = len(played)
+        low, high = wilson(wins, n)
+        return {
+            "update": update, "wall_s": round(time.perf_counter() - self.started, 3), "opponent": opponent, "episodes": n,
+            "wins": wins, "draws": draws, "losses": losses, "win_rate": wins / n if n else 0.0, "win_low": low, "win_high": high,
+            "mean_return": float(np.mean(returns)) if returns else 0.0, "invalid_rate": float(np.mean(invalid)) if invalid else 0.0,
+            "entropy": float(np.mean(entropy)) if entropy else 0.0, "response_tokens": float(np.mean(lengths)) if lengths else 0.0,
+        }
+
+    # -------------------------------------------------------------------- loop
+    def step(self, update: int) -> dict[str, Any]:
+        """Play one update's episodes and learn from them; returns the ``train.csv`` row."""
+        config = self.config
+        started = time.perf_counter()
+        played = self.play(update)
+        rollout_s = time.perf_counter() - started
+        table, metadata = self.table(played)
+        advantages, self.estimator_state = compute_advantages(config.estimator, table, self.estimator_state, **config.estimator_options)
+        rows = [
+            _Row(meta, float(a))
+            for meta, a in zip(metadata, advantages)
+            if self._trainable(meta) and (a != 0 or config.kl_coef > 0)
+        ]
+        started = time.perf_counter()
+        stats = self.update(rows)
+        update_s = time.perf_counter() - started
+        if update % config.snapshot_every == 0 and config.snapshots > 0:
+            self._snapshot(update)
+        self._write_episodes(played)
+        learner_returns: dict[tuple[int, str], float] = {}
+        wins = []
+        for episode in played:
+            winners = episode.record["outcome"].get("winners") or []
+            for seat in {turn.seat for turn in episode.turns}:
+                learner_returns[(episode.record["episode"], seat)] = episode.record["returns"][seat]
+                wins.append(seat in winners)
+        row = {
+            "update": update, "wall_s": round(time.perf_counter() - self.started, 3), "episodes": len(played),
+            "decisions": len(metadata), "tokens": int(sum(len(m.get("prompt_ids", ())) + len(m.get("completion_ids", ())) for m in metadata)),
+            "mean_return": float(np.mean(list(learner_returns.values()))) if learner_returns else 0.0,
+            "win_rate": float(np.mean(wins)) if wins else 0.0,
+            "invalid_rate": float(np.mean(~table["valid"].astype(bool))) if len(metadata) else 0.0,
+            "entropy": float(np.mean([m.get("entropy", 0.0) for m in metadata])) if metadata else 0.0,
+            "response_tokens": float(np.mean([len(m.get("completion_ids", ())) for m in metadata])) if metadata else 0.0,
+            "rollout_s": round(rollout_s, 3), "update_s": round(update_s, 3), **stats,
+        }
+        self.train_rows.append(row)
+        return row
+
+    def _snapshot(self, update: int) -> None:
+        frozen = copy.deepcopy(self.accelerator.unwrap_model(self.model)).eval()
+        frozen.requires_grad_(False)
+        self.snapshots.append(self.policy.copy_with(frozen, name=f"snapshot-{update}", seed=self.config.seed + update))
+        del self.snapshots[: -self.config.max_snapshots]
+
+    def _write_episodes(self, played: Sequence[Played]) -> None:
+        if not self.config.keep_records:
+            return
+        with gzip.open(self.out / "episodes.jsonl.gz", "at", encoding="utf-8") as handle:
+            for episode in played:
+                handle.write(json.dumps(episode.record) + "\n")
+
+    def run(self) -> dict[str, Any]:
+        """Train for ``updates`` updates with evaluations, write the CSVs, plots and checkpoint; returns a summary."""
+        from tqdm.auto import tqdm
+
+        config = self.config
+        (self.out / "training.json").write_text(json.dumps(dataclasses.asdict(config), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        (self.out / "episodes.jsonl.gz").unlink(missing_ok=True)
+        first = self.evaluate(0)
+        self._write_csv()
+        bar = tqdm(range(1, config.updates + 1), desc=f"train llm {config.env_id}", disable=not config.progress, unit="update")
+        latest = first
+        for update in bar:
+            row = self.step(update)
+            if update % config.eval_every == 0 or update == config.updates:
+                latest = self.evaluate(update)
+            self._write_csv()
+            bar.set_postfix(
+                {"return": f"{row['mean_return']:+.2f}", "entropy": f"{row['entropy']:.2f}", **{f"win/{r['opponent']}": f"{r['win_rate']:.2f}" for r in latest}}
+            )
+        self.save(self.out / "checkpoint")
+        plot_learning(self.out / "eval.csv", self.out, title=f"LLM self-play on {config.env_id} ({config.mode}, {config.estimator}, {config.loss})")
+        return {"first": first, "last": latest, "checkpoint": str(self.out / "checkpoint")}
+
+    def _write_csv(self) -> None:
+        for name, columns, rows in (("train.csv", TRAIN_COLUMNS, self.train_rows), ("eval.csv", EVAL_COLUMNS, self.eval_rows)):
+            with open(self.out / name, "w", newline="", encoding="utf-8") as handle:
+                writer = csv.DictWriter(handle, fieldnames=columns)
+                writer.writeheader()
+                writer.writerows(rows)
+
+    def save(self, folder: Path) -> None:
+        """Save the learner as a Hugging Face folder (LoRA adapters merged into a copy), with its tokenizer."""
+        model = self.accelerator.unwrap_model(self.model)
+        if self.config.lora:
+            model = copy.deepcopy(model).merge_and_unload()
+        model.save_pretrained(folder)
+        self.backend.tokenizer.save_pretrained(folder)
+
+
+def train_llm(config: LLMTrainConfig) -> dict[str, Any]:
+    """Train an LLM by self-play as ``config`` says (see the module docstring); returns the first and last evaluations."""
+    return LLMTrainer(config).run()

@@ -1,0 +1,358 @@
+"""A trainable LLM policy: a ``transformers`` causal LM as a parlour agent that returns :class:`Action`\\ s.
+
+Two action modes:
+
+* ``score_legal``: the policy is a softmax over the legal moves. Each legal
+  move ``m`` is scored by its log-likelihood under the model given the prompt,
+  ``s(m) = sum_t log p(m_t | prompt, m_<t)`` over the move's tokens and the
+  end-of-turn token, and ``pi(m) = softmax(s / temperature)``. Exact, no invalid
+  moves, and one forward pass of the prompt per decision: the legal moves
+  share the prompt's key/value cache.
+* ``generate``: free text sampled from the model (``temperature``, up to
+  ``max_new_tokens``), read by the extractors of
+  :mod:`parlour.wrappers.extraction`; for negotiation and talk, where moves
+  cannot be enumerated. A reply without a move is played as it is, so the
+  environment's invalid-action policy sees it.
+
+Prompts are built as :class:`parlour.wrappers.LLMAgent` builds them (the
+system prompt with the rules from :func:`~parlour.wrappers.prompting.system_prompt`,
+one :class:`~parlour.wrappers.prompting.Conversation` per episode and player,
+the tokenizer's chat template through
+:meth:`~parlour.wrappers.transformers_backend.TransformersBackend.render`),
+keeping the last ``history_turns`` turns.
+
+Each action's metadata holds ``prompt_ids``, ``completion_ids`` (the chosen
+move's or the reply's tokens, ending with the end-of-turn token when it was
+produced), per-token ``logprobs`` of the completion under the model (scaled by
+the temperature in ``generate`` mode), ``policy_logprob`` (the log-probability
+of the action under the policy: of the chosen move in the softmax, or the
+sum of the token log-probabilities), ``entropy`` (of the softmax over legal
+moves, or the mean per-token entropy of the reply), ``mode``, and in
+``score_legal`` mode ``candidates`` (every legal move's tokens) and ``choice``.
+The trainer (:mod:`parlour.baselines.train.llm`) recomputes the same
+quantities with gradients from these ids.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from parlour.envs.core.agent import Action
+from parlour.wrappers.backend import Message
+from parlour.wrappers.extraction import FORMAT_HINTS, Extractor, default_extraction, resolve_extractor, strip_reasoning
+from parlour.wrappers.prompting import SYSTEM_TEMPLATE, Conversation, system_prompt
+
+#: The action modes.
+MODES = ("score_legal", "generate")
+
+
+def _pad_left(sequences: Sequence[Sequence[int]], pad_id: int, device: Any) -> tuple[Any, Any, Any]:
+    """Left-padded ids, attention mask and position ids (counting real tokens only) of ``sequences``."""
+    import torch
+
+    width = max(len(s) for s in sequences)
+    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for row, sequence in enumerate(sequences):
+        if sequence:
+            ids[row, width - len(sequence) :] = torch.tensor(list(sequence), dtype=torch.long)
+            mask[row, width - len(sequence) :] = 1
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    return ids.to(device), mask.to(device), positions.to(device)
+
+
+def candidate_logprobs(model: Any, prompts: Sequence[Sequence[int]], candidates: Sequence[Sequence[Sequence[int]]], pad_id: int) -> list[list[Any]]:
+    """Per decision, per candidate: the 1-d tensor of the candidate's token log-probabilities given the prompt.
+
+    The prompts run once, left-padded; their key/value cache is repeated for
+    each decision's candidates, which run right-padded after it. Differentiable
+    when called with gradients enabled (the cache stays in the graph).
+    """
+    import torch
+
+    device = next(model.parameters()).device
+    ids, mask, positions = _pad_left(prompts, pad_id, device)
+    out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
+    first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
+    owner = [d for d, options in enumerate(candidates) for _ in options]
+    flat = [list(option) for options in candidates for option in options]
+    if any(not option for option in flat):
+        raise ValueError("a candidate move has no tokens")
+    index = torch.tensor(owner, dtype=torch.long, device=device)
+    longest = max(len(option) for option in flat)
+    tokens = torch.full((len(flat), longest), pad_id, dtype=torch.long)
+    for row, option in enumerate(flat):
+        tokens[row, : len(option)] = torch.tensor(option, dtype=torch.long)
+    tokens = tokens.to(device)
+    lengths = [len(option) for option in flat]
+    firsts = first[index].gather(1, tokens[:, :1]).squeeze(1)
+    rest = None
+    if longest > 1:
+        cache = out.past_key_values
+        cache.batch_select_indices(index)
+        feed = tokens[:, :-1]
+        feed_mask = torch.tensor([[1 if t < n - 1 else 0 for t in range(longest - 1)] for n in lengths], dtype=torch.long, device=device)
+        start = mask.sum(-1)[index].unsqueeze(1)
+        feed_positions = start + torch.arange(longest - 1, device=device).unsqueeze(0)
+        follow = model(
+            input_ids=feed,
+            attention_mask=torch.cat([mask[index], feed_mask], dim=1),
+            position_ids=feed_positions,
+            past_key_values=cache,
+            use_cache=True,
+        )
+        rest = torch.log_softmax(follow.logits.float(), dim=-1).gather(2, tokens[:, 1:].unsqueeze(2)).squeeze(2)
+    result: list[list[Any]] = [[] for _ in candidates]
+    for row, (decision, n) in enumerate(zip(owner, lengths)):
+        parts = [firsts[row : row + 1]]
+        if n > 1:
+            parts.append(rest[row, : n - 1])
+        result[decision].append(torch.cat(parts))
+    return result
+
+
+def completion_logprobs(
+    model: Any, prompts: Sequence[Sequence[int]], completions: Sequence[Sequence[int]], pad_id: int, temperature: float = 1.0
+) -> tuple[list[Any], list[Any]]:
+    """Per decision: the completion's token log-probabilities and per-token entropies under ``softmax(logits / temperature)``.
+
+    Differentiable when called with gradients enabled.
+    """
+    import torch
+
+    device = next(model.parameters()).device
+    sequences = [list(p) + list(c) for p, c in zip(prompts, completions)]
+    ids, mask, positions = _pad_left(sequences, pad_id, device)
+    logits = model(input_ids=ids, attention_mask=mask, position_ids=positions).logits.float() / temperature
+    width = ids.shape[1]
+    logprobs, entropies = [], []
+    for row, completion in enumerate(completions):
+        n = len(completion)
+        if n == 0:
+            logprobs.append(logits.new_zeros(0))
+            entropies.append(logits.new_zeros(0))
+            continue
+        # The logits at position t predict token t + 1; the completion fills the last n positions.
+        scores = torch.log_softmax(logits[row, width - n - 1 : width - 1], dim=-1)
+        target = ids[row, width - n :]
+        logprobs.append(scores.gather(1, target.unsqueeze(1)).squeeze(1))
+        entropies.append(-(scores.exp() * scores).sum(-1))
+    return logprobs, entropies
+
+
+class LMPolicy:
+    """A causal LM that plays parlour games and returns :class:`Action`\\ s with token ids and log-probabilities.
+
+    Args:
+        backend: a :class:`~parlour.wrappers.transformers_backend.TransformersBackend`,
+            for its tokenizer and chat template (and its model unless ``model`` is given).
+        model: the model to act with (a trainer's live model, a snapshot); default ``backend.model``.
+        mode: ``"score_legal"`` or ``"generate"`` (see the module docstring); in
+            ``score_legal`` mode an observation without legal moves is answered in ``generate`` mode.
+        temperature: of the softmax over legal moves, or of sampling.
+        greedy: take the most likely move (or decode greedily) instead of sampling.
+        max_new_tokens: the longest reply in ``generate`` mode.
+        history_turns: keep this many turns of the episode in the prompt (``None``: all).
+        extraction: extractor name or function for ``generate`` mode (default per environment).
+        system_template: the system prompt's first line, as for :class:`~parlour.wrappers.LLMAgent`.
+        name: the agent's name in records.
+        seed: seeds sampling (``reset(seed=...)`` reseeds it).
+    """
+
+    def __init__(
+        self,
+        backend: Any,
+        model: Any = None,
+        *,
+        mode: str = "score_legal",
+        temperature: float = 1.0,
+        greedy: bool = False,
+        max_new_tokens: int = 32,
+        history_turns: int | None = 1,
+        extraction: str | Extractor | None = None,
+        system_template: str = SYSTEM_TEMPLATE,
+        name: str = "llm",
+        seed: int | None = None,
+    ):
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if temperature <= 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
+        if history_turns is not None and history_turns < 1:
+            raise ValueError(f"history_turns must be >= 1 or None, got {history_turns}")
+        self.backend = backend
+        self.tokenizer = backend.tokenizer
+        self.model = model if model is not None else backend.model
+        self.mode = mode
+        self.temperature = temperature
+        self.greedy = greedy
+        self.max_new_tokens = max_new_tokens
+        self.history_turns = history_turns
+        self.extraction = extraction
+        self.system_template = system_template
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+        self.conversations: dict[tuple[Hashable, str], Conversation] = {}
+        self._move_ids: dict[str, list[int]] = {}
+        eos = self.tokenizer.eos_token_id
+        if eos is None:
+            raise ValueError("the tokenizer has no eos token; set one so that moves and replies can end")
+        self.eos_id = int(eos)
+        self.pad_id = int(self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos)
+
+    def copy_with(self, model: Any, **changes: Any) -> "LMPolicy":
+        """A policy like this one (fresh conversations) acting with ``model``, with some options changed."""
+        other = copy.copy(self)
+        other.model = model
+        other.conversations = {}
+        other.rng = np.random.default_rng(changes.pop("seed", None))
+        for key, value in changes.items():
+            if not hasattr(other, key):
+                raise AttributeError(f"LMPolicy has no option {key!r}")
+            setattr(other, key, value)
+        return other
+
+    # ---------------------------------------------------------------- episodes
+    def reset(self, seed: int | None = None, episode: Hashable | None = None) -> None:
+        """Forget ``episode``'s conversations (all when ``None``); reseed sampling when ``seed`` is given."""
+        if episode is None:
+            self.conversations.clear()
+        else:
+            self.forget(episode)
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def forget(self, episode: Hashable) -> None:
+        """Drop the conversations of a finished episode."""
+        for key in [key for key in self.conversations if key[0] == episode]:
+            del self.conversations[key]
+
+    # ------------------------------------------------------------------ tokens
+    def move_ids(self, move: str) -> list[int]:
+        """The tokens of a legal move as a reply: the move, then the end-of-turn token."""
+        ids = self._move_ids.get(move)
+        if ids is None:
+            ids = self._move_ids[move] = [*self.tokenizer(move, add_special_tokens=False)["input_ids"], self.eos_id]
+        return ids
+
+    def prompt_ids(self, messages: list[Message]) -> list[int]:
+        """The prompt tokens of ``messages`` with the generation prompt, cut to the model's context if needed."""
+        text = self.backend.render(messages)
+        ids = self.tokenizer(text, add_special_tokens=not self.backend.has_chat_template)["input_ids"]
+        limit = self.backend.context_limit
+        if limit is not None:
+            # Keep the most recent tokens and room for the reply, as the backend does.
+            ids = ids[-max(1, limit - self.max_new_tokens) :]
+        return list(ids)
+
+    # ------------------------------------------------------------------ acting
+    def act(self, observation: Mapping[str, Any]) -> Action:
+        """The action for one observation."""
+        return self.act_batch([observation])[0]
+
+    def act_batch(self, observations: list[Mapping[str, Any]]) -> list[Action]:
+        """Actions for many observations (of distinct conversations) with one forward pass per mode."""
+        import torch
+
+        keys = [(obs.get("episode"), str(obs.get("player"))) for obs in observations]
+        if len(set(keys)) != len(keys):
+            raise ValueError("act_batch got two observations of the same (episode, player); give each episode its own 'episode' id")
+        extractors = [self._extractor(obs) for obs in observations]
+        conversations = [self._observe(key, obs, name) for key, obs, (name, _) in zip(keys, observations, extractors)]
+        prompts = [self.prompt_ids(c.messages(self.history_turns)) for c in conversations]
+        actions: list[Action | None] = [None] * len(observations)
+        scored = [i for i, obs in enumerate(observations) if self.mode == "score_legal" and obs.get("legal_moves")]
+        free = [i for i in range(len(observations)) if i not in set(scored)]
+        with torch.no_grad():
+            if scored:
+                for i, action in zip(scored, self._score([observations[i]["legal_moves"] for i in scored], [prompts[i] for i in scored])):
+                    actions[i] = action
+            if free:
+                for i, action in zip(free, self._generate([prompts[i] for i in free], [observations[i] for i in free], [extractors[i][1] for i in free])):
+                    actions[i] = action
+        for conversation, action in zip(conversations, actions):
+            conversation.reply(action.metadata.pop("reply"))
+        return actions  # type: ignore[return-value]
+
+    def _score(self, legal: list[list[str]], prompts: list[list[int]]) -> list[Action]:
+        import torch
+
+        candidates = [[self.move_ids(move) for move in moves] for moves in legal]
+        token_logprobs = candidate_logprobs(self.model, prompts, candidates, self.pad_id)
+        actions = []
+        for moves, options, prompt, per_token in zip(legal, candidates, prompts, token_logprobs):
+            scores = torch.stack([t.sum() for t in per_token]) / self.temperature
+            log_policy = torch.log_softmax(scores, dim=0)
+            probs = log_policy.exp().cpu().numpy().astype(np.float64)
+            choice = int(np.argmax(probs)) if self.greedy else int(self.rng.choice(len(moves), p=probs / probs.sum()))
+            entropy = float(-(probs * log_policy.cpu().numpy()).sum())
+            metadata = {
+                "mode": "score_legal",
+                "prompt_ids": prompt,
+                "completion_ids": options[choice],
+                "logprobs": per_token[choice].tolist(),
+                "policy_logprob": float(log_policy[choice]),
+                "entropy": entropy,
+                "candidates": options,
+                "choice": choice,
+                "reply": moves[choice],
+            }
+            actions.append(Action(moves[choice], metadata))
+        return actions
+
+    def _generate(self, prompts: list[list[int]], observations: list[Mapping[str, Any]], extractors: list[Extractor]) -> list[Action]:
+        import torch
+
+        device = next(self.model.parameters()).device
+        ids, mask, _ = _pad_left(prompts, self.pad_id, device)
+        sampling: dict[str, Any] = {"do_sample": False} if self.greedy else {"do_sample": True, "temperature": self.temperature, "top_k": 0, "top_p": 1.0}
+        devices = [device.index or 0] if device.type == "cuda" else []
+        with torch.random.fork_rng(devices=devices):
+            torch.manual_seed(int(self.rng.integers(1 << 31)))
+            output = self.model.generate(
+                input_ids=ids,
+                attention_mask=mask,
+                max_new_tokens=self.max_new_tokens,
+                pad_token_id=self.pad_id,
+                eos_token_id=self.eos_id,
+                **sampling,
+            )
+        completions = []
+        for tokens in output[:, ids.shape[1] :].tolist():
+            length = tokens.index(self.eos_id) + 1 if self.eos_id in tokens else len(tokens)
+            completions.append(tokens[:length])
+        logprobs, entropies = completion_logprobs(self.model, prompts, completions, self.pad_id, self.temperature)
+        actions = []
+        for prompt, completion, lp, ent, obs, extractor in zip(prompts, completions, logprobs, entropies, observations, extractors):
+            reply = strip_reasoning(self.tokenizer.decode(completion, skip_special_tokens=True))
+            move = extractor(reply, obs.get("legal_moves"))
+            metadata = {
+                "mode": "generate",
+                "prompt_ids": prompt,
+                "completion_ids": completion,
+                "logprobs": lp.tolist(),
+                "policy_logprob": float(lp.sum()),
+                "entropy": float(ent.mean()) if len(ent) else 0.0,
+                "reply": reply,
+            }
+            actions.append(Action(move if move is not None else reply, metadata))
+        return actions
+
+    # --------------------------------------------------------------- internals
+    def _extractor(self, observation: Mapping[str, Any]) -> tuple[str, Extractor]:
+        choice = self.extraction if self.extraction is not None else default_extraction(observation.get("env_id"))
+        return resolve_extractor(choice)
+
+    def _observe(self, key: tuple[Hashable, str], observation: Mapping[str, Any], extraction: str) -> Conversation:
+        conversation = self.conversations.get(key)
+        text = str(observation.get("text") or "")
+        if conversation is None:
+            hint = FORMAT_HINTS.get(extraction, FORMAT_HINTS["auto"])
+            system, text = system_prompt(observation, hint, self.system_template)
+            conversation = self.conversations[key] = Conversation(system)
+        conversation.observe(text)
+        return conversation

@@ -1,0 +1,216 @@
+"""The LLM self-play trainer on CPU with a tiny GPT-2 built in the test (no download).
+
+The tiny model's tokenizer is trained on TicTacToe's own prompts, so a prompt
+is about 190 tokens, as a real tokenizer would make it. The learning test
+trains in ``score_legal`` mode and measures the greedy win rate against
+``random`` on 100 fixed evaluation episodes (seats rotated) before and after.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import random
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("accelerate")
+
+import parlour  # noqa: E402
+from parlour.baselines.train.llm import LLMTrainConfig, LLMTrainer  # noqa: E402
+from parlour.baselines.train.llm_policy import LMPolicy, candidate_logprobs, completion_logprobs  # noqa: E402
+from parlour.envs.core.match import Match  # noqa: E402
+from parlour.envs.registry import game_class  # noqa: E402
+from parlour.wrappers.extraction import FORMAT_HINTS  # noqa: E402
+from parlour.wrappers.prompting import system_prompt  # noqa: E402
+from parlour.wrappers.transformers_backend import TransformersBackend  # noqa: E402
+from tests.tiny_lm import make_tiny_model  # noqa: E402
+
+ENV = "parlour/TicTacToe-v0"
+
+
+def tictactoe_corpus(games: int = 6) -> list[str]:
+    """The system prompts and turn texts of a few random TicTacToe games, to train the tiny tokenizer on."""
+    corpus = []
+    for seed in range(games):
+        match = Match(game_class(ENV))
+        match.reset(seed)
+        rng = random.Random(seed)
+        while not match.over:
+            player = match.acting()[0]
+            observation = match.agent_observation(player)
+            corpus.extend(system_prompt(observation, FORMAT_HINTS["auto"]))
+            match.submit(player, rng.choice(observation["legal_moves"]))
+    return corpus
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The tiny model's folder, built once for this file."""
+    return make_tiny_model(tmp_path_factory.mktemp("tiny_ttt"), corpus=tictactoe_corpus(), vocab_size=1000)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread() -> Iterator[None]:
+    """One torch thread: the model is tiny and the test machine's cores are shared."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_candidate_and_completion_logprobs_match_a_plain_forward(model_dir: str) -> None:
+    backend = TransformersBackend(model_dir, device="cpu", dtype="float32")
+    model = backend.model
+    prompts = [[5, 6, 7, 8, 9, 10], [11, 12, 13], [20] * 7]
+    candidates = [[[3, 4, 2], [5, 2]], [[7, 2]], [[8, 9, 10, 2], [1, 2], [4, 2]]]
+
+    def plain(prompt: list[int], completion: list[int]) -> torch.Tensor:
+        with torch.no_grad():
+            logits = model(torch.tensor([prompt + completion])).logits[0]
+        scores = torch.log_softmax(logits, -1)
+        return torch.stack([scores[len(prompt) - 1 + t, token] for t, token in enumerate(completion)])
+
+    with torch.no_grad():
+        scored = candidate_logprobs(model, prompts, candidates, backend.tokenizer.pad_token_id)
+        completed, entropies = completion_logprobs(model, prompts, [options[0] for options in candidates], backend.tokenizer.pad_token_id)
+    for prompt, options, per_candidate in zip(prompts, candidates, scored):
+        assert len(per_candidate) == len(options)
+        for option, logprobs in zip(options, per_candidate):
+            torch.testing.assert_close(logprobs, plain(prompt, option), atol=1e-5, rtol=0)
+    for prompt, options, logprobs, entropy in zip(prompts, candidates, completed, entropies):
+        torch.testing.assert_close(logprobs, plain(prompt, options[0]), atol=1e-5, rtol=0)
+        assert entropy.shape == logprobs.shape and bool((entropy > 0).all())
+
+
+def test_score_legal_policy_is_a_softmax_over_legal_moves(model_dir: str) -> None:
+    backend = TransformersBackend(model_dir, device="cpu", dtype="float32")
+    policy = LMPolicy(backend, seed=0)
+    matches = [Match(game_class(ENV)) for _ in range(3)]
+    for seed, match in enumerate(matches):
+        match.reset(seed)
+        match.submit("player_0", "b2")
+    actions = policy.act_batch([{**match.agent_observation("player_1"), "episode": i} for i, match in enumerate(matches)])
+    for action in actions:
+        meta = action.metadata
+        assert action.text in ["a1", "c1", "a2", "c2", "a3", "b3", "c3", "b1"]
+        assert meta["mode"] == "score_legal" and len(meta["candidates"]) == 8
+        assert meta["completion_ids"] == meta["candidates"][meta["choice"]] and meta["completion_ids"][-1] == policy.eos_id
+        assert meta["policy_logprob"] < 0 and 0 < meta["entropy"] <= torch.log(torch.tensor(8.0)).item() + 1e-6
+        assert meta["prompt_ids"][-3:] == backend.tokenizer("<|im_start|>assistant\n", add_special_tokens=False)["input_ids"][-3:]
+    # The conversation keeps the chosen move as the model's reply; greedy play takes the most likely move.
+    assert policy.conversations[(0, "player_1")].turns[-1][-1] == {"role": "assistant", "content": actions[0].text}
+    greedy = policy.copy_with(policy.model, greedy=True)
+    again = greedy.act_batch([{**matches[0].agent_observation("player_1"), "episode": 9}])[0].metadata
+    with torch.no_grad():
+        (options,) = candidate_logprobs(policy.model, [again["prompt_ids"]], [again["candidates"]], policy.pad_id)
+    totals = [float(t.sum()) for t in options]
+    assert again["choice"] == totals.index(max(totals))
+    assert again["policy_logprob"] == pytest.approx(max(totals) - float(torch.logsumexp(torch.tensor(totals), 0)), abs=1e-5)
+
+
+def test_score_legal_learns_tictactoe_against_random_and_plays_as_hf_spec(model_dir: str, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    config = LLMTrainConfig(
+        env_id=ENV,
+        model=model_dir,
+        out=str(out),
+        updates=12,
+        episodes=64,
+        group_size=8,
+        learning_rate=3e-3,
+        mirror=0.25,
+        snapshots=0.0,
+        anchors=0.75,
+        anchor_agents=["random"],
+        eval_every=12,
+        eval_episodes=100,
+        eval_opponents=["random"],
+        device="cpu",
+        dtype="float32",
+        progress=False,
+    )
+    summary = LLMTrainer(config).run()
+    before, after = summary["first"][0], summary["last"][0]
+    gain = after["win_rate"] - before["win_rate"]
+    print(f"win rate vs random: {before['win_rate']:.2f} [{before['win_low']:.2f}, {before['win_high']:.2f}] -> "
+          f"{after['win_rate']:.2f} [{after['win_low']:.2f}, {after['win_high']:.2f}], {after['wall_s']:.0f} s")
+    assert gain >= 0.15, (before, after)
+
+    with open(out / "eval.csv", newline="") as handle:
+        evals = list(csv.DictReader(handle))
+    assert [row["update"] for row in evals] == ["0", "12"]
+    with open(out / "train.csv", newline="") as handle:
+        train = list(csv.DictReader(handle))
+    assert [int(row["update"]) for row in train] == list(range(1, 13))
+    assert all(float(row["invalid_rate"]) == 0.0 for row in train)
+    assert (out / "learning.png").stat().st_size > 10_000 and (out / "learning_time.png").exists()
+    assert json.loads((out / "training.json").read_text())["env_id"] == ENV
+    with gzip.open(out / "episodes.jsonl.gz", "rt") as handle:
+        records = [json.loads(line) for line in handle]
+    assert len(records) == 12 * 64
+    assert parlour.replay(records[-1])["returns"] == records[-1]["returns"]
+
+    # The checkpoint is a Hugging Face folder: hf:PATH plays it like any other agent.
+    results = parlour.evaluate(ENV, [f"hf:{out / 'checkpoint'}", "random"], episodes=4, seed=0, progress=False)
+    assert len(results.records) == 4 and results.records[0]["agents"]["player_0"] == f"hf:{out / 'checkpoint'}"
+
+
+def test_generate_mode_with_lora_ppo_and_kl_trains_and_penalises_invalid_turns(model_dir: str, tmp_path: Path) -> None:
+    pytest.importorskip("peft")
+    config = LLMTrainConfig(
+        env_id=ENV,
+        model=model_dir,
+        out=str(tmp_path / "gen"),
+        mode="generate",
+        loss="ppo",
+        kl_coef=0.05,
+        lora=True,
+        learning_rate=1e-3,
+        updates=1,
+        episodes=4,
+        group_size=2,
+        max_new_tokens=4,
+        max_invalid=2,
+        invalid_penalty=0.25,
+        estimator="gigpo",
+        eval_episodes=2,
+        device="cpu",
+        dtype="float32",
+        progress=False,
+    )
+    trainer = LLMTrainer(config)
+    lora = {name: p.detach().clone() for name, p in trainer.model.named_parameters() if p.requires_grad}
+    assert lora and all("lora" in name for name in lora)
+    played = trainer.play(1)
+    table, metadata = trainer.table(played)
+    assert all(m["mode"] == "generate" and 0 < len(m["completion_ids"]) <= 4 for m in metadata)
+    invalid = ~table["valid"].astype(bool)
+    assert invalid.any()
+    # An invalid turn costs the penalty on its own turn; an episode the learner forfeited by invalid actions is void.
+    for episode in played:
+        steps = episode.record["steps"]
+        void = steps[-1]["error"] is not None
+        rows = [i for i, e in enumerate(table["episode"]) if e == episode.record["episode"]]
+        for i, turn in zip(rows, episode.turns):
+            expected = (0.0 if void else turn.reward) - (0.25 if not turn.valid else 0.0)
+            assert table["reward"][i] == pytest.approx(expected)
+    row = trainer.step(2)
+    assert row["decisions"] > 0 and row["kl"] >= 0.0 and 0.0 <= row["clip_fraction"] <= 1.0
+    assert any(not torch.equal(before, p) for name, p in trainer.model.named_parameters() if name in lora for before in [lora[name]])
+    trainer.save(tmp_path / "merged")
+    assert (tmp_path / "merged" / "config.json").exists() and not (tmp_path / "merged" / "adapter_config.json").exists()
+
+
+def test_config_errors_name_the_fix(model_dir: str, tmp_path: Path) -> None:
+    base = {"env_id": ENV, "model": model_dir, "out": str(tmp_path)}
+    with pytest.raises(ValueError, match="multiple of group_size"):
+        LLMTrainConfig(**base, episodes=10, group_size=4).check()
+    with pytest.raises(ValueError, match="choose one of grpo"):
+        LLMTrainConfig(**base, estimator="a2c").check()
+    with pytest.raises(ValueError, match="use --mode generate"):
+        LLMTrainConfig(**{**base, "env_id": "parlour/Bargaining-v0"}).check()
