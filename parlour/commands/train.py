@@ -7,6 +7,10 @@ function below, with its handler beside it:
   on the environment's vector face against a league of its own snapshots and
   the scripted agents (:mod:`parlour.baselines.train.sb3`); the policy plays
   everywhere as ``sb3:DIR/policy.zip``.
+* ``parlour train llm ENV_ID --model PATH_OR_ID --out DIR``: a ``transformers``
+  causal LM by self-play against a league of itself, its snapshots and the
+  scripted agents (:mod:`parlour.baselines.train.llm`); the checkpoint plays
+  everywhere as ``hf:DIR/checkpoint``.
 
 Every trainer writes into ``--out`` its policy, ``eval.csv`` (periodic
 evaluation against fixed opponents), ``train.csv`` and the PNG plots, and
@@ -22,9 +26,10 @@ import sys
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``parlour train`` and its trainers."""
-    parser = subparsers.add_parser("train", help="train a baseline policy by self-play (sb3) and plot its learning")
+    parser = subparsers.add_parser("train", help="train a baseline policy by self-play (sb3, llm) and plot its learning")
     trainers = parser.add_subparsers(dest="trainer", metavar="TRAINER", required=True)
     register_sb3(trainers)
+    register_llm(trainers)
 
 
 def register_sb3(trainers: argparse._SubParsersAction) -> None:
@@ -110,4 +115,126 @@ def run_sb3(args: argparse.Namespace) -> int:
             print(f"  exploitability {row['exploitability']:.4f}")
     print(f"policy: sb3:{summary['policy']}  (parlour eval {args.env_id} --agent sb3:{summary['policy']})")
     print(f"curves: {', '.join(str(path) for path in summary['plots'])}")
+    return 0
+
+
+def register_llm(trainers: argparse._SubParsersAction) -> None:
+    """Add ``parlour train llm``."""
+    from parlour.baselines.train.advantages import ESTIMATORS
+    from parlour.baselines.train.llm import LOSSES, LLMTrainConfig
+    from parlour.baselines.train.llm_policy import MODES
+
+    defaults = LLMTrainConfig(env_id="", model="", out=".")
+    llm = trainers.add_parser(
+        "llm",
+        help="a transformers causal LM by self-play against a league (score_legal or free-text generate mode)",
+        description="Train a transformers causal LM by self-play against a league (itself, its snapshots, scripted anchors); "
+        "write eval.csv, train.csv, learning curves, every training game (episodes.jsonl.gz) and the checkpoint "
+        "(hf:DIR/checkpoint) to DIR. Runs on CPU, or on a GPU through accelerate when one is there.",
+    )
+    llm.add_argument("env_id", metavar="ENV_ID", help="environment id, e.g. parlour/TicTacToe-v0")
+    llm.add_argument("--model", required=True, metavar="PATH_OR_ID", help="a local model folder or a Hugging Face hub id")
+    llm.add_argument("--out", required=True, metavar="DIR", help="where the checkpoint, CSVs, plots and games go")
+    llm.add_argument("--mode", choices=MODES, default=defaults.mode, help=f"score legal moves or generate free text (default {defaults.mode})")
+    llm.add_argument("--estimator", choices=list(ESTIMATORS), default=defaults.estimator, help=f"advantage estimator (default {defaults.estimator})")
+    llm.add_argument("--loss", choices=LOSSES, default=defaults.loss, help=f"policy loss (default {defaults.loss})")
+    llm.add_argument("--updates", type=int, default=defaults.updates, help=f"policy updates (default {defaults.updates})")
+    llm.add_argument("--episodes", type=int, default=defaults.episodes, help=f"episodes per update (default {defaults.episodes})")
+    llm.add_argument("--group-size", type=int, default=defaults.group_size, help=f"episodes sharing seed, seat and opponent (default {defaults.group_size})")
+    llm.add_argument("--lr", type=float, default=defaults.learning_rate, help=f"learning rate (default {defaults.learning_rate:g})")
+    llm.add_argument("--kl-coef", type=float, default=defaults.kl_coef, help=f"weight of KL to the initial policy (default {defaults.kl_coef:g})")
+    llm.add_argument("--clip", type=float, default=defaults.clip, help=f"PPO clip range (default {defaults.clip:g})")
+    llm.add_argument("--ppo-epochs", type=int, default=defaults.ppo_epochs, help=f"passes over each batch with --loss ppo (default {defaults.ppo_epochs})")
+    llm.add_argument("--minibatch", type=int, help="decisions per optimizer step (default: the whole batch)")
+    llm.add_argument("--micro-batch", type=int, default=defaults.micro_batch, help=f"decisions per forward pass (default {defaults.micro_batch})")
+    llm.add_argument("--temperature", type=float, default=defaults.temperature, help=f"policy temperature (default {defaults.temperature:g})")
+    llm.add_argument("--max-new-tokens", type=int, default=defaults.max_new_tokens, help=f"longest reply in generate mode (default {defaults.max_new_tokens})")
+    llm.add_argument("--history-turns", type=int, default=defaults.history_turns, help=f"turns of the episode kept in the prompt (default {defaults.history_turns}; 0 for all)")
+    llm.add_argument("--invalid-penalty", type=float, default=defaults.invalid_penalty, help=f"reward of an invalid action's turn (default -{defaults.invalid_penalty:g})")
+    llm.add_argument("--max-invalid", type=int, default=defaults.max_invalid, help=f"invalid actions allowed per episode in generate mode (default {defaults.max_invalid})")
+    llm.add_argument("--league", default=f"{defaults.mirror:g},{defaults.snapshots:g},{defaults.anchors:g}", metavar="M,S,A", help="weights of mirror, snapshots and anchors (default %(default)s)")
+    llm.add_argument("--anchors", metavar="NAMES", help="scripted league members, comma-separated (default: random and the strong agent)")
+    llm.add_argument("--snapshot-every", type=int, default=defaults.snapshot_every, help=f"updates between league snapshots (default {defaults.snapshot_every})")
+    llm.add_argument("--max-snapshots", type=int, default=defaults.max_snapshots, help=f"snapshots kept in the league (default {defaults.max_snapshots})")
+    llm.add_argument("--eval-every", type=int, default=defaults.eval_every, help=f"updates between evaluations (default {defaults.eval_every})")
+    llm.add_argument("--eval-episodes", type=int, default=defaults.eval_episodes, help=f"episodes per evaluation opponent (default {defaults.eval_episodes})")
+    llm.add_argument("--eval-seed", type=int, default=defaults.eval_seed, help=f"base seed of every evaluation (default {defaults.eval_seed})")
+    llm.add_argument("--eval-sample", action="store_true", help="evaluate by sampling moves instead of taking the most likely one")
+    llm.add_argument("--opponent", action="append", dest="opponents", metavar="NAME", help="an evaluation opponent, repeatable (default: random and the strong agent)")
+    llm.add_argument("--seed", type=int, default=defaults.seed, help=f"seed of the whole run (default {defaults.seed})")
+    llm.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE", help="a game option (VALUE read as JSON, else text)")
+    llm.add_argument("--lora", action="store_true", help="train LoRA adapters only (peft); the checkpoint has them merged")
+    llm.add_argument("--lora-rank", type=int, default=defaults.lora_rank, help=f"LoRA rank (default {defaults.lora_rank})")
+    llm.add_argument("--device", help="cpu, cuda, cuda:1, ... (default: the GPU when there is one)")
+    llm.add_argument("--dtype", default=defaults.dtype, choices=("auto", "float32", "float16", "bfloat16"), help="weights dtype (default auto)")
+    llm.add_argument("--mixed-precision", default=defaults.mixed_precision, choices=("no", "fp16", "bf16"), help="accelerate's mixed precision (default no)")
+    llm.add_argument("--no-records", action="store_true", help="do not keep the training games in DIR/episodes.jsonl.gz")
+    llm.add_argument("--quiet", action="store_true", help="no progress bar")
+    llm.set_defaults(handler=run_llm)
+
+
+def run_llm(args: argparse.Namespace) -> int:
+    """Train, then print where everything went and the first and last evaluations."""
+    from parlour.agents import check_hf_model
+    from parlour.baselines.train.llm import LLMTrainConfig, train_llm
+    from parlour.commands.evaluate import parse_kwargs
+
+    try:
+        mirror, snapshots, anchors = (float(weight) for weight in args.league.split(","))
+    except ValueError:
+        raise ValueError(f"--league takes three weights M,S,A (mirror, snapshots, anchors) such as 0.5,0.25,0.25, got {args.league!r}") from None
+    check_hf_model(f"hf:{args.model}")
+    config = LLMTrainConfig(
+        env_id=args.env_id,
+        model=args.model,
+        out=args.out,
+        mode=args.mode,
+        estimator=args.estimator,
+        loss=args.loss,
+        updates=args.updates,
+        episodes=args.episodes,
+        group_size=args.group_size,
+        learning_rate=args.lr,
+        kl_coef=args.kl_coef,
+        clip=args.clip,
+        ppo_epochs=args.ppo_epochs,
+        minibatch=args.minibatch,
+        micro_batch=args.micro_batch,
+        temperature=args.temperature,
+        max_new_tokens=args.max_new_tokens,
+        history_turns=args.history_turns or None,
+        invalid_penalty=args.invalid_penalty,
+        max_invalid=args.max_invalid,
+        mirror=mirror,
+        snapshots=snapshots,
+        anchors=anchors,
+        anchor_agents=args.anchors.split(",") if args.anchors else None,
+        snapshot_every=args.snapshot_every,
+        max_snapshots=args.max_snapshots,
+        eval_every=args.eval_every,
+        eval_episodes=args.eval_episodes,
+        eval_opponents=args.opponents,
+        eval_seed=args.eval_seed,
+        eval_greedy=not args.eval_sample,
+        seed=args.seed,
+        lora=args.lora,
+        lora_rank=args.lora_rank,
+        mixed_precision=args.mixed_precision,
+        device=args.device,
+        dtype=args.dtype,
+        env_kwargs=parse_kwargs(args.env_kwarg),
+        keep_records=not args.no_records,
+        progress=not args.quiet,
+        command=shlex.join(["parlour", *sys.argv[1:]]) if sys.argv[1:2] == ["train"] else "",
+    )
+    config.check()
+    summary = train_llm(config)
+    for label, rows in (("before", summary["first"]), ("after", summary["last"])):
+        for row in rows:
+            print(
+                f"  {label} vs {row['opponent']}: win {row['win_rate']:.2f} [{row['win_low']:.2f}, {row['win_high']:.2f}], "
+                f"mean return {row['mean_return']:+.3f}, invalid {row['invalid_rate']:.3f} ({row['episodes']} episodes)"
+            )
+    print(f"checkpoint: hf:{summary['checkpoint']}  (parlour eval {args.env_id} --agent hf:{summary['checkpoint']})")
+    print(f"curves: {args.out}/learning.png, {args.out}/learning_time.png")
     return 0
