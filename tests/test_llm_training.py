@@ -214,3 +214,19 @@ def test_config_errors_name_the_fix(model_dir: str, tmp_path: Path) -> None:
         LLMTrainConfig(**base, estimator="a2c").check()
     with pytest.raises(ValueError, match="use --mode generate"):
         LLMTrainConfig(**{**base, "env_id": "parlour/Bargaining-v0"}).check()
+
+
+def test_cli_trains_and_prints_the_checkpoint_spec(model_dir: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from parlour.cli import main
+
+    out = tmp_path / "cli"
+    argv = ["train", "llm", "parlour/Nim-v0", "--model", model_dir, "--out", str(out), "--updates", "1", "--episodes", "4",
+            "--group-size", "2", "--estimator", "turn_rtg", "--loss", "ppo", "--eval-episodes", "2", "--league", "0.5,0,0.5",
+            "--anchors", "random", "--device", "cpu", "--dtype", "float32", "--quiet"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert f"checkpoint: hf:{out / 'checkpoint'}" in printed and "after vs nim_sum" in printed and "after vs random" in printed
+    settings = json.loads((out / "training.json").read_text())
+    assert settings["estimator"] == "turn_rtg" and settings["anchor_agents"] == ["random"] and settings["mirror"] == 0.5
+    assert main([*argv[:-1], "--league", "1,2"]) == 2
+    assert "--league takes three weights" in capsys.readouterr().err

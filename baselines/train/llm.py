@@ -144,6 +144,8 @@ class LLMTrainConfig:
     estimator_options: dict[str, Any] = field(default_factory=dict)
     keep_records: bool = True
     progress: bool = True
+    #: The command line that started the run, recorded in ``training.json``.
+    command: str = ""
 
     def check(self) -> None:
         """``ValueError`` naming the fix for a setting that cannot work."""
