@@ -209,6 +209,8 @@ def test_the_tool_budget_is_per_turn_and_exhausting_it_is_an_invalid_action(ledg
     assert match.acting() == ["player_1"]
     match.submit("player_1", call)
     assert match.steps[-1]["error"] is None
+    # Games read the episode's count (to charge for tool use, say); the turn's budget is the engine's.
+    assert match.ctx.tool_calls == {"player_0": 2, "player_1": 1}
 
 
 def test_replay_rejects_a_tampered_tool_result(ledger):

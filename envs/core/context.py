@@ -61,6 +61,8 @@ class Context:
         self.step_rewards: dict[str, float] = {}
         self.eliminated: dict[str, str] = {}
         self.ending: Ending | None = None
+        #: Tool calls each player has made this episode (answered ones; a final tool's call is a move, not counted).
+        self.tool_calls: dict[str, int] = {player: 0 for player in players}
 
     @property
     def over(self) -> bool:

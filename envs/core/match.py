@@ -345,6 +345,7 @@ class Match:
             if used >= budget:
                 raise InvalidMove(f"The tool budget of {budget} call(s) per turn is used up; make your move now.")
             self.tool_calls[player] = used + 1
+            self.ctx.tool_calls[player] += 1
             result = self.game.call_tool(player, tool.name, call.arguments)
             recorded.append({"name": tool.name, "arguments": call.arguments, "result": result_digest(result)})
             self.ctx.tell(result, to=player, kind="tool_result", sender=tool.name)
