@@ -12,18 +12,19 @@ results "player_3 is mafia." / "player_4 is innocent."; accusations are
   is believed for good; a claim whose results a revealed role contradicts is a
   lie. They vote for a player known to be mafia, else, when two claims
   contest, for the later claimant (one of them lies, and a vote reveals
-  which), else for the day's most accused player, else for the lowest-seated
-  player not known to be innocent, and say so in the talk, so that the
-  village votes together. Each names the player it votes for as its suspect.
+  which), else for the day's most accused player, else (the day's first
+  speakers) for a random player not publicly cleared; they say so in the
+  talk, so that the village votes together. Each names the player it votes
+  for as its suspect.
 * The detective is truthful and open: it checks a random unchecked player
   each night and, from day 1, says it is the detective with all its results
   (claiming at once wins the village more games than waiting for a mafia
   find, though it draws the mafia's knife; the doctor then guards it).
 * The doctor protects the believed detective claimant, else itself, never the
   same player two nights running.
-* The mafia coordinate and lie: every member computes the same victim from
-  public information (a detective claimant, else the villager who accused
-  the mafia most, else the lowest seat) and the same village scapegoat to vote
+* The mafia coordinate and lie: every member computes the same victim (a
+  detective claimant, else the villager who accused the mafia most, else a
+  pick salted with the team's names) and the same village scapegoat to vote
   out; a member accused by a detective claim counter-claims to be the
   detective and accuses the claimant; otherwise they push the scapegoat in
   the talk.
@@ -35,6 +36,7 @@ so a village win rate can be measured per line-up (see the tests).
 from __future__ import annotations
 
 import re
+import zlib
 from typing import Any, Mapping
 
 from parlour.baselines import register_scripted
@@ -53,6 +55,16 @@ RANDOM_LINES = ("I am just a villager.", "Something is off about this.", "Let us
 def seat(player: str) -> int:
     """A player's seat number."""
     return int(player.rsplit("_", 1)[1])
+
+
+def shared_pick(candidates: list[str], *salt: Any) -> str:
+    """A choice among ``candidates`` that looks random but that every agent with the same inputs makes alike.
+
+    It is how the mafia agree on a victim or a scapegoat without a message: the
+    pick is salted with the team's names, so it differs from game to game.
+    """
+    ordered = sorted(candidates, key=seat)
+    return ordered[zlib.crc32(repr(salt).encode()) % len(ordered)]
 
 
 class Reading:
@@ -129,8 +141,9 @@ class Reading:
             return None
         return min(counts, key=lambda p: (-counts[p], seat(p)))
 
-    def village_target(self) -> str:
-        """Whom a villager votes for: known mafia, the later of contested claimants, the most accused, the lowest unknown seat."""
+    def village_target(self, rng: Any) -> str:
+        """Whom a villager votes for: known mafia, the later of contested claimants, the most accused, else a random
+        player not publicly cleared (drawn from ``rng``, a ``numpy`` generator)."""
         others = [p for p in self.alive if p != self.me]
         mafia = [p for p in others if p in self.known_mafia]
         if mafia:
@@ -140,8 +153,19 @@ class Reading:
         accused = self.most_accused(self.known_town | {self.me})
         if accused is not None:
             return accused
-        unknown = [p for p in others if p not in self.known_town]
-        return min(unknown or others, key=seat)
+        # Nobody is accused yet (the day's first speakers): a random player not publicly cleared, whom the
+        # speakers after it then follow as the day's most accused.
+        public = [p for p in others if p not in self.public_town()] or others
+        return public[int(rng.integers(len(public)))]
+
+    def public_town(self) -> set[str]:
+        """Players everyone can tell are in the village: revealed at death, or cleared by the believed claimant."""
+        town = {p for p, role in self.revealed.items() if role != "mafia"}
+        believed = self._believed()
+        if believed is not None:
+            town.add(believed)
+            town |= {t for t, verdict in self.claims[believed].items() if verdict == "innocent"}
+        return town
 
 
 class ReasonerAgent(SeededAgent):
@@ -157,7 +181,7 @@ class ReasonerAgent(SeededAgent):
             return self._night(view, reading)
         if view["role"] == "mafia":
             return self._mafia_day(view, reading)
-        target = reading.village_target()
+        target = reading.village_target(self.rng)
         if view["phase"] == "vote":
             return f"vote {target} suspect {target}"
         if view["role"] == "detective":
@@ -207,7 +231,7 @@ def detective_accusing(reading: Reading, mafia: set[str]) -> tuple[str | None, s
 
 
 def mafia_victim(reading: Reading) -> str:
-    """The victim every mafia member computes alike: a village claimant, the loudest accuser of the mafia, the lowest seat."""
+    """The victim every mafia member computes alike: a village claimant, the loudest accuser of the mafia, a shared pick."""
     mafia = reading.known_mafia
     town = [p for p in reading.alive if p not in mafia]
     claimants = [p for p in reading.claims if p in town]
@@ -221,18 +245,18 @@ def mafia_victim(reading: Reading) -> str:
                     blame[entry["player"]] = blame.get(entry["player"], 0) + 1
     if blame:
         return min(blame, key=lambda p: (-blame[p], seat(p)))
-    return min(town, key=seat)
+    return shared_pick(town, "victim", reading.view["night"], sorted(mafia))
 
 
 def mafia_scapegoat(reading: Reading) -> str:
-    """The villager every mafia member pushes alike: a claimant accusing the mafia, the most accused villager, the lowest seat."""
+    """The villager every mafia member pushes alike: a claimant accusing the mafia, the most accused villager, a shared pick."""
     mafia = reading.known_mafia
     accuser, _ = detective_accusing(reading, mafia)
     if accuser is not None:
         return accuser
     town = [p for p in reading.alive if p not in mafia]
     accused = reading.most_accused(mafia)
-    return accused if accused is not None else min(town, key=seat)
+    return accused if accused is not None else shared_pick(town, "scapegoat", reading.view["day"], sorted(mafia))
 
 
 class MafiaRandomAgent(RandomAgent):

@@ -9,8 +9,18 @@ with 7 to 9; at most ``(num_players - 1) // 2``), ``detective`` and
 
 Roles are dealt at random. The mafia know each other; everyone else (the
 detective, the doctor and the villagers) is the village and knows only its
-own role. The game starts with night 1, then alternates days and nights:
+own role. The game opens with a quiet night 1: the mafia meet (they are
+told each other's names), only the detective acts, and nobody dies, so every
+player acts before anyone can be out (a Gymnasium learner is never out before
+its first move). Then day and night alternate, from day 1:
 
+* Day: ``discussion_rounds`` rounds in which the living players speak in seat
+  order, ``[say] message`` (heard by everyone) or ``[pass]``; then every
+  living player votes at once, ``vote player_4``, and may name privately the
+  player it most suspects, ``suspect player_1`` (default: the player it votes
+  for). Votes are then shown to all. The player with the most votes is out
+  and its role revealed; a tie puts nobody out (no random tie-break, so a
+  record replays exactly).
 * Night (simultaneous): each living mafia member names a victim, ``kill
   player_3``; the mafia see each other's choices on their private channel,
   and may add ``[say] message`` after the kill, which only living mafia
@@ -20,14 +30,8 @@ own role. The game starts with night 1, then alternates days and nights:
   alone learns whether that player is mafia. The doctor protects one player,
   ``protect player_2`` (itself allowed, not the same player two nights in a
   row); a protected victim survives. At dawn everyone learns who died and
-  their role, or that nobody died.
-* Day: ``discussion_rounds`` rounds in which the living players speak in seat
-  order, ``[say] message`` (heard by everyone) or ``[pass]``; then every
-  living player votes at once, ``vote player_4``, and may name privately the
-  player it most suspects, ``suspect player_1`` (default: the player it votes
-  for). Votes are then shown to all. The player with the most votes is out
-  and its role revealed; a tie puts nobody out (no random tie-break, so a
-  record replays exactly).
+  their role, or that nobody died. (Night 1 is the quiet night above; a game
+  without a detective starts at day 1.)
 
 Players who die or are voted out are eliminated at once (terminated on every
 face; they never act again). The village wins when no mafia member is left;
@@ -72,7 +76,7 @@ RULES = """You are {player} in a game of Mafia with {n} players ({players}). You
 The village (detective, doctor, villagers) must find the mafia; the mafia ({num_mafia} of them) know each other and kill at night.
 Night: the mafia each reply "kill player_N" (they see each other's choices and may add "[say] message" for their team only); the victim is the player most of them named (a tie goes to the choice of the lowest-seated mafia member among the tied). {special}
 At dawn everyone learns who died and their role. A protected victim survives.
-Day: {rounds} round(s) of discussion in seat order: reply "[say] your message" (everyone hears it) or "[pass]". Then everyone votes at once: reply "vote player_N", and add "suspect player_M" to name, privately, the player you most suspect (default: the one you vote for). The player with the most votes is out and their role revealed; a tie puts nobody out.
+{opening} Day: {rounds} round(s) of discussion in seat order: reply "[say] your message" (everyone hears it) or "[pass]". Then everyone votes at once: reply "vote player_N", and add "suspect player_M" to name, privately, the player you most suspect (default: the one you vote for). The player with the most votes is out and their role revealed; a tie puts nobody out.
 The dead and the voted out take no further part. The village wins when no mafia member is left; the mafia win when they are at least as many as the living villagers. After day {max_days} the game is a draw.
 Rewards: +1 to every player of the winning team, -1 to every player of the losing team (out or not); 0 for a draw."""
 
@@ -119,7 +123,7 @@ class Mafia(Game):
         self.players = [f"player_{i}" for i in range(num_players)]
         self.roles: dict[str, str] = {}
         self.alive: list[str] = list(self.players)
-        self.phase = "night"
+        self.phase = "discussion"
         self.day = 0
         self.night = 0
         self.discussion_round = 0
@@ -134,7 +138,7 @@ class Mafia(Game):
 
     # ----------------------------------------------------------------- episode
     def start(self, ctx: Context) -> None:
-        """Deal the roles at random, tell each player its role (and the mafia their team), begin night 1."""
+        """Deal the roles at random, tell each player its role (and the mafia their team), begin the quiet night 1."""
         village = [DETECTIVE] * self.has_detective + [DOCTOR] * self.has_doctor
         deck = [MAFIA] * self.num_mafia + village + [VILLAGER] * (self.num_players - self.num_mafia - len(village))
         order = ctx.rng.permutation(self.num_players)
@@ -146,7 +150,10 @@ class Mafia(Game):
         self.checks, self.protections, self.mafia_log = [], [], []
         mafia = self.team(MAFIA)
         ctx.tell(f"The mafia are {', '.join(mafia)}.", to=mafia)
-        self._begin_night(ctx)
+        if self.has_detective:
+            self._begin_night(ctx)
+        else:
+            self._begin_day(ctx)
 
     def team(self, role: str, alive: bool = False) -> list[str]:
         """The players of a team: ``"mafia"``, or ``"village"`` for everyone else; only the living if ``alive``."""
@@ -154,10 +161,16 @@ class Mafia(Game):
         return [p for p in pool if (self.roles[p] == MAFIA) == (role == MAFIA)]
 
     def _begin_night(self, ctx: Context) -> None:
-        """Night falls: the living mafia, detective and doctor act at once."""
+        """Night falls: the living mafia, detective and doctor act at once (on the quiet night 1, the detective alone)."""
         self.night += 1
         self.phase = "night"
-        ctx.tell(f"Night {self.night} falls.")
+        quiet = " It is the quiet first night: only the detective acts, and nobody dies." if self.quiet else ""
+        ctx.tell(f"Night {self.night} falls.{quiet}")
+
+    @property
+    def quiet(self) -> bool:
+        """Whether this is the quiet first night (nobody is killed or protected); a game without a detective has none."""
+        return self.phase == "night" and self.night == 1 and self.has_detective
 
     def _begin_day(self, ctx: Context) -> None:
         """Day breaks: discussion round 1 from the lowest living seat."""
@@ -171,7 +184,8 @@ class Mafia(Game):
     def to_move(self) -> list[str]:
         """The night's actors, the speaker, or every living player for the vote."""
         if self.phase == "night":
-            return [p for p in self.alive if self.roles[p] in NIGHT_VERBS]
+            acting = DETECTIVE if self.quiet else NIGHT_VERBS
+            return [p for p in self.alive if self.roles[p] in acting]
         if self.phase == "discussion":
             return [self.alive[self.speaker]]
         return list(self.alive)
@@ -193,6 +207,9 @@ class Mafia(Game):
             special=" ".join(OWN_NIGHT[r] if r == role else OTHERS_NIGHT[r] for r in (DETECTIVE, DOCTOR) if r in self.roles.values()) or "The village has no detective and no doctor.",
             rounds=self.discussion_rounds,
             max_days=self.max_days,
+            opening="The game opens with a quiet night 1: the mafia meet, only the detective acts, nobody dies; then day 1."
+            if self.has_detective
+            else "The game opens with day 1.",
         )
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
@@ -292,6 +309,12 @@ class Mafia(Game):
     def _resolve_night(self, ctx: Context, moves: dict[str, Any]) -> None:
         """The mafia's victim, the detective's answer, the doctor's save; dawn."""
         mafia = [p for p in self.alive if self.roles[p] == MAFIA]
+        if self.quiet:
+            for player, move in moves.items():
+                self._investigate(ctx, player, move["target"])
+            ctx.tell("Dawn of day 1: the first night was quiet; nobody died.")
+            self._begin_day(ctx)
+            return
         choices = {p: moves[p]["target"] for p in mafia}
         for p in mafia:
             self.mafia_log.append({"night": self.night, "player": p, "target": choices[p], "say": moves[p]["say"]})
@@ -306,10 +329,7 @@ class Mafia(Game):
         for player, move in moves.items():
             role = self.roles[player]
             if role == DETECTIVE:
-                target = move["target"]
-                guilty = self.roles[target] == MAFIA
-                self.checks.append({"night": self.night, "target": target, "mafia": guilty})
-                ctx.tell(f"Your investigation: {target} {'IS' if guilty else 'is NOT'} a member of the mafia.", to=player)
+                self._investigate(ctx, player, move["target"])
             elif role == DOCTOR:
                 protected = move["target"]
                 self.protections.append({"night": self.night, "target": protected})
@@ -320,6 +340,12 @@ class Mafia(Game):
             self._remove(ctx, victim, "killed", f"Dawn of day {self.day + 1}: {victim} was killed in the night. They were {_a(self.roles[victim])}.")
         if not self._settled(ctx):
             self._begin_day(ctx)
+
+    def _investigate(self, ctx: Context, detective: str, target: str) -> None:
+        """Tell the detective alone whether ``target`` is mafia."""
+        guilty = self.roles[target] == MAFIA
+        self.checks.append({"night": self.night, "target": target, "mafia": guilty})
+        ctx.tell(f"Your investigation: {target} {'IS' if guilty else 'is NOT'} a member of the mafia.", to=detective)
 
     def _speak(self, ctx: Context, player: str, message: str) -> None:
         """One speech; then the next speaker, the next round, or the vote."""
