@@ -189,8 +189,10 @@ class Game:
     def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
         """Answer a call of one of :attr:`tools` (arguments already validated against its schema) with text.
 
-        A call must not change the game: it is answered to ``player`` alone and
-        re-executed on replay, where its result must come out the same.
+        It is answered to ``player`` alone and re-executed on replay, where its
+        result must come out the same. A call does not advance the game; it may
+        note what it showed (the passages a search returned, for an evidence
+        reward), since replay repeats every call in order.
         """
         raise NotImplementedError(f"{self.name} has no tools")
 
