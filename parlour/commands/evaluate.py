@@ -274,8 +274,8 @@ def print_ending(match: Match, seat: str) -> None:
     negotiation = match.game.category == "negotiation"
     for message in match.messages(seat):
         # A negotiation's result is an agreement or none, not the engine's "Winner: ..." line.
-        if not (negotiation and message.kind == "outcome"):
-            print(message.text)
+        if not (negotiation and message["kind"] == "outcome"):
+            print(message["text"])
     print(f"\nFinal state:\n{match.render()}")
     if negotiation:
         print()
