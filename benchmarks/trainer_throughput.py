@@ -1,4 +1,4 @@
-"""Trainer throughput: learner steps per second of ``parlour train sb3`` and where the time goes.
+"""Trainer throughput: learner steps per second of ``parlour train sb3`` and ``parlour train llm``, and where the time goes.
 
 Trains MaskablePPO by self-play (:func:`parlour.baselines.train.sb3.train_sb3`)
 for ``--steps`` steps on each ``--env`` with evaluation kept out of the way
@@ -13,7 +13,22 @@ for ``--steps`` steps on each ``--env`` with evaluation kept out of the way
 * ``cpu_per_wall``: process CPU seconds per wall second (below 1 when other
   processes share the cores: compare runs only at similar values).
 
+LLM trainer (``--llm``; :class:`parlour.baselines.train.llm.LLMTrainer` in
+``score_legal`` mode, REINFORCE, evaluation left out), per environment:
+
+* ``turns_per_s``: learner decisions per second of training wall time
+  (rollouts plus updates);
+* ``tokens_per_s``: prompt and completion tokens of those decisions per second;
+* ``outside_model``: the share of that time spent outside the model, in the
+  rollouts (game engine, league opponents, prompt building and tokenisation);
+  the rest is the model's batched forward passes while acting and the updates.
+
+The model is GPT-2 from a config (no download) with a tokenizer trained on the
+game's prompts: ``--llm-size tiny`` (2 layers of 64) or ``small`` (GPT-2 small's
+12 layers of 768), or any local folder with ``--llm-model``; on a GPU when one is there.
+
     .venv/bin/python benchmarks/trainer_throughput.py [--env parlour/TicTacToe-v0 ...] [--steps 20000]
+    .venv/bin/python benchmarks/trainer_throughput.py --llm [--llm-size small] [--updates 4] [--episodes 64]
 """
 
 from __future__ import annotations
@@ -21,11 +36,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from parlour.baselines.train.sb3 import SB3TrainConfig, train_sb3
+
+# The repository root, so that the test helper that builds the LLM imports as tests.tiny_lm.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 DEFAULT_ENVS = ("parlour/TicTacToe-v0", "parlour/KuhnPoker-v0", "parlour/ConnectFour-v0")
 
@@ -53,14 +73,92 @@ def measure_sb3(env_id: str, steps: int, n_envs: int) -> dict[str, Any]:
     }
 
 
+#: (n_embd, n_layer, n_head) of the ``--llm-size`` models.
+LLM_SIZES = {"tiny": (64, 2, 2), "small": (768, 12, 12)}
+
+
+def game_corpus(env_id: str, games: int = 6) -> list[str]:
+    """System prompts and turn texts of a few random games of ``env_id``, to train the benchmark model's tokenizer on."""
+    import random
+
+    from parlour.envs.core.match import Match
+    from parlour.envs.registry import game_class
+    from parlour.wrappers.extraction import FORMAT_HINTS
+    from parlour.wrappers.prompting import system_prompt
+
+    corpus = []
+    for seed in range(games):
+        match = Match(game_class(env_id))
+        match.reset(seed)
+        rng = random.Random(seed)
+        while not match.over:
+            player = match.acting()[0]
+            observation = match.agent_observation(player)
+            corpus.extend(system_prompt(observation, FORMAT_HINTS["auto"]))
+            match.submit(player, rng.choice(observation["legal_moves"]))
+    return corpus
+
+
+def measure_llm(env_id: str, model: str | None, size: str, updates: int, episodes: int, device: str | None) -> dict[str, Any]:
+    """Train ``updates`` updates of the LLM trainer on ``env_id`` after one warm-up update; the figures of the module docstring."""
+    import torch
+
+    from parlour.baselines.train.llm import LLMTrainConfig, LLMTrainer
+    from tests.tiny_lm import make_tiny_model
+
+    with tempfile.TemporaryDirectory() as out:
+        if model is None:
+            n_embd, n_layer, n_head = LLM_SIZES[size]
+            folder = make_tiny_model(Path(out) / "model", corpus=game_corpus(env_id), vocab_size=1000, n_embd=n_embd, n_layer=n_layer, n_head=n_head)
+        else:
+            folder = model
+        config = LLMTrainConfig(
+            env_id=env_id, model=folder, out=str(Path(out) / "run"), updates=updates, episodes=episodes, group_size=4,
+            learning_rate=1e-4, mirror=0.5, snapshots=0.0, anchors=0.5, anchor_agents=["random"], micro_batch=64,
+            keep_records=False, progress=False, device=device,
+        )
+        trainer = LLMTrainer(config)
+        trainer.step(0)
+        rows = [trainer.step(update) for update in range(1, updates + 1)]
+        parameters = sum(p.numel() for p in trainer.model.parameters())
+        used = str(next(trainer.model.parameters()).device)
+    wall = sum(row["rollout_s"] + row["update_s"] for row in rows)
+    rollout = sum(row["rollout_s"] for row in rows)
+    return {
+        "env_id": env_id,
+        "trainer": "llm",
+        "model": model or f"gpt2-{size}",
+        "parameters": parameters,
+        "device": used if used == "cpu" else torch.cuda.get_device_name(),
+        "updates": updates,
+        "episodes_per_update": episodes,
+        "turns": sum(row["decisions"] for row in rows),
+        "train_s": round(wall, 2),
+        "turns_per_s": round(sum(row["decisions"] for row in rows) / wall, 1),
+        "tokens_per_s": round(sum(row["tokens"] for row in rows) / wall, 1),
+        "rollout_share": round(rollout / wall, 3),
+        "outside_model": round(sum(row["rollout_s"] - row["rollout_model_s"] for row in rows) / wall, 3),
+    }
+
+
 def main() -> None:
     """Measure each environment and print one JSON line per environment."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", action="append", dest="envs", metavar="ENV_ID", help=f"environment (repeatable; default {', '.join(DEFAULT_ENVS)})")
     parser.add_argument("--steps", type=int, default=20_000, help="learner steps per environment (default 20000)")
     parser.add_argument("--n-envs", type=int, default=8, help="environments stepped together (default 8)")
+    parser.add_argument("--llm", action="store_true", help="measure the LLM trainer instead (default environment TicTacToe)")
+    parser.add_argument("--llm-size", choices=sorted(LLM_SIZES), default="tiny", help="GPT-2 built from a config (default tiny)")
+    parser.add_argument("--llm-model", metavar="PATH", help="a local model folder instead of --llm-size")
+    parser.add_argument("--updates", type=int, default=4, help="LLM updates measured after one warm-up (default 4)")
+    parser.add_argument("--episodes", type=int, default=64, help="LLM episodes per update (default 64)")
+    parser.add_argument("--device", help="LLM device (default: the GPU when there is one)")
     args = parser.parse_args()
     print(json.dumps({"cpus": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()]}))
+    if args.llm:
+        for env_id in args.envs or ["parlour/TicTacToe-v0"]:
+            print(json.dumps(measure_llm(env_id, args.llm_model, args.llm_size, args.updates, args.episodes, args.device)), flush=True)
+        return
     for env_id in args.envs or DEFAULT_ENVS:
         print(json.dumps(measure_sb3(env_id, args.steps, args.n_envs)), flush=True)
 

@@ -23,12 +23,15 @@ CORPUS = [
 ]
 
 
-def make_tiny_model(path: str | Path, corpus: list[str] | None = None, vocab_size: int = 400) -> str:
-    """Build a 2-layer GPT-2 and a byte-level BPE tokenizer with a chat template, save both to ``path``.
+def make_tiny_model(
+    path: str | Path, corpus: list[str] | None = None, vocab_size: int = 400, n_embd: int = 64, n_layer: int = 2, n_head: int = 2
+) -> str:
+    """Build a small GPT-2 (2 layers of width 64 by default) and a byte-level BPE tokenizer with a chat template, save both to ``path``.
 
     The tokenizer is trained on ``corpus`` (default: a few game sentences) with
     ``vocab_size`` entries; a larger domain corpus gives a real tokenizer's
-    characters per token. The weights are deterministic (seeded inside a forked
+    characters per token; ``n_embd``, ``n_layer`` and ``n_head`` size the model
+    (GPT-2 small is 768, 12, 12), for benchmarks. The weights are deterministic (seeded inside a forked
     RNG, so global random state is untouched). Returns the folder as a string,
     ready for ``hf:<folder>``.
     """
@@ -55,9 +58,9 @@ def make_tiny_model(path: str | Path, corpus: list[str] | None = None, vocab_siz
     config = GPT2Config(
         vocab_size=len(fast),
         n_positions=2048,
-        n_embd=64,
-        n_layer=2,
-        n_head=2,
+        n_embd=n_embd,
+        n_layer=n_layer,
+        n_head=n_head,
         bos_token_id=fast.bos_token_id,
         eos_token_id=fast.eos_token_id,
         pad_token_id=fast.pad_token_id,

@@ -83,7 +83,7 @@ LOSSES = ("reinforce", "ppo")
 #: The columns of ``train.csv``.
 TRAIN_COLUMNS = (
     "update", "wall_s", "episodes", "decisions", "tokens", "mean_return", "win_rate", "invalid_rate", "entropy",
-    "response_tokens", "loss", "kl", "clip_fraction", "rollout_s", "update_s",
+    "response_tokens", "loss", "kl", "clip_fraction", "rollout_s", "rollout_model_s", "update_s",
 )
 #: The columns of ``eval.csv``.
 EVAL_COLUMNS = (
@@ -477,8 +477,10 @@ class LLMTrainer:
         """Play one update's episodes and learn from them; returns the ``train.csv`` row."""
         config = self.config
         started = time.perf_counter()
+        model_s = self.policy.usage["model_s"]
         played = self.play(update)
         rollout_s = time.perf_counter() - started
+        rollout_model_s = self.policy.usage["model_s"] - model_s
         table, metadata = self.table(played)
         advantages, self.estimator_state = compute_advantages(config.estimator, table, self.estimator_state, **config.estimator_options)
         rows = [
@@ -507,7 +509,7 @@ class LLMTrainer:
             "invalid_rate": float(np.mean(~table["valid"].astype(bool))) if len(metadata) else 0.0,
             "entropy": float(np.mean([m.get("entropy", 0.0) for m in metadata])) if metadata else 0.0,
             "response_tokens": float(np.mean([len(m.get("completion_ids", ())) for m in metadata])) if metadata else 0.0,
-            "rollout_s": round(rollout_s, 3), "update_s": round(update_s, 3), **stats,
+            "rollout_s": round(rollout_s, 3), "rollout_model_s": round(rollout_model_s, 3), "update_s": round(update_s, 3), **stats,
         }
         self.train_rows.append(row)
         return row

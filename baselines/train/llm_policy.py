@@ -36,6 +36,7 @@ quantities with gradients from these ids.
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -197,6 +198,8 @@ class LMPolicy:
         self.name = name
         self.rng = np.random.default_rng(seed)
         self.conversations: dict[tuple[Hashable, str], Conversation] = {}
+        #: Accounting: seconds in the model's forward passes and generation, decisions, prompt and completion tokens.
+        self.usage: dict[str, float] = {"model_s": 0.0, "decisions": 0, "prompt_tokens": 0, "completion_tokens": 0}
         self._move_ids: dict[str, list[int]] = {}
         eos = self.tokenizer.eos_token_id
         if eos is None:
@@ -209,6 +212,7 @@ class LMPolicy:
         other = copy.copy(self)
         other.model = model
         other.conversations = {}
+        other.usage = dict.fromkeys(self.usage, 0)
         other.rng = np.random.default_rng(changes.pop("seed", None))
         for key, value in changes.items():
             if not hasattr(other, key):
@@ -267,6 +271,7 @@ class LMPolicy:
         actions: list[Action | None] = [None] * len(observations)
         scored = [i for i, obs in enumerate(observations) if self.mode == "score_legal" and obs.get("legal_moves")]
         free = [i for i in range(len(observations)) if i not in set(scored)]
+        started = time.perf_counter()
         with torch.no_grad():
             if scored:
                 for i, action in zip(scored, self._score([observations[i]["legal_moves"] for i in scored], [prompts[i] for i in scored])):
@@ -274,6 +279,11 @@ class LMPolicy:
             if free:
                 for i, action in zip(free, self._generate([prompts[i] for i in free], [observations[i] for i in free], [extractors[i][1] for i in free])):
                     actions[i] = action
+        self.usage["model_s"] += time.perf_counter() - started
+        self.usage["decisions"] += len(actions)
+        for action in actions:
+            self.usage["prompt_tokens"] += len(action.metadata["prompt_ids"])
+            self.usage["completion_tokens"] += len(action.metadata["completion_ids"])
         for conversation, action in zip(conversations, actions):
             conversation.reply(action.metadata.pop("reply"))
         return actions  # type: ignore[return-value]
