@@ -11,6 +11,7 @@ import json
 import pickle
 import sys
 import textwrap
+import time
 import warnings
 
 import gymnasium
@@ -563,3 +564,21 @@ def test_a_game_can_offer_each_player_its_own_tools(ledger):
 def test_a_bad_tool_schema_is_refused_when_the_tool_is_declared():
     with pytest.raises(ValueError, match="invalid parameters schema"):
         parlour.Tool("broken", "A tool with a schema that is not one.", {"type": "no such type"})
+
+
+@pytest.mark.parametrize(
+    "piece",
+    ['{"tool":', '{"tool":\n', '{"name": 1}\n', "<tool_call>", "<lookup>", '[{"id"', "{", '"', "<tool_call>{}</tool_call>"],
+)
+def test_reading_tool_calls_takes_linear_time_on_adversarial_text(ledger, piece):
+    """A megabyte built to make a scanner backtrack is read in well under a second."""
+    from parlour.envs.core.tools import find_calls
+
+    text = (piece * (1_000_000 // len(piece) + 1))[:1_000_000]
+    tools = Match(ledger, {}).game.tools
+    started = time.process_time()
+    try:
+        find_calls(text, tools)
+    except parlour.InvalidMove:
+        pass
+    assert time.process_time() - started < 1.0

@@ -104,7 +104,6 @@ class ToolCall:
     arguments: Any
 
 
-_HERMES = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 # A JSON object that starts like a call: the key "tool" or "name" first.
 _CALL_START = re.compile(r'\{\s*"(?:tool|name)"\s*:')
 
@@ -153,21 +152,59 @@ def _object_call(value: Any) -> ToolCall | None:
     return ToolCall(name, arguments)
 
 
-def _json_objects(text: str) -> list[ToolCall]:
-    """Calls written as JSON objects anywhere in ``text``: each candidate decoded once, scanning left to right."""
-    decoder = json.JSONDecoder()
-    calls = []
+def _tagged(text: str, opening: str, closing: str) -> list[str]:
+    """The bodies between each ``opening`` tag and the next ``closing`` one, in one pass (no closing tag: none)."""
+    bodies = []
     position = 0
-    while (start := _CALL_START.search(text, position)) is not None:
+    while (start := text.find(opening, position)) != -1:
+        end = text.find(closing, start + len(opening))
+        if end == -1:
+            break
+        bodies.append(text[start + len(opening) : end])
+        position = end + len(closing)
+    return bodies
+
+
+def _object_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of the outermost balanced ``{...}`` in ``text``, strings and escapes respected, in one pass."""
+    spans = []
+    depth = 0
+    start = 0
+    in_string = escaped = False
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = depth > 0
+        elif char == "{":
+            if depth == 0:
+                start = index
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                spans.append((start, index + 1))
+    return spans
+
+
+def _json_objects(text: str) -> list[ToolCall]:
+    """Calls written as JSON objects anywhere in ``text``: each outermost object that starts like a call, decoded once."""
+    calls = []
+    for start, end in _object_spans(text):
+        if not _CALL_START.match(text, start):
+            continue
         try:
-            value, end = decoder.raw_decode(text, start.start())
-        except (ValueError, RecursionError):
-            position = start.end()
+            value = _loads(text[start:end])
+        except ValueError:
             continue
         call = _object_call(value)
         if call is not None:
             calls.append(call)
-        position = end
     return calls
 
 
@@ -198,7 +235,7 @@ def find_calls(action: Any, tools: list[Tool]) -> list[ToolCall]:
                 return [call]
     if "<tool_call>" in text:
         calls = []
-        for body in _HERMES.findall(text):
+        for body in _tagged(text, "<tool_call>", "</tool_call>"):
             try:
                 value = _loads(body.strip())
             except ValueError as error:
@@ -217,13 +254,20 @@ def find_calls(action: Any, tools: list[Tool]) -> list[ToolCall]:
 
 
 def _tag_calls(text: str, tools: list[Tool]) -> list[ToolCall]:
-    """Calls written as ``<name>argument</name>`` for the tools that take one required string argument."""
-    tagged = {tool.name: tool.tag_argument for tool in tools if tool.tag_argument is not None}
-    if not tagged or "<" not in text:
-        return []
-    names = "|".join(re.escape(name) for name in sorted(tagged, key=len, reverse=True))
-    pattern = re.compile(rf"<({names})>(.*?)</\1>", re.DOTALL)
-    return [ToolCall(name, {tagged[name]: body.strip()}) for name, body in pattern.findall(text)]
+    """Calls written as ``<name>argument</name>`` for the tools that take one required string argument, in text order."""
+    found = []
+    for tool in tools:
+        argument = tool.tag_argument
+        if argument is not None and f"<{tool.name}>" in text:
+            opening = f"<{tool.name}>"
+            position = 0
+            while (start := text.find(opening, position)) != -1:
+                end = text.find(f"</{tool.name}>", start + len(opening))
+                if end == -1:
+                    break
+                found.append((start, ToolCall(tool.name, {argument: text[start + len(opening) : end].strip()})))
+                position = end + len(opening) + 1
+    return [call for _, call in sorted(found, key=lambda pair: pair[0])]
 
 
 def validate(call: ToolCall, tools: dict[str, Tool]) -> Tool:
