@@ -33,9 +33,10 @@ holds the one sentence each page shows about it:
 
 Intervals (95%): a percentile bootstrap over episodes, widened where needed
 to a normal interval whose variance is smoothed with two pseudo-observations
-at the environment's lowest and highest return (Bradley–Terry: the
-posterior's curvature), so a perfect record never shows a zero-width
-interval: a bootstrap of identical episodes alone would.
+at the environment's lowest and highest return (Bradley–Terry: to a
+parametric bootstrap from a fit with one virtual draw per pairing), so a
+perfect record never shows a zero-width interval: a bootstrap of identical
+episodes alone would.
 
 Overall (:func:`overall`): per environment, scores are normalised so that
 ``random`` is 0 and the best scripted baseline is 100 (the interval too);
@@ -90,7 +91,7 @@ METHODS = {
     "bradley-terry": Method(
         "bradley-terry", "rating",
         "Bradley–Terry ratings from every pair of seats in every episode (win 1, draw ½) with a first-mover term, "
-        "on the Elo scale with random at 1000; 95% intervals are the wider of a bootstrap over episodes and the posterior's curvature.",
+        "on the Elo scale with random at 1000; 95% intervals are the wider of a bootstrap over episodes and a parametric one.",
     ),
     "payoff": Method(
         "payoff", "expected payoff",
@@ -285,18 +286,8 @@ def bradley_terry(
     ones = np.ones(len(score))
     wins, games = _first_seat_matrices(first, second, score, ones, k)
     anchor_index = agents.index(anchor) if anchor in agents else None
-    theta, eta, covariance = fit_bradley_terry(wins, games, first_mover)
+    theta, eta, _ = fit_bradley_terry(wins, games, first_mover)
     ratings = _elo(theta, anchor_index)
-    # The Laplace interval: the rating is a contrast of the log-strengths (against the anchor, or their mean).
-    contrast = np.zeros((k, k + 1))
-    for i in range(k):
-        contrast[i, i] = 1.0
-        if anchor_index is not None:
-            contrast[i, anchor_index] -= 1.0
-        else:
-            contrast[i, :k] -= 1.0 / k
-    variances = np.einsum("ia,ab,ib->i", contrast, covariance, contrast)
-    laplace = ELO_PER_NAT * np.sqrt(np.maximum(variances, 0.0))
     low, high = ratings.copy(), ratings.copy()
     n = len(results)
     if bootstrap and n:
@@ -305,8 +296,16 @@ def bradley_terry(
         for b, counts in enumerate(_bootstrap_counts(n, bootstrap, seed)):
             samples[b], sample_games[b] = _first_seat_matrices(first, second, score, counts[episode], k)
         resampled = _elo(fit_bradley_terry(samples, sample_games, first_mover)[0], anchor_index)
-        low, high = np.percentile(resampled, 2.5, axis=0), np.percentile(resampled, 97.5, axis=0)
-    low, high = np.minimum(low, ratings - Z95 * laplace), np.maximum(high, ratings + Z95 * laplace)
+        # A parametric bootstrap from a fit with one virtual draw per pairing: where every game went the same way,
+        # resampling the episodes repeats it, but the model still says how likely another result was.
+        met = (games > 0).astype(float)
+        smooth_theta, smooth_eta, _ = fit_bradley_terry(wins + 0.5 * met, games + met, first_mover)
+        logit = smooth_theta[:, None] - smooth_theta[None, :] + (smooth_eta if first_mover else 0.0)
+        chance = 1.0 / (1.0 + np.exp(-logit))
+        simulated = np.random.default_rng(seed + 1).binomial(np.rint(games).astype(np.int64), chance, size=(bootstrap, k, k))
+        parametric = _elo(fit_bradley_terry(simulated.astype(float), np.broadcast_to(games, simulated.shape), first_mover)[0], anchor_index)
+        low = np.minimum(np.percentile(resampled, 2.5, axis=0), np.percentile(parametric, 2.5, axis=0))
+        high = np.maximum(np.percentile(resampled, 97.5, axis=0), np.percentile(parametric, 97.5, axis=0))
 
     symmetric_wins = wins + (games - wins).T
     games_between = games + games.T

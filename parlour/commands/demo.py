@@ -15,7 +15,12 @@ newly registered environment needs nothing here):
 
 Every run is played for a challenge of the embedded SQLite leaderboard (so it
 counts; the challenges' nonces derive from ``--seed``, so a demo is
-reproducible), printed, and submitted; the leaderboard replays every episode and
+reproducible), printed, and submitted. How many episodes is fixed before
+any is played: ``--episodes`` per line-up, and for competitive games at least
+``--game-episodes`` per environment shared by its line-ups, since poker needs
+hundreds of hands to tell an equilibrium from random play (Kuhn poker's
+equilibrium gains 0.12 chips a hand against random, with a spread of over a
+chip). Stopping when the result looks good would bias it; the leaderboard replays every episode and
 is then served on localhost (or exported as a static site).
 
 Running the same demo again (same environments, episodes, seed and game
@@ -56,6 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seeds the nonces of the demo's own challenges, so a demo is reproducible (default 0)")
     parser.add_argument("--env", action="append", dest="envs", metavar="ENV_ID", help="only this environment (repeatable)")
     parser.add_argument("--out", default="results/demo", help="where bundles and the leaderboard database go (reused by a rerun with the same settings)")
+    parser.add_argument("--game-episodes", type=int, default=600, help="episodes per competitive game at least, shared by its line-ups (default 600)")
     parser.add_argument("--workers", type=int, default=1, help="processes playing each line-up (default 1: short runs do not repay starting processes)")
     parser.add_argument("--host", default="127.0.0.1", help="address the leaderboard listens on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port the leaderboard listens on (default 8000)")
@@ -127,6 +133,14 @@ def lineups(env_id: str) -> list[Lineup]:
     return pairs
 
 
+def episodes_per_lineup(env_id: str, lineups: int, episodes: int, game_episodes: int) -> int:
+    """Episodes of each line-up: ``episodes``, or for a competitive game enough for ``game_episodes`` in all."""
+    game_cls = game_class(env_id)
+    if game_cls.category != "game" or len(make_game(game_cls, {}).players) == 1:
+        return episodes
+    return max(episodes, -(-game_episodes // max(lineups, 1)))
+
+
 def run_demo(args: argparse.Namespace) -> int:
     """Play every environment's line-ups for challenges, build the leaderboard, then serve or export it."""
     from parlour.leaderboard.api import Leaderboard
@@ -139,7 +153,7 @@ def run_demo(args: argparse.Namespace) -> int:
     env_ids = args.envs or list_envs()
     # Each unknown id fails with the registry's "did you mean".
     versions = {env_id: game_class(env_id).version for env_id in env_ids}
-    settings = {"envs": versions, "episodes": args.episodes, "seed": args.seed, "parlour_version": parlour.__version__}
+    settings = {"envs": versions, "episodes": args.episodes, "seed": args.seed, "game_episodes": args.game_episodes, "parlour_version": parlour.__version__}
     out = Path(args.out)
     manifest = _read_manifest(out)
     fresh = manifest.get("settings") != settings
@@ -162,13 +176,13 @@ def run_demo(args: argparse.Namespace) -> int:
 
     for env_id in env_ids:
         players = list(make_game(game_class(env_id), {}).players)
-        rows = []
         runs = lineups(env_id)
         if not runs:
             print(f"\n{env_id}: skipped, no scripted agents can fill its seats")
             continue
+        rows = []
+        episodes = episodes_per_lineup(env_id, len(runs), args.episodes, args.game_episodes)
         for lineup in runs:
-            agents = lineup.spec(players)
             bundle = out / env_id.replace("/", "__") / lineup.label
             key = bundle.relative_to(out).as_posix()
             if key in manifest["submitted"]:
@@ -176,11 +190,11 @@ def run_demo(args: argparse.Namespace) -> int:
             else:
                 challenge = manifest["challenges"].get(key)
                 if challenge is None:
-                    plan = make_plan(env_id, agents, {}, 0, not lineup.fixed)
-                    challenge = board.issue_challenge("demo", env_id, plan.names, args.episodes, plan.lineup, plan.rotate_seats)
+                    plan = make_plan(env_id, lineup.spec(players), {}, 0, not lineup.fixed)
+                    challenge = board.issue_challenge("demo", env_id, plan.names, episodes, plan.lineup, plan.rotate_seats)
                     manifest["challenges"][key] = challenge
                     write_json(out / MANIFEST, manifest)
-                results = evaluate(env_id, agents, workers=args.workers, out=bundle, challenge=challenge, progress=False)
+                results = evaluate(env_id, lineup.spec(players), workers=args.workers, out=bundle, challenge=challenge, progress=False)
                 board.submit(bundle, "demo")
                 manifest["submitted"].append(key)
                 write_json(out / MANIFEST, manifest)

@@ -1,0 +1,94 @@
+"""The demo: line-ups by category, every run a challenge, and each game's page ranking the stronger agent above random."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from parlour.cli import main
+from parlour.commands.demo import Lineup, episodes_per_lineup, lineups
+from parlour.envs.registry import all_games
+from parlour.leaderboard.api import Leaderboard
+
+#: The built-in competitive games, with the episodes each gets (minimax is slow; poker needs hundreds of hands).
+CHEAP = ["parlour/KuhnPoker-v0", "parlour/LeducHoldem-v0", "parlour/ColonelBlotto-v0", "parlour/IteratedPrisonersDilemma-v0",
+         "parlour/LiarsDice-v0", "parlour/Nim-v0"]
+SLOW = ["parlour/TicTacToe-v0", "parlour/ConnectFour-v0"]
+
+
+def head_to_head(results: list, strong: str, weak: str) -> float:
+    """How much more ``strong`` earns than ``weak`` per episode where they meet (mean over those episodes)."""
+    gaps = []
+    for _, seating, returns, _ in results:
+        mine = [returns[seat] for seat, name in seating.items() if name == strong]
+        theirs = [returns[seat] for seat, name in seating.items() if name == weak]
+        if mine and theirs:
+            gaps.append(np.mean(mine) - np.mean(theirs))
+    return float(np.mean(gaps)) if gaps else 0.0
+
+
+def run_demo(out, envs: list[str], *options: str) -> Leaderboard:
+    """Run ``parlour demo`` without serving; the leaderboard it built."""
+    args = ["demo", "--no-serve", "--out", str(out), *options]
+    for env_id in envs:
+        args += ["--env", env_id]
+    assert main(args) == 0
+    return Leaderboard(f"sqlite:///{out}/leaderboard.db")
+
+
+def test_the_built_in_games_rank_the_agent_stronger_in_expected_payoff_above_random(tmp_path, capsys):
+    assert set(CHEAP + SLOW) == {game.env_id() for game in all_games() if game.__module__.startswith("parlour.envs.games")}
+    boards = [run_demo(tmp_path / "cheap", CHEAP, "--episodes", "10", "--game-episodes", "600"),
+              run_demo(tmp_path / "slow", SLOW, "--episodes", "8", "--game-episodes", "16")]
+    checked = 0
+    for board in boards:
+        assert board.store.episode_count(counted=False) == 0  # every demo run was a challenge
+        for env_id in board.store.env_ids():
+            table = board.ratings(env_id)
+            rating = {row["agent"]: row["rating"] for row in table["rows"]}
+            results = board.store.results(env_id)
+            for name in rating:
+                if name != "random" and head_to_head(results, name, "random") > 0:
+                    assert rating[name] > rating["random"], (env_id, name, table["method"])
+                    checked += 1
+    # Kuhn's nash wins fewer than half its hands but more chips: counting hands would rank it below random.
+    assert checked >= 8
+    kuhn = boards[0].ratings("parlour/KuhnPoker-v0")
+    assert kuhn["method"] == "payoff" and kuhn["rows"][0]["agent"] == "nash"
+    out = capsys.readouterr().out
+    assert "rating: payoff (600 counted episodes)" in out and "Overall leaderboard" in out
+
+
+def test_lineups_follow_the_category_seats_and_roles():
+    assert lineups("parlour/Search-v0") == [Lineup((name,), False, name) for name in ("no_search", "oracle", "random")]
+    hanabi = lineups("parlour/Hanabi-v0")
+    assert Lineup(("convention",), False, "convention-team") in hanabi and Lineup(("random",), False, "random-team") in hanabi
+    assert Lineup(("convention", "random"), False, "convention-with-random") in hanabi
+    debate = lineups("parlour/Debate-v0")
+    assert debate and all(run.fixed and len(run.agents) == 3 for run in debate)
+    judges = {run.agents[2] for run in debate}
+    debaters = {run.agents[0] for run in debate} | {run.agents[1] for run in debate}
+    assert {"verifier", "credulous"} <= judges and not judges & {"honest", "dishonest"}
+    assert {"honest", "dishonest"} <= debaters and not debaters & {"verifier", "credulous"}
+    assert lineups("parlour/TicTacToe-v0") == [Lineup(("minimax", "random"), False, "minimax-vs-random")]
+    assert episodes_per_lineup("parlour/KuhnPoker-v0", 1, 50, 600) == 600
+    assert episodes_per_lineup("parlour/Bargaining-v0", 15, 50, 600) == 50
+
+
+def test_role_lineups_are_played_for_challenges_and_verified(tmp_path):
+    board = run_demo(tmp_path / "debate", ["parlour/Debate-v0"], "--episodes", "2")
+    manifest = json.loads((tmp_path / "debate" / "demo.json").read_text())
+    assert len(manifest["submitted"]) == len(lineups("parlour/Debate-v0"))
+    table = board.ratings("parlour/Debate-v0")
+    assert table["method"] == "roles" and "judge" in table["roles"] and len(table["roles"]) == 3
+    assert board.store.episode_count(counted=False) == 0
+
+
+@pytest.mark.parametrize("env_id", ["parlour/Search-v0", "parlour/Hanabi-v0"])
+def test_single_agent_and_cooperative_demos_rate_each_agent(tmp_path, env_id):
+    board = run_demo(tmp_path / "demo", [env_id], "--episodes", "3")
+    table = board.ratings(env_id)
+    assert table["method"] == ("score" if env_id.endswith("Search-v0") else "team")
+    assert {row["agent"] for row in table["rows"]} == {name for run in lineups(env_id) for name in run.agents}
