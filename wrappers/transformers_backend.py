@@ -1,4 +1,17 @@
-"""The ``transformers`` backend: a local causal LM, batched generation with left padding.
+"""The ``transformers`` backend: a local causal LM, batched generation with left padding, KV caches reused across turns.
+
+KV reuse. The prompt of a conversation's next turn extends the prompt and
+reply of its last one, so the backend keeps, for each sequence it has run, the
+key/value cache of its tokens (prompt plus reply) and, for a new prompt, starts
+from the stored cache sharing the longest token prefix with it (cut to that
+prefix): only the new suffix is run through the model. Prefixes are matched on
+token ids, so a reply that re-tokenises differently, a window that dropped
+turns or a conversation that shares only the system prompt still reuse exactly
+what matches. In a batch, each row's cached prefix is left-padded to the
+longest one and its new suffix left-padded after it; the attention mask hides
+both paddings and position ids count real tokens only, so every row sees
+exactly the positions and keys it would see alone. The store is bounded by
+``kv_cache_tokens`` (least recently used sequences go first).
 
 torch and transformers are imported when a backend is built, never at
 ``import parlour``.
@@ -6,6 +19,8 @@ torch and transformers are imported when a backend is built, never at
 
 from __future__ import annotations
 
+import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +48,15 @@ class TransformersBackend:
         do_sample: sample (default) or decode greedily.
         temperature, top_p, top_k: sampling parameters (``top_k=0`` disables it).
         trust_remote_code: passed to ``from_pretrained``.
+        kv_reuse: keep each sequence's KV cache and start later prompts that
+            extend it from there (see the module docstring); models whose
+            cache is not a plain ``DynamicCache`` (sliding windows, recurrent
+            state) run without it.
+        kv_cache_tokens: the most tokens whose KV cache is kept for reuse.
+
+    ``usage`` accounts ``model_s`` (seconds in the model's ``generate``
+    calls), ``prompt_tokens``, ``cached_tokens`` (prompt tokens taken from a
+    stored cache instead of being run) and ``generate_calls``.
     """
 
     def __init__(
@@ -47,6 +71,8 @@ class TransformersBackend:
         top_p: float = 1.0,
         top_k: int = 0,
         trust_remote_code: bool = False,
+        kv_reuse: bool = True,
+        kv_cache_tokens: int = 1 << 16,
     ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -80,6 +106,14 @@ class TransformersBackend:
         if do_sample:
             self.sampling.update(temperature=temperature, top_p=top_p, top_k=top_k)
         self.has_chat_template = bool(getattr(self.tokenizer, "chat_template", None))
+        if kv_cache_tokens < 0:
+            raise ValueError(f"kv_cache_tokens must be >= 0, got {kv_cache_tokens}")
+        self.kv_reuse = kv_reuse and kv_cache_tokens > 0 and _plain_cache(self.model.config)
+        self.kv_cache_tokens = kv_cache_tokens
+        #: token ids -> per layer (keys, values) of shape (heads, len(ids), head_dim), least recently used first.
+        self._store: OrderedDict[tuple[int, ...], list[tuple[Any, Any]]] = OrderedDict()
+        self._stored_tokens = 0
+        self.usage: dict[str, float] = {"model_s": 0.0, "prompt_tokens": 0, "cached_tokens": 0, "generate_calls": 0}
 
     def render(self, messages: list[Message], generation_prompt: bool = True) -> str:
         """The prompt text of ``messages``: the chat template, or a plain transcript when the tokenizer has none."""
@@ -105,33 +139,136 @@ class TransformersBackend:
         import torch
 
         texts = [self.render(messages) for messages in conversations]
-        batch = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=not self.has_chat_template)
-        input_ids, attention_mask = batch["input_ids"], batch["attention_mask"]
+        prompts = self.tokenizer(texts, add_special_tokens=not self.has_chat_template)["input_ids"]
         if self.context_limit is not None:
             # Last resort after the agent's window: keep the most recent tokens so generation never overflows.
             room = max(1, self.context_limit - self.max_new_tokens)
-            input_ids, attention_mask = input_ids[:, -room:], attention_mask[:, -room:]
-        input_ids, attention_mask = input_ids.to(self.device), attention_mask.to(self.device)
+            prompts = [ids[-room:] for ids in prompts]
+        reused = [self._lookup(ids) if self.kv_reuse else (0, None) for ids in prompts]
+        input_ids, attention_mask, cache, width = self._batch(prompts, reused)
         devices = [self.device.index or 0] if self.device.type == "cuda" else []
+        started = time.perf_counter()
         with torch.random.fork_rng(devices=devices), torch.inference_mode():
             if seed is not None:
                 torch.manual_seed(seed)
             output = self.model.generate(
                 input_ids=input_ids,
                 attention_mask=attention_mask,
+                past_key_values=cache,
                 max_new_tokens=self.max_new_tokens,
                 pad_token_id=self.tokenizer.pad_token_id,
                 eos_token_id=self.tokenizer.eos_token_id,
+                return_dict_in_generate=True,
                 **self.sampling,
             )
-        generated = output[:, input_ids.shape[1] :].tolist()
-        prompt_tokens = attention_mask.sum(dim=1).tolist()
+        self.usage["model_s"] += time.perf_counter() - started
+        self.usage["generate_calls"] += 1
+        generated = output.sequences[:, width:].tolist()
         completions = []
-        for tokens, n_prompt in zip(generated, prompt_tokens):
+        for row, (tokens, ids) in enumerate(zip(generated, prompts)):
             length = tokens.index(self.tokenizer.eos_token_id) + 1 if self.tokenizer.eos_token_id in tokens else len(tokens)
+            if self.kv_reuse:
+                self._keep(output.past_key_values, row, attention_mask[row], ids + tokens[:length])
             text = self.tokenizer.decode(tokens[:length], skip_special_tokens=True)
-            completions.append(Completion(text=text, prompt_tokens=int(n_prompt), completion_tokens=length))
+            completions.append(Completion(text=text, prompt_tokens=len(ids), completion_tokens=length))
+        self.usage["prompt_tokens"] += sum(len(ids) for ids in prompts)
+        self.usage["cached_tokens"] += sum(n for n, _ in reused)
         return completions
+
+    # ------------------------------------------------------------- KV reuse
+    def _lookup(self, ids: list[int]) -> tuple[int, list[tuple[Any, Any]] | None]:
+        """The stored cache sharing the longest prefix with ``ids``, cut to that prefix (at most ``len(ids) - 1`` tokens)."""
+        best, layers = 0, None
+        for key, value in self._store.items():
+            n = _common_prefix(key, ids)
+            if n > best:
+                best, layers, match = n, value, key
+        # The last prompt token is always run: generation needs its logits.
+        best = min(best, len(ids) - 1)
+        if layers is None or best <= 0:
+            return 0, None
+        self._store.move_to_end(match)
+        return best, [(k[:, :best], v[:, :best]) for k, v in layers]
+
+    def _batch(self, prompts: list[list[int]], reused: list[tuple[int, Any]]) -> tuple[Any, Any, Any, int]:
+        """Input ids, attention mask, the batched cache (or ``None``) and the total width, laid out as the module docstring says."""
+        import torch
+        from transformers import DynamicCache
+
+        pad = self.tokenizer.pad_token_id
+        cached = max(n for n, _ in reused)
+        suffix = max(len(ids) - n for ids, (n, _) in zip(prompts, reused))
+        rows, masks = [], []
+        for ids, (n, _) in zip(prompts, reused):
+            rest = ids[n:]
+            rows.append([pad] * (cached - n) + ids[:n] + [pad] * (suffix - len(rest)) + rest)
+            masks.append([0] * (cached - n) + [1] * n + [0] * (suffix - len(rest)) + [1] * len(rest))
+        input_ids = torch.tensor(rows, dtype=torch.long, device=self.device)
+        attention_mask = torch.tensor(masks, dtype=torch.long, device=self.device)
+        if cached == 0:
+            return input_ids, attention_mask, None, cached + suffix
+        cache = DynamicCache()
+        first = next(layers for _, layers in reused if layers is not None)
+        for layer, (k0, v0) in enumerate(first):
+            keys, values = [], []
+            for n, layers in reused:
+                k, v = layers[layer] if layers is not None else (k0[:, :0], v0[:, :0])
+                gap = (k.shape[0], cached - n, k.shape[2])
+                keys.append(torch.cat([k.new_zeros(gap), k], dim=1))
+                values.append(torch.cat([v.new_zeros((v.shape[0], cached - n, v.shape[2])), v], dim=1))
+            cache.update(torch.stack(keys), torch.stack(values), layer)
+        return input_ids, attention_mask, cache, cached + suffix
+
+    def _keep(self, cache: Any, row: int, mask: Any, tokens: list[int]) -> None:
+        """Store the cache of ``tokens`` (a prompt and its reply) from ``row`` of a generated batch."""
+        import torch
+
+        # The cache holds every position fed to the model: the masked-in prompt, then each generated token but the last.
+        positions = torch.nonzero(mask, as_tuple=True)[0]
+        generated = torch.arange(mask.shape[0], cache.get_seq_length(), device=mask.device)
+        index = torch.cat([positions, generated])[: len(tokens)]
+        tokens = tokens[: len(index)]
+        key = tuple(tokens)
+        if key in self._store:
+            self._store.move_to_end(key)
+            return
+        self._store[key] = [(layer.keys[row][:, index], layer.values[row][:, index]) for layer in cache.layers]
+        self._stored_tokens += len(key)
+        # A prompt that this sequence extends is now redundant.
+        for other in [k for k in self._store if len(k) < len(key) and key[: len(k)] == k]:
+            self._stored_tokens -= len(other)
+            del self._store[other]
+        while self._stored_tokens > self.kv_cache_tokens and self._store:
+            evicted, _ = self._store.popitem(last=False)
+            self._stored_tokens -= len(evicted)
+
+    def clear_kv_cache(self) -> None:
+        """Drop every stored KV cache (e.g. after the model's weights changed)."""
+        self._store.clear()
+        self._stored_tokens = 0
+
+
+def _common_prefix(a: tuple[int, ...], b: list[int]) -> int:
+    """The length of the longest common prefix of two token sequences."""
+    n = min(len(a), len(b))
+    if a[:n] == tuple(b[:n]):
+        return n
+    low, high = 0, n
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == tuple(b[:middle]):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _plain_cache(config: Any) -> bool:
+    """Whether the model's cache is a plain per-layer key/value cache that can be cut and stacked (no sliding window, no recurrent state)."""
+    text = getattr(config, "get_text_config", lambda: config)()
+    if getattr(text, "sliding_window", None) or getattr(text, "layer_types", None) and set(text.layer_types) != {"full_attention"}:
+        return False
+    return not getattr(text, "is_encoder_decoder", False)
 
 
 def fold_system(messages: list[Message]) -> list[Message]:
