@@ -180,11 +180,65 @@ def _block(samples: list[dict[str, Any]], with_winner: bool, bounds: tuple[float
             count = sum(s["result"] == result for s in samples)
             block[f"{result}_rate"] = count / len(samples)
             block[f"{result}_rate_ci95"] = wilson_interval(count, len(samples))
+    deals = [s["negotiation"] for s in samples if s.get("negotiation")]
+    if deals:
+        block["negotiation"] = _negotiation_block(deals)
     return block
+
+
+#: The per-seat entries a negotiation's outcome analysis gives (see :func:`negotiation_metrics`), in table order.
+NEGOTIATION_METRICS = ("agreement", "utility", "social_welfare", "pareto_optimal", "pareto_distance", "nash_distance")
+
+
+def negotiation_metrics(record: dict[str, Any], seat: str) -> dict[str, Any] | None:
+    """``seat``'s view of a negotiation's outcome analysis (:func:`parlour.envs.negotiation.analysis.negotiation_report`).
+
+    The keys are :data:`NEGOTIATION_METRICS`: whether a deal was made, the
+    seat's utility, the social welfare, whether the result was Pareto optimal
+    and its normalised distances to the Pareto frontier and to the Nash
+    bargaining solution. ``None`` when the record's outcome holds no such analysis.
+    """
+    details = (record.get("outcome") or {}).get("details") or {}
+    if "agreement" not in details or "pareto_distance" not in details:
+        return None
+    return {
+        "agreement": bool(details["agreement"]),
+        "utility": (details.get("utilities") or {}).get(seat),
+        "social_welfare": details.get("social_welfare"),
+        "pareto_optimal": details.get("pareto_optimal"),
+        "pareto_distance": details.get("pareto_distance"),
+        "nash_distance": details.get("nash_distance"),
+    }
+
+
+def _negotiation_block(deals: list[dict[str, Any]]) -> dict[str, Any]:
+    """Agreement rate (Wilson 95% CI), Pareto-optimal rate and mean utility, welfare and distances over ``deals``."""
+
+    def mean(key: str) -> float | None:
+        values = [float(deal[key]) for deal in deals if deal.get(key) is not None]
+        return math.fsum(values) / len(values) if values else None
+
+    agreed = sum(deal["agreement"] for deal in deals)
+    optimal = [deal["pareto_optimal"] for deal in deals if deal.get("pareto_optimal") is not None]
+    return {
+        "episodes": len(deals),
+        "agreement_rate": agreed / len(deals),
+        "agreement_rate_ci95": wilson_interval(agreed, len(deals)),
+        "mean_utility": mean("utility"),
+        "mean_social_welfare": mean("social_welfare"),
+        "pareto_optimal_rate": sum(optimal) / len(optimal) if optimal else None,
+        "mean_pareto_distance": mean("pareto_distance"),
+        "mean_nash_distance": mean("nash_distance"),
+    }
 
 
 def summarize(records: list[dict[str, Any]], with_winner: bool) -> dict[str, Any]:
     """Per agent, over all its seats and per seat: episodes, mean reward with 95% CI, invalid-action rate, W/D/L rates with 95% CIs.
+
+    Where the records are negotiations (their outcome's ``details`` hold the
+    analysis of :mod:`parlour.envs.negotiation.analysis`), each block also has
+    ``negotiation``: agreement rate with its Wilson interval, mean utility,
+    mean social welfare, Pareto-optimal rate, mean Pareto and Nash distances.
 
     The reward intervals (see :func:`mean_ci`) stay within the range of every
     return in ``records``, every seat's: no record states the rewards a game
@@ -204,6 +258,7 @@ def summarize(records: list[dict[str, Any]], with_winner: bool) -> dict[str, Any
                     "result": result,
                     "actions": len(steps),
                     "invalid": sum(step["error"] is not None for step in steps),
+                    "negotiation": negotiation_metrics(record, seat),
                 }
             )
     rewards = [s["reward"] for mine in samples.values() for s in mine]
@@ -258,7 +313,7 @@ class Results:
         }
 
     def has_winner(self) -> bool:
-        """Whether win/draw/loss rates mean something: a multi-player zero-sum game, or any episode with a winner."""
+        """Whether win/draw/loss rates mean something: a multi-player zero-sum or competitive game, or any episode with a winner."""
         if any((record.get("outcome") or {}).get("winner") is not None for record in self.records):
             return True
         from parlour.envs.registry import game_class
@@ -268,7 +323,10 @@ class Results:
             game_cls = game_class(self.env_id)
         except KeyError:
             return False
-        return game_cls.zero_sum and len(make_game(game_cls, dict(self.env_kwargs)).players) > 1
+        # A competitive game names a winner whenever there is one, so a run without one (always-cooperate
+        # against tit-for-tat) is all draws, not a game without winners.
+        competitive = game_cls.zero_sum or game_cls.category == "game"
+        return competitive and len(make_game(game_cls, dict(self.env_kwargs)).players) > 1
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -324,20 +382,48 @@ class Results:
         )
 
     def table(self) -> str:
-        """The summary as a terminal table: one row per agent over all seats, then one per agent and seat."""
+        """The summary as a terminal table: one row per agent over all seats, then one per agent and seat.
+
+        Negotiations add columns for the agreement rate, mean utility, mean
+        social welfare and mean Pareto and Nash distances. A "-" is explained
+        under the table: it marks a figure that does not apply, never a zero.
+        """
+        summary = self.summary
+        negotiation = any("negotiation" in block for block in summary.values())
         header = ["agent", "seat", "episodes", "mean reward [95% CI]", "win/draw/loss", "invalid", "latency", "tokens"]
+        if negotiation:
+            header += ["agreement", "utility", "welfare", "pareto dist", "nash dist"]
         rows = [header]
-        for name, block in self.summary.items():
-            rows.append(_row(name, "all", block, block))
+        for name, block in summary.items():
+            rows.append(_row(name, "all", block, block, negotiation))
             for seat, seat_block in block["seats"].items():
-                rows.append(_row("", seat, seat_block, block))
+                rows.append(_row("", seat, seat_block, block, negotiation))
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
         lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
         lines.insert(1, "  ".join("-" * width for width in widths))
-        return f"{self.env_id}: {len(self.records)} episodes, seed {self.seed}\n" + "\n".join(lines)
+        notes = _dash_notes(rows)
+        return f"{self.env_id}: {len(self.records)} episodes, seed {self.seed}\n" + "\n".join(lines + notes)
 
 
-def _row(name: str, seat: str, block: dict[str, Any], agent_block: dict[str, Any]) -> list[str]:
+#: Why a column shows "-": the figure does not apply to these episodes.
+DASH_NOTES = {
+    "win/draw/loss": "the game names no winners (cooperative, single-player or scored without a winner): compare mean rewards",
+    "invalid": "the agent was never asked to act",
+    "latency": "the agent was never asked to act",
+    "tokens": "the agent reports no token counts (not an LLM)",
+}
+
+
+def _dash_notes(rows: list[list[str]]) -> list[str]:
+    """One line per column of ``rows`` (header first) that shows a "-", saying why."""
+    notes = []
+    for index, column in enumerate(rows[0]):
+        if column in DASH_NOTES and any(row[index] == "-" for row in rows[1:]):
+            notes.append(f'"-" under {column}: {DASH_NOTES[column]}')
+    return notes
+
+
+def _row(name: str, seat: str, block: dict[str, Any], agent_block: dict[str, Any], negotiation: bool = False) -> list[str]:
     """One table row; latency and tokens are per agent, so only the agent's first row shows them."""
     ci = block["ci95"]
     reward = f"{block['mean_reward']:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
@@ -348,4 +434,13 @@ def _row(name: str, seat: str, block: dict[str, Any], agent_block: dict[str, Any
         latency = "-" if agent_block["latency_s"] is None else f"{agent_block['latency_s'] * 1000:.1f} ms"
         count = agent_block.get("prompt_tokens", 0) + agent_block.get("completion_tokens", 0)
         tokens = f"{count}" if "prompt_tokens" in agent_block or "completion_tokens" in agent_block else "-"
-    return [name, seat, str(block["episodes"]), reward, wdl, invalid, latency, tokens]
+    row = [name, seat, str(block["episodes"]), reward, wdl, invalid, latency, tokens]
+    if negotiation:
+        deal = block.get("negotiation") or {}
+        rate = deal.get("agreement_rate")
+        row.append("" if rate is None else f"{rate:.0%}")
+        row.extend(
+            "" if deal.get(key) is None else f"{deal[key]:{spec}}"
+            for key, spec in (("mean_utility", ".3g"), ("mean_social_welfare", ".3g"), ("mean_pareto_distance", ".3f"), ("mean_nash_distance", ".3f"))
+        )
+    return row

@@ -291,6 +291,7 @@ def negotiation_ending(match: Match, seat: str) -> list[str]:
     if "agreement" in details:
         result = ": agreement" if details["agreement"] else ": no agreement"
     lines = [f"Game over: {outcome.reason}{result}. Your total reward: {match.returns[seat]:g}."]
+    lines.extend(negotiation_metric_lines(details, seat))
     for other in match.players:
         if other == seat:
             continue
@@ -298,6 +299,26 @@ def negotiation_ending(match: Match, seat: str) -> list[str]:
         for key, label in PRIVATE_VIEW_KEYS.items():
             if key in view:
                 lines.append(f"{other}'s private {label}: {private_text(view[key], view.get('items'))}.")
+    return lines
+
+
+def negotiation_metric_lines(details: dict[str, Any], seat: str) -> list[str]:
+    """The outcome analysis of a negotiation (utility, welfare, Pareto and Nash distances) as lines; none without one."""
+    if "pareto_distance" not in details:
+        return []
+    lines = []
+    utilities = details.get("utilities") or {}
+    if seat in utilities:
+        lines.append(f"Your utility: {utilities[seat]:g}.")
+    if "social_welfare" in details:
+        best = details.get("max_social_welfare")
+        lines.append(f"Social welfare: {details['social_welfare']:g}" + (f" (best possible {best:g})." if best is not None else "."))
+    optimal = "Pareto optimal" if details.get("pareto_optimal") else "not Pareto optimal"
+    lines.append(f"The result is {optimal}: distance to the Pareto frontier {details['pareto_distance']:.3f} (0 on it, 1 at most).")
+    if "nash_distance" in details:
+        nash = details.get("nash_solution") or {}
+        solution = ", ".join(f"{player} {value:g}" for player, value in nash.items())
+        lines.append(f"Distance to the Nash bargaining solution ({solution}): {details['nash_distance']:.3f}.")
     return lines
 
 
