@@ -230,3 +230,17 @@ def test_cli_trains_and_prints_the_checkpoint_spec(model_dir: str, tmp_path: Pat
     assert settings["estimator"] == "turn_rtg" and settings["anchor_agents"] == ["random"] and settings["mirror"] == 0.5
     assert main([*argv[:-1], "--league", "1,2"]) == 2
     assert "--league takes three weights" in capsys.readouterr().err
+
+
+def test_league_weights_split_within_each_kind_and_fall_back_to_the_mirror(model_dir: str, tmp_path: Path) -> None:
+    config = LLMTrainConfig(env_id=ENV, model=model_dir, out=str(tmp_path), mirror=0.0, snapshots=1.0, anchors=0.0, device="cpu", dtype="float32")
+    trainer = LLMTrainer(config)
+    assert trainer.league() == ([("mirror", None)], [1.0])
+    trainer._snapshot(3)
+    entries, weights = trainer.league()
+    assert [name for name, _ in entries] == ["snapshot-3"] and weights == [1.0]
+    assert entries[0][1].model is not trainer.policy.model and not any(p.requires_grad for p in entries[0][1].model.parameters())
+    trainer.config.mirror, trainer.config.anchors = 0.5, 0.5
+    entries, weights = trainer.league()
+    assert [name for name, _ in entries] == ["mirror", "snapshot-3", "minimax", "random"]
+    assert weights == pytest.approx([0.25, 0.5, 0.125, 0.125])

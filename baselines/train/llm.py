@@ -249,7 +249,8 @@ class LLMTrainer:
         """The opponents of this update (``None`` for the mirror) and their draw probabilities.
 
         Each kind's weight (mirror, snapshots, anchors) is split evenly among its
-        members; a kind without members (no snapshot yet) drops out.
+        members; a kind without members (no snapshot yet) drops out, and when
+        none is left the learner plays itself.
         """
         config = self.config
         entries: list[tuple[str, Any, float]] = [("mirror", None, config.mirror)]
@@ -257,7 +258,7 @@ class LLMTrainer:
             entries.append((snapshot.name, snapshot, config.snapshots / len(self.snapshots)))
         for name in self.anchor_agents:
             entries.append((name, name, config.anchors / len(self.anchor_agents)))
-        entries = [entry for entry in entries if entry[2] > 0]
+        entries = [entry for entry in entries if entry[2] > 0] or [("mirror", None, 1.0)]
         total = sum(weight for *_, weight in entries)
         return [(name, agent) for name, agent, _ in entries], [weight / total for *_, weight in entries]
 
