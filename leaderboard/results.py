@@ -18,6 +18,7 @@ A bundle is what :func:`parlour.evaluate` writes and what the leaderboard accept
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
@@ -381,6 +382,116 @@ class Results:
             lineup=meta.get("lineup"),
         )
 
+    def to_records(self) -> list[dict[str, Any]]:
+        """One flat dict per episode and seat, ready for ``pandas.DataFrame`` or a CSV file.
+
+        Columns: ``env_id``, ``episode``, ``seed`` (the episode's), ``seat``,
+        ``agent``, ``reward``, ``result`` (``"win"``, ``"draw"`` or ``"loss"``;
+        ``None`` where the game names no winners, see :meth:`has_winner`),
+        ``actions``, ``invalid_actions``, ``truncated``, ``reason`` and, for
+        negotiations, :data:`NEGOTIATION_METRICS` (``None`` in an episode without them).
+        """
+        with_winner = self.has_winner()
+        rows = []
+        for record in self.records:
+            outcome = record.get("outcome") or {}
+            winner = outcome.get("winner")
+            for seat, name in record["agents"].items():
+                steps = [step for step in record["steps"] if step["player"] == seat]
+                row: dict[str, Any] = {
+                    "env_id": record.get("env_id", self.env_id),
+                    "episode": record.get("episode"),
+                    "seed": record.get("seed"),
+                    "seat": seat,
+                    "agent": name,
+                    "reward": float(record["returns"][seat]),
+                    "result": ("draw" if winner is None else "win" if winner == seat else "loss") if with_winner else None,
+                    "actions": len(steps),
+                    "invalid_actions": sum(step["error"] is not None for step in steps),
+                    "truncated": bool(outcome.get("truncated", False)),
+                    "reason": outcome.get("reason"),
+                }
+                metrics = negotiation_metrics(record, seat)
+                if metrics is not None:
+                    row.update(metrics)
+                rows.append(row)
+        if any("agreement" in row for row in rows):
+            for row in rows:
+                for key in NEGOTIATION_METRICS:
+                    row.setdefault(key, None)
+        return rows
+
+    def to_pandas(self) -> Any:
+        """:meth:`to_records` as a ``pandas.DataFrame`` (pandas is not a dependency of parlour: install it to use this)."""
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError("Results.to_pandas needs pandas, which parlour does not install: pip install pandas") from None
+        return pandas.DataFrame.from_records(self.to_records())
+
+    def to_csv(self, path: str | os.PathLike[str]) -> Path:
+        """Write :meth:`to_records` to ``path`` as CSV with a header row (empty cells for ``None``); returns the path."""
+        rows = self.to_records()
+        columns = list(rows[0]) if rows else ["env_id", "episode", "seed", "seat", "agent", "reward", "result"]
+        target = Path(path)
+        if target.parent != Path("."):
+            target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(rows)
+        return target
+
+    def plot(self, path: str | os.PathLike[str]) -> Path:
+        """Write a PNG of each agent's results with their 95% intervals to ``path``; returns the path.
+
+        One panel of mean reward per agent (over all seats, and per seat beside
+        it), then, where they apply, one of win rate and one of agreement rate.
+        Needs matplotlib (``pip install matplotlib``, part of the ``train`` extra), imported only here.
+        """
+        pyplot = _pyplot()
+        summary = self.summary
+        panels: list[tuple[str, Any]] = [("mean reward", lambda block: (block["mean_reward"], block["ci95"]))]
+        if any("win_rate" in block for block in summary.values()):
+            panels.append(("win rate", lambda block: (block.get("win_rate"), block.get("win_rate_ci95"))))
+        if any("negotiation" in block for block in summary.values()):
+            panels.append(
+                ("agreement rate", lambda block: ((block.get("negotiation") or {}).get("agreement_rate"), (block.get("negotiation") or {}).get("agreement_rate_ci95")))
+            )
+        names = list(summary)
+        seats = list(dict.fromkeys(seat for block in summary.values() for seat in block["seats"]))
+        figure, axes = pyplot.subplots(1, len(panels), figsize=(4.5 * len(panels), 1.2 + 0.5 * len(names) * (1 + len(seats))), squeeze=False)
+        offsets = [0.0] + [0.6 * (index + 1) / (len(seats) + 1) for index in range(len(seats))]
+        for axis, (title, value) in zip(axes[0], panels):
+            for row, name in enumerate(names):
+                blocks = [("all", summary[name])] + [(seat, summary[name]["seats"].get(seat)) for seat in seats]
+                for (label, block), offset in zip(blocks, offsets):
+                    if block is None:
+                        continue
+                    mean, interval = value(block)
+                    if mean is None:
+                        continue
+                    error = [[mean - interval[0]], [interval[1] - mean]] if interval else None
+                    overall = label == "all"
+                    axis.errorbar(
+                        [mean], [row + offset], xerr=error, fmt="o" if overall else ".", capsize=3,
+                        color="black" if overall else pyplot.cm.tab10(seats.index(label) % 10),
+                        label=("all seats" if overall else label) if row == 0 else None,
+                    )
+            axis.set_yticks(range(len(names)), names)
+            axis.invert_yaxis()
+            axis.set_title(title)
+            axis.grid(axis="x", alpha=0.3)
+        axes[0][0].legend(fontsize="small", loc="best")
+        figure.suptitle(f"{self.env_id}: {len(self.records)} episodes, seed {self.seed} (95% intervals)")
+        figure.tight_layout()
+        target = Path(path)
+        if target.parent != Path("."):
+            target.parent.mkdir(parents=True, exist_ok=True)
+        figure.savefig(target, format="png", dpi=100)
+        pyplot.close(figure)
+        return target
+
     def table(self) -> str:
         """The summary as a terminal table: one row per agent over all seats, then one per agent and seat.
 
@@ -403,6 +514,18 @@ class Results:
         lines.insert(1, "  ".join("-" * width for width in widths))
         notes = _dash_notes(rows)
         return f"{self.env_id}: {len(self.records)} episodes, seed {self.seed}\n" + "\n".join(lines + notes)
+
+
+def _pyplot() -> Any:
+    """matplotlib's pyplot on the file-only Agg backend, or an ImportError saying how to install it."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError("plotting results needs matplotlib: pip install matplotlib (it comes with parlour[train])") from None
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    return pyplot
 
 
 #: Why a column shows "-": the figure does not apply to these episodes.

@@ -89,3 +89,102 @@ def test_every_dash_in_the_table_is_explained() -> None:
     assert any("win/draw/loss" in line and "names no winners" in line for line in explained)
     assert any("tokens" in line for line in explained)
     assert "win/draw/loss" in header
+
+
+# ------------------------------------------------------------------ 2. CSV and pandas
+
+
+def test_to_records_gives_one_flat_row_per_episode_and_seat(negotiation: Results) -> None:
+    rows = negotiation.to_records()
+    assert len(rows) == 2 * len(negotiation.records)
+    first = negotiation.records[0]
+    seller = next(row for row in rows if row["episode"] == first["episode"] and row["seat"] == "seller")
+    assert seller["agent"] == first["agents"]["seller"] and seller["reward"] == first["returns"]["seller"]
+    assert seller["seed"] == first["seed"] and seller["env_id"] == "parlour/PriceNegotiation-v0"
+    assert seller["agreement"] == first["outcome"]["details"]["agreement"]
+    assert seller["nash_distance"] == first["outcome"]["details"]["nash_distance"]
+    assert seller["result"] in ("win", "draw", "loss")
+    for row in rows:
+        assert all(not isinstance(value, (dict, list)) for value in row.values())
+    assert sum(row["reward"] for row in rows if row["agent"] == "random") / 24 == pytest.approx(negotiation.summary["random"]["mean_reward"])
+
+
+def test_to_csv_writes_the_records_with_a_header(negotiation: Results, tmp_path: Path) -> None:
+    import csv
+
+    path = negotiation.to_csv(tmp_path / "out" / "episodes.csv")
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    expected = negotiation.to_records()
+    assert len(rows) == len(expected)
+    assert list(rows[0]) == list(expected[0])
+    assert float(rows[5]["reward"]) == expected[5]["reward"] and rows[5]["agent"] == expected[5]["agent"]
+
+
+def test_to_pandas_is_a_data_frame_of_the_records(negotiation: Results) -> None:
+    pandas = pytest.importorskip("pandas")
+    frame = negotiation.to_pandas()
+    assert isinstance(frame, pandas.DataFrame) and len(frame) == 48
+    assert frame.groupby("agent")["reward"].mean()["random"] == pytest.approx(negotiation.summary["random"]["mean_reward"])
+
+
+def test_to_pandas_without_pandas_says_how_to_get_it(negotiation: Results, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match="pip install pandas"):
+        negotiation.to_pandas()
+
+
+def test_eval_writes_a_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "tables" / "ttt.csv"
+    status = main(["eval", "parlour/TicTacToe-v0", "--agent", "random", "--episodes", "3", "--quiet",
+                   "--out", str(tmp_path / "bundle"), "--csv", str(path)])
+    assert status == 0
+    lines = path.read_text().splitlines()
+    assert lines[0].startswith("env_id,episode,seed,seat,agent,reward,result") and len(lines) == 1 + 6
+    assert str(path) in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ 3. the plot
+
+
+def test_plot_writes_a_png_with_a_panel_per_figure(negotiation: Results, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from PIL import Image
+
+    path = negotiation.plot(tmp_path / "plots" / "price.png")
+    with Image.open(path) as image:
+        assert image.format == "PNG"
+        wide = image.size
+    # Mean reward, win rate and agreement rate: three panels side by side; a game without winners or deals has one.
+    single = evaluate("parlour/Hanabi-v0", ["random", "random"], episodes=2, progress=False).plot(tmp_path / "hanabi.png")
+    with Image.open(single) as image:
+        assert image.format == "PNG" and image.size[0] * 2 < wide[0]
+
+
+def test_plot_without_matplotlib_says_how_to_get_it(negotiation: Results, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(ImportError, match="pip install matplotlib"):
+        negotiation.plot("never.png")
+
+
+def test_eval_writes_a_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "ttt.png"
+    status = main(["eval", "parlour/TicTacToe-v0", "--agent", "minimax", "--episodes", "4", "--quiet",
+                   "--out", str(tmp_path / "bundle"), "--plot", str(path)])
+    assert status == 0
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"plot: {path}" in capsys.readouterr().out
+
+
+def test_eval_without_matplotlib_refuses_plot_before_playing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name == "matplotlib" else real(name, *rest))
+    status = main(["eval", "parlour/TicTacToe-v0", "--agent", "random", "--episodes", "2", "--quiet",
+                   "--out", str(tmp_path / "bundle"), "--plot", str(tmp_path / "p.png")])
+    assert status == 2
+    assert "pip install matplotlib" in capsys.readouterr().err
+    assert not (tmp_path / "bundle").exists()

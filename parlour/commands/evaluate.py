@@ -17,6 +17,7 @@ values.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import re
 import sys
@@ -66,9 +67,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     evaluate.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     evaluate.add_argument("--in-flight", type=int, default=32, help="episodes played at once per process (default 32)")
+    evaluate.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="spread the episodes over a Ray cluster, one actor per node (ADDRESS such as 'auto' or 'ray://host:10001'; "
+        "default $RAY_ADDRESS or a local cluster); needs pip install 'parlour[ray]'",
+    )
     evaluate.add_argument("--no-rotate", action="store_true", help="keep the line-up in seat order instead of rotating seats")
     evaluate.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE", help="a game option (VALUE read as JSON, else text)")
     evaluate.add_argument("--quiet", action="store_true", help="no progress bar")
+    evaluate.add_argument(
+        "--csv", metavar="PATH", help="also write one row per episode and seat (reward, result, negotiation metrics) as CSV to PATH"
+    )
+    evaluate.add_argument(
+        "--plot",
+        metavar="PATH",
+        help="also write a PNG of each agent's mean reward (and win or agreement rate) with 95%% intervals to PATH; needs "
+        "matplotlib (pip install matplotlib; it comes with parlour[train])",
+    )
     evaluate.add_argument(
         "--challenge",
         metavar="URL",
@@ -122,6 +140,8 @@ def run_eval(args: argparse.Namespace) -> int:
     from parlour.leaderboard.runner import evaluate
 
     match = prepare(args, [args.agent, *args.opponent])
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        raise ValueError("--plot needs matplotlib: pip install matplotlib (it comes with parlour[train]), or leave out --plot")
     opponents = list(args.opponent) or (["random"] if len(match.players) > 1 else [])
     out = Path(args.out or default_bundle_dir(args.env_id, [args.agent, *opponents]))
     created = [path for path in (out / name for name in BUNDLE_FILES) if not path.exists()] + missing_folders(out)
@@ -138,6 +158,8 @@ def run_eval(args: argparse.Namespace) -> int:
             out=out,
             progress=not args.quiet,
             challenge=args.challenge,
+            executor="local" if args.ray is None else "ray",
+            ray_address=args.ray or None,
         )
     except BaseException:
         kept = len(read_records(out / EPISODES_FILE))
@@ -148,6 +170,10 @@ def run_eval(args: argparse.Namespace) -> int:
         raise
     print(results.table())
     print(f"bundle: {out}")
+    if args.csv:
+        print(f"csv: {results.to_csv(args.csv)}")
+    if args.plot:
+        print(f"plot: {results.plot(args.plot)}")
     return 0
 
 
