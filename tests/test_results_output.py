@@ -188,3 +188,16 @@ def test_eval_without_matplotlib_refuses_plot_before_playing(tmp_path: Path, cap
     assert status == 2
     assert "pip install matplotlib" in capsys.readouterr().err
     assert not (tmp_path / "bundle").exists()
+
+
+def test_the_demos_round_robin_explains_its_dashes(capsys: pytest.CaptureFixture[str]) -> None:
+    from parlour.commands.demo import print_round_robin
+
+    cooperative = evaluate("parlour/Hanabi-v0", ["random", "random"], episodes=2, progress=False).summary
+    competitive = evaluate("parlour/IteratedPrisonersDilemma-v0", ["always_cooperate", "tit_for_tat"], episodes=2, progress=False).summary
+    print_round_robin("parlour/IteratedPrisonersDilemma-v0", [("always_cooperate", "vs tit_for_tat", competitive["always_cooperate"])])
+    printed = capsys.readouterr().out
+    assert "100%" in printed and '"-"' not in printed
+    print_round_robin("parlour/Hanabi-v0", [("random", "with random #2", cooperative["random"])])
+    printed = capsys.readouterr().out
+    assert '"-": the game names no winners' in printed

@@ -231,6 +231,10 @@ def print_round_robin(env_id: str, rows: list[tuple[str, str, dict]]) -> None:
     for name, opponent, block in rows:
         wdl = "".join(f"{block[k]:>6.0%}" for k in ("win_rate", "draw_rate", "loss_rate")) if "win_rate" in block else f"{'-':>6}" * 3
         print(f"  {name[:17]:<18}{opponent[:33]:<34}{wdl}{block['mean_reward']:>+14.3f}")
+    if any("win_rate" not in block for _, _, block in rows):
+        from parlour.leaderboard.results import DASH_NOTES
+
+        print(f'  "-": {DASH_NOTES["win/draw/loss"]}')
 
 
 def print_table(table: dict) -> None:
