@@ -3,15 +3,24 @@
 1. Verification: a bundle of ``--episodes`` TicTacToe episodes (random against
    minimax, played by the evaluation runner) is checked with
    :func:`parlour.leaderboard.verify.verify_bundle`, which replays every
-   episode; then the verified bundle is stored in a fresh SQLite database in
-   one transaction (reported separately).
+   episode and re-runs every move of the seats named after built-in agents
+   (minimax's search is most of the time); then the verified bundle is stored
+   in a fresh SQLite database in one transaction (reported separately). The
+   same is measured for a submitted agent (playing random moves) against
+   ``random``, where replay itself is most of the time.
 2. Ratings: ``--agents`` agents with known log-strengths play ``--games``
-   two-seat games drawn at random; Bradley–Terry is fitted with ``--bootstrap``
-   bootstrap samples (:func:`parlour.leaderboard.ratings.bradley_terry`).
-   Reported: the wall time, and the rank correlation between fitted and true
+   two-seat games drawn at random. Bradley–Terry with its first-mover term is
+   fitted with ``--bootstrap`` samples of each bootstrap, over episodes and
+   parametric (:func:`parlour.leaderboard.ratings.bradley_terry`); then the
+   same games with chip payoffs (the loser pays 1 or 2, as in poker) get the
+   expected-payoff table: the per-pair payoff matrix with its bootstrap, the
+   field ratings and Nash averaging (:func:`parlour.leaderboard.ratings.payoff_table`).
+   Reported: the wall times, and the rank correlation between fitted and true
    strengths as a sanity check.
 
-Target: under 10 s each on 2 cores.
+Target: under 10 s each on 2 cores. Each figure is wall time, with the
+process's CPU time beside it: on a machine shared with other work the wall
+time grows, the CPU time does not.
 
     .venv/bin/python benchmarks/leaderboard_scale.py [--episodes 10000] [--agents 50] [--games 100000] [--bootstrap 200]
 """
@@ -33,20 +42,37 @@ from parlour.leaderboard.verify import as_bundle, verify_bundle
 ENV = "parlour/TicTacToe-v0"
 
 
-def verification(episodes: int) -> dict[str, float]:
-    """Seconds to verify and to store a bundle of ``episodes`` episodes."""
-    bundle = as_bundle(parlour.evaluate(ENV, ["random", "minimax"], episodes=episodes, seed=0, progress=False))
-    started = time.perf_counter()
+class Submitted:
+    """A submitted agent: random moves under a name of its own, so verification replays it without re-running it."""
+
+    name = "submitted"
+
+    def __init__(self):
+        self.inner = parlour.make_agent("random", env_id=ENV)
+
+    def reset(self, seed=None):
+        """Reseed the random play."""
+        self.inner.reset(seed=seed)
+
+    def act(self, observation):
+        """A random legal move."""
+        return self.inner.act(observation)
+
+
+def verification(episodes: int, agents: list) -> dict[str, float]:
+    """Seconds to verify and to store a bundle of ``episodes`` episodes between ``agents``."""
+    bundle = as_bundle(parlour.evaluate(ENV, agents, episodes=episodes, seed=0, progress=False))
+    started, cpu = time.perf_counter(), time.process_time()
     verified = verify_bundle(bundle)
-    verify_s = time.perf_counter() - started
+    verify_s, verify_cpu = time.perf_counter() - started, time.process_time() - cpu
     with tempfile.TemporaryDirectory() as folder:
         store = Store(f"sqlite:///{folder}/scale.db")
         store.add_submitter("bench")
         started = time.perf_counter()
-        store.add_submission("bench", ENV, verified.env_version, verified.summary, verified.episodes)
+        store.add_submission("bench", ENV, verified.env_version, verified.summary, verified.episodes, builtin=verified.builtin)
         store_s = time.perf_counter() - started
         store.close()
-    return {"verify_s": verify_s, "episodes_per_s": episodes / verify_s, "store_s": store_s}
+    return {"verify_s": verify_s, "verify_cpu_s": verify_cpu, "episodes_per_s": episodes / verify_s, "store_s": store_s}
 
 
 def fitting(agents: int, games: int, bootstrap: int) -> dict[str, float]:
@@ -62,13 +88,21 @@ def fitting(agents: int, games: int, bootstrap: int) -> dict[str, float]:
          {"player_0": 1.0 if win else -1.0, "player_1": -1.0 if win else 1.0})
         for index, ((a, b), win) in enumerate(zip(pairs, first_wins))
     ]
-    started = time.perf_counter()
-    table = ratings.bradley_terry(results, bootstrap=bootstrap)
-    fit_s = time.perf_counter() - started
+    started, cpu = time.perf_counter(), time.process_time()
+    table = ratings.bradley_terry(results, bootstrap=bootstrap, players=["player_0", "player_1"])
+    fit_s, fit_cpu = time.perf_counter() - started, time.process_time() - cpu
     fitted = {row["agent"]: row["rating"] for row in table["rows"]}
     correlation = spearmanr([strength[name] for name in names], [fitted[name] for name in names]).statistic
     widths = [row["high"] - row["low"] for row in table["rows"] if row["agent"] != "random"]
-    return {"fit_s": fit_s, "rank_correlation": float(correlation), "median_interval_width": float(np.median(widths))}
+    stakes = rng.choice([1.0, 2.0], size=games)
+    chips = [(key, seating, {seat: value * stake for seat, value in returns.items()}) for (key, seating, returns), stake in zip(results, stakes)]
+    started, cpu = time.perf_counter(), time.process_time()
+    payoff = ratings.payoff_table(chips, bootstrap=bootstrap)
+    payoff_s, payoff_cpu = time.perf_counter() - started, time.process_time() - cpu
+    by_payoff = {row["agent"]: row["rating"] for row in payoff["rows"]}
+    payoff_correlation = spearmanr([strength[name] for name in names], [by_payoff[name] for name in names]).statistic
+    return {"fit_s": fit_s, "rank_correlation": float(correlation), "median_interval_width": float(np.median(widths)),
+            "payoff_s": payoff_s, "payoff_rank_correlation": float(payoff_correlation), "fit_cpu_s": fit_cpu, "payoff_cpu_s": payoff_cpu}
 
 
 def main() -> None:
@@ -79,12 +113,15 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=100_000)
     parser.add_argument("--bootstrap", type=int, default=200)
     args = parser.parse_args()
-    verify = verification(args.episodes)
-    print(f"verify {args.episodes} episodes: {verify['verify_s']:.2f} s ({verify['episodes_per_s']:.0f} episodes/s); "
-          f"store them in one transaction: {verify['store_s']:.2f} s")
+    for label, agents in (("random vs minimax", ["random", "minimax"]), ("a submitted agent vs random", [Submitted(), "random"])):
+        verify = verification(args.episodes, agents)
+        print(f"verify {args.episodes} episodes of {label}: {verify['verify_s']:.2f} s, CPU {verify['verify_cpu_s']:.2f} s ({verify['episodes_per_s']:.0f} episodes/s); "
+              f"store them in one transaction: {verify['store_s']:.2f} s")
     fit = fitting(args.agents, args.games, args.bootstrap)
-    print(f"Bradley-Terry for {args.agents} agents, {args.games} games, {args.bootstrap} bootstrap samples: {fit['fit_s']:.2f} s "
+    print(f"Bradley-Terry for {args.agents} agents, {args.games} games, {args.bootstrap} bootstrap samples: {fit['fit_s']:.2f} s, CPU {fit['fit_cpu_s']:.2f} s "
           f"(rank correlation with the true strengths {fit['rank_correlation']:.3f}, median 95% interval width {fit['median_interval_width']:.0f} Elo)")
+    print(f"expected payoff with Nash averaging, same games in chips: {fit['payoff_s']:.2f} s, CPU {fit['payoff_cpu_s']:.2f} s "
+          f"(rank correlation {fit['payoff_rank_correlation']:.3f})")
 
 
 if __name__ == "__main__":

@@ -242,8 +242,23 @@ class Leaderboard:
         )
         table["env_id"] = env_id
         table["counted"] = counted
+        if table.get("teams"):
+            table["references"] = self._team_references(env_id, table["teams"])
         self.store.save_ratings(key, count, table)
         return table
+
+    @staticmethod
+    def _team_references(env_id: str, teams: list[dict[str, Any]]) -> dict[str, Any]:
+        """The reference points of a cooperative game: the ``random`` team's score and the best scripted team's."""
+        from parlour.baselines import scripted_names
+
+        builtin = set(scripted_names(env_id))
+        selfplay = {row["team"].split(" ×")[0]: row for row in teams if " + " not in row["team"] and row["team"].split(" ×")[0] in builtin}
+        random_team = selfplay.get("random")
+        scripted = [row for name, row in selfplay.items() if name != "random"]
+        best = max(scripted, key=lambda row: row["score"]) if scripted else None
+        return {"random": None if random_team is None else random_team["score"],
+                "baseline": None if best is None else {"team": best["team"], "score": best["score"]}}
 
     def overall(self) -> dict[str, Any]:
         """The overall table and one per category: normalised scores (random 0, best scripted baseline 100) averaged over environments."""

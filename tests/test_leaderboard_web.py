@@ -185,6 +185,8 @@ def test_negotiation_and_team_pages_show_their_tables(page, site):
     teams = column(page, "teams", 0)
     assert teams[0] == "convention ×2" and "convention + random" in teams
     assert page.locator("#roles tbody tr").count() == 2
+    references = page.inner_text("#references")
+    assert "random team scores 0.000" in references and "best scripted team, convention ×2, scores" in references
     fits(page)
 
 
