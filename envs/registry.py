@@ -9,7 +9,8 @@ Three ways in, one registry out:
 * a user's game at run time: ``parlour.register(MyGame)`` (also usable as a class decorator).
 
 ``import parlour`` loads the first two. After that every game is available as
-``parlour/<Name>-v<version>`` through ``gymnasium.make``, ``gymnasium.make_vec``,
+``parlour/<Name>-v<version>`` through ``gymnasium.make``, ``gymnasium.make_vec`` (batched, for
+games with a ``batch`` class, see :mod:`parlour.envs.core.vector`),
 ``pettingzoo.make("aec", ...)`` and ``pettingzoo.make("parallel", ...)``, and
 :func:`game_class` resolves its id for replay, evaluation, scripted agents and
 the leaderboard alike.
@@ -33,6 +34,7 @@ from parlour.envs.core.aec import AECGame
 from parlour.envs.core.game import Game
 from parlour.envs.core.gym import GymGame
 from parlour.envs.core.parallel import ParallelGame
+from parlour.envs.core.vector import make_vector_env
 
 #: Packages whose modules hold parlour's own games, one game per module.
 GAME_PACKAGES = ["parlour.envs.games", "parlour.envs.negotiation", "parlour.envs.search", "parlour.envs.coding", "parlour.envs.social"]
@@ -66,7 +68,9 @@ def register(game_cls: type[Game]) -> type[Game]:
         )
     _GAMES[env_id] = game_cls
     gymnasium.registry.pop(env_id, None)
-    gymnasium.register(id=env_id, entry_point=functools.partial(GymGame, game_cls))
+    # A game with batched rules (a ``batch`` class) also gets the batched vector face (envs/core/vector.py).
+    vector = functools.partial(make_vector_env, game_cls) if getattr(game_cls, "batch", None) is not None else None
+    gymnasium.register(id=env_id, entry_point=functools.partial(GymGame, game_cls), vector_entry_point=vector)
     for kind, face in (("aec", AECGame), ("parallel", ParallelGame)):
         getattr(pettingzoo, f"{kind}_registry").pop(env_id, None)
         pettingzoo.register(kind, env_id, entry_point=functools.partial(face, game_cls))

@@ -19,6 +19,11 @@ Rewards (zero-sum): +1 to the winner and -1 to the loser at the winning move, 0
 each for a draw. A player who exceeds the invalid-action allowance gets -1 and
 the opponent +1.
 
+Batched: :class:`ConnectFourBatch` plays N boards at once for the batched
+vector face (``gymnasium.make_vec(..., obs_mode="vector")``, see
+:mod:`parlour.envs.core.vector`), for boards whose bitboard fits 64 bits
+(``columns * (rows + 1) <= 64``, the default 6x7 included).
+
 Search: :meth:`ConnectFour.from_view` loads the position of a player's view
 into a new game (nothing in Connect Four is hidden, so it is exact), which a
 scripted agent then plays ahead on ``clone()`` copies.
@@ -36,6 +41,7 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.core.vector import GameBatch, Streams
 
 MARKS = ("X", "O")
 #: (row step, column step, name) of the four line directions; row 0 is the bottom row.
@@ -106,6 +112,66 @@ def layout(rows: int, columns: int, x_in_row: int) -> Layout:
     )
 
 
+class ConnectFourBatch(GameBatch):
+    """Connect Four's rules on N boards at once (see :class:`parlour.envs.core.vector.GameBatch`).
+
+    The same bitboards as :class:`ConnectFour`, one ``uint64`` per mark and
+    board in ``discs`` ``(N, 2)``, with the column ``heights`` ``(N, columns)``,
+    so a line is found by the same shifts, for every board at once.
+    """
+
+    def __init__(self, game: ConnectFour, n: int):
+        super().__init__(game, n)
+        self.rows, self.columns, self.height = game.rows, game.columns, game.rows + 1
+        if self.columns * self.height > 64:
+            raise ValueError(
+                f"the batched Connect Four keeps a board in 64 bits, columns * (rows + 1) of them, and {game.columns}x{game.rows} "
+                "needs more; use vectorization_mode='sync' for this size"
+            )
+        self.lines = [[np.uint64(shift) for shift in shifts] for shifts, _ in game._layout.lines]
+        self.full = np.uint64(game._layout.full)
+        #: Each cell's bit, in vector order (row-major, bottom row first).
+        self.cells = np.array([c * self.height + r for r in range(self.rows) for c in range(self.columns)], dtype=np.uint64)
+        self.discs = np.zeros((n, 2), dtype=np.uint64)
+        self.heights = np.zeros((n, self.columns), dtype=np.int64)
+
+    def reset(self, rows: np.ndarray, rng: Streams) -> None:
+        """Empty boards, X to move."""
+        self.discs[rows] = 0
+        self.heights[rows] = 0
+        self.turn[rows] = 0
+
+    def legal(self, rows: np.ndarray) -> np.ndarray:
+        """Columns that are not full."""
+        return self.heights[rows] < self.rows
+
+    def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Drop the discs; a line of ``x_in_row`` wins, a full board draws."""
+        marks = self.turn[rows]
+        heights = self.heights[rows, actions]
+        discs = self.discs[rows, marks] | (np.uint64(1) << (actions * self.height + heights).astype(np.uint64))
+        self.discs[rows, marks] = discs
+        self.heights[rows, actions] = heights + 1
+        won = np.zeros(len(rows), dtype=bool)
+        for shifts in self.lines:
+            runs = discs
+            for shift in shifts:
+                runs = runs & (runs >> shift)
+            won |= runs != 0
+        self.turn[rows] = 1 - marks
+        return self.wins(marks, won), won | ((self.discs[rows, 0] | self.discs[rows, 1]) == self.full)
+
+    def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """Own discs then opponent discs, bottom row first, as :meth:`ConnectFour.vector`."""
+        discs = self.discs[rows]
+        index = np.arange(len(rows))
+        size = len(self.cells)
+        out = np.empty((len(rows), 2 * size), dtype=np.float32)
+        out[:, :size] = (discs[index, seats][:, None] >> self.cells) & np.uint64(1)
+        out[:, size:] = (discs[index, 1 - seats][:, None] >> self.cells) & np.uint64(1)
+        return out
+
+
 class ConnectFour(Game):
     """Connect Four for two players; see the module docstring for moves and rewards.
 
@@ -121,6 +187,7 @@ class ConnectFour(Game):
     name = "ConnectFour"
     description = "Drop discs into a 6x7 grid; four in a line wins."
     zero_sum = True
+    batch = ConnectFourBatch
 
     def __init__(self, *, rows: int = 6, columns: int = 7, x_in_row: int = 4):
         for option, value in (("rows", rows), ("columns", columns), ("x_in_row", x_in_row)):

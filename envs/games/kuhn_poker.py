@@ -22,6 +22,11 @@ is +1/-1 after a fold or a showdown without a bet, +2/-2 after a called bet. A
 player who exceeds the invalid-action allowance loses as if it folded: -1, and
 the opponent +1.
 
+Batched: :class:`KuhnPokerBatch` plays N hands at once for the batched vector
+face (``gymnasium.make_vec(..., obs_mode="vector")``, see
+:mod:`parlour.envs.core.vector`); it deals from each episode slot's own random
+stream, not from the one-episode game's generator.
+
 Version history: v0, first release.
 """
 
@@ -31,6 +36,7 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game
+from parlour.envs.core.vector import GameBatch, Streams, explore
 
 CARDS = ("J", "Q", "K")
 CARD_NAMES = {"J": "Jack", "Q": "Queen", "K": "King"}
@@ -49,12 +55,72 @@ Your reward is the chips you win or lose: 1 after a fold or two checks, 2 after 
 Reply with your move, for example: check"""
 
 
+class KuhnPokerBatch(GameBatch):
+    """Kuhn poker's rules on N hands at once (see :class:`parlour.envs.core.vector.GameBatch`).
+
+    The betting does not depend on the cards, and its tree is small (nine
+    positions), so it is tabulated once from :class:`KuhnPoker` itself with
+    :func:`~parlour.envs.core.vector.explore`: a hand is its ``cards`` ``(N, 2)``
+    (indices into :data:`CARDS`) and its ``position`` in that tree, and a move
+    is a table lookup. The cards decide the showdown and the card part of the vector.
+    """
+
+    def __init__(self, game: KuhnPoker, n: int):
+        super().__init__(game, n)
+        start = game.clone()
+        start.start(Context(start.players, np.random.default_rng(0)))
+        tree = explore(start, key=lambda position: tuple(position.history))
+        self.children = tree.children
+        self.to_act = tree.turns
+        self.ended = np.array([ending is not None for ending in tree.endings])
+        self.showdown = self.ended & (tree.via != MOVES.index("fold"))
+        self.fold_rewards = tree.rewards
+        self.stakes = np.array([position.contributions[0] for position in tree.positions])
+        #: Each position's vector for each seat without the card (filled in from ``cards``).
+        self.public = np.stack([np.stack([position.vector(player) for player in start.players]) for position in tree.positions])
+        self.public[:, :, 2 : 2 + len(CARDS)] = 0.0
+        self.cards = np.zeros((n, 2), dtype=np.int64)
+        self.position = np.zeros(n, dtype=np.int64)
+
+    def reset(self, rows: np.ndarray, rng: Streams) -> None:
+        """Deal two of the three cards; the antes are in."""
+        self.cards[rows] = rng.permutations(rows, len(CARDS))[:, :2]
+        self.position[rows] = 0
+        self.turn[rows] = 0
+
+    def legal(self, rows: np.ndarray) -> np.ndarray:
+        """Check or bet with no bet pending; fold or call facing one."""
+        return self.children[self.position[rows]] >= 0
+
+    def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Move down the betting tree; a fold pays the bettor, a call or a second check goes to the showdown."""
+        positions = self.children[self.position[rows], actions]
+        self.position[rows] = positions
+        self.turn[rows] = self.to_act[positions]
+        rewards = self.fold_rewards[positions]
+        showdown = self.showdown[positions].nonzero()[0]
+        if showdown.size:
+            cards = self.cards[rows[showdown]]
+            # Both put in the same chips before a showdown; the higher card takes them.
+            won = np.where(cards[:, 0] > cards[:, 1], 1.0, -1.0) * self.stakes[positions[showdown]]
+            rewards[showdown, 0] = won
+            rewards[showdown, 1] = -won
+        return rewards, self.ended[positions]
+
+    def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """Seat, card and a pass/bet one-hot per action so far, as :meth:`KuhnPoker.vector`."""
+        out = self.public[self.position[rows], seats]
+        out[np.arange(len(rows)), 2 + self.cards[rows, seats]] = 1.0
+        return out
+
+
 class KuhnPoker(Game):
     """Two-player Kuhn poker; see the module docstring for moves and rewards."""
 
     name = "KuhnPoker"
     description = "Three-card poker (J, Q, K): one private card each, ante 1, one bet of 1."
     zero_sum = True
+    batch = KuhnPokerBatch
 
     def __init__(self):
         self.players = ["player_0", "player_1"]

@@ -17,6 +17,9 @@ size divided by its initial size.
 Rewards (zero-sum): +1 to the winner and -1 to the loser at the last move. A
 player who exceeds the invalid-action allowance gets -1 and the opponent +1.
 
+Batched: :class:`NimBatch` plays N games at once for the batched vector face
+(``gymnasium.make_vec(..., obs_mode="vector")``, see :mod:`parlour.envs.core.vector`).
+
 Version history: v0, first release.
 """
 
@@ -30,6 +33,7 @@ import numpy as np
 from parlour.envs.core.context import Context
 from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.core.vector import GameBatch, Streams
 
 #: Largest heap accepted, so that the move list stays small.
 MAX_HEAP = 100
@@ -53,12 +57,47 @@ def move_name(heap: int, count: int) -> str:
     return f"take {count} from heap {heap + 1}"
 
 
+class NimBatch(GameBatch):
+    """Nim's rules on N games at once (see :class:`parlour.envs.core.vector.GameBatch`); ``heaps`` is ``(N, number of heaps)``."""
+
+    def __init__(self, game: Nim, n: int):
+        super().__init__(game, n)
+        self.misere = game.misere
+        self.initial = np.array(game.initial, dtype=np.int64)
+        self.initial_sizes = self.initial.astype(np.float32)
+        self.action_heaps = np.array([heap for heap, _ in game.actions], dtype=np.int64)
+        self.action_counts = np.array([count for _, count in game.actions], dtype=np.int64)
+        self.heaps = np.tile(self.initial, (n, 1))
+
+    def reset(self, rows: np.ndarray, rng: Streams) -> None:
+        """Full heaps, ``player_0`` to move."""
+        self.heaps[rows] = self.initial
+        self.turn[rows] = 0
+
+    def legal(self, rows: np.ndarray) -> np.ndarray:
+        """Every (heap, count) with count at most the heap's current size."""
+        return self.heaps[rows][:, self.action_heaps] >= self.action_counts
+
+    def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Remove the objects; the game ends when every heap is empty."""
+        movers = self.turn[rows]
+        self.heaps[rows, self.action_heaps[actions]] -= self.action_counts[actions]
+        ended = ~self.heaps[rows].any(axis=1)
+        self.turn[rows] = 1 - movers
+        return self.wins(movers ^ int(self.misere), ended), ended
+
+    def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """Each heap's current size over its initial size, as :meth:`Nim.vector`."""
+        return self.heaps[rows].astype(np.float32) / self.initial_sizes
+
+
 class Nim(Game):
     """Nim for two players, normal or misère; see the module docstring for moves and rewards."""
 
     name = "Nim"
     description = "Take objects from heaps in turn; whoever takes the last object wins (or loses, in misère)."
     zero_sum = True
+    batch = NimBatch
 
     def __init__(self, *, heaps: Sequence[int] = (3, 5, 7), misere: bool = False):
         if isinstance(heaps, (str, bytes)) or not isinstance(heaps, Sequence) or not 1 <= len(heaps) <= MAX_HEAPS:

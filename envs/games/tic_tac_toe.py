@@ -12,6 +12,10 @@ Rewards (zero-sum): +1 to the winner and -1 to the loser at the last move, 0
 each for a draw. A player who exceeds the invalid-action allowance gets -1 and
 the opponent +1.
 
+Batched: :class:`TicTacToeBatch` plays N boards at once for the batched vector
+face (``gymnasium.make_vec(..., obs_mode="vector")``, see
+:mod:`parlour.envs.core.vector`).
+
 Version history: v0, first release.
 """
 
@@ -21,6 +25,7 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game
+from parlour.envs.core.vector import GameBatch, Streams
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 CELLS = [f"{'abc'[i % 3]}{i // 3 + 1}" for i in range(9)]
@@ -34,6 +39,14 @@ Cells are named by column letter and row number: a1 is the top-left cell, c3 the
 Reply with the cell you choose, for example: b2"""
 
 
+#: Tables over the 512 sets of cells (bit ``i`` is cell ``i``), for many boards at once: each set's cells
+#: as 0/1 values, the cells outside it, and whether it holds a line.
+CELL_VALUES = ((np.arange(512)[:, None] >> np.arange(9)) & 1).astype(np.float32)
+OUTSIDE = CELL_VALUES == 0
+HAS_LINE = np.array([any(all(cells >> c & 1 for c in line) for line in LINES) for cells in range(512)])
+FULL = 511
+
+
 def winner_of(board: list[int]) -> int:
     """The mark index (0 or 1) that owns a full line on ``board``, or -1 if none."""
     for a, b, c in LINES:
@@ -42,12 +55,54 @@ def winner_of(board: list[int]) -> int:
     return -1
 
 
+class TicTacToeBatch(GameBatch):
+    """Tic-tac-toe's rules on N boards at once (see :class:`parlour.envs.core.vector.GameBatch`).
+
+    ``cells`` is ``(N, 2)``: the set of cells each mark holds, bit ``i`` for
+    cell ``i`` (move-index order), and ``occupied`` their union, so that lines,
+    legal moves and vectors are read from tables over the 512 sets; ``turn``
+    is the mark to move.
+    """
+
+    def __init__(self, game: TicTacToe, n: int):
+        super().__init__(game, n)
+        self.cells = np.zeros((n, 2), dtype=np.int64)
+        self.occupied = np.zeros(n, dtype=np.int64)
+
+    def reset(self, rows: np.ndarray, rng: Streams) -> None:
+        """Empty boards, X to move."""
+        self.cells[rows] = 0
+        self.occupied[rows] = 0
+        self.turn[rows] = 0
+
+    def legal(self, rows: np.ndarray) -> np.ndarray:
+        """Empty cells."""
+        return OUTSIDE[self.occupied[rows]]
+
+    def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Place the marks; a line wins, a full board draws."""
+        marks = self.turn[rows]
+        cell = 1 << actions
+        taken = self.cells[rows, marks] | cell
+        self.cells[rows, marks] = taken
+        occupied = self.occupied[rows] | cell
+        self.occupied[rows] = occupied
+        won = HAS_LINE[taken]
+        self.turn[rows] = 1 - marks
+        return self.wins(marks, won), won | (occupied == FULL)
+
+    def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """Own marks then opponent marks, as :meth:`TicTacToe.vector`."""
+        return np.concatenate([CELL_VALUES[self.cells[rows, seats]], CELL_VALUES[self.cells[rows, 1 - seats]]], axis=1)
+
+
 class TicTacToe(Game):
     """Tic-tac-toe for two players; see the module docstring for moves and rewards."""
 
     name = "TicTacToe"
     description = "Classic 3x3 noughts and crosses; three in a line wins."
     zero_sum = True
+    batch = TicTacToeBatch
 
     def __init__(self):
         self.players = ["player_0", "player_1"]
