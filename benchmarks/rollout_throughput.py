@@ -1,27 +1,51 @@
-"""Rollout throughput of the evaluation runner with an LLM agent: batched against one episode at a time.
+"""Rollout throughput of the evaluation runner with an LLM agent on real episodes: batched against one at a time.
 
-The LLM is the tiny random GPT-2 of ``tests/tiny_lm.py`` (built in a temporary
-folder and loaded through ``hf:<folder>``, like a real checkpoint; its
-tokenizer trained on the environments' own text, so prompts have realistic
-token counts) playing
-TicTacToe against ``random``. The same episodes (same seeds and seating) are
-played twice: with ``in_flight`` episodes at once, so the agent gets one
-batched ``generate`` per step, and with one episode at a time. Reported:
-episodes per second, generated tokens per second, and the share of wall time
-spent outside the model (environment, prompting, parsing, bookkeeping),
-measured against the time spent in the backend's ``generate`` calls.
+The model is the tiny random GPT-2 of ``tests/tiny_lm.py`` (built in a
+temporary folder and loaded through ``from_pretrained``, like a real
+checkpoint; its tokenizer trained on the environments' own text, so prompts
+have realistic token counts), playing ``--env`` against ``random``. Every
+episode is a real game of legal moves, played to its end:
 
-    .venv/bin/python benchmarks/rollout_throughput.py [--episodes 32] [--in-flight 32]
+* ``score_legal``: the LLM trainer's policy
+  (:class:`parlour.baselines.train.llm_policy.LMPolicy`), a softmax over the
+  legal moves' log-likelihoods, greedy, so it can only play legal moves; one
+  forward pass of each prompt per decision.
+* ``generate``: the ``hf:`` agent (:class:`parlour.wrappers.LLMAgent` on the
+  transformers backend), decoding greedily up to ``--max-new-tokens`` tokens
+  per decision, with and without the backend's KV-cache reuse across turns.
+  A random model's text names no move, so its reply is mapped onto a legal
+  move by a hash of the reply (:func:`legal_by_hash`): the model does all the
+  work of a player that writes its move (whole conversations, every token
+  generated), and the episodes are full games instead of three forfeited turns.
+
+The same episodes (seeds, seating) are played with ``--in-flight`` episodes at
+once, so the agent gets one batched call per step, and with one episode at a
+time; greedy decoding makes both produce the same tokens (checked: the
+generated-token counts are printed side by side). The configurations run
+interleaved for ``--rounds`` rounds in one process. Timing is CPU time of the
+process on a CPU device (torch limited to ``--threads`` threads) and wall time
+on CUDA, where the CPU waits on the GPU. Reported per configuration, as the
+median and range over rounds: episodes per second, and the share of wall time
+outside the model (environment, prompts, tokenisation, parsing, bookkeeping:
+one minus the time in the model's forward passes and ``generate`` calls over
+the run's wall time); also the tokens (prompt tokens scored for
+``score_legal``, generated tokens for ``generate``), the moves played and
+the moves refused (``errors``, 0 when every move is legal). Targets: batched >= 5x one at a time, and < 10% of the
+time outside the model; a miss is flagged.
+
+    .venv/bin/python benchmarks/rollout_throughput.py [--episodes 32] [--in-flight 32] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 # The repository root, so that the test helper that builds the tiny model imports as tests.tiny_lm.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -30,23 +54,17 @@ import parlour  # noqa: E402
 from parlour.envs.core.match import Match  # noqa: E402
 from tests.tiny_lm import make_tiny_model  # noqa: E402
 
+#: Batched episodes per second over one-at-a-time, at least.
+SPEEDUP_TARGET = 5.0
+#: Share of wall time outside the model, at most (batched runs).
+OUTSIDE_TARGET = 0.10
 
-def measure(model: str, env_id: str, episodes: int, in_flight: int, max_new_tokens: int, device: str | None) -> dict[str, Any]:
-    """Play ``episodes`` with ``in_flight`` at once; returns the wall time and the LLM agent's accounting."""
-    agent = parlour.make_agent(f"hf:{model}", max_new_tokens=max_new_tokens, device=device, seed=0)
-    started = time.perf_counter()
-    results = parlour.evaluate(env_id, [agent, "random"], episodes=episodes, seed=0, in_flight=in_flight, progress=False)
-    wall = time.perf_counter() - started
-    stats = results.stats[agent.name]
-    return {
-        "wall_s": wall,
-        "episodes_per_s": episodes / wall,
-        "tokens_per_s": stats["completion_tokens"] / wall,
-        "generate_calls": stats["batches"],
-        "seconds_per_generate": stats["latency_s"] / stats["batches"],
-        "decisions": stats["decisions"],
-        "outside_model": 1.0 - stats["latency_s"] / wall,
-    }
+
+def legal_by_hash(text: str, legal: list[str] | None) -> str | None:
+    """A legal move picked by a hash of the reply text: a random model's replies become real, deterministic games."""
+    if not legal:
+        return text or None
+    return legal[zlib.crc32(text.encode()) % len(legal)]
 
 
 def domain_corpus() -> list[str]:
@@ -63,31 +81,145 @@ def domain_corpus() -> list[str]:
     return texts
 
 
+class Config:
+    """One agent configuration: how to build it once, and how to read and zero its model time and tokens."""
+
+    def __init__(self, label: str, agent: Any, model_seconds: Callable[[], float], tokens: Callable[[], int], zero: Callable[[], None]):
+        self.label = label
+        self.agent = agent
+        self.model_seconds = model_seconds
+        self.tokens = tokens
+        self.zero = zero
+
+
+def score_legal_config(model: str, device: str | None) -> Config:
+    """The LLM trainer's policy in ``score_legal`` mode, greedy."""
+    from parlour.baselines.train.llm_policy import LMPolicy
+    from parlour.wrappers.transformers_backend import TransformersBackend
+
+    policy = LMPolicy(TransformersBackend(model, device=device), mode="score_legal", greedy=True, history_turns=None, name="score_legal")
+
+    def zero() -> None:
+        policy.usage = dict.fromkeys(policy.usage, 0)
+
+    return Config("score_legal", policy, lambda: float(policy.usage["model_s"]), lambda: int(policy.usage["prompt_tokens"]), zero)
+
+
+def generate_config(model: str, device: str | None, max_new_tokens: int, kv_reuse: bool) -> Config:
+    """The ``hf:`` LLM agent decoding greedily, its replies mapped onto legal moves by :func:`legal_by_hash`."""
+    label = f"generate, KV reuse {'on' if kv_reuse else 'off'}"
+    agent = parlour.make_agent(
+        f"hf:{model}", max_new_tokens=max_new_tokens, device=device, do_sample=False, extraction=legal_by_hash,
+        kv_reuse=kv_reuse, name=label, seed=0,
+    )
+    backend = agent.backend
+
+    def zero() -> None:
+        agent.reset_stats()
+        backend.usage = dict.fromkeys(backend.usage, 0)
+
+    return Config(label, agent, lambda: float(backend.usage["model_s"]), lambda: int(agent.stats()["completion_tokens"]), zero)
+
+
+def measure(config: Config, env_id: str, episodes: int, in_flight: int, on_cuda: bool) -> dict[str, Any]:
+    """Play ``episodes`` with ``in_flight`` at once: time, model time, tokens and the moves played."""
+    import torch
+
+    config.zero()
+    if on_cuda:
+        torch.cuda.synchronize()
+    cpu, wall = time.process_time(), time.perf_counter()
+    results = parlour.evaluate(env_id, [config.agent, "random"], episodes=episodes, seed=0, in_flight=in_flight, progress=False)
+    if on_cuda:
+        torch.cuda.synchronize()
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    steps = [step for record in results.records for step in record["steps"]]
+    return {
+        "seconds": wall if on_cuda else cpu,
+        "wall_s": wall,
+        "episodes_per_s": episodes / (wall if on_cuda else cpu),
+        "outside_model": 1.0 - config.model_seconds() / wall,
+        "tokens": config.tokens(),
+        "moves": len(steps),
+        "errors": sum(step["error"] is not None for step in steps),
+    }
+
+
+def summary(values: list[float]) -> str:
+    """``median [low, high]`` of ``values``."""
+    return f"{statistics.median(values):.2f} [{min(values):.2f}, {max(values):.2f}]"
+
+
 def main() -> None:
-    """Run both configurations and print the figures."""
+    """Run every configuration batched and one at a time, interleaved over rounds, and print the figures against the targets."""
+    import torch
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", default="parlour/TicTacToe-v0")
     parser.add_argument("--episodes", type=int, default=32)
     parser.add_argument("--in-flight", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--max-new-tokens", type=int, default=16)
     parser.add_argument("--device", default=None, help="torch device (default: CUDA when available, else CPU)")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (CPU time is summed over them)")
     parser.add_argument("--vocab-size", type=int, default=2000, help="tokenizer vocabulary, trained on the environments' text")
+    parser.add_argument("--n-embd", type=int, default=64, help="model width (GPT-2 small: 768)")
+    parser.add_argument("--n-layer", type=int, default=2, help="model depth (GPT-2 small: 12)")
+    parser.add_argument("--only", choices=("score_legal", "generate"), default=None, help="run one kind of agent only")
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    on_cuda = (args.device or ("cuda" if torch.cuda.is_available() else "cpu")).startswith("cuda")
     with tempfile.TemporaryDirectory() as folder:
-        model = make_tiny_model(folder, corpus=domain_corpus(), vocab_size=args.vocab_size)
-        measure(model, args.env, 2, 2, args.max_new_tokens, args.device)  # warm-up: imports, kernels, caches
-        batched = measure(model, args.env, args.episodes, args.in_flight, args.max_new_tokens, args.device)
-        sequential = measure(model, args.env, args.episodes, 1, args.max_new_tokens, args.device)
-    print(f"{args.env}, tiny GPT-2 vs random, {args.episodes} episodes, max_new_tokens={args.max_new_tokens}")
-    print(f"{'':<22}{'episodes/s':>12}{'tokens/s':>12}{'generate calls':>16}{'s/generate':>12}{'decisions':>11}{'outside model':>15}")
-    for label, row in ((f"batched ({args.in_flight} in flight)", batched), ("one at a time", sequential)):
+        heads = max(1, args.n_embd // 64)
+        model = make_tiny_model(folder, corpus=domain_corpus(), vocab_size=args.vocab_size, n_embd=args.n_embd, n_layer=args.n_layer, n_head=heads)
+        configs = []
+        if args.only in (None, "score_legal"):
+            configs.append(score_legal_config(model, args.device))
+        if args.only in (None, "generate"):
+            configs += [generate_config(model, args.device, args.max_new_tokens, kv_reuse) for kv_reuse in (True, False)]
+        for config in configs:
+            measure(config, args.env, 2, 2, on_cuda)  # warm-up: imports, kernels, caches
+        rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        runs = [(config, mode, in_flight) for config in configs for mode, in_flight in (("batched", args.in_flight), ("one at a time", 1))]
+        for round_ in range(args.rounds):
+            # Rotating the order spreads any drift in the machine's speed over every configuration.
+            shift = round_ % len(runs)
+            for config, mode, in_flight in runs[shift:] + runs[:shift]:
+                rows.setdefault((config.label, mode), []).append(measure(config, args.env, args.episodes, in_flight, on_cuda))
+    timer = "wall" if on_cuda else f"CPU ({args.threads} thread{'s' if args.threads > 1 else ''})"
+    print(
+        f"{args.env}: tiny GPT-2 ({args.n_layer}x{args.n_embd}) vs random, {args.episodes} episodes, {args.in_flight} in flight, "
+        f"{args.rounds} rounds, {timer} time; median [range]"
+    )
+    print(f"{'configuration':<44}{'episodes/s':>22}{'outside model':>22}{'tokens':>9}{'moves':>7}{'errors':>7}")
+    for (label, mode), runs_ in rows.items():
+        outside = [run["outside_model"] * 100 for run in runs_]
         print(
-            f"{label:<22}{row['episodes_per_s']:>12.2f}{row['tokens_per_s']:>12.0f}{row['generate_calls']:>16}"
-            f"{row['seconds_per_generate']:>12.3f}"
-            f"{row['decisions']:>11}{row['outside_model']:>15.1%}"
+            f"{label + ', ' + mode:<44}{summary([run['episodes_per_s'] for run in runs_]):>22}{summary(outside) + '%':>22}"
+            f"{runs_[0]['tokens']:>9}{runs_[0]['moves']:>7}{runs_[0]['errors']:>7}"
         )
-    print(f"speed-up (episodes/s): {batched['episodes_per_s'] / sequential['episodes_per_s']:.1f}x")
-
+    print(f"targets: batched >= {SPEEDUP_TARGET:g}x one at a time; < {OUTSIDE_TARGET:.0%} of wall time outside the model (batched)")
+    for config in configs:
+        batched, single = rows[(config.label, "batched")], rows[(config.label, "one at a time")]
+        ratios = [b["episodes_per_s"] / s["episodes_per_s"] for b, s in zip(batched, single)]
+        outside = [b["outside_model"] for b in batched]
+        same = batched[0]["tokens"] == single[0]["tokens"] and batched[0]["moves"] == single[0]["moves"]
+        flags = []
+        if statistics.median(ratios) < SPEEDUP_TARGET:
+            flags.append(f"MISSED speed-up by {SPEEDUP_TARGET / statistics.median(ratios):.1f}x")
+        if statistics.median(outside) >= OUTSIDE_TARGET:
+            flags.append(f"MISSED outside-model share ({statistics.median(outside):.0%})")
+        if not same:
+            flags.append("batched and one-at-a-time runs differ in tokens or moves")
+        print(
+            f"  {config.label}: speed-up {summary(ratios)}x, outside model (batched) {summary([o * 100 for o in outside])}%"
+            f"  {'; '.join(flags) or 'targets met'}"
+        )
+    labels = [config.label for config in configs]
+    if "generate, KV reuse on" in labels and "generate, KV reuse off" in labels:
+        on, off = rows[("generate, KV reuse on", "batched")], rows[("generate, KV reuse off", "batched")]
+        gains = [a["episodes_per_s"] / b["episodes_per_s"] for a, b in zip(on, off)]
+        print(f"  KV reuse on / off (batched): {summary(gains)}x")
 
 if __name__ == "__main__":
     main()
