@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 
 from parlour.envs.registry import game_class
 from parlour.leaderboard.results import EPISODES_FILE, RUN_KEYS, SUMMARY_FILE, Results, merge_stats, read_records, write_json
-from parlour.rollout import Plan, Rollout, agent_names, default_lineup, make_plan, play_in_workers, seat_order
+from parlour.rollout import Plan, Rollout, agent_names, default_lineup, make_plan, play_in_workers, play_on_ray, seat_order
 
 # The seating rules live in parlour.rollout; the leaderboard's verifier imports them from here too.
 __all__ = ["Plan", "Rollout", "agent_names", "default_lineup", "evaluate", "seat_order"]
@@ -69,6 +69,8 @@ def evaluate(
     out: str | os.PathLike[str] | None = None,
     progress: bool = True,
     challenge: str | dict[str, Any] | None = None,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> Results:
     """Play ``episodes`` episodes of ``env_id`` between ``agents`` and summarise them.
 
@@ -82,7 +84,8 @@ def evaluate(
         seed: the base seed; every game and agent seed derives from it and the episode index.
         rotate_seats: rotate the line-up with the episode index so every agent plays every seat.
         env_kwargs: the game's options.
-        workers: processes that play a share of the episodes each (CPU-bound agents and games).
+        workers: processes that play a share of the episodes each (CPU-bound agents and games);
+            one process plays them all where workers would not pay off (see :mod:`parlour.rollout`).
         in_flight: episodes played at once in each process; each agent is asked once per step for all of them.
         out: a bundle directory: finished episodes are appended as they end, a rerun resumes, the summary is written at the end.
         progress: show a progress bar (episodes done, rate, ETA).
@@ -90,6 +93,10 @@ def evaluate(
             leaderboard's URL (a challenge is asked for with ``$PARLOUR_TOKEN``, ``episodes`` as a
             wish) or a challenge it issued; its episode count and the seed derived from its nonce
             replace ``episodes`` and ``seed``, and the bundle names it, so that it counts.
+        executor: ``"local"`` (this process, or ``workers`` processes) or ``"ray"``: the episodes
+            are spread over a Ray cluster, one actor per node holding the agents
+            (:func:`parlour.rollout.play_on_ray`); ``workers`` is then unused.
+        ray_address: the Ray cluster to join with ``executor="ray"`` (default: ``$RAY_ADDRESS`` or a local one).
 
     Returns:
         :class:`Results` with the records sorted by episode index.
@@ -100,6 +107,8 @@ def evaluate(
         raise ValueError(f"episodes must be a non-negative int, got {episodes!r}")
     if not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
+    if executor not in ("local", "ray"):
+        raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
     plan = make_plan(env_id, agents, env_kwargs, seed, rotate_seats, in_flight)
     issued = None
     if challenge is not None:
@@ -140,6 +149,8 @@ def evaluate(
     try:
         if not pending:
             stream: Iterator[dict[str, Any]] = iter(())
+        elif executor == "ray":
+            stream = play_on_ray(plan, pending, ray_address, totals)
         elif workers == 1 or len(pending) == 1:
             rollout = Rollout(plan)
             stream = rollout.run(pending)

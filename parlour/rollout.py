@@ -10,7 +10,22 @@ pending decisions through ``act_batch`` (an LLM agent turns that into one
 batched generate call, an HTTP agent into overlapping requests). With several
 worker processes (:func:`play_in_workers`) the episodes are shared out, each
 process running its share this way; agents are rebuilt there from their spec
-strings, or sent pickled.
+strings, or sent pickled, and records come back in lists, not one by one.
+
+When workers pay off. A spawned worker re-imports parlour and builds its
+agents (seconds), so :func:`play_in_workers` first plays in its own process
+when every agent is a per-episode copy (scripted agents, whose records do not
+depend on where they are played): if the episodes finished in the first
+:data:`PROBE_SECONDS` predict that the rest takes less than
+:data:`WORKERS_PAY_OFF_S`, it finishes them there; otherwise the rest goes to
+the workers. With a batching agent (an LLM), whose samples depend on the
+batches it sees, the rule is fixed instead of timed, so a run is reproducible:
+workers are used only when each gets at least ``in_flight`` episodes.
+
+On a Ray cluster (:func:`play_on_ray`) one actor per node holds the agents
+(an LLM is loaded once per node and serves every episode played there) and
+plays chunks of episodes, dealt round-robin in index order, so that a cluster
+of the same size plays the same batches.
 
 Seating. ``agents`` is a list. With as many agents as seats, seats rotate with
 the episode index (episode i puts agent j in seat (i + j) mod n), so over a
@@ -79,6 +94,7 @@ __all__ = [
     "default_lineup",
     "make_plan",
     "play_in_workers",
+    "play_on_ray",
     "seat_order",
 ]
 
@@ -456,29 +472,110 @@ def ensure_registered(env_id: str, game_ref: tuple[str, str]) -> None:
         register(target)
 
 
+#: Seconds a worker process's records may wait before they are sent, as one list.
+SEND_EVERY_S = 0.2
+#: Seconds :func:`play_in_workers` plays in its own process to time the episodes before it decides on workers.
+PROBE_SECONDS = 1.0
+#: The predicted time left, in seconds, above which spawning worker processes pays off.
+WORKERS_PAY_OFF_S = 10.0
+
+
 def _work(plan: Plan, share: int, indices: list[int], messages: Any) -> None:
-    """A worker process: play ``indices`` and send ("record", r) per episode, then ("stats", s), or ("error", text)."""
+    """A worker process: play ``indices`` and send ("records", [r, ...]) now and then, then ("stats", s), or ("error", text)."""
     try:
         ensure_registered(plan.env_id, plan.game_ref)
         rollout = Rollout(plan, share)
+        batch: list[dict[str, Any]] = []
+        sent = time.perf_counter()
         for record in rollout.run(indices):
-            messages.put(("record", record))
+            batch.append(record)
+            if time.perf_counter() - sent >= SEND_EVERY_S:
+                messages.put(("records", batch))
+                batch, sent = [], time.perf_counter()
+        if batch:
+            messages.put(("records", batch))
         messages.put(("stats", rollout.agent_stats()))
     except BaseException:
         messages.put(("error", traceback.format_exc()))
 
 
-def play_in_workers(plan: Plan, indices: list[int], workers: int, totals: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """Play ``indices`` in ``workers`` spawned processes, yielding records as they arrive; agent stats are added to ``totals``."""
+def _check_sendable(plan: Plan, where: str) -> None:
+    """Refuse agents that cannot be pickled to ``where``, naming the fix."""
     for spec, name in zip(plan.specs, plan.names):
         if not isinstance(spec, str):
             try:
                 pickle.dumps(spec)
             except Exception as error:
                 raise TypeError(
-                    f"agent {name!r} cannot be sent to worker processes ({error}); give it as a spec string "
-                    "such as 'python:package.module:factory', make it picklable, or use workers=1"
+                    f"agent {name!r} cannot be sent to {where} ({error}); give it as a spec string "
+                    "such as 'python:package.module:factory', make it picklable, or play in one process"
                 ) from None
+
+
+def play_in_workers(plan: Plan, indices: list[int], workers: int, totals: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Play ``indices`` in up to ``workers`` spawned processes, yielding records as they arrive; agent stats are added to ``totals``.
+
+    Falls back to this process where workers cannot pay off (see the module docstring).
+    """
+    _check_sendable(plan, "worker processes")
+    if any(_batching(spec) for spec in plan.specs):
+        # A model is not loaded here just to learn that the workers will play.
+        if len(indices) >= workers * plan.in_flight:
+            yield from _spawn(plan, indices, workers, totals)[1]
+            return
+    local = Rollout(plan)
+    processes: list[Any] = []
+    try:
+        if any(local.shared):
+            if len(indices) >= workers * plan.in_flight:
+                yield from _spawn(plan, indices, workers, totals)[1]
+            else:
+                yield from local.run(indices)
+            return
+        # Episodes are handed to this process one at a time, so that it can stop taking new ones and finish those it began.
+        taken: list[int] = []
+        stop = False
+
+        def feed() -> Iterator[int]:
+            for index in indices:
+                if stop:
+                    return
+                taken.append(index)
+                yield index
+
+        played = 0
+        started = time.perf_counter()
+        for record in local.play(feed(), track=()):
+            played += 1
+            yield record.record
+            elapsed = time.perf_counter() - started
+            if (
+                not stop
+                and len(taken) < len(indices)
+                and elapsed >= PROBE_SECONDS
+                and elapsed / played * (len(indices) - played) >= WORKERS_PAY_OFF_S
+            ):
+                stop = True
+                # The workers start now and import while this process finishes the episodes it began.
+                processes, rest = _spawn(plan, indices[len(taken) :], workers, totals)
+        if stop:
+            yield from rest
+    finally:
+        for total, stats in zip(totals, local.agent_stats()):
+            merge_stats(total, stats)
+        # Workers started for the rest are stopped too when this process's share failed.
+        _stop(processes)
+
+
+def _batching(spec: Any) -> bool:
+    """Whether an agent spec is known, without building it, to be a batching (LLM) agent."""
+    if isinstance(spec, str):
+        return spec.startswith(("hf:", "openai:"))
+    return hasattr(spec, "act_batch")
+
+
+def _spawn(plan: Plan, indices: list[int], workers: int, totals: list[dict[str, Any]]) -> tuple[list[Any], Iterator[dict[str, Any]]]:
+    """Start ``workers`` spawned processes on ``indices`` now: the processes, and an iterator of their records (see :func:`play_in_workers`)."""
     context = multiprocessing.get_context("spawn")
     messages = context.Queue()
     processes = [
@@ -488,6 +585,11 @@ def play_in_workers(plan: Plan, indices: list[int], workers: int, totals: list[d
     ]
     for process in processes:
         process.start()
+    return processes, _collect(processes, messages, totals)
+
+
+def _collect(processes: list[Any], messages: Any, totals: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The records of started worker processes as they arrive; their agent stats are added to ``totals``."""
     finished = 0
     try:
         while finished < len(processes):
@@ -497,8 +599,8 @@ def play_in_workers(plan: Plan, indices: list[int], workers: int, totals: list[d
                 if any(process.exitcode not in (None, 0) for process in processes):
                     raise RuntimeError("an evaluation worker process died; see its output above") from None
                 continue
-            if kind == "record":
-                yield payload
+            if kind == "records":
+                yield from payload
             elif kind == "stats":
                 finished += 1
                 for total, stats in zip(totals, payload):
@@ -506,7 +608,73 @@ def play_in_workers(plan: Plan, indices: list[int], workers: int, totals: list[d
             else:
                 raise RuntimeError(f"an evaluation worker failed:\n{payload}")
     finally:
-        for process in processes:
-            if process.is_alive():
-                process.terminate()
-            process.join()
+        _stop(processes)
+
+
+def _stop(processes: list[Any]) -> None:
+    """End worker processes that are still running and reap them all."""
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+        process.join()
+
+
+class _NodeRollout:
+    """A Ray actor's state: one :class:`Rollout` (its agents built once) that plays the chunks sent to it."""
+
+    def __init__(self, plan: Plan, share: int):
+        ensure_registered(plan.env_id, plan.game_ref)
+        self.rollout = Rollout(plan, share)
+
+    def play(self, indices: list[int]) -> list[dict[str, Any]]:
+        """The records of ``indices``, as one list."""
+        return list(self.rollout.run(indices))
+
+    def stats(self) -> list[dict[str, Any]]:
+        """The agents' accounting so far."""
+        return self.rollout.agent_stats()
+
+
+def play_on_ray(plan: Plan, indices: list[int], address: str | None, totals: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Play ``indices`` on a Ray cluster, one actor per node, yielding records as chunks finish; agent stats are added to ``totals``.
+
+    ``address`` is the cluster's (``"auto"``, ``"ray://host:10001"``, ...);
+    ``None`` joins the cluster named by ``$RAY_ADDRESS`` or a local one, starting
+    it if there is none. An already connected driver is used as it is. Each
+    actor takes one CPU, and one GPU on a node that has one, where the agents'
+    models go. Chunks of at least ``in_flight`` episodes are dealt round-robin
+    in index order, so the same cluster size plays the same batches.
+    """
+    try:
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    except ImportError:
+        raise ImportError("executor='ray' needs Ray: pip install 'parlour[ray]'") from None
+    _check_sendable(plan, "a Ray cluster")
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, logging_level="warning", log_to_driver=False)
+    nodes = sorted((node for node in ray.nodes() if node["Alive"]), key=lambda node: node["NodeID"])
+    if not nodes:
+        raise RuntimeError("the Ray cluster has no live node")
+    remote = ray.remote(_NodeRollout)
+    actors = [
+        remote.options(
+            num_cpus=1,
+            num_gpus=1 if node["Resources"].get("GPU", 0) >= 1 else 0,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False),
+        ).remote(plan, share)
+        for share, node in enumerate(nodes)
+    ]
+    size = max(plan.in_flight, -(-len(indices) // (4 * len(actors))))
+    chunks = [indices[start : start + size] for start in range(0, len(indices), size)]
+    waiting = [actors[number % len(actors)].play.remote(chunk) for number, chunk in enumerate(chunks)]
+    try:
+        while waiting:
+            done, waiting = ray.wait(waiting, num_returns=1)
+            yield from ray.get(done[0])
+        for per_agent in ray.get([actor.stats.remote() for actor in actors]):
+            for total, stats in zip(totals, per_agent):
+                merge_stats(total, stats)
+    finally:
+        for actor in actors:
+            ray.kill(actor)
