@@ -106,6 +106,9 @@ class LiveHub:
             raise Rejected(f"{name!r} is a built-in agent's name; name your own agent differently")
         if opponent not in builtins:
             raise Rejected(f"opponent must be a built-in agent of {env_id}: {', '.join(builtins)}")
+        clash = self.board.store.name_clash(name, submitter)
+        if clash is not None:
+            raise Rejected(clash)
         count = self.board.challenge_episodes if episodes is None else episodes
         if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= self.max_episodes:
             raise Rejected(f"episodes must be an int from 1 to {self.max_episodes}")

@@ -787,6 +787,20 @@ class Store:
             target[env_id] = target.get(env_id, 0) + number
         return {"name": name, "slug": row.slug, "owner": row[2], "episodes": counted, "self_reported": reported}
 
+    def name_clash(self, name: str, submitter: str) -> str | None:
+        """Why ``submitter`` may not use the agent name ``name`` (another's, or a look-alike of another name), or None."""
+        with self.read() as session:
+            row = session.execute(
+                select(Agent.name, Submitter.name).outerjoin(Submitter, Submitter.id == Agent.owner_id).where(Agent.skeleton == skeleton_key(name))
+            ).first()
+        if row is None:
+            return None
+        if row[0] != name:
+            return f"agent name {name[:80]!r} looks like the existing agent name {row[0][:80]!r}; choose a clearly different name"
+        if row[1] is not None and row[1] != submitter:
+            return f"agent name {name[:80]!r} belongs to another submitter; choose another name"
+        return None
+
     def agent_by_slug(self, agent_slug: str) -> str | None:
         """The agent name whose page slug is ``agent_slug``."""
         with self.read() as session:

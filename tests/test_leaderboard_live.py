@@ -16,12 +16,21 @@ from tests.test_leaderboard_server import cli, server
 TTT = "parlour/TicTacToe-v0"
 
 
+DATABASES: dict[str, str] = {}
+
+
+def base_db(base: str) -> str:
+    """The database file of the served leaderboard at ``base``."""
+    return DATABASES[base]
+
+
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory):
     """A served leaderboard (turns time out after half a second) and a submitter token."""
-    db = f"sqlite:///{tmp_path_factory.mktemp('live')}/lb.db"
-    token = Leaderboard(db).add_submitter("alice")
-    with server(db, "--turn-timeout", "0.5") as (base, _):
+    path = f"{tmp_path_factory.mktemp('live')}/lb.db"
+    token = Leaderboard(f"sqlite:///{path}").add_submitter("alice")
+    with server(f"sqlite:///{path}", "--turn-timeout", "0.5") as (base, _):
+        DATABASES[base] = path
         yield base, token
 
 
@@ -107,6 +116,12 @@ def test_live_match_errors_are_clear(live_server):
     assert refused.status_code == 422 and "opponent must be a built-in agent" in refused.json()["reason"]
     mimic = httpx.post(base + "/api/live", json={"env_id": KUHN, "agent": "Nash"}, headers=auth)
     assert mimic.status_code == 422 and "looks like 'nash'" in mimic.json()["reason"]
+    other = Leaderboard(f"sqlite:///{base_db(base)}")
+    bob = other.add_submitter("bob")
+    taken = httpx.post(base + "/api/live", json={"env_id": KUHN, "agent": "watcher"}, headers={"Authorization": f"Bearer {bob}"})
+    assert taken.status_code == 422 and "belongs to another submitter" in taken.json()["reason"]
+    lookalike = httpx.post(base + "/api/live", json={"env_id": KUHN, "agent": "WATCHER"}, headers={"Authorization": f"Bearer {bob}"})
+    assert lookalike.status_code == 422 and "looks like the existing agent name 'watcher'" in lookalike.json()["reason"]
     match = httpx.post(base + "/api/live", json={"env_id": KUHN, "agent": "x", "episodes": 1}, headers=auth).json()["match"]
     stale = httpx.post(f"{base}/api/live/{match}/act", json={"turn": 99, "action": "bet"}, headers=auth)
     assert stale.status_code == 409 and "is not awaited" in stale.json()["reason"]

@@ -14,6 +14,9 @@ from sqlalchemy.exc import IntegrityError
 from parlour.leaderboard.runner import evaluate
 from parlour.leaderboard.store import (
     Agent,
+    ChallengeError,
+    Quota,
+    QuotaExceeded,
     Episode,
     EpisodeSeat,
     NameTaken,
@@ -216,3 +219,34 @@ def test_a_long_seed_is_stored(store):
     assert stored.new_episodes == 1
     with store.read() as session:
         assert session.scalar(select(Episode.seed)) == str(long_seed)
+
+
+def test_a_challenge_is_consumed_once_even_by_concurrent_submissions(store):
+    challenge = store.issue_challenge("alice", ENV, 0, ["random", "minimax"], [0, 1], True, 10, ttl=60, max_open=4)
+    assert store.challenge(challenge["id"])["submission"] is None
+    with pytest.raises(ChallengeError, match="still open"):
+        store.issue_challenge("alice", ENV, 0, ["random", "minimax"], [0, 1], True, 10, ttl=60, max_open=4)
+    batches = [list(episodes(6, seed=2))[:3], list(episodes(6, seed=2))[3:]]
+    outcomes, errors = [], []
+
+    def client(batch):
+        """Submit one batch for the same challenge."""
+        try:
+            outcomes.append(store.add_submission("alice", ENV, 0, {}, batch, source="challenge", challenge=challenge["id"]))
+        except ChallengeError as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=client, args=(batch,)) for batch in batches]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(outcomes) == 1 and len(errors) == 1 and "already used" in str(errors[0])
+    assert store.episode_count(ENV, counted=True) == 3 and store.challenge(challenge["id"])["submission"] == outcomes[0].submission_id
+
+
+def test_quota_is_checked_in_the_storing_transaction(store):
+    store.add_submission("alice", ENV, 0, {}, list(episodes(4)), quota=Quota(max_bytes=None, max_episodes=5))
+    with pytest.raises(QuotaExceeded, match="you store 4 of your quota of 5 episodes"):
+        store.add_submission("alice", ENV, 0, {}, list(episodes(4, seed=3)), quota=Quota(max_bytes=None, max_episodes=5))
+    assert store.episode_count() == 4
