@@ -69,7 +69,7 @@ def register(game_cls: type[Game]) -> type[Game]:
     _GAMES[env_id] = game_cls
     gymnasium.registry.pop(env_id, None)
     # A game with batched rules (a ``batch`` class) also gets the batched vector face (envs/core/vector.py).
-    vector = functools.partial(make_vector_env, game_cls) if getattr(game_cls, "batch", None) is not None else None
+    vector = functools.partial(make_vector_env, game_cls) if game_cls.batch is not None else None
     gymnasium.register(id=env_id, entry_point=functools.partial(GymGame, game_cls), vector_entry_point=vector)
     for kind, face in (("aec", AECGame), ("parallel", ParallelGame)):
         getattr(pettingzoo, f"{kind}_registry").pop(env_id, None)

@@ -124,6 +124,9 @@ class Game:
     vector_size: int = 0
     #: The tools a player may call before its move (see :mod:`parlour.envs.core.tools`); empty for most games.
     tools: list[Tool] = []
+    #: The game's rules batched over many episodes in numpy (a :class:`parlour.envs.core.vector.GameBatch`
+    #: subclass in the same file), which gives it the batched vector face; ``None`` for most games.
+    batch: ClassVar[type | None] = None
 
     # ----------------------------------------------------------------- metadata
     @classmethod

@@ -321,7 +321,7 @@ class VectorGame(VectorEnv):
             raise ValueError(f"the batched face has obs_mode='vector' only, got {obs_mode!r}; for text use vectorization_mode='sync' or 'async'")
         if render_mode is not None:
             raise ValueError(f"the batched face does not render (render_mode={render_mode!r}); render a one-episode environment instead")
-        batch_cls = getattr(game_cls, "batch", None)
+        batch_cls = game_cls.batch
         if batch_cls is None:
             raise ValueError(f"{game_cls.name} has no batched rules (no batch class); use vectorization_mode='sync'")
         self.num_envs = n = int_option("num_envs", num_envs, 1)
