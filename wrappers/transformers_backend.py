@@ -24,8 +24,12 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from parlour.wrappers.backend import Completion, Message
 
+#: Token counts of message lists remembered by :meth:`TransformersBackend.count_tokens` (oldest dropped first).
+COUNT_CACHE_SIZE = 1 << 14
 #: ``dtype`` names accepted besides ``"auto"``.
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -110,9 +114,10 @@ class TransformersBackend:
             raise ValueError(f"kv_cache_tokens must be >= 0, got {kv_cache_tokens}")
         self.kv_reuse = kv_reuse and kv_cache_tokens > 0 and _plain_cache(self.model.config)
         self.kv_cache_tokens = kv_cache_tokens
-        #: token ids -> per layer (keys, values) of shape (heads, len(ids), head_dim), least recently used first.
-        self._store: OrderedDict[tuple[int, ...], list[tuple[Any, Any]]] = OrderedDict()
+        #: token ids -> (the ids as an array, per layer (keys, values) of shape (heads, len(ids), head_dim)), least recently used first.
+        self._store: OrderedDict[tuple[int, ...], tuple[Any, list[tuple[Any, Any]]]] = OrderedDict()
         self._stored_tokens = 0
+        self._counts: dict[tuple[tuple[str, str], ...], int] = {}
         self.usage: dict[str, float] = {"model_s": 0.0, "prompt_tokens": 0, "cached_tokens": 0, "generate_calls": 0}
 
     def render(self, messages: list[Message], generation_prompt: bool = True) -> str:
@@ -131,8 +136,15 @@ class TransformersBackend:
         return f"{transcript}\n\nassistant:" if generation_prompt else transcript
 
     def count_tokens(self, messages: list[Message]) -> int:
-        """Prompt tokens of ``messages`` as rendered (without the generation prompt)."""
-        return len(self.tokenizer(self.render(messages, generation_prompt=False), add_special_tokens=False)["input_ids"])
+        """Prompt tokens of ``messages`` as rendered (without the generation prompt); remembered, since the agent's window asks for every turn on every call."""
+        key = tuple((m["role"], m["content"]) for m in messages)
+        count = self._counts.get(key)
+        if count is None:
+            count = len(self.tokenizer(self.render(messages, generation_prompt=False), add_special_tokens=False)["input_ids"])
+            if len(self._counts) >= COUNT_CACHE_SIZE:
+                self._counts.pop(next(iter(self._counts)))
+            self._counts[key] = count
+        return count
 
     def generate(self, conversations: list[list[Message]], seed: int | None = None) -> list[Completion]:
         """One completion per conversation, from a single batched ``generate`` call."""
@@ -179,8 +191,9 @@ class TransformersBackend:
     def _lookup(self, ids: list[int]) -> tuple[int, list[tuple[Any, Any]] | None]:
         """The stored cache sharing the longest prefix with ``ids``, cut to that prefix (at most ``len(ids) - 1`` tokens)."""
         best, layers = 0, None
-        for key, value in self._store.items():
-            n = _common_prefix(key, ids)
+        wanted = np.asarray(ids)
+        for key, (array, value) in self._store.items():
+            n = _common_prefix(array, wanted)
             if n > best:
                 best, layers, match = n, value, key
         # The last prompt token is always run: generation needs its logits.
@@ -232,10 +245,10 @@ class TransformersBackend:
         if key in self._store:
             self._store.move_to_end(key)
             return
-        self._store[key] = [(layer.keys[row][:, index], layer.values[row][:, index]) for layer in cache.layers]
+        self._store[key] = (np.asarray(key), [(layer.keys[row][:, index], layer.values[row][:, index]) for layer in cache.layers])
         self._stored_tokens += len(key)
         # A prompt that this sequence extends is now redundant.
-        for other in [k for k in self._store if len(k) < len(key) and key[: len(k)] == k]:
+        for other in [k for k in self._store if len(k) < len(key) and k[-1] == key[len(k) - 1] and key[: len(k)] == k]:
             self._stored_tokens -= len(other)
             del self._store[other]
         while self._stored_tokens > self.kv_cache_tokens and self._store:
@@ -248,19 +261,11 @@ class TransformersBackend:
         self._stored_tokens = 0
 
 
-def _common_prefix(a: tuple[int, ...], b: list[int]) -> int:
-    """The length of the longest common prefix of two token sequences."""
+def _common_prefix(a: Any, b: Any) -> int:
+    """The length of the longest common prefix of two token sequences (numpy arrays)."""
     n = min(len(a), len(b))
-    if a[:n] == tuple(b[:n]):
-        return n
-    low, high = 0, n
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == tuple(b[:middle]):
-            low = middle
-        else:
-            high = middle - 1
-    return low
+    differ = np.flatnonzero(a[:n] != b[:n])
+    return int(differ[0]) if len(differ) else n
 
 
 def _plain_cache(config: Any) -> bool:
