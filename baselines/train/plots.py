@@ -60,8 +60,12 @@ def plot_learning(eval_csv: str | Path, out: str | Path, title: str = "") -> lis
     opponents = list(dict.fromkeys(str(row["opponent"]) for row in rows))
     written = []
     for x_column, x_label, name in AXES:
-        figure, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.0), squeeze=False)
-        for axis, (column, label) in zip(axes[0], panels):
+        columns = min(3, len(panels))
+        lines = math.ceil(len(panels) / columns)
+        figure, axes = plt.subplots(lines, columns, figsize=(3.6 * columns, 2.8 * lines), squeeze=False)
+        for axis in axes.flat[len(panels):]:
+            axis.set_visible(False)
+        for axis, (column, label) in zip(axes.flat, panels):
             for opponent in opponents:
                 mine = [row for row in rows if str(row["opponent"]) == opponent and not math.isnan(row.get(column, math.nan))]
                 if not mine:

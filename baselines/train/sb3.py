@@ -84,17 +84,17 @@ class SB3TrainConfig:
     seed: int = 0
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     #: Environments stepped together (``DummyVecEnv``, one process).
-    n_envs: int = 8
+    n_envs: int = 16
     #: Steps per environment per PPO update.
-    n_steps: int = 128
-    batch_size: int = 256
-    n_epochs: int = 4
-    learning_rate: float = 3e-4
+    n_steps: int = 64
+    batch_size: int = 128
+    n_epochs: int = 10
+    learning_rate: float = 2e-3
     gamma: float = 1.0
-    gae_lambda: float = 0.95
+    gae_lambda: float = 1.0
     ent_coef: float = 0.01
     #: Hidden layer sizes of the policy and value networks.
-    net: tuple[int, ...] = (64, 64)
+    net: tuple[int, ...] = (128, 128)
     snapshot_every: int = 10_000
     eval_every: int = 10_000
     eval_episodes: int = 100
@@ -104,7 +104,9 @@ class SB3TrainConfig:
     #: Scripted league anchors (default: every scripted agent of the game that is fast enough).
     anchors: list[str] | None = None
     anchor_budget_ms: float = 2.0
-    pfsp_power: float = 2.0
+    pfsp_power: float = 0.5
+    #: The least PFSP weight of a member (before normalising), so no member is starved.
+    pfsp_floor: float = 0.4
     max_snapshots: int = 20
     #: How the saved agent plays: the most likely move (True) or a sample (False).
     deterministic: bool = False
@@ -162,8 +164,8 @@ class SelfPlayEnv(gymnasium.Env):
 
     Observations are the seat's vector (``Box``), actions move indices;
     ``action_masks()`` gives the legal ones (``sb3_contrib.MaskablePPO`` reads it).
-    ``env_seconds`` and ``opponent_seconds`` add up the time spent in the game
-    and in the league's agents (for throughput accounting).
+    ``env_seconds`` adds up the time spent in ``reset`` and ``step``: the game
+    and the league's agents, everything but the learner (throughput accounting).
     """
 
     metadata = {"render_modes": []}
@@ -307,7 +309,7 @@ def train_sb3(config: SB3TrainConfig) -> dict[str, Any]:
     if slow and config.progress:
         print(f"league: left out {', '.join(slow)}: slower than {config.anchor_budget_ms:g} ms per move (name them with --anchors to include)")
 
-    league = League(power=config.pfsp_power, max_snapshots=config.max_snapshots)
+    league = League(power=config.pfsp_power, floor=config.pfsp_floor, max_snapshots=config.max_snapshots)
     for name in anchors:
         league.add(name, make_scripted(name, config.env_id), "scripted")
     seeds = np.random.SeedSequence(config.seed).spawn(config.n_envs)
@@ -333,6 +335,7 @@ def train_sb3(config: SB3TrainConfig) -> dict[str, Any]:
     train_rows: list[dict[str, Any]] = []
     timing = {"eval_seconds": 0.0}
     started = time.perf_counter()
+    cpu_started = time.process_time()
     measure_exploitability = exploit.supported(config.env_id, config.env_kwargs)
 
     def snapshot(timesteps: int) -> PolicyAgent:
@@ -443,6 +446,7 @@ def train_sb3(config: SB3TrainConfig) -> dict[str, Any]:
         model.learn(total_timesteps=config.steps, callback=callback)
         callback.update_done()
         train_seconds = time.perf_counter() - started
+        cpu_seconds = time.process_time() - cpu_started
         final = evaluate(callback.updates, model.num_timesteps, extra=[callback.first])
     finally:
         if callback.bar is not None:
@@ -462,6 +466,8 @@ def train_sb3(config: SB3TrainConfig) -> dict[str, Any]:
         "updates": callback.updates,
         "train_seconds": round(train_seconds, 1),
         "eval_seconds": round(timing["eval_seconds"], 1),
+        # CPU time of this process: wall time alone overstates the cost on a machine shared with other work.
+        "cpu_seconds": round(cpu_seconds, 1),
         "machine": f"{platform.machine()}, {platform.system()}, torch threads {config.torch_threads}",
         "settings": {k: (list(v) if isinstance(v, tuple) else str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(config).items()},
         "final_evaluation": [{k: row[k] for k in row if k not in ("update", "timesteps", "wall_s")} for row in final],

@@ -64,6 +64,8 @@ def register_sb3(trainers: argparse._SubParsersAction) -> None:
     sb3.add_argument("--opponent", action="append", dest="opponents", metavar="NAME", help="an evaluation opponent, repeatable (default: random and the strong agent)")
     sb3.add_argument("--anchors", metavar="NAMES", help="scripted league members, comma-separated (default: every scripted agent fast enough)")
     sb3.add_argument("--pfsp-power", type=float, default=defaults.pfsp_power, help=f"PFSP weighting (1 - p)^power (default {defaults.pfsp_power:g})")
+    sb3.add_argument("--pfsp-floor", type=float, default=defaults.pfsp_floor, help=f"least PFSP weight of a league member (default {defaults.pfsp_floor:g})")
+    sb3.add_argument("--max-snapshots", type=int, default=defaults.max_snapshots, help=f"snapshots kept in the league (default {defaults.max_snapshots})")
     sb3.add_argument("--deterministic", action="store_true", help="the saved agent plays its most likely move instead of sampling")
     sb3.add_argument("--quiet", action="store_true", help="no progress bar")
     sb3.set_defaults(handler=run_sb3)
@@ -99,6 +101,8 @@ def run_sb3(args: argparse.Namespace) -> int:
         opponents=args.opponents,
         anchors=args.anchors.split(",") if args.anchors else None,
         pfsp_power=args.pfsp_power,
+        pfsp_floor=args.pfsp_floor,
+        max_snapshots=args.max_snapshots,
         deterministic=args.deterministic,
         progress=not args.quiet,
         command=shlex.join(["parlour", *sys.argv[1:]]) if sys.argv[1:2] == ["train"] else "",
@@ -231,6 +235,9 @@ def run_llm(args: argparse.Namespace) -> int:
     summary = train_llm(config)
     for label, rows in (("before", summary["first"]), ("after", summary["last"])):
         for row in rows:
+            if "exploitability" in row:
+                print(f"  {label}: exploitability {row['exploitability']:.4f} chips per hand")
+                continue
             print(
                 f"  {label} vs {row['opponent']}: win {row['win_rate']:.2f} [{row['win_low']:.2f}, {row['win_high']:.2f}], "
                 f"mean return {row['mean_return']:+.3f}, invalid {row['invalid_rate']:.3f} ({row['episodes']} episodes)"
