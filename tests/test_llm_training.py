@@ -12,6 +12,7 @@ import csv
 import gzip
 import json
 import random
+import re
 from pathlib import Path
 from typing import Iterator
 
@@ -244,3 +245,25 @@ def test_league_weights_split_within_each_kind_and_fall_back_to_the_mirror(model
     entries, weights = trainer.league()
     assert [name for name, _ in entries] == ["mirror", "snapshot-3", "minimax", "random"]
     assert weights == pytest.approx([0.25, 0.5, 0.125, 0.125])
+
+
+def test_exploitability_of_the_llm_on_kuhn_poker_replays_each_information_state(tmp_path: Path) -> None:
+    pytest.importorskip("pyspiel")
+    from parlour.baselines.train.llm import llm_exploitability, llm_tabular_policy, seed_for_deal
+
+    folder = make_tiny_model(tmp_path / "tiny")
+    policy = LMPolicy(TransformersBackend(folder, device="cpu", dtype="float32"))
+    table, prompts = llm_tabular_policy("parlour/KuhnPoker-v0", policy)
+    assert len(prompts) == len(table.states) == 12
+    names = {0: "Jack", 1: "Queen", 2: "King"}
+    for state, prompt in zip(table.states, prompts):
+        # The replayed conversation tells the acting player the card OpenSpiel dealt it, and no other card.
+        card = state.full_history()[state.current_player()].action
+        told = re.findall(r"Your card(?: is the|:) (Jack|Queen|King)", policy.tokenizer.decode(prompt))
+        assert told and set(told) == {names[card]}
+        probs = table.action_probability_array[table.state_lookup[state.information_state_string()]]
+        assert probs.sum() == pytest.approx(1.0) and (probs[state.legal_actions()] > 0).all()
+    assert seed_for_deal("parlour/KuhnPoker-v0", [2, 0]) == seed_for_deal("parlour/KuhnPoker-v0", [2, 0])
+    value = llm_exploitability("parlour/KuhnPoker-v0", policy)
+    # A near-uniform policy is far from Kuhn's equilibrium but loses at most the pot.
+    assert 0.05 < value < 2.0

@@ -46,7 +46,10 @@ policy entropy and the response length; ``DIR/train.csv`` the training metrics
 of every update (return and win rate in the training games, loss, KL, clipped
 fraction, decisions, tokens, rollout and update seconds); ``DIR/learning.png``
 and ``DIR/learning_time.png`` plot the evaluation against updates and wall time
-(:func:`parlour.baselines.train.plots.plot_learning`). The final model is a
+(:func:`parlour.baselines.train.plots.plot_learning`). On KuhnPoker and
+LeducHoldem in ``score_legal`` mode each evaluation also measures the
+policy's exploitability with OpenSpiel (:func:`llm_exploitability`; a row
+whose opponent is ``best response``). The final model is a
 Hugging Face folder, ``DIR/checkpoint`` (LoRA adapters merged), so
 ``hf:DIR/checkpoint`` plays it anywhere an agent spec is taken;
 ``DIR/training.json`` records the settings.
@@ -70,9 +73,10 @@ import numpy as np
 
 from parlour.baselines.train.advantages import ESTIMATORS, compute_advantages
 from parlour.baselines.train.evaluation import strong_agent, wilson
+from parlour.baselines.train.exploitability import supported as exploitability_supported
 from parlour.baselines.train.llm_policy import MODES, LMPolicy, candidate_logprobs, completion_logprobs
 from parlour.baselines.train.plots import plot_learning
-from parlour.envs.core.match import make_game
+from parlour.envs.core.match import Match, make_game
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
 from parlour.agents import agent_name
@@ -88,8 +92,10 @@ TRAIN_COLUMNS = (
 #: The columns of ``eval.csv``.
 EVAL_COLUMNS = (
     "update", "wall_s", "opponent", "episodes", "wins", "draws", "losses", "win_rate", "win_low", "win_high",
-    "mean_return", "invalid_rate", "entropy", "response_tokens",
+    "mean_return", "invalid_rate", "entropy", "response_tokens", "exploitability",
 )
+#: Game seeds whose deal is a given one, per environment: ``{(env_id, cards): seed}`` (see :func:`seed_for_deal`).
+_DEAL_SEEDS: dict[tuple[str, tuple[Any, ...]], int] = {}
 
 
 def view_hash(view: Any) -> str:
@@ -133,6 +139,8 @@ class LLMTrainConfig:
     eval_opponents: list[str] | None = None
     eval_seed: int = 1_000_003
     eval_greedy: bool = True
+    #: Measure the exploitability at each evaluation where it can be computed (KuhnPoker, LeducHoldem, ``score_legal``).
+    exploitability: bool = True
     seed: int = 0
     lora: bool = False
     lora_rank: int = 8
@@ -182,6 +190,98 @@ class _GroupedPlan(Plan):
         game_seed, _ = episode_seeds(self.seed, episode // self.group_size, len(self.players))
         _, seat_seeds = episode_seeds(self.seed, episode, len(self.players))
         return game_seed, seat_seeds
+
+
+def seed_for_deal(env_id: str, cards: Sequence[int], limit: int = 100_000) -> int:
+    """The smallest game seed whose deal is the one OpenSpiel's chance ``cards`` describe (KuhnPoker, LeducHoldem).
+
+    The text a player is shown tells its card when the hand is dealt, so an
+    information state's text is replayed from a real deal rather than from
+    cards put into a game afterwards.
+    """
+    from parlour.baselines.train.exploitability import ADAPTERS
+
+    key = (env_id, tuple(cards))
+    if key not in _DEAL_SEEDS:
+        adapter, game_cls = ADAPTERS[env_id], game_class(env_id)
+        for seed in range(limit):
+            match = Match(game_cls, {})
+            match.reset(seed)
+            wanted = copy.deepcopy(match.game)
+            adapter.deal(wanted, list(cards))
+            if list(wanted.cards) == list(match.game.cards):
+                _DEAL_SEEDS[key] = seed
+                break
+        else:
+            raise RuntimeError(f"no seed below {limit} deals {list(cards)} in {env_id}")
+    return _DEAL_SEEDS[key]
+
+
+def llm_tabular_policy(env_id: str, policy: LMPolicy, micro_batch: int = 64) -> tuple[Any, list[list[int]]]:
+    """The OpenSpiel ``TabularPolicy`` of an LLM's softmax over legal moves, and the prompt of every information state.
+
+    Each OpenSpiel information state is replayed in parlour from a seed with
+    the same deal (:func:`seed_for_deal`), the acting player's conversation
+    built as in play (its observations and its own earlier moves), and the
+    legal moves scored as in ``score_legal`` mode.
+    """
+    import pyspiel
+    import torch
+    from open_spiel.python import policy as openspiel_policy
+
+    from parlour.baselines.train.exploitability import ADAPTERS
+
+    adapter, game_cls = ADAPTERS[env_id], game_class(env_id)
+    table = openspiel_policy.TabularPolicy(pyspiel.load_game(adapter.openspiel))
+    scorer = policy.copy_with(policy.model)
+    prompts, candidates, targets = [], [], []
+    for row, state in enumerate(table.states):
+        history = state.full_history()
+        match = Match(game_cls, {})
+        match.reset(seed_for_deal(env_id, [item.action for item in history if item.player == pyspiel.PlayerId.CHANCE]))
+        player = match.players[state.current_player()]
+        name, _ = scorer._extractor({"env_id": env_id})
+        for item in history:
+            if item.player == pyspiel.PlayerId.CHANCE:
+                continue
+            acting = match.acting()[0]
+            move = adapter.move(match.game, item.action)
+            if acting == player:
+                scorer._observe((row, player), match.agent_observation(acting), name).reply(move)
+            match.submit(acting, move)
+        conversation = scorer._observe((row, player), match.agent_observation(player), name)
+        legal = match.legal_moves_of(player)
+        actions = state.legal_actions()
+        translated = [adapter.move(match.game, action) for action in actions]
+        if sorted(translated) != sorted(legal):
+            raise RuntimeError(f"{env_id} offers {legal} where OpenSpiel's {adapter.openspiel} offers {translated}")
+        prompts.append(scorer.prompt_ids(conversation.messages(scorer.history_turns)))
+        candidates.append([scorer.move_ids(move) for move in legal])
+        targets.append([(action, legal.index(move)) for action, move in zip(actions, translated)])
+    table.action_probability_array[:] = 0.0
+    with torch.no_grad():
+        for start in range(0, len(prompts), micro_batch):
+            scored = candidate_logprobs(policy.model, prompts[start : start + micro_batch], candidates[start : start + micro_batch], policy.pad_id)
+            for row, per_token in enumerate(scored, start):
+                probs = torch.softmax(torch.stack([t.sum() for t in per_token]) / policy.temperature, dim=0).tolist()
+                for action, index in targets[row]:
+                    table.action_probability_array[row, action] = probs[index]
+    return table, prompts
+
+
+def llm_exploitability(env_id: str, policy: LMPolicy) -> float:
+    """Exploitability of the LLM's ``score_legal`` policy on KuhnPoker or LeducHoldem (chips per hand; 0 at a Nash equilibrium).
+
+    OpenSpiel's exact best response of each seat against :func:`llm_tabular_policy`,
+    averaged over the seats, as :mod:`parlour.baselines.train.exploitability` measures the SB3 policies.
+    """
+    import pyspiel
+    from open_spiel.python.algorithms import exploitability as openspiel_exploitability
+
+    from parlour.baselines.train.exploitability import ADAPTERS
+
+    table, _ = llm_tabular_policy(env_id, policy)
+    return float(openspiel_exploitability.exploitability(pyspiel.load_game(ADAPTERS[env_id].openspiel), table))
 
 
 @dataclass
@@ -443,6 +543,9 @@ class LLMTrainer:
             plan = make_plan(config.env_id, [policy, opponent], dict(config.env_kwargs), seed=config.eval_seed, in_flight=config.eval_episodes)
             played = list(Rollout(plan).play(range(config.eval_episodes), track={0}))
             rows.append(self._summary(update, opponent, played))
+        if config.exploitability and config.mode == "score_legal" and exploitability_supported(config.env_id, config.env_kwargs):
+            value = llm_exploitability(config.env_id, policy)
+            rows.append({"update": update, "wall_s": round(time.perf_counter() - self.started, 3), "opponent": "best response", "exploitability": value})
         self.eval_rows.extend(rows)
         return rows
 
@@ -544,9 +647,9 @@ class LLMTrainer:
             if update % config.eval_every == 0 or update == config.updates:
                 latest = self.evaluate(update)
             self._write_csv()
-            bar.set_postfix(
-                {"return": f"{row['mean_return']:+.2f}", "entropy": f"{row['entropy']:.2f}", **{f"win/{r['opponent']}": f"{r['win_rate']:.2f}" for r in latest}}
-            )
+            shown = {f"win/{r['opponent']}": f"{r['win_rate']:.2f}" for r in latest if "win_rate" in r}
+            shown.update({"exploit": f"{r['exploitability']:.3f}" for r in latest if "exploitability" in r})
+            bar.set_postfix({"return": f"{row['mean_return']:+.2f}", "entropy": f"{row['entropy']:.2f}", **shown})
         self.save(self.out / "checkpoint")
         plot_learning(self.out / "eval.csv", self.out, title=f"LLM self-play on {config.env_id} ({config.mode}, {config.estimator}, {config.loss})")
         return {"first": first, "last": latest, "checkpoint": str(self.out / "checkpoint")}

@@ -165,6 +165,7 @@ def register_llm(trainers: argparse._SubParsersAction) -> None:
     llm.add_argument("--eval-seed", type=int, default=defaults.eval_seed, help=f"base seed of every evaluation (default {defaults.eval_seed})")
     llm.add_argument("--eval-sample", action="store_true", help="evaluate by sampling moves instead of taking the most likely one")
     llm.add_argument("--opponent", action="append", dest="opponents", metavar="NAME", help="an evaluation opponent, repeatable (default: random and the strong agent)")
+    llm.add_argument("--no-exploitability", action="store_true", help="skip the exploitability of KuhnPoker and LeducHoldem at evaluations")
     llm.add_argument("--seed", type=int, default=defaults.seed, help=f"seed of the whole run (default {defaults.seed})")
     llm.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE", help="a game option (VALUE read as JSON, else text)")
     llm.add_argument("--lora", action="store_true", help="train LoRA adapters only (peft); the checkpoint has them merged")
@@ -220,6 +221,7 @@ def run_llm(args: argparse.Namespace) -> int:
         eval_opponents=args.opponents,
         eval_seed=args.eval_seed,
         eval_greedy=not args.eval_sample,
+        exploitability=not args.no_exploitability,
         seed=args.seed,
         lora=args.lora,
         lora_rank=args.lora_rank,
