@@ -595,7 +595,8 @@ class Store:
             seen: dict[str, str] = {}
             for name, key in keys.items():
                 other = clashes.get(key) or seen.get(key)
-                if other is not None:
+                # The same name stored by a concurrent submission a moment ago is the same agent, not a look-alike.
+                if other is not None and other != name:
                     lookalikes[name] = other
                 seen.setdefault(key, name)
         taken = sorted(name for name, _, owner in found if name not in builtin and owner != submitter_id)
