@@ -55,7 +55,10 @@ class TransformersBackend:
         kv_reuse: keep each sequence's KV cache and start later prompts that
             extend it from there (see the module docstring); models whose
             cache is not a plain ``DynamicCache`` (sliding windows, recurrent
-            state) run without it.
+            state) run without it. ``None`` (default): on a CPU only, where it
+            measured 1.6-2.2x faster batched rollouts; on an H100 it measured
+            0.45-0.55x (storing and gathering each row's cache is many small
+            kernel launches per layer), so it is off there unless asked for.
         kv_cache_tokens: the most tokens whose KV cache is kept for reuse.
 
     ``usage`` accounts ``model_s`` (seconds in the model's ``generate``
@@ -75,7 +78,7 @@ class TransformersBackend:
         top_p: float = 1.0,
         top_k: int = 0,
         trust_remote_code: bool = False,
-        kv_reuse: bool = True,
+        kv_reuse: bool | None = None,
         kv_cache_tokens: int = 1 << 16,
     ):
         import torch
@@ -112,6 +115,8 @@ class TransformersBackend:
         self.has_chat_template = bool(getattr(self.tokenizer, "chat_template", None))
         if kv_cache_tokens < 0:
             raise ValueError(f"kv_cache_tokens must be >= 0, got {kv_cache_tokens}")
+        if kv_reuse is None:
+            kv_reuse = self.device.type == "cpu"
         self.kv_reuse = kv_reuse and kv_cache_tokens > 0 and _plain_cache(self.model.config)
         self.kv_cache_tokens = kv_cache_tokens
         #: token ids -> (the ids as an array, per layer (keys, values) of shape (heads, len(ids), head_dim)), least recently used first.
