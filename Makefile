@@ -25,6 +25,7 @@ demo: install
 bench: install
 	$(BIN)/python benchmarks/env_throughput.py
 	$(BIN)/python benchmarks/vector_throughput.py
+	$(BIN)/python benchmarks/rollout_throughput.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
