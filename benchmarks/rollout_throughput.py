@@ -44,15 +44,16 @@ import sys
 import tempfile
 import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 # The repository root, so that the test helper that builds the tiny model imports as tests.tiny_lm.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import parlour  # noqa: E402
-from parlour.envs.core.match import Match  # noqa: E402
-from tests.tiny_lm import make_tiny_model  # noqa: E402
+import parlour
+from parlour.envs.core.match import Match
+from tests.tiny_lm import make_tiny_model
 
 #: Batched episodes per second over one-at-a-time, at least.
 SPEEDUP_TARGET = 5.0
@@ -78,7 +79,7 @@ def domain_corpus() -> list[str]:
         match = Match(parlour.game_class(env_id))
         try:
             match.reset(0)
-        except Exception:  # noqa: BLE001 - an environment that cannot start on this machine (a missing extra, no sandbox) adds no text
+        except Exception:  # noqa: BLE001, S112 - an environment that cannot start on this machine (a missing extra, no sandbox) adds no text
             continue
         texts += [match.observation_text(player) for player in match.players]
     return texts

@@ -518,11 +518,10 @@ def play_in_workers(plan: Plan, indices: list[int], workers: int, totals: list[d
     Falls back to this process where workers cannot pay off (see the module docstring).
     """
     _check_sendable(plan, "worker processes")
-    if any(_batching(spec) for spec in plan.specs):
-        # A model is not loaded here just to learn that the workers will play.
-        if len(indices) >= workers * plan.in_flight:
-            yield from _spawn(plan, indices, workers, totals)[1]
-            return
+    # A model is not loaded here just to learn that the workers will play.
+    if any(_batching(spec) for spec in plan.specs) and len(indices) >= workers * plan.in_flight:
+        yield from _spawn(plan, indices, workers, totals)[1]
+        return
     local = Rollout(plan)
     processes: list[Any] = []
     try:
@@ -543,10 +542,8 @@ def play_in_workers(plan: Plan, indices: list[int], workers: int, totals: list[d
                 taken.append(index)
                 yield index
 
-        played = 0
         started = time.perf_counter()
-        for record in local.play(feed(), track=()):
-            played += 1
+        for played, record in enumerate(local.play(feed(), track=()), start=1):
             yield record.record
             elapsed = time.perf_counter() - started
             if (

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 import parlour
-import parlour.rollout as rollout
+from parlour import rollout
 
 TTT = "parlour/TicTacToe-v0"
 

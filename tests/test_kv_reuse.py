@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-import parlour  # noqa: E402
-from parlour.wrappers import TransformersBackend  # noqa: E402
-from parlour.wrappers.backend import Message  # noqa: E402
-from tests.tiny_lm import make_tiny_model  # noqa: E402
+import parlour
+from parlour.wrappers import TransformersBackend
+from parlour.wrappers.backend import Message
+from tests.tiny_lm import make_tiny_model
 
 
 @pytest.fixture(scope="module")
