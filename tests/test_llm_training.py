@@ -267,3 +267,16 @@ def test_exploitability_of_the_llm_on_kuhn_poker_replays_each_information_state(
     value = llm_exploitability("parlour/KuhnPoker-v0", policy)
     # A near-uniform policy is far from Kuhn's equilibrium but loses at most the pot.
     assert 0.05 < value < 2.0
+
+
+def test_kl_to_a_frozen_copy_of_the_initial_model_starts_at_zero_and_grows(model_dir: str, tmp_path: Path) -> None:
+    config = LLMTrainConfig(
+        env_id=ENV, model=model_dir, out=str(tmp_path), kl_coef=0.1, learning_rate=1e-2, episodes=8, group_size=4,
+        mirror=0.0, snapshots=0.0, anchors=1.0, anchor_agents=["random"], device="cpu", dtype="float32", progress=False,
+    )
+    trainer = LLMTrainer(config)
+    assert trainer.reference is not None and not any(p.requires_grad for p in trainer.reference.parameters())
+    first = trainer.step(1)
+    assert first["kl"] == pytest.approx(0.0, abs=1e-6)
+    second = trainer.step(2)
+    assert second["kl"] > 1e-6
