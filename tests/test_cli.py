@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import parlour
+from parlour.baselines import scripted_names
 from parlour.cli import main
+from parlour.commands.demo import lineups
 from parlour.leaderboard.api import Leaderboard
 from parlour.leaderboard.results import Results
 
@@ -29,7 +31,8 @@ def test_demo_plays_round_robin_and_fills_the_leaderboard(tmp_path, capsys):
     board = Leaderboard(f"sqlite:///{out_dir / 'leaderboard.db'}")
     table = board.ratings("parlour/TicTacToe-v0")
     names = {row["agent"] for row in table["rows"]}
-    assert names == {"minimax", "random"}
+    # The shipped MaskablePPO policy plays too where stable-baselines3 is installed.
+    assert names == {"minimax", "random"} | ({"ppo"} & set(scripted_names("parlour/TicTacToe-v0")))
     ipd = {row["agent"] for row in board.ratings("parlour/IteratedPrisonersDilemma-v0")["rows"]}
     assert {"tit_for_tat", "always_defect", "always_cooperate", "random"} <= ipd
     assert (site / "index.html").exists()
@@ -43,7 +46,7 @@ def test_demo_export_reuses_the_bundles_already_played(tmp_path, capsys, monkeyp
     assert main(argv) == 0
     first = capsys.readouterr().out
     bundles = sorted(out_dir.glob("*/*/episodes.jsonl"))
-    assert len(bundles) == 2
+    assert len(bundles) == len(lineups("parlour/TicTacToe-v0")) + len(lineups("parlour/Nim-v0"))
     written = [bundle.stat().st_mtime_ns for bundle in bundles]
     played = []
     monkeypatch.setattr(runner, "evaluate", lambda *args, **kwargs: played.append(args))
@@ -54,7 +57,8 @@ def test_demo_export_reuses_the_bundles_already_played(tmp_path, capsys, monkeyp
     assert (tmp_path / "site" / "index.html").exists()
     # The same tables, from the bundles on disk.
     assert capsys.readouterr().out.splitlines()[:-1] == first.splitlines()
-    assert {row["agent"] for row in Leaderboard(f"sqlite:///{out_dir / 'leaderboard.db'}").ratings("parlour/Nim-v0")["rows"]} == {"nim_sum", "random"}
+    nim = {"nim_sum", "random"} | ({"ppo"} & set(scripted_names("parlour/Nim-v0")))
+    assert {row["agent"] for row in Leaderboard(f"sqlite:///{out_dir / 'leaderboard.db'}").ratings("parlour/Nim-v0")["rows"]} == nim
 
 
 def test_demo_with_other_settings_starts_afresh(tmp_path, capsys):
@@ -62,10 +66,11 @@ def test_demo_with_other_settings_starts_afresh(tmp_path, capsys):
     argv = ["demo", "--no-serve", "--game-episodes", "0", "--out", str(out_dir), "--env", "parlour/Nim-v0"]
     assert main([*argv, "--episodes", "2"]) == 0
     assert main([*argv, "--episodes", "3"]) == 0
-    (bundle,) = out_dir.glob("*/*/")
-    assert len(Results.load(bundle).records) == 3
+    bundles = list(out_dir.glob("*/*/"))
+    assert len(bundles) == len(lineups("parlour/Nim-v0"))
+    assert all(len(Results.load(bundle).records) == 3 for bundle in bundles)
     table = Leaderboard(f"sqlite:///{out_dir / 'leaderboard.db'}").ratings("parlour/Nim-v0")
-    assert table["episodes"] == 3
+    assert table["episodes"] == 3 * len(bundles)
 
 
 def test_demo_rejects_unknown_environment(tmp_path, capsys):

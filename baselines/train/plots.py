@@ -2,7 +2,7 @@
 
 :func:`plot_learning` draws one panel per metric the CSV has, one line per
 evaluation opponent: the win rate with its Wilson 95% band (``win_low`` ..
-``win_high``), the mean return, the invalid-move rate, the policy entropy,
+``win_high``), the non-losing rate, the mean return, the invalid-move rate, the policy entropy,
 and the exploitability where it was measured (rows whose opponent is
 ``best response``). It writes the panels twice:
 against updates (``learning.png``) and against wall time
@@ -19,6 +19,7 @@ from typing import Any
 #: (column, panel title) of the panels, in order; a column absent from the CSV or empty everywhere has no panel.
 PANELS = (
     ("win_rate", "win rate (Wilson 95%)"),
+    ("non_loss_rate", "non-losing rate"),
     ("mean_return", "mean return"),
     ("invalid_rate", "invalid-move rate"),
     ("entropy", "policy entropy (nats)"),
@@ -77,7 +78,7 @@ def plot_learning(eval_csv: str | Path, out: str | Path, title: str = "") -> lis
             axis.set_title(label, fontsize=9)
             axis.set_xlabel(x_label, fontsize=8)
             axis.tick_params(labelsize=7)
-            if column in ("win_rate", "invalid_rate"):
+            if column in ("win_rate", "non_loss_rate", "invalid_rate"):
                 axis.set_ylim(-0.02, 1.02)
             axis.grid(alpha=0.3)
         axes[0][0].legend(fontsize=7)
