@@ -12,11 +12,10 @@ import pytest
 
 import parlour
 from parlour.baselines import make_scripted, scripted_names
+from parlour.baselines.ppo import POLICIES, shipped_policies
 from parlour.baselines.train.evaluation import outcome_counts
 
 pytest.importorskip("sb3_contrib")
-
-from parlour.baselines.ppo import POLICIES, shipped_policies  # noqa: E402
 
 #: The games every shipped policy covers: the games with enumerable moves when they were trained.
 GAMES = [

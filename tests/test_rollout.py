@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pytest
@@ -137,7 +138,7 @@ def test_gym_opponent_may_answer_with_actions_and_vectors() -> None:
     import gymnasium
 
     env = gymnasium.make(TTT, opponent=VectorAgent(), seat=0)
-    observation, info = env.reset(seed=0)
-    observation, reward, terminated, truncated, info = env.step("b2")
+    env.reset(seed=0)
+    info = env.step("b2")[-1]
     assert "invalid_action" not in info
     assert env.unwrapped.match.steps[-1]["action"] == "a1"  # the opponent's Action text was played

@@ -29,10 +29,10 @@ TTT = "parlour/TicTacToe-v0"
 KUHN = "parlour/KuhnPoker-v0"
 #: The learning test's settings: the trainer's defaults (a 128x128 net, PFSP over random and the learner's
 #: snapshots), 100k steps, one fixed seed; evaluations kept small.
-TTT_SETTINGS = dict(
-    steps=100_000, seed=0, eval_every=51_200, eval_episodes=40, anchors=["random"], opponents=["random"], deterministic=True,
-    progress=False,
-)
+TTT_SETTINGS = {
+    "steps": 100_000, "seed": 0, "eval_every": 51_200, "eval_episodes": 40, "anchors": ["random"], "opponents": ["random"],
+    "deterministic": True, "progress": False,
+}
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +74,7 @@ def test_checkpoint_is_an_agent_spec_everywhere(trained) -> None:
         # Re-run from the recorded agent seed, the policy makes the recorded moves (what the leaderboard checks).
         parlour.replay(record, agents={seat: parlour.make_agent(spec, env_id=TTT)})
     env = gymnasium.make(TTT, opponent=spec, seat=1)
-    observation, info = env.reset(seed=3)
+    env.reset(seed=3)
     assert env.unwrapped.match.steps[0]["player"] == "player_0" and env.unwrapped.match.steps[0]["error"] is None
     assert main(["eval", TTT, "--agent", spec, "--opponent", "random", "--episodes", "2", "--out", str(out / "bundle"), "--quiet"]) == 0
 

@@ -44,7 +44,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
@@ -168,7 +168,7 @@ class SelfPlayEnv(gymnasium.Env):
     and the league's agents, everything but the learner (throughput accounting).
     """
 
-    metadata = {"render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
 
     def __init__(self, env_id: str, league: League, seed: int, env_kwargs: dict[str, Any] | None = None):
         game_cls = game_class(env_id)
@@ -438,7 +438,9 @@ def train_sb3(config: SB3TrainConfig) -> dict[str, Any]:
 
         def _show(self, rows: list[dict[str, Any]]) -> None:
             shown = {row["opponent"]: f"{row['win_rate']:.2f}" for row in rows if "win_rate" in row}
-            shown.update({"exploit": f"{row['exploitability']:.3f}" for row in rows if "exploitability" in row})
+            for row in rows:
+                if "exploitability" in row:
+                    shown["exploit"] = f"{row['exploitability']:.3f}"
             self.bar.set_postfix(shown, refresh=True)
 
     callback = Callback()
