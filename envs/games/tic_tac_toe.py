@@ -124,6 +124,17 @@ class TicTacToe(Game):
                 game._vectors[1 - mark, 9 + cell] = 1.0
         return game
 
+    def clone(self) -> TicTacToe:
+        """An independent copy: the position is copied, the move names (never changed after ``__init__``) shared.
+
+        Search copies the game at every node, and this is many times cheaper than the default pickling copy.
+        """
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.board = list(self.board)
+        copy._vectors = self._vectors.copy()
+        return copy
+
     def start(self, ctx: Context) -> None:
         """Empty board, X to move."""
         self.board = [-1] * 9
