@@ -261,6 +261,68 @@ def explore(game: Game, key: Callable[[Game], Hashable]) -> Tree:
     return Tree(positions, np.array(children, dtype=np.int64), np.array(turns, dtype=np.int64), np.array(via, dtype=np.int64), endings, np.array(rewards))
 
 
+class BettingTreeBatch(GameBatch):
+    """The batched rules of a two-player card game whose betting does not depend on the cards (Kuhn, Leduc).
+
+    The betting tree is tabulated once from the game itself with :func:`explore`,
+    so a hand is its dealt ``cards`` ``(N, dealt)`` and its ``position`` in the
+    tree, and a move is a table lookup. Subclasses set ``deck`` (cards shuffled
+    per hand) and ``dealt`` (cards kept, in the order the game deals them), and
+    give :meth:`position_key`, :meth:`showdown` and ``vector``; ``positions``
+    holds the tree's positions for tables of their own.
+    """
+
+    deck: int
+    dealt: int
+
+    def __init__(self, game: Game, n: int):
+        super().__init__(game, n)
+        start = game.clone()
+        start.start(Context(start.players, np.random.default_rng(0)))
+        tree = explore(start, key=self.position_key)
+        assert game.moves is not None
+        self.positions = tree.positions
+        self.children = tree.children
+        self.to_act = tree.turns
+        self.ended = np.array([ending is not None for ending in tree.endings])
+        self.at_showdown = self.ended & (tree.via != game.moves.index("fold"))
+        self.fold_rewards = tree.rewards
+        self.cards = np.zeros((n, self.dealt), dtype=np.int64)
+        self.position = np.zeros(n, dtype=np.int64)
+
+    @staticmethod
+    def position_key(game: Game) -> Hashable:
+        """What identifies a betting position of ``game`` (its betting history)."""
+        raise NotImplementedError
+
+    def showdown(self, cards: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """What seat 0 wins (seat 1 loses) at each showdown: ``cards`` ``(k, dealt)`` at tree ``positions``."""
+        raise NotImplementedError
+
+    def reset(self, rows: np.ndarray, rng: Streams) -> None:
+        """Shuffle, deal, and put every hand at the root of the tree (the antes are in)."""
+        self.cards[rows] = rng.permutations(rows, self.deck)[:, : self.dealt]
+        self.position[rows] = 0
+        self.turn[rows] = 0
+
+    def legal(self, rows: np.ndarray) -> np.ndarray:
+        """The moves with a child in the tree."""
+        return self.children[self.position[rows]] >= 0
+
+    def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Move down the tree; a fold pays what the tree says, a showdown what the cards decide."""
+        positions = self.children[self.position[rows], actions]
+        self.position[rows] = positions
+        self.turn[rows] = self.to_act[positions]
+        rewards = self.fold_rewards[positions]
+        showdown = self.at_showdown[positions].nonzero()[0]
+        if showdown.size:
+            won = self.showdown(self.cards[rows[showdown]], positions[showdown])
+            rewards[showdown, 0] = won
+            rewards[showdown, 1] = -won
+        return rewards, self.ended[positions]
+
+
 def _seat_option(seat: Any, players: list[str]) -> int | None:
     """The learner's seat index, or ``None`` for a random seat per episode; ``ValueError`` for anything else."""
     if seat == "random":

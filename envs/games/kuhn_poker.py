@@ -36,7 +36,7 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game
-from parlour.envs.core.vector import GameBatch, Streams, explore
+from parlour.envs.core.vector import BettingTreeBatch
 
 CARDS = ("J", "Q", "K")
 CARD_NAMES = {"J": "Jack", "Q": "Queen", "K": "King"}
@@ -55,57 +55,31 @@ Your reward is the chips you win or lose: 1 after a fold or two checks, 2 after 
 Reply with your move, for example: check"""
 
 
-class KuhnPokerBatch(GameBatch):
-    """Kuhn poker's rules on N hands at once (see :class:`parlour.envs.core.vector.GameBatch`).
+class KuhnPokerBatch(BettingTreeBatch):
+    """Kuhn poker's rules on N hands at once (see :class:`parlour.envs.core.vector.BettingTreeBatch`).
 
-    The betting does not depend on the cards, and its tree is small (nine
-    positions), so it is tabulated once from :class:`KuhnPoker` itself with
-    :func:`~parlour.envs.core.vector.explore`: a hand is its ``cards`` ``(N, 2)``
-    (indices into :data:`CARDS`) and its ``position`` in that tree, and a move
-    is a table lookup. The cards decide the showdown and the card part of the vector.
+    The betting tree has nine positions; a hand's ``cards`` are ``(N, 2)``
+    indices into :data:`CARDS`, two of the three dealt.
     """
+
+    deck = len(CARDS)
+    dealt = 2
 
     def __init__(self, game: KuhnPoker, n: int):
         super().__init__(game, n)
-        start = game.clone()
-        start.start(Context(start.players, np.random.default_rng(0)))
-        tree = explore(start, key=lambda position: tuple(position.history))
-        self.children = tree.children
-        self.to_act = tree.turns
-        self.ended = np.array([ending is not None for ending in tree.endings])
-        self.showdown = self.ended & (tree.via != MOVES.index("fold"))
-        self.fold_rewards = tree.rewards
-        self.stakes = np.array([position.contributions[0] for position in tree.positions])
+        self.stakes = np.array([position.contributions[0] for position in self.positions])
         #: Each position's vector for each seat without the card (filled in from ``cards``).
-        self.public = np.stack([np.stack([position.vector(player) for player in start.players]) for position in tree.positions])
+        self.public = np.stack([np.stack([position.vector(player) for player in game.players]) for position in self.positions])
         self.public[:, :, 2 : 2 + len(CARDS)] = 0.0
-        self.cards = np.zeros((n, 2), dtype=np.int64)
-        self.position = np.zeros(n, dtype=np.int64)
 
-    def reset(self, rows: np.ndarray, rng: Streams) -> None:
-        """Deal two of the three cards; the antes are in."""
-        self.cards[rows] = rng.permutations(rows, len(CARDS))[:, :2]
-        self.position[rows] = 0
-        self.turn[rows] = 0
+    @staticmethod
+    def position_key(game: KuhnPoker) -> tuple:
+        """The betting history."""
+        return tuple(game.history)
 
-    def legal(self, rows: np.ndarray) -> np.ndarray:
-        """Check or bet with no bet pending; fold or call facing one."""
-        return self.children[self.position[rows]] >= 0
-
-    def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Move down the betting tree; a fold pays the bettor, a call or a second check goes to the showdown."""
-        positions = self.children[self.position[rows], actions]
-        self.position[rows] = positions
-        self.turn[rows] = self.to_act[positions]
-        rewards = self.fold_rewards[positions]
-        showdown = self.showdown[positions].nonzero()[0]
-        if showdown.size:
-            cards = self.cards[rows[showdown]]
-            # Both put in the same chips before a showdown; the higher card takes them.
-            won = np.where(cards[:, 0] > cards[:, 1], 1.0, -1.0) * self.stakes[positions[showdown]]
-            rewards[showdown, 0] = won
-            rewards[showdown, 1] = -won
-        return rewards, self.ended[positions]
+    def showdown(self, cards: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """Both put in the same chips before a showdown; the higher card takes them."""
+        return np.where(cards[:, 0] > cards[:, 1], 1.0, -1.0) * self.stakes[positions]
 
     def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
         """Seat, card and a pass/bet one-hot per action so far, as :meth:`KuhnPoker.vector`."""

@@ -48,7 +48,7 @@ import numpy as np
 from parlour.envs.core.context import Context
 from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game
-from parlour.envs.core.vector import GameBatch, Streams, explore
+from parlour.envs.core.vector import BettingTreeBatch
 
 RANKS = "JQK"
 SUITS = "♠♥"
@@ -79,60 +79,33 @@ def hand_rank(private: int, public: int) -> int:
     return private // 2
 
 
-class LeducHoldemBatch(GameBatch):
-    """Leduc hold'em's rules on N hands at once (see :class:`parlour.envs.core.vector.GameBatch`).
+class LeducHoldemBatch(BettingTreeBatch):
+    """Leduc hold'em's rules on N hands at once (see :class:`parlour.envs.core.vector.BettingTreeBatch`).
 
-    The betting does not depend on the cards, and its tree is small (85
-    positions over both rounds), so it is tabulated once from
-    :class:`LeducHoldem` itself with :func:`~parlour.envs.core.vector.explore`:
-    a hand is its ``cards`` ``(N, 3)`` (two private cards, then the public
-    one) and its ``position`` in that tree, and a move is a table lookup. The
-    cards decide the showdown and the card parts of the vector.
+    The betting tree has 85 positions over both rounds; a hand's ``cards`` are
+    ``(N, 3)``: the two private cards, then the public one.
     """
+
+    deck = 6
+    dealt = 3
 
     def __init__(self, game: LeducHoldem, n: int):
         super().__init__(game, n)
-        start = game.clone()
-        start.start(Context(start.players, np.random.default_rng(0)))
-        tree = explore(start, key=lambda position: tuple(tuple(moves) for moves in position.history))
-        self.children = tree.children
-        self.to_act = tree.turns
-        self.ended = np.array([ending is not None for ending in tree.endings])
-        self.showdown = self.ended & (tree.via != MOVES.index("fold"))
-        self.fold_rewards = tree.rewards
-        self.contributions = np.array([position.contributions for position in tree.positions])
-        self.second_round = np.array([position.round == 2 for position in tree.positions])
+        self.contributions = np.array([position.contributions for position in self.positions])
+        self.second_round = np.array([position.round == 2 for position in self.positions])
         #: Each position's vector for each seat without the cards' ranks (filled in from ``cards``).
-        self.public = np.stack([np.stack([position.vector(player) for player in start.players]) for position in tree.positions])
+        self.public = np.stack([np.stack([position.vector(player) for player in game.players]) for position in self.positions])
         self.public[:, :, 2:8] = 0.0
-        self.cards = np.zeros((n, 3), dtype=np.int64)
-        self.position = np.zeros(n, dtype=np.int64)
 
-    def reset(self, rows: np.ndarray, rng: Streams) -> None:
-        """Shuffle; deal one private card each and set the public card aside; the antes are in."""
-        self.cards[rows] = rng.permutations(rows, 6)[:, :3]
-        self.position[rows] = 0
-        self.turn[rows] = 0
+    @staticmethod
+    def position_key(game: LeducHoldem) -> tuple:
+        """The betting history of both rounds."""
+        return tuple(tuple(moves) for moves in game.history)
 
-    def legal(self, rows: np.ndarray) -> np.ndarray:
-        """Fold only when something is owed, call always, raise below the raise cap."""
-        return self.children[self.position[rows]] >= 0
-
-    def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Move down the betting tree; a fold ends the hand, a settled second round goes to the showdown."""
-        positions = self.children[self.position[rows], actions]
-        self.position[rows] = positions
-        self.turn[rows] = self.to_act[positions]
-        rewards = self.fold_rewards[positions]
-        showdown = self.showdown[positions].nonzero()[0]
-        if showdown.size:
-            cards = self.cards[rows[showdown]]
-            ranks = np.where(cards[:, :2] // 2 == cards[:, 2:] // 2, 10 + cards[:, :2] // 2, cards[:, :2] // 2)
-            # Both put in the same chips before a showdown: the better hand takes the other's, equal hands split.
-            won = np.sign(ranks[:, 0] - ranks[:, 1]) * self.contributions[positions[showdown], 0]
-            rewards[showdown, 0] = won
-            rewards[showdown, 1] = -won
-        return rewards, self.ended[positions]
+    def showdown(self, cards: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """Both put in the same chips before a showdown: the better hand takes the other's, equal hands split."""
+        ranks = np.where(cards[:, :2] // 2 == cards[:, 2:] // 2, 10 + cards[:, :2] // 2, cards[:, :2] // 2)
+        return np.sign(ranks[:, 0] - ranks[:, 1]) * self.contributions[positions, 0]
 
     def forfeit(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
         """The offenders fold, as :meth:`LeducHoldem.forfeit`: each loses its chips in the pot to the other."""
