@@ -14,13 +14,13 @@ import numpy as np
 
 from parlour.wrappers.backend import Backend, Completion, Message
 from parlour.wrappers.extraction import FORMAT_HINTS, Extractor, default_extraction, resolve_extractor, strip_reasoning
-from parlour.wrappers.prompting import SYSTEM_TEMPLATE, Conversation, system_prompt
+from parlour.wrappers.prompting import SYSTEM_TEMPLATE, Conversation, EpisodeConversations
 
 #: Keys of :meth:`LLMAgent.stats`.
 STAT_KEYS = ("prompt_tokens", "completion_tokens", "calls", "batches", "latency_s", "parse_failures", "retries")
 
 
-class LLMAgent:
+class LLMAgent(EpisodeConversations):
     """An agent that asks an LLM backend for its moves, with history, extraction, retries and accounting.
 
     Conversations: the agent keeps one :class:`~parlour.wrappers.prompting.Conversation`
@@ -91,21 +91,6 @@ class LLMAgent:
         self._stats: dict[str, float] = {}
         self.reset_stats()
 
-    # ---------------------------------------------------------------- episodes
-    def reset(self, seed: int | None = None, episode: Hashable | None = None) -> None:
-        """Start afresh: forget ``episode``'s conversations (all when ``None``); reseed sampling when ``seed`` is given."""
-        if episode is None:
-            self.conversations.clear()
-        else:
-            self.forget(episode)
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-
-    def forget(self, episode: Hashable) -> None:
-        """Drop the conversations of a finished episode."""
-        for key in [key for key in self.conversations if key[0] == episode]:
-            del self.conversations[key]
-
     def stats(self) -> dict[str, float]:
         """The accounting dict (see the class docstring)."""
         return dict(self._stats)
@@ -165,16 +150,6 @@ class LLMAgent:
         if choice is None:
             choice = default_extraction(env_id)
         return resolve_extractor(choice)
-
-    def _observe(self, key: tuple[Hashable, str], observation: Mapping[str, Any], extraction: str) -> Conversation:
-        conversation = self.conversations.get(key)
-        text = str(observation.get("text") or "")
-        if conversation is None:
-            hint = FORMAT_HINTS.get(extraction, FORMAT_HINTS["auto"])
-            system, text = system_prompt(observation, hint, self.system_template)
-            conversation = self.conversations[key] = Conversation(system)
-        conversation.observe(text)
-        return conversation
 
     def _feedback(self, extraction: str, legal: list[str] | None) -> str:
         hint = FORMAT_HINTS.get(extraction, FORMAT_HINTS["auto"])

@@ -14,9 +14,13 @@ is kept for as long as it fits.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any, Callable, Mapping
 
+import numpy as np
+
 from parlour.wrappers.backend import Message
+from parlour.wrappers.extraction import FORMAT_HINTS
 
 SYSTEM_TEMPLATE = "You are {player} in the environment {env_id}. {format}"
 RULES_TEMPLATE = "{header}\n\n{rules}"
@@ -118,3 +122,40 @@ class Conversation:
                 dropped = 0
             messages.extend(turn)
         return messages
+
+
+class EpisodeConversations:
+    """What an LLM agent keeps per episode: its conversations, keyed ``(episode, player)``, and a sampling generator.
+
+    One agent serves many episodes at once (the runner puts the episode index
+    in every observation), so it forgets an episode's conversations when told
+    the episode ended. Subclasses set ``self.conversations = {}``, ``self.rng`` and ``self.system_template``.
+    """
+
+    conversations: dict[tuple[Hashable, str], Conversation]
+    rng: np.random.Generator
+    system_template: str
+
+    def reset(self, seed: int | None = None, episode: Hashable | None = None) -> None:
+        """Start afresh: forget ``episode``'s conversations (all when ``None``); reseed sampling when ``seed`` is given."""
+        if episode is None:
+            self.conversations.clear()
+        else:
+            self.forget(episode)
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def forget(self, episode: Hashable) -> None:
+        """Drop the conversations of a finished episode."""
+        for key in [key for key in self.conversations if key[0] == episode]:
+            del self.conversations[key]
+
+    def _observe(self, key: tuple[Hashable, str], observation: Mapping[str, Any], extraction: str) -> Conversation:
+        """The conversation of ``key`` with ``observation`` added as a new turn (the first one starts it with its system prompt)."""
+        conversation = self.conversations.get(key)
+        text = str(observation.get("text") or "")
+        if conversation is None:
+            system, text = system_prompt(observation, FORMAT_HINTS.get(extraction, FORMAT_HINTS["auto"]), self.system_template)
+            conversation = self.conversations[key] = Conversation(system)
+        conversation.observe(text)
+        return conversation

@@ -44,8 +44,8 @@ import numpy as np
 
 from parlour.envs.core.agent import Action
 from parlour.wrappers.backend import Message
-from parlour.wrappers.extraction import FORMAT_HINTS, Extractor, default_extraction, resolve_extractor, strip_reasoning
-from parlour.wrappers.prompting import SYSTEM_TEMPLATE, Conversation, system_prompt
+from parlour.wrappers.extraction import Extractor, default_extraction, resolve_extractor, strip_reasoning
+from parlour.wrappers.prompting import SYSTEM_TEMPLATE, Conversation, EpisodeConversations
 
 #: The action modes.
 MODES = ("score_legal", "generate")
@@ -145,7 +145,7 @@ def completion_logprobs(
     return logprobs, entropies
 
 
-class LMPolicy:
+class LMPolicy(EpisodeConversations):
     """A causal LM that plays parlour games and returns :class:`Action`\\ s with token ids and log-probabilities.
 
     Args:
@@ -219,21 +219,6 @@ class LMPolicy:
                 raise AttributeError(f"LMPolicy has no option {key!r}")
             setattr(other, key, value)
         return other
-
-    # ---------------------------------------------------------------- episodes
-    def reset(self, seed: int | None = None, episode: Hashable | None = None) -> None:
-        """Forget ``episode``'s conversations (all when ``None``); reseed sampling when ``seed`` is given."""
-        if episode is None:
-            self.conversations.clear()
-        else:
-            self.forget(episode)
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-
-    def forget(self, episode: Hashable) -> None:
-        """Drop the conversations of a finished episode."""
-        for key in [key for key in self.conversations if key[0] == episode]:
-            del self.conversations[key]
 
     # ------------------------------------------------------------------ tokens
     def move_ids(self, move: str) -> list[int]:
@@ -357,12 +342,3 @@ class LMPolicy:
         choice = self.extraction if self.extraction is not None else default_extraction(observation.get("env_id"))
         return resolve_extractor(choice)
 
-    def _observe(self, key: tuple[Hashable, str], observation: Mapping[str, Any], extraction: str) -> Conversation:
-        conversation = self.conversations.get(key)
-        text = str(observation.get("text") or "")
-        if conversation is None:
-            hint = FORMAT_HINTS.get(extraction, FORMAT_HINTS["auto"])
-            system, text = system_prompt(observation, hint, self.system_template)
-            conversation = self.conversations[key] = Conversation(system)
-        conversation.observe(text)
-        return conversation
