@@ -176,6 +176,28 @@ def libraries(name: str) -> dict[str, Loop]:
     return loops
 
 
+def measure(loops: dict[str, Loop], rounds: int, seconds: float) -> dict[str, list[float]]:
+    """Moves per CPU second of each loop in each of ``rounds`` rounds, every loop playing ``seconds`` in turn per round."""
+    rates: dict[str, list[float]] = {library: [] for library in loops}
+    for _ in range(rounds):
+        for library, loop in loops.items():
+            moves, cpu = loop(seconds)
+            rates[library].append(moves / cpu)
+    return rates
+
+
+def report_ratio(mine: str, peer: str, rates: dict[str, list[float]], target: float | None, separator: str = "/") -> bool:
+    """Print the median and range of ``mine``'s rate over ``peer``'s, round by round, beside ``target``; whether it is missed."""
+    ratios = [a / b for a, b in zip(rates[mine], rates[peer])]
+    verdict = ""
+    missed = False
+    if target is not None:
+        missed = statistics.median(ratios) < target
+        verdict = f"  target >= {target:g}x: {'MISSED' if missed else 'met'}"
+    print(f"  {mine}{separator}{peer}: {statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]{verdict}")
+    return missed
+
+
 def main() -> None:
     """Measure every game's libraries in interleaved rounds and print rates and ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -187,25 +209,12 @@ def main() -> None:
     missed = 0
     print(f"moves per CPU second, median of {args.rounds} interleaved rounds of {args.seconds}s each\n")
     for name in args.games.split(","):
-        loops = libraries(name)
-        rates: dict[str, list[float]] = {library: [] for library in loops}
-        for _ in range(args.rounds):
-            for library, loop in loops.items():
-                moves, cpu = loop(args.seconds)
-                rates[library].append(moves / cpu)
+        rates = measure(libraries(name), args.rounds, args.seconds)
         print(name + ": " + ", ".join(f"{library} {statistics.median(r):,.0f}" for library, r in rates.items()))
         for mine in ("text", "vector"):
             for peer in ("TextArena", "PettingZoo", "OpenSpiel"):
-                if mine not in rates or peer not in rates:
-                    continue
-                ratios = [a / b for a, b in zip(rates[mine], rates[peer])]
-                target = TARGETS.get((mine, peer))
-                verdict = ""
-                if target is not None:
-                    met = statistics.median(ratios) >= target
-                    missed += not met
-                    verdict = f"  target >= {target:g}x: {'met' if met else 'MISSED'}"
-                print(f"  {mine}/{peer}: {statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]{verdict}")
+                if mine in rates and peer in rates:
+                    missed += report_ratio(mine, peer, rates, TARGETS.get((mine, peer)))
     print(f"\n{missed} target(s) missed")
 
 

@@ -35,7 +35,7 @@ from typing import Callable
 
 import gymnasium
 import numpy as np
-from env_throughput import OPENSPIEL_NAMES, PETTINGZOO_NAMES, Loop, openspiel_loop, parlour_loop, pettingzoo_loop
+from env_throughput import OPENSPIEL_NAMES, PETTINGZOO_NAMES, Loop, measure, openspiel_loop, parlour_loop, pettingzoo_loop, report_ratio
 
 import parlour  # noqa: F401  (registers the environments)
 
@@ -103,26 +103,12 @@ def main() -> None:
     missed = 0
     print(f"moves per CPU second, median of {args.rounds} interleaved rounds of {args.seconds}s each\n")
     for name in args.games.split(","):
-        loops = libraries(name, sizes)
-        rates: dict[str, list[float]] = {library: [] for library in loops}
-        for _ in range(args.rounds):
-            for library, loop in loops.items():
-                moves, cpu = loop(args.seconds)
-                rates[library].append(moves / cpu)
+        rates = measure(libraries(name, sizes), args.rounds, args.seconds)
         print(name + ": " + ", ".join(f"{library} {statistics.median(r):,.0f}" for library, r in rates.items()))
         for size in sizes:
-            mine = f"batched N={size}"
             for peer in ("PettingZoo", "OpenSpiel", "one-episode vector"):
-                if peer not in rates:
-                    continue
-                ratios = [a / b for a, b in zip(rates[mine], rates[peer])]
-                target = TARGETS.get(peer)
-                verdict = ""
-                if target is not None:
-                    met = statistics.median(ratios) >= target
-                    missed += not met
-                    verdict = f"  target >= {target:g}x: {'met' if met else 'MISSED'}"
-                print(f"  {mine} / {peer}: {statistics.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]{verdict}")
+                if peer in rates:
+                    missed += report_ratio(f"batched N={size}", peer, rates, TARGETS.get(peer), separator=" / ")
     print(f"\n{missed} target(s) missed")
 
 
