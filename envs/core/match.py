@@ -38,8 +38,6 @@ from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, Move, Outcome, int_option
 from parlour.envs.core.tools import Tool, find_calls, validate
 
-#: Longest slice of an invalid action echoed back to its player.
-ECHO_LIMIT = 200
 #: Default of ``max_action_chars``: longer agent text is cut before parsing.
 DEFAULT_MAX_ACTION_CHARS = 16384
 #: Default of ``max_tool_calls``: tool calls a player may make in one turn.
@@ -393,10 +391,6 @@ class Match:
             names = [moves[i] for i in actions]
             cached = self._legal[player] = (actions, names, frozenset(names))
         return cached
-
-    def legal_indices(self, player: str) -> list[int]:
-        """The move indices ``player`` may play now (empty when it is not to act); do not mutate the list."""
-        return self._legal_of(player)[0]
 
     def legal_moves_of(self, player: str) -> list[str]:
         """The move names ``player`` may send now (empty when it is not to act); do not mutate the list."""
