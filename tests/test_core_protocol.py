@@ -416,6 +416,19 @@ def _drive(env, actions_from, steps: int) -> list:
     return seen
 
 
+@pytest.mark.parametrize("env_id", [e for e in ENV_IDS if registry.game_class(e).fixed_rules])
+def test_games_declaring_fixed_rules_give_the_same_rules_in_every_episode(env_id):
+    # The engine writes fixed rules once; a game whose rules depend on the deal must not declare them fixed.
+    match = Match(registry.game_class(env_id))
+    first = {}
+    for seed in range(6):
+        match.reset(seed)
+        asked = {player: match.game.rules(player) for player in match.players}
+        assert {player: match.ctx.inboxes[player][0]["text"] for player in match.players} == asked
+        first = first or asked
+        assert asked == first
+
+
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_restoring_a_snapshot_then_playing_the_same_actions_gives_the_same_episode(env_id):
     env = parlour.make_aec(env_id)

@@ -39,7 +39,7 @@ def on_graph(adjacency: list[list[int]], **options) -> Match:
     game.diameter = max(max(distances_from(adjacency, u)) for u in range(len(adjacency)))
     game.rounds = game.rounds_option or game._agentsnet_rounds()
     game.num_colors = (game.colors_option or game.max_degree + 1) if game.task == "coloring" else 0
-    match._clear_caches()
+    match._refresh()
     return match
 
 

@@ -33,7 +33,7 @@ def stacked(order: list[str], **options) -> Match:
     for seat in range(game.num_players):
         for _ in range(game.hand_size):
             game._draw(seat)
-    match._clear_caches()
+    match._refresh()
     return match
 
 

@@ -24,7 +24,7 @@ def dealt(roles: list[str], **options) -> Match:
     match = Match(Mafia, options)
     match.reset(0)
     match.game.roles = dict(zip(match.game.players, roles))
-    match._clear_caches()
+    match._refresh()
     return match
 
 
@@ -243,7 +243,7 @@ def test_an_eliminated_player_is_terminated_at_once_on_the_aec_face():
     env = parlour.make_aec(ENV_ID)
     env.reset(seed=0)
     env.match.game.roles = dict(zip(env.possible_agents, SEVEN))
-    env.match._clear_caches()
+    env.match._refresh()
     env.agent_selection = env.match.acting()[0]
     assert env.agent_selection == "player_2"
     env.step("check player_0")

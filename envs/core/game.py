@@ -115,6 +115,9 @@ class Game:
     simultaneous: ClassVar[bool] = False
     #: How many invalid actions a player may make before it forfeits.
     default_error_allowance: ClassVar[int] = 2
+    #: Whether ``rules(player)`` depends only on the options and the player, not on the episode (what
+    #: ``start`` dealt or drew); the engine then writes each player's rules once, not once per episode.
+    fixed_rules: ClassVar[bool] = False
 
     players: list[str]
     #: All move names of an enumerable game, in ``Discrete`` index order; ``None``

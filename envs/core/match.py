@@ -42,6 +42,8 @@ from parlour.envs.core.tools import Tool, find_calls, validate
 DEFAULT_MAX_ACTION_CHARS = 16384
 #: Default of ``max_tool_calls``: tool calls a player may make in one turn.
 DEFAULT_MAX_TOOL_CALLS = 8
+#: The legal moves of a player who is not to act (tuples: shared, so they must not be mutated).
+NOT_ACTING: tuple = ((), (), frozenset())
 #: The error an action that is neither text nor a move index gets (the same whatever its type, so records replay).
 NOT_AN_ACTION = "Actions must be text (or a move index in vector mode)."
 
@@ -174,14 +176,30 @@ class Match:
         self.tool_calls: dict[str, int] = {}
         self.outcome: Outcome | None = None
         self._pending: dict[str, Move] = {}
+        self._acting: list[str] = []
+        self._fixed_rules: dict[str, Message] | None = None
         self._legal: dict[str, tuple[list[int], list[str], frozenset[str]]] = {}
-        self._clear_caches()
 
-    def _clear_caches(self) -> None:
-        # Who acts and what is legal are asked many times per step (observations, masks, infos, parsing);
-        # the state only changes in reset, submit and restore, which clear them.
-        self._acting: list[str] | None = None
-        self._legal.clear()
+    def _refresh(self) -> None:
+        """Work out who acts now and forget the legal moves; called wherever the state changes (reset, submit, restore).
+
+        Who acts and what is legal are asked many times per step (observations, masks, infos, parsing), so
+        they are worked out once per state (every face reads the legal moves of every state), not per question.
+        """
+        self._legal = legal = {}
+        if self.outcome is not None or not self.started:
+            self._acting = []
+            return
+        game = self.game
+        out, pending = self.ctx.eliminated, self._pending
+        to_move = game.to_move()
+        self._acting = acting = [p for p in to_move if p not in out and p not in pending] if out or pending else to_move
+        moves = game.moves
+        if moves is not None:
+            for player in acting:
+                actions = game.legal_actions(player)
+                names = [moves[i] for i in actions]
+                legal[player] = (actions, names, frozenset(names))
 
     # ------------------------------------------------------------------ episode
     def reset(self, seed: int | None = None) -> None:
@@ -200,14 +218,24 @@ class Match:
         self.tool_calls = {}
         self.outcome = None
         self._pending = {}
-        self._clear_caches()
+        self.started = False
+        self._refresh()
         self.game.start(ctx)
         # The rules come first, before anything the game said while setting up.
+        rules = self._fixed_rules or self._rules_messages()
         for player in self.players:
-            ctx.inboxes[player].insert(0, {"sender": None, "to": [player], "kind": "rules", "text": self.game.rules(player)})
+            ctx.inboxes[player].insert(0, rules[player])
         self.started = True
-        self._clear_caches()
         self._settle()
+        self._refresh()
+
+    def _rules_messages(self) -> dict[str, Message]:
+        """Each player's rules message; kept across episodes when the game's rules are fixed (``Game.fixed_rules``)."""
+        game = self.game
+        rules: dict[str, Message] = {player: {"sender": None, "to": [player], "kind": "rules", "text": game.rules(player)} for player in self.players}
+        if game.fixed_rules:
+            self._fixed_rules = rules
+        return rules
 
     @property
     def over(self) -> bool:
@@ -221,13 +249,6 @@ class Match:
 
     def acting(self) -> list[str]:
         """Players whose action is awaited now (empty once the game is over); do not mutate the list."""
-        if self._acting is None:
-            if self.outcome is not None:
-                self._acting = []
-            else:
-                out = self.ctx.eliminated
-                pending = self._pending
-                self._acting = [p for p in self.game.to_move() if p not in out and p not in pending] if out or pending else self.game.to_move()
         return self._acting
 
     def submit(self, player: str, action: Any) -> dict[str, float]:
@@ -243,7 +264,7 @@ class Match:
             raise RuntimeError("call reset() before stepping")
         if self.outcome is not None:
             raise RuntimeError("the episode is over; call reset() to start a new one")
-        acting = self.acting()
+        acting = self._acting
         if player not in acting:
             raise ValueError(f"{player!r} is not to act now; acting: {acting}")
         game, ctx = self.game, self.ctx
@@ -275,10 +296,10 @@ class Match:
                     ctx.truncate(f"the turn limit ({self.settings.max_turns}) was reached")
         step.setdefault("move", None)
         step["error"] = error
-        self._clear_caches()
-        step["rewards"] = self._settle()
+        step["rewards"] = rewards = self._settle()
+        self._refresh()
         self.steps.append(step)
-        return step["rewards"]
+        return rewards
 
     def _interpret(self, player: str, action: Any, step: dict[str, Any]) -> tuple[Move, str | None]:
         """Read an action into ``(move, error)``, writing the recorded action (and tool calls) into ``step``.
@@ -368,7 +389,6 @@ class Match:
                 truncated=ending.truncated,
             )
             self._pending = {}
-            self._acting = []
             if outcome.truncated:
                 result = "The episode was cut off."
             elif outcome.winning_team is not None:
@@ -383,14 +403,8 @@ class Match:
 
     # ------------------------------------------------------------------ legal moves
     def _legal_of(self, player: str) -> tuple[list[int], list[str], frozenset[str]]:
-        cached = self._legal.get(player)
-        if cached is None:
-            moves = self.game.moves
-            assert moves is not None
-            actions = self.game.legal_actions(player) if player in self.acting() else []
-            names = [moves[i] for i in actions]
-            cached = self._legal[player] = (actions, names, frozenset(names))
-        return cached
+        """``(indices, names, set of names)`` of ``player``'s legal moves (empty when it is not to act; enumerable games)."""
+        return self._legal.get(player, NOT_ACTING)
 
     def legal_moves_of(self, player: str) -> list[str]:
         """The move names ``player`` may send now (empty when it is not to act); do not mutate the list."""
@@ -400,8 +414,8 @@ class Match:
     def messages(self, player: str) -> list[Message]:
         """What ``player`` sees now: its new messages, then, if it is to act, the prompt for its move."""
         inbox = self.ctx.inboxes[player]
-        if player in self.acting():
-            legal = self.legal_moves_of(player) if self.game.moves is not None else None
+        if player in self._acting:
+            legal = self._legal_of(player)[1] if self.game.moves is not None else None
             return [*inbox, {"sender": None, "to": [player], "kind": "prompt", "text": self.game.prompt(player, legal)}]
         return list(inbox)
 
@@ -434,7 +448,7 @@ class Match:
     def infos(self, players: list[str], with_legal_moves: bool = True) -> dict[str, dict[str, Any]]:
         """``infos`` for ``players``: whether each acts, its legal moves (text mode), why its last action was
         refused, why it was eliminated, and the outcome once the game is over."""
-        acting = self.acting()
+        acting = self._acting
         legal = with_legal_moves and self.game.moves is not None
         errors = self.last_error
         eliminated = self.ctx.eliminated
@@ -485,7 +499,7 @@ class Match:
         return f"{picture}\n({', '.join(self.acting())} to act)"
 
     # ------------------------------------------------------------- snapshots
-    _STATIC = ("options", "settings", "env_id", "players", "tools", "_no_moves", "_acting", "_legal")
+    _STATIC = ("options", "settings", "env_id", "players", "tools", "_no_moves", "_acting", "_legal", "_fixed_rules")
 
     def snapshot(self, face: bytes = b"") -> Snapshot:
         """A picklable copy of the whole episode (game, messages, ledger, record), independent of later play."""
@@ -499,7 +513,7 @@ class Match:
         if snapshot.env_id != self.env_id or snapshot.options != json.dumps(self.options, sort_keys=True):
             raise ValueError(f"the snapshot is of {snapshot.env_id} with options {snapshot.options}, not of this {self.env_id} episode")
         self.__dict__.update(pickle.loads(snapshot.state))
-        self._clear_caches()
+        self._refresh()
 
     # ------------------------------------------------------------------- record
     def record(self, agents: dict[str, str] | None = None) -> dict[str, Any]:

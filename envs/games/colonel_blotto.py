@@ -85,6 +85,7 @@ class ColonelBlotto(Game):
     name = "ColonelBlotto"
     description = "Secretly split soldiers over battlefields; win more fields than the opponent to win the round."
     zero_sum = True
+    fixed_rules = True
     simultaneous = True
 
     def __init__(self, *, fields: int = 3, soldiers: int = 10, rounds: int = 1):

@@ -187,6 +187,7 @@ class ConnectFour(Game):
     name = "ConnectFour"
     description = "Drop discs into a 6x7 grid; four in a line wins."
     zero_sum = True
+    fixed_rules = True
     batch = ConnectFourBatch
 
     def __init__(self, *, rows: int = 6, columns: int = 7, x_in_row: int = 4):

@@ -65,6 +65,7 @@ class IteratedPrisonersDilemma(Game):
     name = "IteratedPrisonersDilemma"
     description = "Repeated simultaneous choice to cooperate or defect, optionally with cheap talk before each round."
     zero_sum = False
+    fixed_rules = True
     simultaneous = True
 
     def __init__(

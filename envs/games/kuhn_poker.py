@@ -94,6 +94,7 @@ class KuhnPoker(Game):
     name = "KuhnPoker"
     description = "Three-card poker (J, Q, K): one private card each, ante 1, one bet of 1."
     zero_sum = True
+    fixed_rules = True
     batch = KuhnPokerBatch
 
     def __init__(self):

@@ -135,6 +135,7 @@ class LeducHoldem(Game):
     description = "Two-player poker with a six-card deck, one private and one public card, two betting rounds."
     category = "game"
     zero_sum = True
+    fixed_rules = True
     batch = LeducHoldemBatch
 
     def __init__(self):

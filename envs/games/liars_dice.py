@@ -123,6 +123,7 @@ class LiarsDice(Game):
     description = "Bluffing dice game: bid on the dice under everyone's cups or call the last bid a lie."
     category = "game"
     zero_sum = True
+    fixed_rules = True
 
     def __init__(
         self,

@@ -97,6 +97,7 @@ class Nim(Game):
     name = "Nim"
     description = "Take objects from heaps in turn; whoever takes the last object wins (or loses, in misère)."
     zero_sum = True
+    fixed_rules = True
     batch = NimBatch
 
     def __init__(self, *, heaps: Sequence[int] = (3, 5, 7), misere: bool = False):

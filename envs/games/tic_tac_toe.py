@@ -102,6 +102,7 @@ class TicTacToe(Game):
     name = "TicTacToe"
     description = "Classic 3x3 noughts and crosses; three in a line wins."
     zero_sum = True
+    fixed_rules = True
     batch = TicTacToeBatch
 
     def __init__(self):
