@@ -119,9 +119,11 @@ class TransformersBackend:
             kv_reuse = self.device.type == "cpu"
         self.kv_reuse = kv_reuse and kv_cache_tokens > 0 and _plain_cache(self.model.config)
         self.kv_cache_tokens = kv_cache_tokens
-        #: token ids -> (the ids as an array, per layer (keys, values) of shape (heads, len(ids), head_dim)), least recently used first.
-        self._store: OrderedDict[tuple[int, ...], tuple[Any, list[tuple[Any, Any]]]] = OrderedDict()
+        #: token ids -> per layer (keys, values) of shape (heads, len(ids), head_dim), least recently used first.
+        self._store: OrderedDict[tuple[int, ...], list[tuple[Any, Any]]] = OrderedDict()
         self._stored_tokens = 0
+        #: The store's keys and their tokens as one padded matrix, for :meth:`_lookup`; ``None`` after a change.
+        self._matrix: tuple[list[tuple[int, ...]], Any] | None = None
         self._counts: dict[tuple[tuple[str, str], ...], int] = {}
         self.usage: dict[str, float] = {"model_s": 0.0, "prompt_tokens": 0, "cached_tokens": 0, "generate_calls": 0}
 
@@ -194,19 +196,36 @@ class TransformersBackend:
 
     # ------------------------------------------------------------- KV reuse
     def _lookup(self, ids: list[int]) -> tuple[int, list[tuple[Any, Any]] | None]:
-        """The stored cache sharing the longest prefix with ``ids``, cut to that prefix (at most ``len(ids) - 1`` tokens)."""
-        best, layers = 0, None
-        wanted = np.asarray(ids)
-        for key, (array, value) in self._store.items():
-            n = _common_prefix(array, wanted)
-            if n > best:
-                best, layers, match = n, value, key
-        # The last prompt token is always run: generation needs its logits.
-        best = min(best, len(ids) - 1)
-        if layers is None or best <= 0:
+        """The stored cache sharing the longest prefix with ``ids``, cut to that prefix (at most ``len(ids) - 1`` tokens).
+
+        Every stored sequence is compared at once, as rows of one padded matrix (see :meth:`_prefix_matrix`).
+        """
+        keys, matrix = self._prefix_matrix()
+        if not keys:
             return 0, None
+        # The last prompt token is always run: generation needs its logits.
+        n = min(matrix.shape[1], len(ids) - 1)
+        if n <= 0:
+            return 0, None
+        same = matrix[:, :n] == np.asarray(ids[:n])
+        lengths = np.where(same.all(axis=1), n, same.argmin(axis=1))
+        row = int(lengths.argmax())
+        best = int(lengths[row])
+        if best <= 0:
+            return 0, None
+        match = keys[row]
         self._store.move_to_end(match)
-        return best, [(k[:, :best], v[:, :best]) for k, v in layers]
+        return best, [(k[:, :best], v[:, :best]) for k, v in self._store[match]]
+
+    def _prefix_matrix(self) -> tuple[list[tuple[int, ...]], Any]:
+        """The stored token sequences as the rows of one matrix padded with -1 (built again only after the store changed)."""
+        if self._matrix is None:
+            keys = list(self._store)
+            matrix = np.full((len(keys), max((len(key) for key in keys), default=0)), -1, dtype=np.int64)
+            for row, key in enumerate(keys):
+                matrix[row, : len(key)] = key
+            self._matrix = (keys, matrix)
+        return self._matrix
 
     def _batch(self, prompts: list[list[int]], reused: list[tuple[int, Any]]) -> tuple[Any, Any, Any, int]:
         """Input ids, attention mask, the batched cache (or ``None``) and the total width, laid out as the module docstring says."""
@@ -216,26 +235,31 @@ class TransformersBackend:
         pad = self.tokenizer.pad_token_id
         cached = max(n for n, _ in reused)
         suffix = max(len(ids) - n for ids, (n, _) in zip(prompts, reused))
-        rows, masks = [], []
-        for ids, (n, _) in zip(prompts, reused):
-            rest = ids[n:]
-            rows.append([pad] * (cached - n) + ids[:n] + [pad] * (suffix - len(rest)) + rest)
-            masks.append([0] * (cached - n) + [1] * n + [0] * (suffix - len(rest)) + [1] * len(rest))
-        input_ids = torch.tensor(rows, dtype=torch.long, device=self.device)
-        attention_mask = torch.tensor(masks, dtype=torch.long, device=self.device)
+        width = cached + suffix
+        rows = np.full((len(prompts), width), pad, dtype=np.int64)
+        masks = np.zeros((len(prompts), width), dtype=np.int64)
+        for row, (ids, (n, _)) in enumerate(zip(prompts, reused)):
+            rows[row, cached - n : cached] = ids[:n]
+            masks[row, cached - n : cached] = 1
+            rest = len(ids) - n
+            rows[row, width - rest :] = ids[n:]
+            masks[row, width - rest :] = 1
+        input_ids = torch.from_numpy(rows).to(self.device)
+        attention_mask = torch.from_numpy(masks).to(self.device)
         if cached == 0:
-            return input_ids, attention_mask, None, cached + suffix
+            return input_ids, attention_mask, None, width
         cache = DynamicCache()
         first = next(layers for _, layers in reused if layers is not None)
         for layer, (k0, v0) in enumerate(first):
-            keys, values = [], []
-            for n, layers in reused:
-                k, v = layers[layer] if layers is not None else (k0[:, :0], v0[:, :0])
-                gap = (k.shape[0], cached - n, k.shape[2])
-                keys.append(torch.cat([k.new_zeros(gap), k], dim=1))
-                values.append(torch.cat([v.new_zeros((v.shape[0], cached - n, v.shape[2])), v], dim=1))
-            cache.update(torch.stack(keys), torch.stack(values), layer)
-        return input_ids, attention_mask, cache, cached + suffix
+            # Each row's cached prefix is copied into place; the left padding stays zero (and masked out).
+            keys = k0.new_zeros((len(reused), k0.shape[0], cached, k0.shape[2]))
+            values = v0.new_zeros((len(reused), v0.shape[0], cached, v0.shape[2]))
+            for row, (n, layers) in enumerate(reused):
+                if n:
+                    keys[row, :, cached - n :] = layers[layer][0]
+                    values[row, :, cached - n :] = layers[layer][1]
+            cache.update(keys, values, layer)
+        return input_ids, attention_mask, cache, width
 
     def _keep(self, cache: Any, row: int, mask: Any, tokens: list[int]) -> None:
         """Store the cache of ``tokens`` (a prompt and its reply) from ``row`` of a generated batch."""
@@ -250,7 +274,8 @@ class TransformersBackend:
         if key in self._store:
             self._store.move_to_end(key)
             return
-        self._store[key] = (np.asarray(key), [(layer.keys[row][:, index], layer.values[row][:, index]) for layer in cache.layers])
+        self._matrix = None
+        self._store[key] = [(layer.keys[row][:, index], layer.values[row][:, index]) for layer in cache.layers]
         self._stored_tokens += len(key)
         # A prompt that this sequence extends is now redundant.
         for other in [k for k in self._store if len(k) < len(key) and k[-1] == key[len(k) - 1] and key[: len(k)] == k]:
@@ -263,14 +288,8 @@ class TransformersBackend:
     def clear_kv_cache(self) -> None:
         """Drop every stored KV cache (e.g. after the model's weights changed)."""
         self._store.clear()
+        self._matrix = None
         self._stored_tokens = 0
-
-
-def _common_prefix(a: Any, b: Any) -> int:
-    """The length of the longest common prefix of two token sequences (numpy arrays)."""
-    n = min(len(a), len(b))
-    differ = np.flatnonzero(a[:n] != b[:n])
-    return int(differ[0]) if len(differ) else n
 
 
 def _plain_cache(config: Any) -> bool:

@@ -36,6 +36,8 @@ quantities with gradients from these ids.
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 import time
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
@@ -66,6 +68,16 @@ def _pad_left(sequences: Sequence[Sequence[int]], pad_id: int, device: Any) -> t
     return ids.to(device), mask.to(device), positions.to(device)
 
 
+@functools.cache
+def _keeps_only_last_logits(model_class: type) -> dict[str, int]:
+    """``{"logits_to_keep": 1}`` when the model's ``forward`` can skip the vocabulary projection of all but the last position.
+
+    A prompt pass needs only its last position's logits; projecting every position onto the vocabulary is
+    a large share of a small model's work and a batch-by-width-by-vocabulary tensor.
+    """
+    return {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model_class.forward).parameters else {}
+
+
 def candidate_logprobs(model: Any, prompts: Sequence[Sequence[int]], candidates: Sequence[Sequence[Sequence[int]]], pad_id: int) -> list[list[Any]]:
     """Per decision, per candidate: the 1-d tensor of the candidate's token log-probabilities given the prompt.
 
@@ -77,7 +89,7 @@ def candidate_logprobs(model: Any, prompts: Sequence[Sequence[int]], candidates:
 
     device = next(model.parameters()).device
     ids, mask, positions = _pad_left(prompts, pad_id, device)
-    out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
+    out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **_keeps_only_last_logits(type(model)))
     first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
     owner = [d for d, options in enumerate(candidates) for _ in options]
     flat = [list(option) for options in candidates for option in options]
