@@ -15,7 +15,8 @@ to some players), ``ctx.reward``, ``ctx.finish`` (winners, teams), ``ctx.elimina
 Writing a game means subclassing :class:`Game` and filling in:
 
 * class metadata: ``name``, ``version``, ``description``, ``category``,
-  ``zero_sum``, ``simultaneous`` (and ``default_error_allowance``);
+  ``zero_sum``, ``simultaneous`` (and ``default_error_allowance``, and
+  ``fixed_rules`` when the rules depend only on the options and the seat);
 * ``__init__``: keyword-only options (validated, with clear errors; the engine's
   own options ``error_allowance``, ``max_turns``, ``max_action_chars`` and
   ``max_tool_calls`` never reach it), the ``players`` list, and for games with
