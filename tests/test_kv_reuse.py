@@ -61,13 +61,13 @@ def test_multi_turn_batches_give_the_same_tokens(model_dir: str) -> None:
 def test_cut_prefix_and_bounded_store(model_dir: str) -> None:
     """A prompt that shares only part of a stored sequence reuses that part; the store keeps within its token budget."""
     reuse, plain = backends(model_dir)
-    reuse.kv_cache_tokens = 200
+    reuse.kv_store.capacity = 200
     base: list[Message] = [{"role": "system", "content": "You play a long game with many rules. " * 4}]
     reuse.generate([[*base, {"role": "user", "content": "First question."}]])
     other = [[*base, {"role": "user", "content": "A different question altogether."}]]
     assert [c.text for c in reuse.generate(other)] == [c.text for c in plain.generate(other)]
     assert reuse.usage["cached_tokens"] > 0
-    assert reuse._stored_tokens <= 200
+    assert reuse.kv_store.tokens <= 200
 
 
 def test_episodes_identical_with_and_without_reuse(model_dir: str) -> None:
@@ -80,3 +80,59 @@ def test_episodes_identical_with_and_without_reuse(model_dir: str) -> None:
         if kv_reuse:
             assert agent.backend.usage["cached_tokens"] > 0
     assert records[0] == records[1]
+
+
+def score_legal_policies(model_dir: str):
+    """Greedy score_legal policies on backends with and without KV reuse (the same weights)."""
+    from parlour.baselines.train.llm_policy import LMPolicy
+
+    reuse, plain = backends(model_dir)
+    return (
+        LMPolicy(reuse, mode="score_legal", greedy=True, history_turns=None, name="reuse"),
+        LMPolicy(plain, mode="score_legal", greedy=True, history_turns=None, name="plain"),
+    )
+
+
+def decisions(policy, env_id: str, seeds: range) -> list[tuple[str, float]]:
+    """The policy's (move, log-probability under the policy) at every decision of greedy episodes against random, several in flight."""
+    seen: list[tuple[str, float]] = []
+    act_batch = policy.act_batch
+
+    def recording(observations):
+        actions = act_batch(observations)
+        seen.extend((action.text, action.metadata["policy_logprob"]) for action in actions)
+        return actions
+
+    policy.act_batch = recording
+    results = parlour.evaluate(env_id, [policy, "random"], episodes=len(seeds), seed=seeds.start, in_flight=len(seeds), progress=False)
+    policy.act_batch = act_batch
+    return seen, results.records
+
+
+def test_score_legal_reuse_gives_the_same_moves_and_log_probabilities(model_dir: str) -> None:
+    """The trainer's policy with its conversations' caches kept: the same greedy episodes, the same policy log-probabilities."""
+    reuse, plain = score_legal_policies(model_dir)
+    with_reuse, records_reuse = decisions(reuse, "parlour/TicTacToe-v0", range(4))
+    without, records_plain = decisions(plain, "parlour/TicTacToe-v0", range(4))
+    assert [move for move, _ in with_reuse] == [move for move, _ in without]
+    assert [step["move"] for r in records_reuse for step in r["steps"]] == [step["move"] for r in records_plain for step in r["steps"]]
+    assert torch.allclose(torch.tensor([p for _, p in with_reuse]), torch.tensor([p for _, p in without]), atol=1e-4)
+    assert plain.kv_store is None and plain.usage["cached_tokens"] == 0
+    # Every turn after an episode's first starts from the stored prompt of the turn before.
+    assert reuse.usage["cached_tokens"] > reuse.usage["prompt_tokens"] / 2
+
+
+def test_changed_weights_empty_the_policy_store(model_dir: str) -> None:
+    """After an in-place update of the weights (as an optimiser step makes), stored caches are not used: results match a fresh run."""
+    reuse, plain = score_legal_policies(model_dir)
+    decisions(reuse, "parlour/Nim-v0", range(2))
+    assert len(reuse.kv_store) > 0
+    with torch.no_grad():
+        for model in (reuse.model, plain.model):
+            for parameter in model.parameters():
+                parameter.mul_(1.5)
+    again_reuse, _ = decisions(reuse, "parlour/Nim-v0", range(2))
+    again_plain, _ = decisions(plain, "parlour/Nim-v0", range(2))
+    assert torch.allclose(torch.tensor([p for _, p in again_reuse]), torch.tensor([p for _, p in again_plain]), atol=1e-4)
+    # A copy acting with another model gets its own, empty store.
+    assert reuse.copy_with(plain.model).kv_store is not reuse.kv_store

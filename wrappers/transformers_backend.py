@@ -1,17 +1,9 @@
 """The ``transformers`` backend: a local causal LM, batched generation with left padding, KV caches reused across turns.
 
-KV reuse. The prompt of a conversation's next turn extends the prompt and
-reply of its last one, so the backend keeps, for each sequence it has run, the
-key/value cache of its tokens (prompt plus reply) and, for a new prompt, starts
-from the stored cache sharing the longest token prefix with it (cut to that
-prefix): only the new suffix is run through the model. Prefixes are matched on
-token ids, so a reply that re-tokenises differently, a window that dropped
-turns or a conversation that shares only the system prompt still reuse exactly
-what matches. In a batch, each row's cached prefix is left-padded to the
-longest one and its new suffix left-padded after it; the attention mask hides
-both paddings and position ids count real tokens only, so every row sees
-exactly the positions and keys it would see alone. The store is bounded by
-``kv_cache_tokens`` (least recently used sequences go first).
+KV reuse: the prompt of a conversation's next turn extends the prompt and
+reply of its last one, so the backend keeps each sequence's key/value cache in
+a :class:`~parlour.wrappers.kv_store.KVStore` and runs only the new suffix of
+each prompt (see that module for how prefixes are found and batched).
 
 torch and transformers are imported when a backend is built, never at
 ``import parlour``.
@@ -20,13 +12,11 @@ torch and transformers are imported when a backend is built, never at
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from parlour.wrappers.backend import Completion, Message
+from parlour.wrappers.kv_store import KVStore, plain_cache
 
 #: Token counts of message lists remembered by :meth:`TransformersBackend.count_tokens` (oldest dropped first).
 COUNT_CACHE_SIZE = 1 << 14
@@ -117,13 +107,8 @@ class TransformersBackend:
             raise ValueError(f"kv_cache_tokens must be >= 0, got {kv_cache_tokens}")
         if kv_reuse is None:
             kv_reuse = self.device.type == "cpu"
-        self.kv_reuse = kv_reuse and kv_cache_tokens > 0 and _plain_cache(self.model.config)
-        self.kv_cache_tokens = kv_cache_tokens
-        #: token ids -> per layer (keys, values) of shape (heads, len(ids), head_dim), least recently used first.
-        self._store: OrderedDict[tuple[int, ...], list[tuple[Any, Any]]] = OrderedDict()
-        self._stored_tokens = 0
-        #: The store's keys and their tokens as one padded matrix, for :meth:`_lookup`; ``None`` after a change.
-        self._matrix: tuple[list[tuple[int, ...]], Any] | None = None
+        self.kv_reuse = kv_reuse and kv_cache_tokens > 0 and plain_cache(self.model.config)
+        self.kv_store = KVStore(self.device, self.tokenizer.pad_token_id, kv_cache_tokens)
         self._counts: dict[tuple[tuple[str, str], ...], int] = {}
         self.usage: dict[str, float] = {"model_s": 0.0, "prompt_tokens": 0, "cached_tokens": 0, "generate_calls": 0}
 
@@ -163,8 +148,8 @@ class TransformersBackend:
             # Last resort after the agent's window: keep the most recent tokens so generation never overflows.
             room = max(1, self.context_limit - self.max_new_tokens)
             prompts = [ids[-room:] for ids in prompts]
-        reused = [self._lookup(ids) if self.kv_reuse else (0, None) for ids in prompts]
-        input_ids, attention_mask, cache, width = self._batch(prompts, reused)
+        reused = [self.kv_store.lookup(ids) if self.kv_reuse else (0, None) for ids in prompts]
+        input_ids, attention_mask, cache, width = self.kv_store.batch(prompts, reused)
         devices = [self.device.index or 0] if self.device.type == "cuda" else []
         started = time.perf_counter()
         with torch.random.fork_rng(devices=devices), torch.inference_mode():
@@ -187,117 +172,16 @@ class TransformersBackend:
         for row, (tokens, ids) in enumerate(zip(generated, prompts)):
             length = tokens.index(self.tokenizer.eos_token_id) + 1 if self.tokenizer.eos_token_id in tokens else len(tokens)
             if self.kv_reuse:
-                self._keep(output.past_key_values, row, attention_mask[row], ids + tokens[:length])
+                self.kv_store.keep(output.past_key_values, row, attention_mask[row], ids + tokens[:length])
             text = self.tokenizer.decode(tokens[:length], skip_special_tokens=True)
             completions.append(Completion(text=text, prompt_tokens=len(ids), completion_tokens=length))
         self.usage["prompt_tokens"] += sum(len(ids) for ids in prompts)
         self.usage["cached_tokens"] += sum(n for n, _ in reused)
         return completions
 
-    # ------------------------------------------------------------- KV reuse
-    def _lookup(self, ids: list[int]) -> tuple[int, list[tuple[Any, Any]] | None]:
-        """The stored cache sharing the longest prefix with ``ids``, cut to that prefix (at most ``len(ids) - 1`` tokens).
-
-        Every stored sequence is compared at once, as rows of one padded matrix (see :meth:`_prefix_matrix`).
-        """
-        keys, matrix = self._prefix_matrix()
-        if not keys:
-            return 0, None
-        # The last prompt token is always run: generation needs its logits.
-        n = min(matrix.shape[1], len(ids) - 1)
-        if n <= 0:
-            return 0, None
-        same = matrix[:, :n] == np.asarray(ids[:n])
-        lengths = np.where(same.all(axis=1), n, same.argmin(axis=1))
-        row = int(lengths.argmax())
-        best = int(lengths[row])
-        if best <= 0:
-            return 0, None
-        match = keys[row]
-        self._store.move_to_end(match)
-        return best, [(k[:, :best], v[:, :best]) for k, v in self._store[match]]
-
-    def _prefix_matrix(self) -> tuple[list[tuple[int, ...]], Any]:
-        """The stored token sequences as the rows of one matrix padded with -1 (built again only after the store changed)."""
-        if self._matrix is None:
-            keys = list(self._store)
-            matrix = np.full((len(keys), max((len(key) for key in keys), default=0)), -1, dtype=np.int64)
-            for row, key in enumerate(keys):
-                matrix[row, : len(key)] = key
-            self._matrix = (keys, matrix)
-        return self._matrix
-
-    def _batch(self, prompts: list[list[int]], reused: list[tuple[int, Any]]) -> tuple[Any, Any, Any, int]:
-        """Input ids, attention mask, the batched cache (or ``None``) and the total width, laid out as the module docstring says."""
-        import torch
-        from transformers import DynamicCache
-
-        pad = self.tokenizer.pad_token_id
-        cached = max(n for n, _ in reused)
-        suffix = max(len(ids) - n for ids, (n, _) in zip(prompts, reused))
-        width = cached + suffix
-        rows = np.full((len(prompts), width), pad, dtype=np.int64)
-        masks = np.zeros((len(prompts), width), dtype=np.int64)
-        for row, (ids, (n, _)) in enumerate(zip(prompts, reused)):
-            rows[row, cached - n : cached] = ids[:n]
-            masks[row, cached - n : cached] = 1
-            rest = len(ids) - n
-            rows[row, width - rest :] = ids[n:]
-            masks[row, width - rest :] = 1
-        input_ids = torch.from_numpy(rows).to(self.device)
-        attention_mask = torch.from_numpy(masks).to(self.device)
-        if cached == 0:
-            return input_ids, attention_mask, None, width
-        cache = DynamicCache()
-        first = next(layers for _, layers in reused if layers is not None)
-        for layer, (k0, v0) in enumerate(first):
-            # Each row's cached prefix is copied into place; the left padding stays zero (and masked out).
-            keys = k0.new_zeros((len(reused), k0.shape[0], cached, k0.shape[2]))
-            values = v0.new_zeros((len(reused), v0.shape[0], cached, v0.shape[2]))
-            for row, (n, layers) in enumerate(reused):
-                if n:
-                    keys[row, :, cached - n :] = layers[layer][0]
-                    values[row, :, cached - n :] = layers[layer][1]
-            cache.update(keys, values, layer)
-        return input_ids, attention_mask, cache, width
-
-    def _keep(self, cache: Any, row: int, mask: Any, tokens: list[int]) -> None:
-        """Store the cache of ``tokens`` (a prompt and its reply) from ``row`` of a generated batch."""
-        import torch
-
-        # The cache holds every position fed to the model: the masked-in prompt, then each generated token but the last.
-        positions = torch.nonzero(mask, as_tuple=True)[0]
-        generated = torch.arange(mask.shape[0], cache.get_seq_length(), device=mask.device)
-        index = torch.cat([positions, generated])[: len(tokens)]
-        tokens = tokens[: len(index)]
-        key = tuple(tokens)
-        if key in self._store:
-            self._store.move_to_end(key)
-            return
-        self._matrix = None
-        self._store[key] = [(layer.keys[row][:, index], layer.values[row][:, index]) for layer in cache.layers]
-        self._stored_tokens += len(key)
-        # A prompt that this sequence extends is now redundant.
-        for other in [k for k in self._store if len(k) < len(key) and k[-1] == key[len(k) - 1] and key[: len(k)] == k]:
-            self._stored_tokens -= len(other)
-            del self._store[other]
-        while self._stored_tokens > self.kv_cache_tokens and self._store:
-            evicted, _ = self._store.popitem(last=False)
-            self._stored_tokens -= len(evicted)
-
     def clear_kv_cache(self) -> None:
         """Drop every stored KV cache (e.g. after the model's weights changed)."""
-        self._store.clear()
-        self._matrix = None
-        self._stored_tokens = 0
-
-
-def _plain_cache(config: Any) -> bool:
-    """Whether the model's cache is a plain per-layer key/value cache that can be cut and stacked (no sliding window, no recurrent state)."""
-    text = getattr(config, "get_text_config", lambda: config)()
-    if getattr(text, "sliding_window", None) or getattr(text, "layer_types", None) and set(text.layer_types) != {"full_attention"}:
-        return False
-    return not getattr(text, "is_encoder_decoder", False)
+        self.kv_store.clear()
 
 
 def fold_system(messages: list[Message]) -> list[Message]:

@@ -14,6 +14,13 @@ Two action modes:
   cannot be enumerated. A reply without a move is played as it is, so the
   environment's invalid-action policy sees it.
 
+In ``score_legal`` mode the policy keeps each conversation's key/value cache
+across turns when its backend reuses caches (by default on a CPU; see
+:mod:`parlour.wrappers.kv_store`): a turn runs only the tokens added since the
+last one. The store belongs to the policy and its model; it is emptied when the
+model's weights change (an optimiser step, a loaded state) and not used while
+the model is in training mode.
+
 Prompts are built as :class:`parlour.wrappers.LLMAgent` builds them (the
 system prompt with the rules from :func:`~parlour.wrappers.prompting.system_prompt`,
 one :class:`~parlour.wrappers.prompting.Conversation` per episode and player,
@@ -47,6 +54,7 @@ import numpy as np
 from parlour.envs.core.agent import Action
 from parlour.wrappers.backend import Message
 from parlour.wrappers.extraction import Extractor, default_extraction, resolve_extractor, strip_reasoning
+from parlour.wrappers.kv_store import KVStore, plain_cache
 from parlour.wrappers.prompting import SYSTEM_TEMPLATE, Conversation, EpisodeConversations
 
 #: The action modes.
@@ -78,18 +86,36 @@ def _keeps_only_last_logits(model_class: type) -> dict[str, int]:
     return {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model_class.forward).parameters else {}
 
 
-def candidate_logprobs(model: Any, prompts: Sequence[Sequence[int]], candidates: Sequence[Sequence[Sequence[int]]], pad_id: int) -> list[list[Any]]:
+def candidate_logprobs(
+    model: Any, prompts: Sequence[Sequence[int]], candidates: Sequence[Sequence[Sequence[int]]], pad_id: int, kv_store: KVStore | None = None
+) -> list[list[Any]]:
     """Per decision, per candidate: the 1-d tensor of the candidate's token log-probabilities given the prompt.
 
     The prompts run once, left-padded; their key/value cache is repeated for
     each decision's candidates, which run right-padded after it. Differentiable
-    when called with gradients enabled (the cache stays in the graph).
+    when called with gradients enabled (the cache stays in the graph). With a
+    ``kv_store`` (inference only), each prompt starts from the cache of its
+    longest stored prefix and its own cache is stored for the next turn.
     """
     import torch
 
     device = next(model.parameters()).device
-    ids, mask, positions = _pad_left(prompts, pad_id, device)
-    out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **_keeps_only_last_logits(type(model)))
+    if kv_store is None:
+        ids, mask, positions = _pad_left(prompts, pad_id, device)
+        cache, cached = None, 0
+    else:
+        reused = [kv_store.lookup(list(prompt)) for prompt in prompts]
+        ids, mask, cache, _ = kv_store.batch([list(prompt) for prompt in prompts], reused)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        cached = max(n for n, _ in reused)
+    out = model(
+        input_ids=ids[:, cached:], attention_mask=mask, position_ids=positions[:, cached:], past_key_values=cache, use_cache=True,
+        **_keeps_only_last_logits(type(model)),
+    )
+    if kv_store is not None:
+        # Before the candidates extend the cache in place.
+        for row, prompt in enumerate(prompts):
+            kv_store.keep(out.past_key_values, row, mask[row], list(prompt))
     first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
     owner = [d for d, options in enumerate(candidates) for _ in options]
     flat = [list(option) for options in candidates for option in options]
@@ -210,14 +236,35 @@ class LMPolicy(EpisodeConversations):
         self.name = name
         self.rng = np.random.default_rng(seed)
         self.conversations: dict[tuple[Hashable, str], Conversation] = {}
-        #: Accounting: seconds in the model's forward passes and generation, decisions, prompt and completion tokens.
-        self.usage: dict[str, float] = {"model_s": 0.0, "decisions": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        #: Accounting: seconds in the model's forward passes and generation, decisions, prompt and completion tokens,
+        #: and prompt tokens taken from stored caches instead of being run (``score_legal`` with KV reuse).
+        self.usage: dict[str, float] = {"model_s": 0.0, "decisions": 0, "prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
         self._move_ids: dict[str, list[int]] = {}
         eos = self.tokenizer.eos_token_id
         if eos is None:
             raise ValueError("the tokenizer has no eos token; set one so that moves and replies can end")
         self.eos_id = int(eos)
         self.pad_id = int(self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos)
+        self.kv_store = self._new_kv_store()
+        self._weights_seen: tuple = ()
+
+    def _new_kv_store(self) -> KVStore | None:
+        """A store for this policy's model when its backend reuses caches and the model's cache allows it."""
+        if not getattr(self.backend, "kv_reuse", False) or not plain_cache(self.model.config):
+            return None
+        return KVStore(next(self.model.parameters()).device, self.pad_id, self.backend.kv_store.capacity)
+
+    def _usable_kv_store(self) -> KVStore | None:
+        """The store, emptied first if the weights changed since it was filled; ``None`` while the model trains."""
+        store = self.kv_store
+        if store is None or self.model.training:
+            return None
+        # In-place updates (optimiser steps, load_state_dict) bump a tensor's version; a swapped tensor moves.
+        weights = tuple((p.data_ptr(), p._version) for p in self.model.parameters())
+        if weights != self._weights_seen:
+            store.clear()
+            self._weights_seen = weights
+        return store
 
     def copy_with(self, model: Any, **changes: Any) -> "LMPolicy":
         """A policy like this one (fresh conversations) acting with ``model``, with some options changed."""
@@ -226,6 +273,8 @@ class LMPolicy(EpisodeConversations):
         other.conversations = {}
         other.usage = dict.fromkeys(self.usage, 0)
         other.rng = np.random.default_rng(changes.pop("seed", None))
+        other.kv_store = other._new_kv_store()
+        other._weights_seen = ()
         for key, value in changes.items():
             if not hasattr(other, key):
                 raise AttributeError(f"LMPolicy has no option {key!r}")
@@ -289,7 +338,11 @@ class LMPolicy(EpisodeConversations):
         import torch
 
         candidates = [[self.move_ids(move) for move in moves] for moves in legal]
-        token_logprobs = candidate_logprobs(self.model, prompts, candidates, self.pad_id)
+        store = self._usable_kv_store()
+        reused = store.reused_tokens if store is not None else 0
+        token_logprobs = candidate_logprobs(self.model, prompts, candidates, self.pad_id, kv_store=store)
+        if store is not None:
+            self.usage["cached_tokens"] += store.reused_tokens - reused
         actions = []
         for moves, options, prompt, per_token in zip(legal, candidates, prompts, token_logprobs):
             scores = torch.stack([t.sum() for t in per_token]) / self.temperature
