@@ -9,7 +9,8 @@ episode is a real game of legal moves, played to its end:
 * ``score_legal``: the LLM trainer's policy
   (:class:`parlour.baselines.train.llm_policy.LMPolicy`), a softmax over the
   legal moves' log-likelihoods, greedy, so it can only play legal moves; one
-  forward pass of each prompt per decision.
+  forward pass of each prompt per decision, with and without its KV-cache
+  reuse across turns (with it, only the tokens added since the last turn run).
 * ``generate``: the ``hf:`` agent (:class:`parlour.wrappers.LLMAgent` on the
   transformers backend), decoding greedily up to ``--max-new-tokens`` tokens
   per decision, with and without the backend's KV-cache reuse across turns.
@@ -96,17 +97,22 @@ class Config:
         self.zero = zero
 
 
-def score_legal_config(model: str, device: str | None) -> Config:
+def score_legal_config(model: str, device: str | None, kv_reuse: bool) -> Config:
     """The LLM trainer's policy in ``score_legal`` mode, greedy."""
     from parlour.baselines.train.llm_policy import LMPolicy
     from parlour.wrappers.transformers_backend import TransformersBackend
 
-    policy = LMPolicy(TransformersBackend(model, device=device), mode="score_legal", greedy=True, history_turns=None, name="score_legal")
+    label = f"score_legal, KV reuse {'on' if kv_reuse else 'off'}"
+    backend = TransformersBackend(model, device=device, kv_reuse=kv_reuse)
+    policy = LMPolicy(backend, mode="score_legal", greedy=True, history_turns=None, name=label)
 
     def zero() -> None:
+        # Every run starts with an empty store: the same seeds would otherwise find their prompts kept from the last run.
         policy.usage = dict.fromkeys(policy.usage, 0)
+        if policy.kv_store is not None:
+            policy.kv_store.clear()
 
-    return Config("score_legal", policy, lambda: float(policy.usage["model_s"]), lambda: int(policy.usage["prompt_tokens"]), zero)
+    return Config(label, policy, lambda: float(policy.usage["model_s"]), lambda: int(policy.usage["prompt_tokens"]), zero)
 
 
 def generate_config(model: str, device: str | None, max_new_tokens: int, kv_reuse: bool) -> Config:
@@ -119,8 +125,10 @@ def generate_config(model: str, device: str | None, max_new_tokens: int, kv_reus
     backend = agent.backend
 
     def zero() -> None:
+        # Every run starts with an empty store: the same seeds would otherwise find their prompts kept from the last run.
         agent.reset_stats()
         backend.usage = dict.fromkeys(backend.usage, 0)
+        backend.clear_kv_cache()
 
     return Config(label, agent, lambda: float(backend.usage["model_s"]), lambda: int(agent.stats()["completion_tokens"]), zero)
 
@@ -178,7 +186,7 @@ def main() -> None:
         model = make_tiny_model(folder, corpus=domain_corpus(), vocab_size=args.vocab_size, n_embd=args.n_embd, n_layer=args.n_layer, n_head=heads)
         configs = []
         if args.only in (None, "score_legal"):
-            configs.append(score_legal_config(model, args.device))
+            configs += [score_legal_config(model, args.device, kv_reuse) for kv_reuse in (True, False)]
         if args.only in (None, "generate"):
             configs += [generate_config(model, args.device, args.max_new_tokens, kv_reuse) for kv_reuse in (True, False)]
         for config in configs:
@@ -220,10 +228,11 @@ def main() -> None:
             f"  {'; '.join(flags) or 'targets met'}"
         )
     labels = [config.label for config in configs]
-    if "generate, KV reuse on" in labels and "generate, KV reuse off" in labels:
-        on, off = rows[("generate, KV reuse on", "batched")], rows[("generate, KV reuse off", "batched")]
-        gains = [a["episodes_per_s"] / b["episodes_per_s"] for a, b in zip(on, off)]
-        print(f"  KV reuse on / off (batched): {summary(gains)}x")
+    for kind in ("score_legal", "generate"):
+        if f"{kind}, KV reuse on" in labels and f"{kind}, KV reuse off" in labels:
+            on, off = rows[(f"{kind}, KV reuse on", "batched")], rows[(f"{kind}, KV reuse off", "batched")]
+            gains = [a["episodes_per_s"] / b["episodes_per_s"] for a, b in zip(on, off)]
+            print(f"  {kind}, KV reuse on / off (batched): {summary(gains)}x")
 
 if __name__ == "__main__":
     main()

@@ -47,12 +47,17 @@ HAS_LINE = np.array([any(all(cells >> c & 1 for c in line) for line in LINES) fo
 FULL = 511
 
 
-def winner_of(board: list[int]) -> int:
-    """The mark index (0 or 1) that owns a full line on ``board``, or -1 if none."""
-    for a, b, c in LINES:
-        if board[a] != -1 and board[a] == board[b] == board[c]:
-            return board[a]
-    return -1
+#: The lines through each cell: only they can be completed by a mark placed there.
+LINES_THROUGH = [[line for line in LINES if cell in line] for cell in range(9)]
+
+
+def completes_line(board: list[int], cell: int) -> bool:
+    """Whether the mark on ``cell`` completes a line through it."""
+    mark = board[cell]
+    for a, b, c in LINES_THROUGH[cell]:
+        if board[a] == board[b] == board[c] == mark:
+            return True
+    return False
 
 
 class TicTacToeBatch(GameBatch):
@@ -170,7 +175,7 @@ class TicTacToe(Game):
         self._vectors[mark, cell] = 1.0
         self._vectors[1 - mark, 9 + cell] = 1.0
         ctx.tell(f"{player} ({MARKS[mark]}) plays {move}.", kind="move", sender=player)
-        if winner_of(self.board) == mark:
+        if completes_line(self.board, cell):
             ctx.finish({player: 1.0, self.other(player): -1.0}, winners=[player], reason=f"{player} made three in a row")
         elif -1 not in self.board:
             ctx.finish(reason="the board is full: a draw")
