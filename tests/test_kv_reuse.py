@@ -136,3 +136,42 @@ def test_changed_weights_empty_the_policy_store(model_dir: str) -> None:
     assert torch.allclose(torch.tensor([p for _, p in again_reuse]), torch.tensor([p for _, p in again_plain]), atol=1e-4)
     # A copy acting with another model gets its own, empty store.
     assert reuse.copy_with(plain.model).kv_store is not reuse.kv_store
+
+
+def test_prompts_are_tokenised_from_the_last_turn_exactly_as_whole_texts(model_dir: str) -> None:
+    """Growing conversations (awkward text, literal special tokens, a branch, a window that drops turns): the ids of
+    tokenising only what follows the last turn's opening equal those of the whole text, and only that much is tokenised."""
+    import random
+
+    backend = TransformersBackend(model_dir, device="cpu", do_sample=False, max_new_tokens=4)
+    tokenizer = backend.tokenizer
+    lengths: list[int] = []
+
+    class Recording:
+        """The tokenizer, noting the length of every text it is given."""
+
+        def __call__(self, texts, **options):
+            lengths.extend(len(text) for text in (texts if isinstance(texts, list) else [texts]))
+            return tokenizer(texts, **options)
+
+        def __getattr__(self, name):
+            return getattr(tokenizer, name)
+
+    backend.tokenizer = Recording()
+    rng = random.Random(7)
+    pieces = ["Board:\n", " . X O ", "\n\n", "  ", "<|im_start|>", "<|im_end|>", "é€", "move b2", "\t", "Legal: a1, b2."]
+    chats = [[{"role": "system", "content": "Rules " * 20}, {"role": "user", "content": "Your move."}] for _ in range(3)]
+    for turn in range(6):
+        if turn == 2:
+            chats.append([*chats[0][:-1], {"role": "user", "content": "A branch of the first."}])
+        if turn == 4:
+            chats.append([chats[1][0], *chats[1][-3:]])
+        lengths.clear()
+        ids = backend.tokenize(chats)
+        whole = [tokenizer(backend.render(chat), add_special_tokens=False)["input_ids"] for chat in chats]
+        assert ids == whole
+        if turn >= 1:
+            assert sum(lengths) < sum(len(backend.render(chat)) for chat in chats) / 2
+        for chat in chats:
+            reply = "".join(rng.choice(pieces) for _ in range(6))
+            chat += [{"role": "assistant", "content": reply}, {"role": "user", "content": "".join(rng.choice(pieces) for _ in range(8))}]

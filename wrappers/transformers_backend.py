@@ -20,6 +20,10 @@ from parlour.wrappers.kv_store import KVStore, plain_cache
 
 #: Token counts of message lists remembered by :meth:`TransformersBackend.count_tokens` (oldest dropped first).
 COUNT_CACHE_SIZE = 1 << 14
+#: Tokenised prompt heads remembered by :meth:`TransformersBackend.tokenize` (oldest dropped first).
+HEAD_CACHE_SIZE = 1 << 12
+#: How many messages shorter than a new conversation the remembered one it extends may be (a reply, a retry, tool results).
+HEAD_LOOKBACK = 6
 #: ``dtype`` names accepted besides ``"auto"``.
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -110,6 +114,10 @@ class TransformersBackend:
         self.kv_reuse = kv_reuse and kv_cache_tokens > 0 and plain_cache(self.model.config)
         self.kv_store = KVStore(self.device, self.tokenizer.pad_token_id, kv_cache_tokens)
         self._counts: dict[tuple[tuple[str, str], ...], int] = {}
+        #: Conversation (as (role, content) pairs) -> (its prompt text up to the special token that opens its last
+        #: turn, that text's ids), for :meth:`tokenize`.
+        self._heads: dict[tuple[tuple[str, str], ...], tuple[str, list[int]]] = {}
+        self._split_ids = _split_token_ids(self.tokenizer) if self.has_chat_template else frozenset()
         self.usage: dict[str, float] = {"model_s": 0.0, "prompt_tokens": 0, "cached_tokens": 0, "generate_calls": 0}
 
     def render(self, messages: list[Message], generation_prompt: bool = True) -> str:
@@ -138,12 +146,49 @@ class TransformersBackend:
             self._counts[key] = count
         return count
 
+    def tokenize(self, conversations: list[list[Message]]) -> list[list[int]]:
+        """The prompt ids of each conversation (rendered with the generation prompt), exactly as tokenising its whole text gives them.
+
+        A conversation that extends one tokenised before (its earlier turns, then a reply and what came after) is
+        tokenised only from the special token that opened that earlier prompt's last turn: a fast tokenizer splits
+        special tokens out of the text before anything else, so the text before one tokenises the same whatever
+        follows it. Templates without such tokens (and tokenizers that could merge across them) tokenise whole.
+        """
+        texts = [self.render(messages) for messages in conversations]
+        if not self._split_ids:
+            return self.tokenizer(texts, add_special_tokens=not self.has_chat_template)["input_ids"]
+        heads = [self._head_of(messages, text) for messages, text in zip(conversations, texts)]
+        tails = self.tokenizer([text[len(head) :] for text, (head, _) in zip(texts, heads)], add_special_tokens=False, return_offsets_mapping=True)
+        prompts = []
+        for messages, text, (head, head_ids), tail_ids, offsets in zip(conversations, texts, heads, tails["input_ids"], tails["offset_mapping"]):
+            if head and not (tail_ids and tail_ids[0] in self._split_ids and offsets[0][0] == 0):
+                # The new text does not open a turn where the remembered head ends: tokenise it whole.
+                head, head_ids = "", []
+                encoded = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+                tail_ids, offsets = encoded["input_ids"], encoded["offset_mapping"]
+            ids = head_ids + tail_ids
+            prompts.append(ids)
+            # Where this prompt's last turn opens (its generation prompt): the next turn's prompt is tokenised from there.
+            last = next((i for i in range(len(tail_ids) - 1, -1, -1) if tail_ids[i] in self._split_ids), None)
+            if last is not None:
+                if len(self._heads) >= HEAD_CACHE_SIZE:
+                    self._heads.pop(next(iter(self._heads)))
+                self._heads[_conversation_key(messages)] = (text[: len(head) + offsets[last][0]], ids[: len(head_ids) + last])
+        return prompts
+
+    def _head_of(self, messages: list[Message], text: str) -> tuple[str, list[int]]:
+        """The remembered head (text and ids) of the longest earlier conversation this one extends, if its text still begins ``text``."""
+        for shorter in range(len(messages) - 1, max(0, len(messages) - 1 - HEAD_LOOKBACK), -1):
+            head = self._heads.get(_conversation_key(messages[:shorter]))
+            if head is not None and text.startswith(head[0]):
+                return head
+        return "", []
+
     def generate(self, conversations: list[list[Message]], seed: int | None = None) -> list[Completion]:
         """One completion per conversation, from a single batched ``generate`` call."""
         import torch
 
-        texts = [self.render(messages) for messages in conversations]
-        prompts = self.tokenizer(texts, add_special_tokens=not self.has_chat_template)["input_ids"]
+        prompts = self.tokenize(conversations)
         if self.context_limit is not None:
             # Last resort after the agent's window: keep the most recent tokens so generation never overflows.
             room = max(1, self.context_limit - self.max_new_tokens)
@@ -182,6 +227,24 @@ class TransformersBackend:
     def clear_kv_cache(self) -> None:
         """Drop every stored KV cache (e.g. after the model's weights changed)."""
         self.kv_store.clear()
+
+
+def _conversation_key(messages: list[Message]) -> tuple[tuple[str, str], ...]:
+    """A hashable key of a conversation."""
+    return tuple((m["role"], m["content"]) for m in messages)
+
+
+def _split_token_ids(tokenizer: Any) -> frozenset[int]:
+    """The ids of the special tokens a fast tokenizer splits the text on before tokenising it: text before one
+    tokenises the same whatever follows. Tokens that strip the space before them or match only after
+    normalisation are left out; a slow tokenizer gives none."""
+    if not getattr(tokenizer, "is_fast", False):
+        return frozenset()
+    added = getattr(tokenizer, "added_tokens_decoder", {})
+    return frozenset(
+        index for index, token in added.items()
+        if token.special and not token.lstrip and not token.normalized and not token.single_word
+    )
 
 
 def fold_system(messages: list[Message]) -> list[Message]:

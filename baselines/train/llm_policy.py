@@ -291,13 +291,16 @@ class LMPolicy(EpisodeConversations):
 
     def prompt_ids(self, messages: list[Message]) -> list[int]:
         """The prompt tokens of ``messages`` with the generation prompt, cut to the model's context if needed."""
-        text = self.backend.render(messages)
-        ids = self.tokenizer(text, add_special_tokens=not self.backend.has_chat_template)["input_ids"]
+        return self.prompts_ids([messages])[0]
+
+    def prompts_ids(self, conversations: list[list[Message]]) -> list[list[int]]:
+        """:meth:`prompt_ids` of several conversations in one call to the tokenizer."""
+        prompts = self.backend.tokenize(conversations)
         limit = self.backend.context_limit
         if limit is not None:
             # Keep the most recent tokens and room for the reply, as the backend does.
-            ids = ids[-max(1, limit - self.max_new_tokens) :]
-        return list(ids)
+            prompts = [ids[-max(1, limit - self.max_new_tokens) :] for ids in prompts]
+        return [list(ids) for ids in prompts]
 
     # ------------------------------------------------------------------ acting
     def act(self, observation: Mapping[str, Any]) -> Action:
@@ -313,7 +316,7 @@ class LMPolicy(EpisodeConversations):
             raise ValueError("act_batch got two observations of the same (episode, player); give each episode its own 'episode' id")
         extractors = [self._extractor(obs) for obs in observations]
         conversations = [self._observe(key, obs, name) for key, obs, (name, _) in zip(keys, observations, extractors)]
-        prompts = [self.prompt_ids(c.messages(self.history_turns)) for c in conversations]
+        prompts = self.prompts_ids([c.messages(self.history_turns) for c in conversations])
         actions: list[Action | None] = [None] * len(observations)
         scored = [i for i, obs in enumerate(observations) if self.mode == "score_legal" and obs.get("legal_moves")]
         free = [i for i in range(len(observations)) if i not in set(scored)]
