@@ -50,7 +50,9 @@ class TransformersBackend:
             extend it from there (see the module docstring); models whose
             cache is not a plain ``DynamicCache`` (sliding windows, recurrent
             state) run without it. ``None`` (default): on a CPU only, where it
-            measured 1.6-2.2x faster batched rollouts; on an H100 it measured
+            measured 1.4-1.8x faster batched TicTacToe rollouts with a 2x64
+            GPT-2 and 2.1-2.2x with a 4x256 one
+            (``benchmarks/rollout_throughput.py``); on an H100 it measured
             0.45-0.55x (storing and gathering each row's cache is many small
             kernel launches per layer), so it is off there unless asked for.
         kv_cache_tokens: the most tokens whose KV cache is kept for reuse.
