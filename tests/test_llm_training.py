@@ -88,6 +88,40 @@ def test_candidate_and_completion_logprobs_match_a_plain_forward(model_dir: str)
         assert entropy.shape == logprobs.shape and bool((entropy > 0).all())
 
 
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+def test_one_pass_candidate_scores_and_their_gradients_match_separate_forwards(model_dir: str, attention: str) -> None:
+    """The tree-masked pass (every candidate after its prompt in one row) against one plain forward per candidate, gradients included."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(model_dir, attn_implementation=attention).eval()
+    prompts = [[5, 6, 7, 8, 9, 10, 11, 12], [13, 14], [20] * 5]
+    candidates = [[[3, 4, 2], [2], [5, 6, 7, 2]], [[7, 2], [8, 2]], [[9, 2]]]
+    scored = candidate_logprobs(model, prompts, candidates, 0)
+    tree_total = sum(t.sum() for per in scored for t in per)
+    tree_total.backward()
+    tree_grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    plain_total = 0.0
+    for prompt, options, per in zip(prompts, candidates, scored):
+        for option, logprobs in zip(options, per):
+            scores = torch.log_softmax(model(torch.tensor([prompt + option])).logits[0], -1)
+            expected = torch.stack([scores[len(prompt) - 1 + t, token] for t, token in enumerate(option)])
+            torch.testing.assert_close(logprobs, expected, atol=1e-5, rtol=0)
+            plain_total = plain_total + expected.sum()
+    plain_total.backward()
+    for tree_grad, parameter in zip(tree_grads, model.parameters()):
+        torch.testing.assert_close(tree_grad, parameter.grad, atol=1e-4, rtol=1e-3)
+
+
+def test_attention_without_custom_masks_is_refused_with_the_fix(model_dir: str) -> None:
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    model.config._attn_implementation = "flash_attention_2"
+    with pytest.raises(ValueError, match="attn_implementation='sdpa'"):
+        candidate_logprobs(model, [[5, 6]], [[[2]]], 0)
+
+
 def test_score_legal_policy_is_a_softmax_over_legal_moves(model_dir: str) -> None:
     backend = TransformersBackend(model_dir, device="cpu", dtype="float32")
     policy = LMPolicy(backend, seed=0)

@@ -9,7 +9,7 @@ matched on token ids, so a reply that re-tokenises differently, a window that
 dropped turns or a conversation that shares only the system prompt still
 reuse exactly what matches.
 
-In a batch (:meth:`KVStore.batch`), each row's cached prefix is left-padded to
+In a batch (:func:`pack`), each row's cached prefix is left-padded to
 the longest one and its new suffix left-padded after it; the attention mask
 hides both paddings and position ids count real tokens only, so every row sees
 exactly the positions and keys it would see alone. The store is bounded by
@@ -88,42 +88,8 @@ class KVStore:
         return self._matrix
 
     def batch(self, prompts: list[list[int]], reused: list[tuple[int, Layers | None]]) -> tuple[Any, Any, Any, int]:
-        """``(input_ids, attention_mask, cache, width)`` for ``prompts`` given what :meth:`lookup` found for each.
-
-        The ids and mask span the whole width (cached prefix and new suffix, as the module docstring lays
-        them out); the model is fed the columns after the longest cached prefix. ``cache`` is a
-        ``DynamicCache`` of the prefixes, or ``None`` when no row reuses anything.
-        """
-        import torch
-        from transformers import DynamicCache
-
-        cached = max(n for n, _ in reused)
-        suffix = max(len(ids) - n for ids, (n, _) in zip(prompts, reused))
-        width = cached + suffix
-        rows = np.full((len(prompts), width), self.pad_id, dtype=np.int64)
-        masks = np.zeros((len(prompts), width), dtype=np.int64)
-        for row, (ids, (n, _)) in enumerate(zip(prompts, reused)):
-            rows[row, cached - n : cached] = ids[:n]
-            masks[row, cached - n : cached] = 1
-            rest = len(ids) - n
-            rows[row, width - rest :] = ids[n:]
-            masks[row, width - rest :] = 1
-        input_ids = torch.from_numpy(rows).to(self.device)
-        attention_mask = torch.from_numpy(masks).to(self.device)
-        if cached == 0:
-            return input_ids, attention_mask, None, width
-        cache = DynamicCache()
-        first = next(layers for _, layers in reused if layers is not None)
-        for layer, (k0, v0) in enumerate(first):
-            # Each row's cached prefix is copied into place; the left padding stays zero (and masked out).
-            keys = k0.new_zeros((len(reused), k0.shape[0], cached, k0.shape[2]))
-            values = v0.new_zeros((len(reused), v0.shape[0], cached, v0.shape[2]))
-            for row, (n, layers) in enumerate(reused):
-                if n:
-                    keys[row, :, cached - n :] = layers[layer][0]
-                    values[row, :, cached - n :] = layers[layer][1]
-            cache.update(keys, values, layer)
-        return input_ids, attention_mask, cache, width
+        """``(input_ids, attention_mask, cache, width)`` for ``prompts`` given what :meth:`lookup` found for each (see :func:`pack`)."""
+        return pack(prompts, reused, self.pad_id, self.device)
 
     def keep(self, cache: Any, row: int, mask: Any, tokens: list[int]) -> None:
         """Store the cache of ``tokens`` from ``row`` of a batch run with ``mask`` (and possibly generated after).
@@ -156,6 +122,51 @@ class KVStore:
         self._store.clear()
         self._matrix = None
         self.tokens = 0
+
+
+def layout(lengths: list[int], cached: list[int]) -> tuple[int, int, list[Any]]:
+    """``(prefix width, width, columns)`` of a batch of rows of ``lengths`` tokens whose first ``cached`` come from a cache.
+
+    Each row's cached prefix is right-aligned in the first ``prefix width`` columns and the rest of the row
+    right-aligned in the columns after; ``columns[row]`` lists the column of each of the row's tokens.
+    """
+    prefix = max(cached)
+    width = prefix + max(length - n for length, n in zip(lengths, cached))
+    columns = [np.concatenate([np.arange(prefix - n, prefix), np.arange(width - (length - n), width)]) for length, n in zip(lengths, cached)]
+    return prefix, width, columns
+
+
+def pack(rows: list[list[int]], reused: list[tuple[int, Layers | None]], pad_id: int, device: Any) -> tuple[Any, Any, Any, int]:
+    """``(input_ids, attention_mask, cache, width)`` for ``rows``, the first ``n`` tokens of each taken from the cache found for it.
+
+    The ids and mask span the whole :func:`layout` width; the model is fed the columns after the prefix width.
+    ``cache`` is a ``DynamicCache`` of the prefixes, or ``None`` when no row reuses anything.
+    """
+    import torch
+    from transformers import DynamicCache
+
+    cached, width, columns = layout([len(row) for row in rows], [n for n, _ in reused])
+    ids = np.full((len(rows), width), pad_id, dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=np.int64)
+    for index, (row, where) in enumerate(zip(rows, columns)):
+        ids[index, where] = row
+        mask[index, where] = 1
+    input_ids = torch.from_numpy(ids).to(device)
+    attention_mask = torch.from_numpy(mask).to(device)
+    if cached == 0:
+        return input_ids, attention_mask, None, width
+    cache = DynamicCache()
+    first = next(layers for _, layers in reused if layers is not None)
+    for layer, (k0, v0) in enumerate(first):
+        # Each row's cached prefix is copied into place; the left padding stays zero (and masked out).
+        keys = k0.new_zeros((len(reused), k0.shape[0], cached, k0.shape[2]))
+        values = v0.new_zeros((len(reused), v0.shape[0], cached, v0.shape[2]))
+        for index, (n, layers) in enumerate(reused):
+            if n:
+                keys[index, :, cached - n :] = layers[layer][0]
+                values[index, :, cached - n :] = layers[layer][1]
+        cache.update(keys, values, layer)
+    return input_ids, attention_mask, cache, width
 
 
 def plain_cache(config: Any) -> bool:

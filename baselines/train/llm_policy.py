@@ -6,8 +6,9 @@ Two action modes:
   move ``m`` is scored by its log-likelihood under the model given the prompt,
   ``s(m) = sum_t log p(m_t | prompt, m_<t)`` over the move's tokens and the
   end-of-turn token, and ``pi(m) = softmax(s / temperature)``. Exact, no invalid
-  moves, and one forward pass of the prompt per decision: the legal moves
-  share the prompt's key/value cache.
+  moves, and one forward pass per batch of decisions: each prompt is followed
+  by all its legal moves under a tree-shaped attention mask, so the prompt
+  runs once and its keys and values are shared, never copied per move.
 * ``generate``: free text sampled from the model (``temperature``, up to
   ``max_new_tokens``), read by the extractors of
   :mod:`parlour.wrappers.extraction`; for negotiation and talk, where moves
@@ -54,7 +55,7 @@ import numpy as np
 from parlour.envs.core.agent import Action
 from parlour.wrappers.backend import Message
 from parlour.wrappers.extraction import Extractor, default_extraction, resolve_extractor, strip_reasoning
-from parlour.wrappers.kv_store import KVStore, plain_cache
+from parlour.wrappers.kv_store import KVStore, layout, pack, plain_cache
 from parlour.wrappers.prompting import SYSTEM_TEMPLATE, Conversation, EpisodeConversations
 
 #: The action modes.
@@ -77,13 +78,46 @@ def _pad_left(sequences: Sequence[Sequence[int]], pad_id: int, device: Any) -> t
 
 
 @functools.cache
-def _keeps_only_last_logits(model_class: type) -> dict[str, int]:
-    """``{"logits_to_keep": 1}`` when the model's ``forward`` can skip the vocabulary projection of all but the last position.
+def _keeps_some_logits(model_class: type) -> bool:
+    """Whether the model's ``forward`` takes ``logits_to_keep``, to project only the last positions onto the vocabulary.
 
-    A prompt pass needs only its last position's logits; projecting every position onto the vocabulary is
-    a large share of a small model's work and a batch-by-width-by-vocabulary tensor.
+    A scoring pass needs the logits of the last prompt token and of the candidates' tokens only; projecting
+    every position is a large share of a small model's work and a batch-by-width-by-vocabulary tensor.
     """
-    return {"logits_to_keep": 1} if "logits_to_keep" in inspect.signature(model_class.forward).parameters else {}
+    return "logits_to_keep" in inspect.signature(model_class.forward).parameters
+
+
+#: Attention implementations that take a custom (tree-shaped) 4-d mask, and the mask's form for each.
+TREE_MASKS = {"sdpa": "bool", "eager": "additive"}
+
+
+def _tree_mask(model: Any, segments: Any, prefix: int) -> Any:
+    """The 4-d attention mask of a scoring pass: causal over the columns, a candidate's tokens seeing the prompt and their own candidate only.
+
+    ``segments`` gives each column's part: -1 padding, 0 the prompt, ``j`` the ``j``-th candidate; the queries are
+    the columns after ``prefix`` (the cached ones are keys only). Every column sees itself, so no query is left
+    with nothing to attend to (padding stays finite and masked out of everything else).
+    """
+    import torch
+
+    implementation = getattr(model.config, "_attn_implementation", None) or "eager"
+    form = TREE_MASKS.get(implementation)
+    if form is None:
+        raise ValueError(
+            f"score_legal scores candidates with a custom attention mask, which {implementation!r} attention does not take; "
+            f"load the model with attn_implementation='sdpa' (or 'eager')"
+        )
+    width = segments.shape[1]
+    column = torch.arange(width, device=segments.device)
+    query = column[prefix:].unsqueeze(1)
+    keys = segments.unsqueeze(1)
+    seen = (column.unsqueeze(0) <= query).unsqueeze(0) & (keys >= 0) & ((keys == 0) | (keys == segments[:, prefix:].unsqueeze(2)))
+    seen |= (column.unsqueeze(0) == query).unsqueeze(0)
+    seen = seen.unsqueeze(1)
+    if form == "bool":
+        return seen
+    dtype = next(model.parameters()).dtype
+    return torch.zeros(seen.shape, dtype=dtype, device=seen.device).masked_fill(~seen, torch.finfo(dtype).min)
 
 
 def candidate_logprobs(
@@ -91,66 +125,65 @@ def candidate_logprobs(
 ) -> list[list[Any]]:
     """Per decision, per candidate: the 1-d tensor of the candidate's token log-probabilities given the prompt.
 
-    The prompts run once, left-padded; their key/value cache is repeated for
-    each decision's candidates, which run right-padded after it. Differentiable
-    when called with gradients enabled (the cache stays in the graph). With a
-    ``kv_store`` (inference only), each prompt starts from the cache of its
-    longest stored prefix and its own cache is stored for the next turn.
+    One forward pass scores every candidate of every decision. A row holds the prompt, then each candidate
+    but its last token, one after another; a tree-shaped attention mask (:func:`_tree_mask`) lets a
+    candidate's tokens see the prompt and their own candidate's earlier tokens only, at the positions they
+    would have right after the prompt. So the prompt runs once and its keys and values are never copied
+    per candidate. Differentiable when called with gradients enabled. With a ``kv_store`` (inference
+    only), each prompt starts from the cache of its longest stored prefix and its own cache is stored for
+    the next turn.
     """
     import torch
 
+    if any(not option for options in candidates for option in options):
+        raise ValueError("a candidate move has no tokens")
     device = next(model.parameters()).device
-    if kv_store is None:
-        ids, mask, positions = _pad_left(prompts, pad_id, device)
-        cache, cached = None, 0
-    else:
-        reused = [kv_store.lookup(list(prompt)) for prompt in prompts]
-        ids, mask, cache, _ = kv_store.batch([list(prompt) for prompt in prompts], reused)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        cached = max(n for n, _ in reused)
+    prompts = [list(prompt) for prompt in prompts]
+    reused = [kv_store.lookup(prompt) for prompt in prompts] if kv_store is not None else [(0, None)] * len(prompts)
+    rows, segments, positions = [], [], []
+    for prompt, options in zip(prompts, candidates):
+        row, segment, position = list(prompt), [0] * len(prompt), list(range(len(prompt)))
+        for number, option in enumerate(options, 1):
+            fed = list(option[:-1])
+            row += fed
+            segment += [number] * len(fed)
+            position += range(len(prompt), len(prompt) + len(fed))
+        rows.append(row)
+        segments.append(segment)
+        positions.append(position)
+    ids, valid, cache, width = pack(rows, reused, pad_id, device)
+    prefix, _, columns = layout([len(row) for row in rows], [n for n, _ in reused])
+    segment_grid = np.full((len(rows), width), -1, dtype=np.int64)
+    position_grid = np.zeros((len(rows), width), dtype=np.int64)
+    for index, where in enumerate(columns):
+        segment_grid[index, where] = segments[index]
+        position_grid[index, where] = positions[index]
+    # The candidates sit at the right end of every row: only the last prompt token's logits and theirs are needed.
+    tails = [len(row) - len(prompt) for row, prompt in zip(rows, prompts)]
+    kept = max(tails) + 1
     out = model(
-        input_ids=ids[:, cached:], attention_mask=mask, position_ids=positions[:, cached:], past_key_values=cache, use_cache=True,
-        **_keeps_only_last_logits(type(model)),
+        input_ids=ids[:, prefix:],
+        attention_mask=_tree_mask(model, torch.from_numpy(segment_grid).to(device), prefix),
+        position_ids=torch.from_numpy(position_grid[:, prefix:]).to(device),
+        past_key_values=cache,
+        use_cache=kv_store is not None,
+        **({"logits_to_keep": kept} if _keeps_some_logits(type(model)) else {}),
     )
     if kv_store is not None:
-        # Before the candidates extend the cache in place.
-        for row, prompt in enumerate(prompts):
-            kv_store.keep(out.past_key_values, row, mask[row], list(prompt))
-    first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
-    owner = [d for d, options in enumerate(candidates) for _ in options]
-    flat = [list(option) for options in candidates for option in options]
-    if any(not option for option in flat):
-        raise ValueError("a candidate move has no tokens")
-    index = torch.tensor(owner, dtype=torch.long, device=device)
-    longest = max(len(option) for option in flat)
-    tokens = torch.full((len(flat), longest), pad_id, dtype=torch.long)
-    for row, option in enumerate(flat):
-        tokens[row, : len(option)] = torch.tensor(option, dtype=torch.long)
-    tokens = tokens.to(device)
-    lengths = [len(option) for option in flat]
-    firsts = first[index].gather(1, tokens[:, :1]).squeeze(1)
-    rest = None
-    if longest > 1:
-        cache = out.past_key_values
-        cache.batch_select_indices(index)
-        feed = tokens[:, :-1]
-        feed_mask = torch.tensor([[1 if t < n - 1 else 0 for t in range(longest - 1)] for n in lengths], dtype=torch.long, device=device)
-        start = mask.sum(-1)[index].unsqueeze(1)
-        feed_positions = start + torch.arange(longest - 1, device=device).unsqueeze(0)
-        follow = model(
-            input_ids=feed,
-            attention_mask=torch.cat([mask[index], feed_mask], dim=1),
-            position_ids=feed_positions,
-            past_key_values=cache,
-            use_cache=True,
-        )
-        rest = torch.log_softmax(follow.logits.float(), dim=-1).gather(2, tokens[:, 1:].unsqueeze(2)).squeeze(2)
-    result: list[list[Any]] = [[] for _ in candidates]
-    for row, (decision, n) in enumerate(zip(owner, lengths)):
-        parts = [firsts[row : row + 1]]
-        if n > 1:
-            parts.append(rest[row, : n - 1])
-        result[decision].append(torch.cat(parts))
+        for index, prompt in enumerate(prompts):
+            kv_store.keep(out.past_key_values, index, valid[index], prompt)
+    logprobs = torch.log_softmax(out.logits[:, -kept:].float(), dim=-1)
+    result: list[list[Any]] = []
+    for index, (options, tail) in enumerate(zip(candidates, tails)):
+        last = kept - tail - 1
+        start = last + 1
+        scored = []
+        for option in options:
+            # Token t of a candidate is predicted at the last prompt token (t = 0) or at the candidate's token t - 1.
+            at = [last, *range(start, start + len(option) - 1)]
+            scored.append(logprobs[index, at, list(option)])
+            start += len(option) - 1
+        result.append(scored)
     return result
 
 
