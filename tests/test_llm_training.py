@@ -314,3 +314,23 @@ def test_kl_to_a_frozen_copy_of_the_initial_model_starts_at_zero_and_grows(model
     assert first["kl"] == pytest.approx(0.0, abs=1e-6)
     second = trainer.step(2)
     assert second["kl"] > 1e-6
+
+
+def test_scoring_in_smaller_passes_gives_the_same_policy(model_dir: str) -> None:
+    """score_batch only splits the forward passes: the same moves and log-probabilities whatever its value; a bad value is refused."""
+    backend = TransformersBackend(model_dir, device="cpu", dtype="float32")
+    matches = [Match(game_class(ENV)) for _ in range(5)]
+    for seed, match in enumerate(matches):
+        match.reset(seed)
+        match.submit("player_0", ["b2", "a1", "c3", "a3", "c1"][seed])
+    observations = [{**match.agent_observation("player_1"), "episode": i} for i, match in enumerate(matches)]
+    assert LMPolicy(backend).score_batch == 4  # a CPU's default
+    results = []
+    for size in (1, 2, 100):
+        actions = LMPolicy(backend, greedy=True, score_batch=size).act_batch(observations)
+        results.append(([a.text for a in actions], [a.metadata["policy_logprob"] for a in actions]))
+    for moves, logprobs in results[1:]:
+        assert moves == results[0][0]
+        assert logprobs == pytest.approx(results[0][1], abs=1e-5)
+    with pytest.raises(ValueError, match="score_batch"):
+        LMPolicy(backend, score_batch=0)
