@@ -179,7 +179,7 @@ class TransformersBackend:
         return prompts
 
     def _head_of(self, messages: list[Message], text: str) -> tuple[str, list[int]]:
-        """The remembered head (text and ids) of the longest earlier conversation this one extends, if its text still begins ``text``."""
+        """The remembered head (text and ids) of the longest earlier conversation this one extends, if ``text`` still begins with it."""
         for shorter in range(len(messages) - 1, max(0, len(messages) - 1 - HEAD_LOOKBACK), -1):
             head = self._heads.get(_conversation_key(messages[:shorter]))
             if head is not None and text.startswith(head[0]):

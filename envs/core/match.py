@@ -181,7 +181,7 @@ class Match:
         self._legal: dict[str, tuple[list[int], list[str], frozenset[str]]] = {}
 
     def _refresh(self) -> None:
-        """Work out who acts now and forget the legal moves; called wherever the state changes (reset, submit, restore).
+        """Work out who acts now and their legal moves; called wherever the state changes (reset, submit, restore).
 
         Who acts and what is legal are asked many times per step (observations, masks, infos, parsing), so
         they are worked out once per state (every face reads the legal moves of every state), not per question.
