@@ -43,7 +43,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
-from parlour.leaderboard.live import LiveHub
+from parlour.leaderboard.live import LiveHub, LiveMatch
 from parlour.leaderboard.site import STATIC, Site
 from parlour.leaderboard.store import QuotaExceeded
 from parlour.leaderboard.verify import Rejected
@@ -134,17 +134,31 @@ def create_app(
             # ValueError covers bad JSON and bad UTF-8, and also an integer too long to convert; RecursionError deep nesting.
             return _error(400, "malformed JSON", f"the body is not valid UTF-8 JSON: {str(error)[:300]}")
 
+    async def json_object(request: Request, limit: int, shape: str) -> dict | JSONResponse:
+        """The request's JSON body when it is an object; otherwise the response saying what to send (``shape``)."""
+        body = await json_body(request, limit)
+        if isinstance(body, JSONResponse):
+            return body
+        if not isinstance(body, dict):
+            return _error(422, "rejected", f"send {shape}")
+        return body
+
+    def live_match(match_id: str, submitter: str) -> LiveMatch | JSONResponse:
+        """The submitter's live match ``match_id``, or the 404 response."""
+        try:
+            return live.get(match_id, submitter)
+        except KeyError as error:
+            return _error(404, "not found", str(error.args[0]))
+
     @app.post("/api/challenges")
     async def challenge(request: Request) -> JSONResponse:
         """Issue a single-use challenge."""
         submitter = await authorised(request)
         if isinstance(submitter, JSONResponse):
             return submitter
-        body = await json_body(request, 64 * 1024)
+        body = await json_object(request, 64 * 1024, '{"env_id": ..., "agents": [...], "episodes": ...}')
         if isinstance(body, JSONResponse):
             return body
-        if not isinstance(body, dict):
-            return _error(422, "rejected", 'send {"env_id": ..., "agents": [...], "episodes": ...}')
         try:
             issued = await run_in_threadpool(
                 board.issue_challenge, submitter, body.get("env_id"), body.get("agents"), body.get("episodes"),
@@ -180,11 +194,9 @@ def create_app(
         submitter = await authorised(request)
         if isinstance(submitter, JSONResponse):
             return submitter
-        body = await json_body(request, 64 * 1024)
+        body = await json_object(request, 64 * 1024, '{"env_id": ..., "agent": ..., "opponent": ..., "episodes": ...}')
         if isinstance(body, JSONResponse):
             return body
-        if not isinstance(body, dict):
-            return _error(422, "rejected", 'send {"env_id": ..., "agent": ..., "opponent": ..., "episodes": ...}')
         try:
             created = await run_in_threadpool(live.create, submitter, body.get("env_id"), body.get("agent"), body.get("opponent", "random"), body.get("episodes"))
         except Rejected as rejected:
@@ -197,10 +209,9 @@ def create_app(
         submitter = await authorised(request)
         if isinstance(submitter, JSONResponse):
             return submitter
-        try:
-            match = live.get(match_id, submitter)
-        except KeyError as error:
-            return _error(404, "not found", str(error.args[0]))
+        match = live_match(match_id, submitter)
+        if isinstance(match, JSONResponse):
+            return match
         try:
             return JSONResponse(await run_in_threadpool(live.turn, match, wait))
         except QuotaExceeded as exceeded:
@@ -212,15 +223,12 @@ def create_app(
         submitter = await authorised(request)
         if isinstance(submitter, JSONResponse):
             return submitter
-        try:
-            match = live.get(match_id, submitter)
-        except KeyError as error:
-            return _error(404, "not found", str(error.args[0]))
-        body = await json_body(request, 1024 * 1024)
+        match = live_match(match_id, submitter)
+        if isinstance(match, JSONResponse):
+            return match
+        body = await json_object(request, 1024 * 1024, '{"turn": ..., "action": ...}')
         if isinstance(body, JSONResponse):
             return body
-        if not isinstance(body, dict):
-            return _error(422, "rejected", 'send {"turn": ..., "action": ...}')
         try:
             return JSONResponse(await run_in_threadpool(live.act, match, body.get("turn"), body.get("action")))
         except Rejected as rejected:
