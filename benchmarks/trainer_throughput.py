@@ -77,34 +77,12 @@ def measure_sb3(env_id: str, steps: int, n_envs: int) -> dict[str, Any]:
 LLM_SIZES = {"tiny": (64, 2, 2), "small": (768, 12, 12)}
 
 
-def game_corpus(env_id: str, games: int = 6) -> list[str]:
-    """System prompts and turn texts of a few random games of ``env_id``, to train the benchmark model's tokenizer on."""
-    import random
-
-    from parlour.envs.core.match import Match
-    from parlour.envs.registry import game_class
-    from parlour.wrappers.extraction import FORMAT_HINTS
-    from parlour.wrappers.prompting import system_prompt
-
-    corpus = []
-    for seed in range(games):
-        match = Match(game_class(env_id))
-        match.reset(seed)
-        rng = random.Random(seed)
-        while not match.over:
-            player = match.acting()[0]
-            observation = match.agent_observation(player)
-            corpus.extend(system_prompt(observation, FORMAT_HINTS["auto"]))
-            match.submit(player, rng.choice(observation["legal_moves"]))
-    return corpus
-
-
 def measure_llm(env_id: str, model: str | None, size: str, updates: int, episodes: int, device: str | None) -> dict[str, Any]:
     """Train ``updates`` updates of the LLM trainer on ``env_id`` after one warm-up update; the figures of the module docstring."""
     import torch
 
     from parlour.baselines.train.llm import LLMTrainConfig, LLMTrainer
-    from tests.tiny_lm import make_tiny_model
+    from tests.tiny_lm import game_corpus, make_tiny_model
 
     with tempfile.TemporaryDirectory() as out:
         if model is None:

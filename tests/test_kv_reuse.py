@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 
 import pytest
 
@@ -14,19 +13,12 @@ from parlour.wrappers.backend import Message
 from tests.tiny_lm import make_tiny_model
 
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The tiny model's folder, built once for this file."""
     return make_tiny_model(tmp_path_factory.mktemp("tiny_lm_kv"))
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread() -> Iterator[None]:
-    """One torch thread: the model is tiny and the cores are shared."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def backends(model_dir: str) -> tuple[TransformersBackend, TransformersBackend]:

@@ -11,10 +11,8 @@ from __future__ import annotations
 import csv
 import gzip
 import json
-import random
 import re
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -26,42 +24,19 @@ from parlour.baselines.train.llm import LLMTrainConfig, LLMTrainer  # noqa: E402
 from parlour.baselines.train.llm_policy import LMPolicy, candidate_logprobs, completion_logprobs  # noqa: E402
 from parlour.envs.core.match import Match  # noqa: E402
 from parlour.envs.registry import game_class  # noqa: E402
-from parlour.wrappers.extraction import FORMAT_HINTS  # noqa: E402
-from parlour.wrappers.prompting import system_prompt  # noqa: E402
 from parlour.wrappers.transformers_backend import TransformersBackend  # noqa: E402
-from tests.tiny_lm import make_tiny_model  # noqa: E402
+from tests.tiny_lm import game_corpus, make_tiny_model  # noqa: E402
 
 ENV = "parlour/TicTacToe-v0"
 
 
-def tictactoe_corpus(games: int = 6) -> list[str]:
-    """The system prompts and turn texts of a few random TicTacToe games, to train the tiny tokenizer on."""
-    corpus = []
-    for seed in range(games):
-        match = Match(game_class(ENV))
-        match.reset(seed)
-        rng = random.Random(seed)
-        while not match.over:
-            player = match.acting()[0]
-            observation = match.agent_observation(player)
-            corpus.extend(system_prompt(observation, FORMAT_HINTS["auto"]))
-            match.submit(player, rng.choice(observation["legal_moves"]))
-    return corpus
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The tiny model's folder, built once for this file."""
-    return make_tiny_model(tmp_path_factory.mktemp("tiny_ttt"), corpus=tictactoe_corpus(), vocab_size=1000)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread() -> Iterator[None]:
-    """One torch thread: the model is tiny and the test machine's cores are shared."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+    return make_tiny_model(tmp_path_factory.mktemp("tiny_ttt"), corpus=game_corpus(ENV), vocab_size=1000)
 
 
 def test_candidate_and_completion_logprobs_match_a_plain_forward(model_dir: str) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 import gymnasium
 import pytest
@@ -15,19 +15,12 @@ from parlour.wrappers import LLMAgent, TransformersBackend
 from tests.tiny_lm import make_tiny_model
 
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The tiny model's folder, built once for this file."""
     return make_tiny_model(tmp_path_factory.mktemp("tiny_lm"))
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread() -> Iterator[None]:
-    """One torch thread: the model is tiny and the test machine's cores are shared, so more threads only contend."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def observation(index: int) -> dict[str, Any]:

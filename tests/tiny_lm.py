@@ -23,6 +23,29 @@ CORPUS = [
 ]
 
 
+def game_corpus(env_id: str, games: int = 6) -> list[str]:
+    """System prompts and turn texts of a few random games of ``env_id``: a tokenizer trained on them makes
+    that game's prompts about as many tokens long as a real tokenizer would."""
+    import random
+
+    from parlour.envs.core.match import Match
+    from parlour.envs.registry import game_class
+    from parlour.wrappers.extraction import FORMAT_HINTS
+    from parlour.wrappers.prompting import system_prompt
+
+    corpus = []
+    for seed in range(games):
+        match = Match(game_class(env_id))
+        match.reset(seed)
+        rng = random.Random(seed)
+        while not match.over:
+            player = match.acting()[0]
+            observation = match.agent_observation(player)
+            corpus.extend(system_prompt(observation, FORMAT_HINTS["auto"]))
+            match.submit(player, rng.choice(observation["legal_moves"]))
+    return corpus
+
+
 def make_tiny_model(
     path: str | Path, corpus: list[str] | None = None, vocab_size: int = 400, n_embd: int = 64, n_layer: int = 2, n_head: int = 2
 ) -> str:
