@@ -11,7 +11,6 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import update
 
-import parlour
 from parlour.envs.core.match import Match
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
@@ -21,25 +20,15 @@ from parlour.leaderboard.runner import evaluate
 from parlour.leaderboard.server import create_app
 from parlour.leaderboard.store import Challenge, Quota, QuotaExceeded
 from parlour.leaderboard.verify import Rejected, as_bundle
+from tests.named_agent import NamedRandom
 
 KUHN = "parlour/KuhnPoker-v0"
 TTT = "parlour/TicTacToe-v0"
 
 
-class Named:
+def Named(name: str, env_id: str = KUHN) -> NamedRandom:  # noqa: N802 - read at call sites as the agent it makes
     """A random agent under another name."""
-
-    def __init__(self, name: str, env_id: str = KUHN):
-        self.name = name
-        self.inner = parlour.make_agent("random", env_id=env_id)
-
-    def reset(self, seed=None):
-        """Reseed the random play."""
-        self.inner.reset(seed=seed)
-
-    def act(self, observation):
-        """A random legal move."""
-        return self.inner.act(observation)
+    return NamedRandom(name, env_id)
 
 
 class SeedReader:

@@ -20,7 +20,6 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-import parlour
 from parlour.cli import main
 from parlour.leaderboard.api import Leaderboard
 from parlour.leaderboard.runner import evaluate
@@ -28,25 +27,15 @@ from parlour.leaderboard.server import create_app
 from parlour.leaderboard.store import slug
 from parlour.leaderboard.verify import as_bundle
 from tests.pg import free_port
+from tests.named_agent import NamedRandom
 
 ENV = "parlour/TicTacToe-v0"
 NASTY = "<img src=x onerror=alert(1)>'; DROP TABLE agents;--"
 
 
-class Named:
+def Named(name: str, env_id: str = ENV) -> NamedRandom:  # noqa: N802 - read at call sites as the agent it makes
     """A random agent under another name."""
-
-    def __init__(self, name: str):
-        self.name = name
-        self.inner = parlour.make_agent("random", env_id=ENV)
-
-    def reset(self, seed=None):
-        """Reseed the random play."""
-        self.inner.reset(seed=seed)
-
-    def act(self, observation):
-        """A random legal move."""
-        return self.inner.act(observation)
+    return NamedRandom(name, env_id)
 
 
 @functools.cache

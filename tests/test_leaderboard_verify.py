@@ -14,6 +14,7 @@ from parlour.envs.registry import game_class
 from parlour.leaderboard.api import Leaderboard
 from parlour.leaderboard.runner import evaluate
 from parlour.leaderboard.verify import Rejected, as_bundle, verify_bundle
+from tests.named_agent import NamedRandom
 
 TICTACTOE = "parlour/TicTacToe-v0"
 KUHN = "parlour/KuhnPoker-v0"
@@ -21,20 +22,9 @@ NIM = "parlour/Nim-v0"
 NASTY = "Robert'); DROP TABLE agents;-- <script>alert(1)</script> & \"quotes\""
 
 
-class Named:
+def Named(name: str, env_id: str = TICTACTOE) -> NamedRandom:  # noqa: N802 - read at call sites as the agent it makes
     """A random agent under another name."""
-
-    def __init__(self, name: str, env_id: str = TICTACTOE):
-        self.name = name
-        self.inner = parlour.make_agent("random", env_id=env_id)
-
-    def reset(self, seed=None):
-        """Reseed the random play."""
-        self.inner.reset(seed=seed)
-
-    def act(self, observation):
-        """A random legal move."""
-        return self.inner.act(observation)
+    return NamedRandom(name, env_id)
 
 
 @functools.cache
