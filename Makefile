@@ -24,6 +24,7 @@ demo: install
 
 bench: install
 	$(BIN)/python benchmarks/env_throughput.py
+	$(BIN)/python benchmarks/aec_floor.py
 	$(BIN)/python benchmarks/vector_throughput.py
 	$(BIN)/python benchmarks/rollout_throughput.py
 

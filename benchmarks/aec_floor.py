@@ -1,0 +1,108 @@
+"""The floor of a Python PettingZoo AEC loop: a hand-written minimal TicTacToe beside parlour's and TextArena's.
+
+The minimal environment does only what the text-mode benchmark asks of every
+library, and nothing more: strings for the board and the messages, a text
+observation (its inbox, then the board and the empty cells when it is to act),
+an int8 action mask, ``infos`` with the legal moves, and PettingZoo's
+bookkeeping. No record, no typed messages, no invalid-action policy, no
+outcome. What it reaches against raw TextArena is about the most a Python AEC
+loop can reach; parlour's text mode is measured beside it, interleaved in the
+same rounds and by the same unit (moves, closing steps not counted), with the
+loops of ``env_throughput.py``.
+
+Run: ``.venv/bin/python benchmarks/aec_floor.py [--rounds 3] [--seconds 0.4]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+
+import numpy as np
+from env_throughput import TARGETS, aec_loop, measure, parlour_loop, report_ratio, textarena_loop
+from pettingzoo import AECEnv
+
+#: The eight lines of the board.
+LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
+#: A rules text as long as the one parlour shows first.
+RULES = "Rules of tic-tac-toe. " * 20
+
+
+class MinimalTicTacToe(AECEnv):
+    """TicTacToe written straight onto PettingZoo's AEC API, as lean as a text environment gets."""
+
+    metadata: dict = {}
+
+    def __init__(self):
+        super().__init__()
+        self.possible_agents = ["player_0", "player_1"]
+
+    def reset(self, seed=None, options=None):
+        """An empty board; both players get the rules."""
+        self.agents = list(self.possible_agents)
+        self.board = [" "] * 9
+        self.turn = 0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.inbox = {agent: [RULES] for agent in self.agents}
+        self.legal = [str(cell) for cell in range(9)]
+        self._infos()
+
+    def _infos(self):
+        mover = self.possible_agents[self.turn]
+        self.infos = {agent: {"acting": agent == mover, "legal_moves": self.legal if agent == mover else []} for agent in self.agents}
+        self.agent_selection = mover
+
+    def observe(self, agent):
+        """The inbox, then the board and the empty cells for the player to move; the mask of empty cells."""
+        messages = self.inbox[agent]
+        if agent == self.possible_agents[self.turn]:
+            messages = [*messages, f"Board:\n{' | '.join(self.board)}\nEmpty cells: {', '.join(self.legal)}"]
+        mask = np.zeros(9, np.int8)
+        for cell in self.legal:
+            mask[int(cell)] = 1
+        return {"text": "\n\n".join(messages), "action_mask": mask}
+
+    def step(self, action):
+        """Place the mark; on a line or a full board every player is terminated."""
+        agent = self.agent_selection
+        if self.terminations[agent]:
+            self._was_dead_step(action)
+            return
+        self.inbox[agent] = []
+        cell = int(action)
+        self.board[cell] = "XO"[self.turn]
+        for other in self.agents:
+            self.inbox[other].append(f"{agent} plays {cell}")
+        self.legal = [str(c) for c in range(9) if self.board[c] == " "]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        board = self.board
+        if any(board[a] != " " and board[a] == board[b] == board[c] for a, b, c in LINES) or not self.legal:
+            for other in self.agents:
+                self.terminations[other] = True
+        self.turn = 1 - self.turn
+        self._infos()
+
+
+def main() -> None:
+    """Measure the three loops interleaved and print each ratio to TextArena beside the text-mode target."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=0.4)
+    args = parser.parse_args()
+    rng = random.Random(0)
+    loops = {
+        "minimal": aec_loop(MinimalTicTacToe(), lambda agent, observation, info: rng.choice(info["legal_moves"])),
+        "text": parlour_loop("parlour/TicTacToe-v0", "text"),
+        "TextArena": textarena_loop("TicTacToe"),
+    }
+    rates = measure(loops, args.rounds, args.seconds)
+    print(f"TicTacToe, moves per CPU second, median of {args.rounds} interleaved rounds of {args.seconds:g}s each")
+    for library in ("minimal", "text"):
+        report_ratio(library, "TextArena", rates, TARGETS[("text", "TextArena")])
+
+
+if __name__ == "__main__":
+    main()
