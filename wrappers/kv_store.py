@@ -87,8 +87,8 @@ class KVStore:
             self._matrix = (keys, matrix)
         return self._matrix
 
-    def batch(self, prompts: list[list[int]], reused: list[tuple[int, Layers | None]]) -> tuple[Any, Any, Any, int]:
-        """``(input_ids, attention_mask, cache, width)`` for ``prompts`` given what :meth:`lookup` found for each (see :func:`pack`)."""
+    def batch(self, prompts: list[list[int]], reused: list[tuple[int, Layers | None]]) -> tuple[Any, Any, Any, list[Any]]:
+        """``(input_ids, attention_mask, cache, columns)`` for ``prompts`` given what :meth:`lookup` found for each (see :func:`pack`)."""
         return pack(prompts, reused, self.pad_id, self.device)
 
     def keep(self, cache: Any, row: int, mask: Any, tokens: list[int]) -> None:
@@ -136,11 +136,12 @@ def layout(lengths: list[int], cached: list[int]) -> tuple[int, int, list[Any]]:
     return prefix, width, columns
 
 
-def pack(rows: list[list[int]], reused: list[tuple[int, Layers | None]], pad_id: int, device: Any) -> tuple[Any, Any, Any, int]:
-    """``(input_ids, attention_mask, cache, width)`` for ``rows``, the first ``n`` tokens of each taken from the cache found for it.
+def pack(rows: list[list[int]], reused: list[tuple[int, Layers | None]], pad_id: int, device: Any) -> tuple[Any, Any, Any, list[Any]]:
+    """``(input_ids, attention_mask, cache, columns)`` for ``rows``, the first ``n`` tokens of each taken from the cache found for it.
 
-    The ids and mask span the whole :func:`layout` width; the model is fed the columns after the prefix width.
-    ``cache`` is a ``DynamicCache`` of the prefixes, or ``None`` when no row reuses anything.
+    The ids and mask span the whole :func:`layout` width; the model is fed the columns after the prefix width
+    (the longest ``n``). ``cache`` is a ``DynamicCache`` of the prefixes, or ``None`` when no row reuses
+    anything; ``columns`` are each row's token columns (see :func:`layout`).
     """
     import torch
     from transformers import DynamicCache
@@ -154,7 +155,7 @@ def pack(rows: list[list[int]], reused: list[tuple[int, Layers | None]], pad_id:
     input_ids = torch.from_numpy(ids).to(device)
     attention_mask = torch.from_numpy(mask).to(device)
     if cached == 0:
-        return input_ids, attention_mask, None, width
+        return input_ids, attention_mask, None, columns
     cache = DynamicCache()
     first = next(layers for _, layers in reused if layers is not None)
     for layer, (k0, v0) in enumerate(first):
@@ -166,7 +167,7 @@ def pack(rows: list[list[int]], reused: list[tuple[int, Layers | None]], pad_id:
                 keys[index, :, cached - n :] = layers[layer][0]
                 values[index, :, cached - n :] = layers[layer][1]
         cache.update(keys, values, layer)
-    return input_ids, attention_mask, cache, width
+    return input_ids, attention_mask, cache, columns
 
 
 def plain_cache(config: Any) -> bool:

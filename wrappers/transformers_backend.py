@@ -196,7 +196,8 @@ class TransformersBackend:
             room = max(1, self.context_limit - self.max_new_tokens)
             prompts = [ids[-room:] for ids in prompts]
         reused = [self.kv_store.lookup(ids) if self.kv_reuse else (0, None) for ids in prompts]
-        input_ids, attention_mask, cache, width = self.kv_store.batch(prompts, reused)
+        input_ids, attention_mask, cache, _ = self.kv_store.batch(prompts, reused)
+        width = attention_mask.shape[1]
         devices = [self.device.index or 0] if self.device.type == "cuda" else []
         started = time.perf_counter()
         with torch.random.fork_rng(devices=devices), torch.inference_mode():

@@ -55,7 +55,7 @@ import numpy as np
 from parlour.envs.core.agent import Action
 from parlour.wrappers.backend import Message
 from parlour.wrappers.extraction import Extractor, default_extraction, resolve_extractor, strip_reasoning
-from parlour.wrappers.kv_store import KVStore, layout, pack, plain_cache
+from parlour.wrappers.kv_store import KVStore, pack, plain_cache
 from parlour.wrappers.prompting import SYSTEM_TEMPLATE, Conversation, EpisodeConversations
 
 #: The action modes.
@@ -154,8 +154,8 @@ def candidate_logprobs(
         rows.append(row)
         segments.append(segment)
         positions.append(position)
-    ids, valid, cache, width = pack(rows, reused, pad_id, device)
-    prefix, _, columns = layout([len(row) for row in rows], [n for n, _ in reused])
+    ids, valid, cache, columns = pack(rows, reused, pad_id, device)
+    prefix, width = max(n for n, _ in reused), ids.shape[1]
     segment_grid = np.full((len(rows), width), -1, dtype=np.int64)
     position_grid = np.zeros((len(rows), width), dtype=np.int64)
     for index, where in enumerate(columns):
