@@ -39,7 +39,7 @@ def shipped_policies() -> dict[str, Path]:
 
 def _factory(policy: Path):
     def make(env_id: str, **kwargs: Any) -> Any:
-        from parlour.baselines.train.sb3_agent import load_agent
+        from parlour.baselines.sb3_agent import load_agent
 
         return load_agent(f"sb3:{policy}", env_id=env_id, name="ppo", **kwargs)
 

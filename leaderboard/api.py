@@ -10,8 +10,8 @@
     results = parlour.evaluate("parlour/KuhnPoker-v0", [mine, "nash"], challenge=challenge)
     board.submit(results, "alice")                        # a bundle dir, a dir of bundles, a Results, a wire dict
     board.ratings("parlour/KuhnPoker-v0")                 # one environment's table; ratings() is the overall one
-    board.export("site/")                                 # the HTML pages as a static site
-    board.serve("127.0.0.1", 8000)                        # the HTTP API, live matches and the pages
+    export_site(board, "site/")                           # parlour.leaderboard.site: the pages as a static site
+    serve(board, "127.0.0.1", 8000)                       # parlour.leaderboard.server: API, live matches, pages
 
 Only runs played for a challenge (and live matches, which the server plays
 itself) count in the ratings; a bundle without a challenge is stored as
@@ -160,7 +160,7 @@ class Leaderboard:
     def submit(self, bundle: Any, submitter: str) -> dict[str, Any] | list[dict[str, Any]]:
         """Verify and store a bundle for ``submitter``; a directory of bundles gives one result per bundle.
 
-        ``bundle`` is the wire dict, a :class:`~parlour.leaderboard.results.Results`,
+        ``bundle`` is the wire dict, a :class:`~parlour.evaluation.results.Results`,
         a bundle directory or a directory of them. Returns ``{"submission": id
         or None, "env_id", "episodes", "new_episodes", "duplicates", "counted"}``
         (``counted``: played for a challenge). Raises :class:`Rejected` or
@@ -284,20 +284,6 @@ class Leaderboard:
                 environments[env_id] = dict(row, kind=table["kind"], method=table["method"], episodes=info["episodes"][env_id])
         return {"name": name, "owner": info["owner"], "overall": ranked, "environments": environments,
                 "self_reported": info["self_reported"], "recent": self.store.episodes(agent=name, limit=20)}
-
-    def serve(self, host: str = "127.0.0.1", port: int = 8000, **limits: Any) -> None:
-        """Serve the HTTP API, live matches and pages with uvicorn until interrupted (``limits``: see :func:`create_app`)."""
-        import uvicorn
-
-        from parlour.leaderboard.server import create_app
-
-        uvicorn.run(create_app(self, **limits), host=host, port=port, log_level="warning")
-
-    def export(self, out_dir: str | Path) -> list[Path]:
-        """Write the HTML pages and their static files as a static site under ``out_dir``; returns the pages."""
-        from parlour.leaderboard.site import export_site
-
-        return export_site(self, Path(out_dir))
 
 
 __all__ = ["Leaderboard", "QuotaExceeded", "Rejected"]

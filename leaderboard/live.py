@@ -35,10 +35,10 @@ from parlour.envs.core.match import Match, make_game
 from parlour.envs.core.record import replay
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
-from parlour.leaderboard.challenges import challenge_seed
+from parlour.evaluation.challenges import challenge_seed
 from parlour.leaderboard.store import NewEpisode, outcome_details
 from parlour.leaderboard.verify import Rejected, check_name, fingerprint
-from parlour.rollout import default_lineup, seat_order
+from parlour.evaluation.rollout import default_lineup, seat_order
 
 if TYPE_CHECKING:
     from parlour.leaderboard.api import Leaderboard

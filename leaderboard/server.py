@@ -98,6 +98,13 @@ async def _read_body(request: Request, max_bytes: int) -> bytes | None:
     return b"".join(chunks)
 
 
+def serve(board: Leaderboard, host: str = "127.0.0.1", port: int = 8000, **limits: Any) -> None:
+    """Serve ``board``'s HTTP API, live matches and pages with uvicorn until interrupted (``limits``: see :func:`create_app`)."""
+    import uvicorn
+
+    uvicorn.run(create_app(board, **limits), host=host, port=port, log_level="warning")
+
+
 def create_app(
     board: Leaderboard,
     max_bytes: int = 64 * 1024 * 1024,

@@ -279,11 +279,12 @@ class Site:
         return self._render("episode.html", root="../", stored=stored, view=episode_view(stored["record"]), title=f"episode {episode_id}")
 
 
-def export_site(board: Leaderboard, out: Path) -> list[Path]:
+def export_site(board: Leaderboard, out: str | Path) -> list[Path]:
     """Write every page of ``board`` and the static files under ``out``; returns the pages written.
 
     Episode pages are written for the episodes the other pages link to (the recent ones of each page).
     """
+    out = Path(out)
     site = Site(board)
     store = board.store
     pages: dict[Path, str] = {out / "index.html": site.index()}

@@ -61,7 +61,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
-from parlour.leaderboard.challenges import challenge_seed
+from parlour.evaluation.challenges import challenge_seed
 from parlour.leaderboard.names import NAME_LIMIT, BadName, check_name, skeleton
 
 #: Bump when the tables change; a database of another version is refused.

@@ -16,7 +16,7 @@ agents, the base seed and whether seats rotate:
 * the records must be episodes ``0 .. episodes-1`` of the summary's run, each
   once, and each record's game seed, per-seat agent seeds and seating must be
   the ones :func:`parlour.evaluate` derives from the summary (see
-  :mod:`parlour.leaderboard.runner`), so nobody can pick favourable deals,
+  :mod:`parlour.evaluation.runner`), so nobody can pick favourable deals,
   seats or episodes. A fixed seating given to ``evaluate`` as a dict is
   accepted only where it equals the list rule's, without rotation;
 * the game's options must be its defaults (entries equal to a default are
@@ -61,10 +61,10 @@ from parlour.envs.core.match import ENGINE_OPTIONS, engine_options, make_game
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.core.record import ReplayMismatch, replay
 from parlour.envs.registry import game_class, list_envs
-from parlour.leaderboard.runner import default_lineup, seat_order
+from parlour.evaluation.runner import default_lineup, seat_order
 from parlour.leaderboard.names import BadName, lookalike
 from parlour.leaderboard.names import check_name as canonical_name
-from parlour.leaderboard.challenges import challenge_seed
+from parlour.evaluation.challenges import challenge_seed
 from parlour.leaderboard.store import NewEpisode, outcome_details
 
 #: Base seeds of a run are below this (SeedSequence takes any size; the bound keeps records and databases sane).
@@ -129,7 +129,7 @@ def load_bundle(path: str | Path) -> dict[str, Any]:
 
 
 def as_bundle(value: Any) -> dict[str, Any]:
-    """The wire form of a bundle given as a wire dict, a bundle directory, or a :class:`~parlour.leaderboard.results.Results`."""
+    """The wire form of a bundle given as a wire dict, a bundle directory, or a :class:`~parlour.evaluation.results.Results`."""
     if isinstance(value, dict):
         return value
     if isinstance(value, (str, Path)):

@@ -42,7 +42,7 @@ def make_agent(spec: Any, env_id: str | None = None, **kwargs: Any) -> Any:
     ``"nash"``, ...), an LLM (``"hf:PATH_OR_ID"``, ``"openai:MODEL@BASE_URL"``;
     see :func:`parlour.wrappers.make_llm_agent` and the module docstring for the
     URL), a stable-baselines3 policy (``"sb3:PATH"``, the ``.zip`` that
-    ``parlour train sb3`` wrote; see :mod:`parlour.baselines.train.sb3_agent`),
+    ``parlour train sb3`` wrote; see :mod:`parlour.baselines.sb3_agent`),
     or ``"python:module:factory"`` (``factory(**kwargs)`` is called; the
     module must be importable). Extra ``kwargs`` go to the agent's constructor.
     A hub id that is neither cached nor reachable fails within :data:`NETWORK_TIMEOUT` seconds.
@@ -62,7 +62,7 @@ def make_agent(spec: Any, env_id: str | None = None, **kwargs: Any) -> Any:
         return make_llm_agent(spec, **kwargs)
     if spec.startswith("sb3:"):
         # Imported here so that torch and stable-baselines3 load only when a policy is asked for.
-        from parlour.baselines.train.sb3_agent import load_agent
+        from parlour.baselines.sb3_agent import load_agent
 
         return load_agent(spec, env_id=env_id, **kwargs)
     if spec.startswith("python:"):
@@ -97,7 +97,7 @@ def check_agent_spec(spec: Any, env_id: str) -> list[str]:
         check_server(spec, base_url)
         return [warning] if warning else []
     if spec.startswith("sb3:"):
-        from parlour.baselines.train.sb3_agent import check_spec
+        from parlour.baselines.sb3_agent import check_spec
 
         check_spec(spec, env_id)
         return []

@@ -7,7 +7,7 @@ from parlour.baselines import scripted_names
 from parlour.cli import main
 from parlour.commands.demo import lineups
 from parlour.leaderboard.api import Leaderboard
-from parlour.leaderboard.results import Results
+from parlour.evaluation.results import Results
 
 
 def test_list_prints_every_environment_with_players(capsys):
@@ -39,7 +39,7 @@ def test_demo_plays_round_robin_and_fills_the_leaderboard(tmp_path, capsys):
 
 
 def test_demo_export_reuses_the_bundles_already_played(tmp_path, capsys, monkeypatch):
-    import parlour.leaderboard.runner as runner
+    import parlour.evaluation.runner as runner
 
     out_dir = tmp_path / "demo"
     argv = ["demo", "--no-serve", "--episodes", "4", "--game-episodes", "0", "--out", str(out_dir), "--env", "parlour/TicTacToe-v0", "--env", "parlour/Nim-v0"]

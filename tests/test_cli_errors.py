@@ -19,8 +19,8 @@ from parlour.agents import check_agent_spec
 from parlour.baselines import scripted_names
 from parlour.cli import build_parser, main, subcommands
 from parlour.leaderboard.api import Leaderboard
-from parlour.leaderboard.results import Results
-from parlour.leaderboard.runner import evaluate
+from parlour.evaluation.results import Results
+from parlour.evaluation.runner import evaluate
 
 
 class Crash:

@@ -8,7 +8,7 @@ import sys
 
 import parlour
 from parlour.cli import main
-from parlour.leaderboard.results import Results
+from parlour.evaluation.results import Results
 
 
 def test_eval_prints_the_summary_and_writes_a_replayable_bundle(tmp_path, capsys) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from parlour.envs.registry import game_class
 from parlour.leaderboard import ratings
-from parlour.leaderboard.runner import evaluate
+from parlour.evaluation.runner import evaluate
 
 SEATS = ("player_0", "player_1")
 

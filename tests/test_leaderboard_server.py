@@ -22,7 +22,7 @@ from fastapi.testclient import TestClient
 
 from parlour.cli import main
 from parlour.leaderboard.api import Leaderboard
-from parlour.leaderboard.runner import evaluate
+from parlour.evaluation.runner import evaluate
 from parlour.leaderboard.server import create_app
 from parlour.leaderboard.store import slug
 from parlour.leaderboard.verify import as_bundle

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.exc import IntegrityError
 
-from parlour.leaderboard.runner import evaluate
+from parlour.evaluation.runner import evaluate
 from parlour.leaderboard.store import (
     Agent,
     ChallengeError,

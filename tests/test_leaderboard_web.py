@@ -14,7 +14,7 @@ import os
 import pytest
 
 from parlour.leaderboard.api import Leaderboard
-from parlour.leaderboard.runner import evaluate
+from parlour.evaluation.runner import evaluate
 from parlour.leaderboard.store import slug
 from tests.test_leaderboard_challenges import Named, seeded_nonces
 from tests.test_leaderboard_server import NASTY, server

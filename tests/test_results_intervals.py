@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from parlour.leaderboard.results import mean_ci, summarize, wilson_interval
+from parlour.evaluation.results import mean_ci, summarize, wilson_interval
 
 
 def record(returns: dict[str, float], winner: str | None) -> dict[str, Any]:

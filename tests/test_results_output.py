@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from parlour.cli import main
-from parlour.leaderboard.results import Results
-from parlour.leaderboard.runner import evaluate
+from parlour.evaluation.results import Results
+from parlour.evaluation.runner import evaluate
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""parlour.rollout: turn rows checked by hand on known episodes, Actions with metadata, seatings, tracking, vectors."""
+"""parlour.evaluation.rollout: turn rows checked by hand on known episodes, Actions with metadata, seatings, tracking, vectors."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import parlour
-from parlour.rollout import Action, Rollout, TurnTable, make_plan
+from parlour.evaluation.rollout import Action, Rollout, TurnTable, make_plan
 
 TTT = "parlour/TicTacToe-v0"
 IPD = "parlour/IteratedPrisonersDilemma-v0"

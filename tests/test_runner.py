@@ -10,7 +10,7 @@ from typing import Any, Mapping
 import pytest
 
 import parlour
-from parlour.leaderboard.results import Results, mean_ci
+from parlour.evaluation.results import Results, mean_ci
 
 from tests.conftest import ENV_IDS
 

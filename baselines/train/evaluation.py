@@ -5,7 +5,7 @@ rotated (so it plays every seat equally often) on fixed seeds, so that the
 curves of a run differ only because the agent changed. Each row holds the
 win, draw and loss counts, the win rate with its Wilson 95% interval, the
 non-losing rate, the mean return, the invalid-move rate and, for agents that
-count it (:class:`~parlour.baselines.train.sb3_agent.PolicyAgent`), the mean
+count it (:class:`~parlour.baselines.sb3_agent.PolicyAgent`), the mean
 entropy of the policy over the decisions it made.
 """
 

@@ -2,7 +2,7 @@
 
 ``parlour train llm ENV_ID --model PATH_OR_ID --out DIR`` calls :func:`train_llm`.
 
-Each update plays ``episodes`` episodes with :mod:`parlour.rollout`, all in
+Each update plays ``episodes`` episodes with :mod:`parlour.evaluation.rollout`, all in
 flight at once so the learner answers every pending decision in one batched
 call. Episodes come in groups of ``group_size`` that share the game seed, the
 learner's seat and the opponent, drawn from the league: the learner itself
@@ -13,7 +13,7 @@ learner's decisions become training rows; every game's record is kept
 :func:`parlour.replay`.
 
 Rewards and advantages. A turn's reward is what its seat was paid from that
-decision to its next (:class:`parlour.rollout.Turn`); an invalid action
+decision to its next (:class:`parlour.evaluation.rollout.Turn`); an invalid action
 costs ``invalid_penalty`` on its own turn only. An episode the learner lost by
 running out of invalid actions (``generate`` mode; the allowance is
 ``max_invalid``) is void: its rewards are zeroed and only the penalties
@@ -80,7 +80,7 @@ from parlour.envs.core.match import Match, make_game
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
 from parlour.agents import agent_name
-from parlour.rollout import Plan, Played, Rollout, agent_names, make_plan
+from parlour.evaluation.rollout import Plan, Played, Rollout, agent_names, make_plan
 
 #: Loss names.
 LOSSES = ("reinforce", "ppo")

@@ -52,7 +52,7 @@ import numpy as np
 from parlour.baselines import make_scripted, scripted_names
 from parlour.baselines.train.evaluation import EVAL_COLUMNS, TRAINED_AGENTS, evaluate_agent, strong_agent
 from parlour.baselines.train.league import League, Member
-from parlour.baselines.train.sb3_agent import METADATA_FORMAT, PolicyAgent
+from parlour.baselines.sb3_agent import METADATA_FORMAT, PolicyAgent
 from parlour.envs.core.agent import reset_agent, wants_vector
 from parlour.envs.core.gym import GymGame
 from parlour.envs.core.match import make_game

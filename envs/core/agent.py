@@ -18,7 +18,7 @@ decide many moves at once (LLMs), and ``reset(seed=None)`` called at the start
 of each episode with a seed derived from the episode's.
 
 ``act`` and ``act_batch`` may return an :class:`Action` instead of a string:
-the engine plays its ``text``, and rollouts (:mod:`parlour.rollout`) keep its
+the engine plays its ``text``, and rollouts (:mod:`parlour.evaluation.rollout`) keep its
 ``metadata`` (token ids, log-probabilities) for trainers.
 """
 

@@ -17,6 +17,7 @@ re-runs it. In vector mode the environment has ``action_masks()``, which
 from __future__ import annotations
 
 import pickle
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium
@@ -27,6 +28,29 @@ from parlour.envs.core.game import Game
 from parlour.envs.core.match import Match, Snapshot
 from parlour.envs.core.observation import RENDER_MODES, Observer
 from parlour.envs.core.seeding import episode_seeds
+
+
+#: Turns an opponent spec (a string such as ``"minimax"`` or ``"hf:PATH"``) into an agent, given the
+#: environment id. The core knows no agents: ``import parlour`` installs the agents layer's
+#: :func:`parlour.make_agent` here, and any caller may install another with :func:`set_agent_resolver`.
+AgentResolver = Callable[..., Any]
+_agent_resolver: AgentResolver | None = None
+
+
+def set_agent_resolver(resolver: AgentResolver | None) -> None:
+    """Install how the Gymnasium face turns opponent specs into agents: ``resolver(spec, env_id=...) -> agent``."""
+    global _agent_resolver
+    _agent_resolver = resolver
+
+
+def resolve_agent(spec: Any, env_id: str) -> Any:
+    """An agent for a seat, through the installed resolver; without one, only objects with ``act`` can play."""
+    if _agent_resolver is not None:
+        return _agent_resolver(spec, env_id=env_id)
+    if hasattr(spec, "act"):
+        return spec
+    raise RuntimeError(f"no agent resolver is installed to turn {spec!r} into an agent: `import parlour` installs "
+                       "parlour.make_agent, or pass an object with act(observation) -> str")
 
 
 class GymGame(gymnasium.Env):
@@ -73,8 +97,6 @@ class GymGame(gymnasium.Env):
         self.action_space = self.observer.action_spaces[self.player]
 
     def _resolve_opponents(self, opponent: Any) -> dict[str, Any]:
-        from parlour.agents import make_agent
-
         others = [p for p in self.match.players if p != self.player]
         if isinstance(opponent, dict):
             unknown = set(opponent) - set(others)
@@ -89,7 +111,7 @@ class GymGame(gymnasium.Env):
         else:
             specs = {p: opponent for p in others}
         self.opponent_names = {p: spec if isinstance(spec, str) else str(getattr(spec, "name", type(spec).__name__)) for p, spec in specs.items()}
-        return {p: make_agent(spec, env_id=self.match.env_id) for p, spec in specs.items()}
+        return {p: resolve_agent(spec, self.match.env_id) for p, spec in specs.items()}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start an episode and let the other seats move until the learner is to act."""

@@ -38,6 +38,10 @@ from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, Move, Outcome, int_option
 from parlour.envs.core.tools import Tool, find_calls, validate
 
+#: The format name and version every record carries (see :mod:`parlour.envs.core.record`).
+RECORD_FORMAT = "parlour.record"
+RECORD_VERSION = 2
+
 #: Default of ``max_action_chars``: longer agent text is cut before parsing.
 DEFAULT_MAX_ACTION_CHARS = 16384
 #: Default of ``max_tool_calls``: tool calls a player may make in one turn.
@@ -517,7 +521,23 @@ class Match:
 
     # ------------------------------------------------------------------- record
     def record(self, agents: dict[str, str] | None = None) -> dict[str, Any]:
-        """The episode record (see :mod:`parlour.envs.core.record`)."""
-        from parlour.envs.core.record import build_record
-
-        return build_record(self, agents)
+        """The record of the current episode, finished or not (the format and its replay: :mod:`parlour.envs.core.record`)."""
+        if self.seed is None:
+            raise RuntimeError("no episode to record: call reset() first")
+        record: dict[str, Any] = {
+            "format": RECORD_FORMAT,
+            "format_version": RECORD_VERSION,
+            "env_id": self.env_id,
+            "env_version": type(self.game).version,
+            "options": dict(self.options),
+            "seed": self.seed,
+            "players": list(self.players),
+            "steps": [dict(step, rewards=dict(step["rewards"])) for step in self.steps],
+            "done": self.over,
+            "returns": dict(self.returns),
+            "eliminated": dict(self.eliminated),
+            "outcome": self.outcome.to_dict() if self.outcome is not None else None,
+        }
+        if agents is not None:
+            record["agents"] = dict(agents)
+        return record

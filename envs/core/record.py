@@ -39,41 +39,12 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 from parlour.envs.core.agent import action_text, reset_agent, wants_vector
 from parlour.envs.core.errors import ReplayMismatch
-
-if TYPE_CHECKING:
-    from parlour.envs.core.match import Match
-
-RECORD_FORMAT = "parlour.record"
-RECORD_VERSION = 2
-
-
-def build_record(match: Match, agents: dict[str, str] | None = None) -> dict[str, Any]:
-    """The record of ``match``'s current episode (finished or not)."""
-    if match.seed is None:
-        raise RuntimeError("no episode to record: call reset() first")
-    game = match.game
-    record: dict[str, Any] = {
-        "format": RECORD_FORMAT,
-        "format_version": RECORD_VERSION,
-        "env_id": match.env_id,
-        "env_version": type(game).version,
-        "options": dict(match.options),
-        "seed": match.seed,
-        "players": list(match.players),
-        "steps": [dict(step, rewards=dict(step["rewards"])) for step in match.steps],
-        "done": match.over,
-        "returns": dict(match.returns),
-        "eliminated": dict(match.eliminated),
-        "outcome": match.outcome.to_dict() if match.outcome is not None else None,
-    }
-    if agents is not None:
-        record["agents"] = dict(agents)
-    return record
-
+from parlour.envs.core.match import RECORD_FORMAT, RECORD_VERSION, Match
+from parlour.envs.registry import game_class
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -100,9 +71,6 @@ def replay(record: dict[str, Any] | str, agents: Mapping[str, Any] | None = None
     seed, a changed action, move or reward, a claimed outcome the game did not
     reach, steps after the end, or a game left unfinished though marked done.
     """
-    from parlour.envs.core.match import Match
-    from parlour.envs.registry import game_class
-
     if isinstance(record, str):
         try:
             record = json.loads(record)

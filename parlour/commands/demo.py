@@ -144,9 +144,11 @@ def episodes_per_lineup(env_id: str, lineups: int, episodes: int, game_episodes:
 def run_demo(args: argparse.Namespace) -> int:
     """Play every environment's line-ups for challenges, build the leaderboard, then serve or export it."""
     from parlour.leaderboard.api import Leaderboard
-    from parlour.leaderboard.results import Results, write_json
-    from parlour.leaderboard.runner import evaluate
-    from parlour.rollout import make_plan
+    from parlour.leaderboard.server import serve
+    from parlour.leaderboard.site import export_site
+    from parlour.evaluation.results import Results, write_json
+    from parlour.evaluation.runner import evaluate
+    from parlour.evaluation.rollout import make_plan
 
     if args.episodes < 1:
         raise ValueError(f"--episodes must be at least 1, got {args.episodes}")
@@ -207,11 +209,11 @@ def run_demo(args: argparse.Namespace) -> int:
 
     print_overall(board.ratings())
     if args.export:
-        board.export(args.export)
+        export_site(board, args.export)
         print(f"static leaderboard written to {Path(args.export).resolve()}/index.html")
     if not args.no_serve:
         print(f"leaderboard at http://{args.host}:{args.port}/  (Ctrl-C to stop)")
-        board.serve(args.host, args.port)
+        serve(board, args.host, args.port)
     return 0
 
 
@@ -232,7 +234,7 @@ def print_round_robin(env_id: str, rows: list[tuple[str, str, dict]]) -> None:
         wdl = "".join(f"{block[k]:>6.0%}" for k in ("win_rate", "draw_rate", "loss_rate")) if "win_rate" in block else f"{'-':>6}" * 3
         print(f"  {name[:17]:<18}{opponent[:33]:<34}{wdl}{block['mean_reward']:>+14.3f}")
     if any("win_rate" not in block for _, _, block in rows):
-        from parlour.leaderboard.results import DASH_NOTES
+        from parlour.evaluation.results import DASH_NOTES
 
         print(f'  "-": {DASH_NOTES["win/draw/loss"]}')
 

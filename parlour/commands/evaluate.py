@@ -28,7 +28,7 @@ from parlour.agents import check_agent_spec, make_agent
 from parlour.envs.core.agent import act_batch, reset_agent, wants_vector
 from parlour.envs.core.match import Match
 from parlour.envs.registry import game_class
-from parlour.leaderboard.results import EPISODES_FILE, SUMMARY_FILE, read_records
+from parlour.evaluation.results import EPISODES_FILE, SUMMARY_FILE, read_records
 
 #: The files a run writes into its bundle folder (the summary through a temporary file).
 BUNDLE_FILES = (SUMMARY_FILE, SUMMARY_FILE + ".tmp", EPISODES_FILE)
@@ -137,7 +137,7 @@ def prepare(args: argparse.Namespace, specs: list[str]) -> Match:
 
 def run_eval(args: argparse.Namespace) -> int:
     """Evaluate, print the summary table, write the bundle; a failed run leaves no bundle without episodes."""
-    from parlour.leaderboard.runner import evaluate
+    from parlour.evaluation.runner import evaluate
 
     match = prepare(args, [args.agent, *args.opponent])
     if args.plot and importlib.util.find_spec("matplotlib") is None:

@@ -47,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def rows(bundle: str | Path) -> Iterator[dict[str, Any]]:
     """One row (see the module docstring) per seat of every episode of ``bundle``, in episode then seat order."""
     from parlour.export import to_chat
-    from parlour.leaderboard.results import EPISODES_FILE, read_records
+    from parlour.evaluation.results import EPISODES_FILE, read_records
 
     path = Path(bundle)
     episodes = path / EPISODES_FILE

@@ -127,7 +127,7 @@ def _board(args: argparse.Namespace, existing: bool = False) -> Any:
 def run_serve(args: argparse.Namespace) -> int:
     """Serve the leaderboard until interrupted."""
     from parlour.leaderboard.api import Leaderboard
-
+    from parlour.leaderboard.server import serve
     from parlour.leaderboard.store import Quota
 
     url = database_url(args, existing=False)
@@ -135,7 +135,7 @@ def run_serve(args: argparse.Namespace) -> int:
     quota = Quota(**{key: value for key, value in limits.items() if value is not None})
     board = Leaderboard(url, quota=quota, challenge_episodes=args.challenge_episodes)
     print(f"parlour leaderboard on http://{args.host}:{args.port}/ (database {url})", flush=True)
-    board.serve(args.host, args.port, max_bytes=args.max_bytes, rate_limit=args.rate_limit, turn_timeout=args.turn_timeout)
+    serve(board, args.host, args.port, max_bytes=args.max_bytes, rate_limit=args.rate_limit, turn_timeout=args.turn_timeout)
     return 0
 
 
@@ -207,7 +207,9 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     """Write the static site."""
-    pages = _board(args, existing=True).export(args.out)
+    from parlour.leaderboard.site import export_site
+
+    pages = export_site(_board(args, existing=True), args.out)
     print(f"wrote {len(pages)} pages under {args.out}")
     return 0
 

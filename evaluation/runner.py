@@ -1,6 +1,6 @@
 """The evaluation runner: :func:`evaluate` plays many episodes of an environment between agents and keeps the bundle.
 
-The episodes are played by :mod:`parlour.rollout` (the batched scheduler; its
+The episodes are played by :mod:`parlour.evaluation.rollout` (the batched scheduler; its
 docstring gives the seating, seed and batching rules, which the leaderboard
 recomputes for every submitted episode); this module adds what an evaluation
 needs around it: arguments checked first, worker processes, the progress bar,
@@ -10,7 +10,7 @@ Bundles and resume. With ``out=DIR`` every finished episode is appended to
 ``DIR/episodes.jsonl`` at once; rerunning the same evaluation with the same
 ``out`` skips the episode indices already there (a larger ``episodes`` extends
 the run), and ``summary.json`` is written at the end (see
-:mod:`parlour.leaderboard.results`).
+:mod:`parlour.evaluation.results`).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from parlour.envs.registry import game_class
-from parlour.leaderboard.results import EPISODES_FILE, RUN_KEYS, SUMMARY_FILE, Results, merge_stats, read_records, write_json
-from parlour.rollout import Plan, Rollout, agent_names, default_lineup, make_plan, play_in_workers, play_on_ray, seat_order
+from parlour.evaluation.results import EPISODES_FILE, RUN_KEYS, SUMMARY_FILE, Results, merge_stats, read_records, write_json
+from parlour.evaluation.rollout import Plan, Rollout, agent_names, default_lineup, make_plan, play_in_workers, play_on_ray, seat_order
 
-# The seating rules live in parlour.rollout; the leaderboard's verifier imports them from here too.
+# The seating rules live in parlour.evaluation.rollout; the leaderboard's verifier imports them from here too.
 __all__ = ["Plan", "Rollout", "agent_names", "default_lineup", "evaluate", "seat_order"]
 
 
@@ -85,17 +85,17 @@ def evaluate(
         rotate_seats: rotate the line-up with the episode index so every agent plays every seat.
         env_kwargs: the game's options.
         workers: processes that play a share of the episodes each (CPU-bound agents and games);
-            one process plays them all where workers would not pay off (see :mod:`parlour.rollout`).
+            one process plays them all where workers would not pay off (see :mod:`parlour.evaluation.rollout`).
         in_flight: episodes played at once in each process; each agent is asked once per step for all of them.
         out: a bundle directory: finished episodes are appended as they end, a rerun resumes, the summary is written at the end.
         progress: show a progress bar (episodes done, rate, ETA).
-        challenge: play a leaderboard's challenge (see :mod:`parlour.leaderboard.challenges`): the
+        challenge: play a leaderboard's challenge (see :mod:`parlour.evaluation.challenges`): the
             leaderboard's URL (a challenge is asked for with ``$PARLOUR_TOKEN``, ``episodes`` as a
             wish) or a challenge it issued; its episode count and the seed derived from its nonce
             replace ``episodes`` and ``seed``, and the bundle names it, so that it counts.
         executor: ``"local"`` (this process, or ``workers`` processes) or ``"ray"``: the episodes
             are spread over a Ray cluster, one actor per node holding the agents
-            (:func:`parlour.rollout.play_on_ray`); ``workers`` is then unused.
+            (:func:`parlour.evaluation.rollout.play_on_ray`); ``workers`` is then unused.
         ray_address: the Ray cluster to join with ``executor="ray"`` (default: ``$RAY_ADDRESS`` or a local one).
 
     Returns:
@@ -112,7 +112,7 @@ def evaluate(
     plan = make_plan(env_id, agents, env_kwargs, seed, rotate_seats, in_flight)
     issued = None
     if challenge is not None:
-        from parlour.leaderboard.challenges import challenge_seed, resolve_challenge
+        from parlour.evaluation.challenges import challenge_seed, resolve_challenge
 
         if env_kwargs:
             raise ValueError("a challenge is played with the environment's default options")

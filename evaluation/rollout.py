@@ -81,7 +81,7 @@ from parlour.envs.core.agent import Action, decide, reset_agent, wants_vector
 from parlour.envs.core.match import Match, make_game
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class, list_envs, register
-from parlour.leaderboard.results import merge_stats
+from parlour.evaluation.results import merge_stats
 
 __all__ = [
     "Action",

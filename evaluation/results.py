@@ -293,9 +293,9 @@ class Results:
     rotate_seats: bool = True
     stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     parlour_version: str = ""
-    #: ``{"id", "nonce"}`` of the challenge this run was played for (see :mod:`parlour.leaderboard.challenges`), or None.
+    #: ``{"id", "nonce"}`` of the challenge this run was played for (see :mod:`parlour.evaluation.challenges`), or None.
     challenge: dict[str, str] | None = None
-    #: The agent number in each seat before rotation, when it is not the default line-up (see :mod:`parlour.rollout`).
+    #: The agent number in each seat before rotation, when it is not the default line-up (see :mod:`parlour.evaluation.rollout`).
     lineup: list[int] | None = None
 
     def metadata(self) -> dict[str, Any]:
