@@ -1,10 +1,12 @@
 # The two commands of the README: `make demo` and `make test`. Both install first
-# when .venv is missing, so a fresh clone needs nothing beforehand.
+# when .venv is missing, and both install the Debian packages they use (as root;
+# otherwise they print the apt-get line to run and which tests will skip), so a
+# fresh clone needs nothing beforehand.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install test demo bench clean
+.PHONY: install system test demo bench clean
 
 $(BIN)/parlour: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,10 +18,14 @@ $(BIN)/parlour: pyproject.toml
 
 install: $(BIN)/parlour
 
-test: install
+# bubblewrap (the code sandbox), PostgreSQL and Chromium from Debian.
+system:
+	bash scripts/system_packages.sh
+
+test: install system
 	$(BIN)/python -m pytest -q
 
-demo: install
+demo: install system
 	$(BIN)/parlour demo
 
 bench: install
