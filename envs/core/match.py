@@ -134,6 +134,21 @@ def engine_options(game: Game, options: dict[str, Any]) -> EngineOptions:
     )
 
 
+def well_formed(text: str) -> str:
+    """``text`` as JSON reads it back, whatever wrote it: surrogate pairs joined, lone surrogates made U+FFFD.
+
+    Python strings may hold surrogates, which JSON's ``\\ud800\\udfff`` escapes turn into one character (so a
+    stored record would replay other text) and UTF-8 cannot encode at all; agent text is read in this form.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
 def result_digest(text: str) -> str:
     """The digest of a tool result kept in records (results are re-derived on replay, not stored)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
@@ -324,7 +339,11 @@ class Match:
             step["move"] = moves[index]
             return moves[index], None
         if isinstance(action, dict) and self.tools:
-            action = json.dumps(action, ensure_ascii=False)
+            try:
+                action = json.dumps(action, ensure_ascii=False, allow_nan=False)
+            except (TypeError, ValueError, RecursionError) as error:
+                step["action"] = None
+                return None, f"The message could not be read as JSON ({str(error)[:200]}); its values must be strings, numbers, booleans, null, lists or objects."
         if not isinstance(action, str):
             step["action"] = None
             return None, NOT_AN_ACTION
@@ -332,7 +351,7 @@ class Match:
         if len(action) > limit:
             step["action_chars"] = len(action)
             action = action[:limit]
-        step["action"] = action
+        step["action"] = action = well_formed(action)
         if game.moves is not None and action in self._legal_of(player)[2]:
             # A legal move string is its own move (the contract of legal_moves), so the game's parser is skipped.
             step["move"] = action
@@ -358,10 +377,10 @@ class Match:
         step["calls"] = recorded
         budget = self.settings.max_tool_calls
         for call in calls:
-            tool = validate(call, tools)
+            tool, arguments = validate(call, tools)
             if tool.final:
-                move = {"tool": tool.name, "arguments": call.arguments}
-                recorded.append({"name": tool.name, "arguments": call.arguments})
+                move = {"tool": tool.name, "arguments": arguments}
+                recorded.append({"name": tool.name, "arguments": arguments})
                 step["move"] = move
                 return move, None
             used = self.tool_calls.get(player, 0)
@@ -369,8 +388,8 @@ class Match:
                 raise InvalidMove(f"The tool budget of {budget} call(s) per turn is used up; make your move now.")
             self.tool_calls[player] = used + 1
             self.ctx.tool_calls[player] += 1
-            result = self.game.call_tool(player, tool.name, call.arguments)
-            recorded.append({"name": tool.name, "arguments": call.arguments, "result": result_digest(result)})
+            result = self.game.call_tool(player, tool.name, arguments)
+            recorded.append({"name": tool.name, "arguments": arguments, "result": result_digest(result)})
             self.ctx.tell(result, to=player, kind="tool_result", sender=tool.name)
         return None, None
 

@@ -21,7 +21,11 @@ order of precedence:
 
 Arguments are validated against the tool's schema with ``jsonschema``; a call
 that cannot be read or does not validate is an invalid action whose message
-says what is accepted. Every scan is linear in the text's length.
+says what is accepted. JSON has one number type and JSON Schema counts ``5.0``
+as an integer, so after validation every integral float in the arguments is an
+``int`` (a game may slice with ``k``). ``NaN`` and ``Infinity``, which
+Python's ``json`` reads but JSON does not have, make arguments unreadable, so
+records stay strict JSON. Every scan is linear in the text's length.
 """
 
 from __future__ import annotations
@@ -108,10 +112,15 @@ class ToolCall:
 _CALL_START = re.compile(r'\{\s*"(?:tool|name)"\s*:')
 
 
+def _no_constant(name: str) -> Any:
+    """Refuse ``NaN`` and ``Infinity``: Python's ``json`` reads them, but they are not JSON, and records must be."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _loads(text: str) -> Any:
-    """``json.loads`` that reports nesting too deep for the parser as unreadable instead of raising ``RecursionError``."""
+    """Strict ``json.loads`` that reports nesting too deep for the parser as unreadable instead of raising ``RecursionError``."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constant)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
 
@@ -165,11 +174,14 @@ def _tagged(text: str, opening: str, closing: str) -> list[str]:
     return bodies
 
 
-def _object_spans(text: str) -> list[tuple[int, int]]:
-    """The spans of the outermost balanced ``{...}`` in ``text``, strings and escapes respected, in one pass."""
-    spans = []
-    depth = 0
-    start = 0
+def object_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of the outermost balanced ``{...}`` in ``text``, strings and escapes respected, in one pass.
+
+    A brace never closed does not hide the objects after it: they are reported as if it were not there. Spans
+    do not overlap, so decoding each of them once stays linear in the text's length.
+    """
+    spans: list[tuple[int, int]] = []
+    opened: list[int] = []
     in_string = escaped = False
     for index, char in enumerate(text):
         if in_string:
@@ -180,22 +192,22 @@ def _object_spans(text: str) -> list[tuple[int, int]]:
             elif char == '"':
                 in_string = False
         elif char == '"':
-            in_string = depth > 0
+            in_string = bool(opened)
         elif char == "{":
-            if depth == 0:
-                start = index
-            depth += 1
-        elif char == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                spans.append((start, index + 1))
+            opened.append(index)
+        elif char == "}" and opened:
+            start = opened.pop()
+            # The spans closed since this brace opened lie inside it.
+            while spans and spans[-1][0] > start:
+                spans.pop()
+            spans.append((start, index + 1))
     return spans
 
 
 def _json_objects(text: str) -> list[ToolCall]:
     """Calls written as JSON objects anywhere in ``text``: each outermost object that starts like a call, decoded once."""
     calls = []
-    for start, end in _object_spans(text):
+    for start, end in object_spans(text):
         if not _CALL_START.match(text, start):
             continue
         try:
@@ -270,9 +282,20 @@ def _tag_calls(text: str, tools: list[Tool]) -> list[ToolCall]:
     return [call for _, call in sorted(found, key=lambda pair: pair[0])]
 
 
-def validate(call: ToolCall, tools: dict[str, Tool]) -> Tool:
-    """The tool ``call`` names among ``tools`` (those the caller may use), after checking its arguments against the
-    schema; :class:`InvalidMove` saying what is accepted otherwise."""
+def _integral(value: Any) -> Any:
+    """``value`` with every integral float in it made an ``int``: JSON Schema counts ``5.0`` as an integer, Python does not."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _integral(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_integral(item) for item in value]
+    return value
+
+
+def validate(call: ToolCall, tools: dict[str, Tool]) -> tuple[Tool, dict[str, Any]]:
+    """The tool ``call`` names among ``tools`` (those the caller may use) and its arguments, checked against the
+    schema (integral floats made ints); :class:`InvalidMove` saying what is accepted otherwise."""
     tool = tools.get(call.name)
     accepted = "; ".join(t.signature() for t in tools.values())
     if tool is None:
@@ -283,4 +306,4 @@ def validate(call: ToolCall, tools: dict[str, Tool]) -> Tool:
     if error is not None:
         where = "/".join(str(part) for part in error.absolute_path) or "arguments"
         raise InvalidMove(f"Bad call of {tool.name}: {where}: {error.message[:200]}. Accepted: {tool.signature()}.")
-    return tool
+    return tool, _integral(call.arguments)
