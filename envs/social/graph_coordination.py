@@ -42,7 +42,7 @@ Options:
 Moves (simultaneous: every agent acts in every round). In a message round, a
 JSON object from neighbour names to messages, as in AgentsNet (``{"player_2":
 "hello", "player_5": "I pick group 1"}``; neighbours left out get nothing;
-the last such object in the reply counts), or ``[all] message`` (the same
+the last such top-level object in the reply counts), or ``[all] message`` (the same
 message to every neighbour), or ``[pass]`` (or ``{}``) to send nothing.
 Messages are delivered to their recipients alone once every agent has
 acted. In the answer round: ``[answer] X`` (or AgentsNet's ``### Final Answer
@@ -70,6 +70,7 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, InvalidMove, int_option
+from parlour.envs.core.tools import object_spans
 
 TASKS = ("coloring", "leader_election", "matching", "vertex_cover", "consensus")
 FAMILIES = ("ws", "ba", "dt")
@@ -291,7 +292,6 @@ def score_answers(task: str, adjacency: list[list[int]], answers: list[str], nam
 
 # ------------------------------------------------------------------------- game
 
-_MESSAGE_START = re.compile(r'\{\s*"')
 _ALL = re.compile(r"\[all\]", re.IGNORECASE)
 _PASS = re.compile(r"\[pass\]", re.IGNORECASE)
 _ANSWER = re.compile(r"(?:\[answer\]|###\s*final\s+answer\s*###)\s*:?\s*", re.IGNORECASE)
@@ -424,17 +424,14 @@ class GraphCoordination(Game):
         if text.strip() == "{}":
             return {}
         found: dict[str, Any] | None = None
-        decoder = json.JSONDecoder()
-        position = 0
-        while (start := _MESSAGE_START.search(text, position)) is not None:
+        # Each outermost object is decoded once: retrying the decoder at every brace of an unclosed object is quadratic.
+        for start, end in object_spans(text):
             try:
-                value, end = decoder.raw_decode(text, start.start())
+                value = json.loads(text[start:end])
             except (ValueError, RecursionError):
-                position = start.end()
                 continue
             if isinstance(value, dict) and value and all(re.fullmatch(r"player_\d+", str(key)) for key in value):
                 found = value
-            position = end
         if found is not None:
             strangers = [key for key in found if key not in neighbours]
             if strangers:
