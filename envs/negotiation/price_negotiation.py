@@ -8,8 +8,9 @@ possible; prices are whole numbers from 0 to ``max_price`` (200). Players
 alternate, the seller first. On each turn a player writes free text and one
 move:
 
-* ``[offer] 120`` -- propose a price (``$120`` also works); it replaces the
-  standing offer;
+* ``[offer] 120`` -- propose a price (``$120`` also works; a number with
+  separators or an exponent, such as ``1,200`` or ``1e3``, is refused, never
+  read as 1); it replaces the standing offer;
 * ``[accept]`` -- accept the other side's standing offer: the item is sold at
   that price;
 * ``[pass]`` -- talk only, no offer this turn.
@@ -57,7 +58,8 @@ GAP_RANGE = (20, 100)
 
 #: Largest ``max_price``: the end-of-game analysis enumerates every price.
 MAX_PRICE = 10_000
-MOVE = re.compile(r"\[\s*+(offer|accept|pass)\s*+\](\s*+(?:\$\s*+)?(-?\d++(?:\.\d*+)?))?", re.IGNORECASE)
+# A number goes on past a separator or into an exponent (1,200 1e3 1 000): group 4, refused rather than read as 1.
+MOVE = re.compile(r"\[\s*+(offer|accept|pass)\s*+\](\s*+(?:\$\s*+)?(-?\d++(?:\.\d*+)?)([,_'\u00a0\u2009\u202f ]\d|[eE][+-]?\d)?)?", re.IGNORECASE)
 
 RULES = """You are the {player} in a price negotiation over one item.
 Your private reservation price is {reservation}: {meaning}. The {other} has its own private reservation price, which you do not know.
@@ -182,6 +184,12 @@ class PriceNegotiation(Game):
             if kind == "offer":
                 if found.group(3) is None:
                     continue
+                if found.group(4):
+                    written = re.match(r"[-\d.,_'eE+\u00a0\u2009\u202f ]*\d", text[found.start(3) : found.start(3) + 40]).group()
+                    raise InvalidMove(
+                        f"Write the number as a plain whole number, digits only, e.g. [offer] 12: '{written}' could be read "
+                        "more than one way (no thousands separators or exponents)."
+                    )
                 price = float(found.group(3))
                 if price != int(price) or not 0 <= price <= self.max_price:
                     raise InvalidMove(f"Prices are whole numbers from 0 to {self.max_price}, got {found.group(3)}.")

@@ -10,7 +10,9 @@ proposes first); otherwise they are ``proposer`` and ``responder`` throughout.
 Moves, with free text around them that is delivered verbatim to the other
 player (the last well-formed move counts):
 
-* proposer: ``[offer] 3`` -- give the responder 3 and keep ``pie - 3``;
+* proposer: ``[offer] 3`` -- give the responder 3 and keep ``pie - 3`` (a
+  number with separators or an exponent, such as ``1,000`` or ``1e3``, is
+  refused, never read as 1);
 * responder: ``[accept]`` or ``[reject]``.
 
 Text without a well-formed move, a move of the other role, or an offer outside
@@ -40,7 +42,8 @@ from parlour.envs.negotiation.analysis import negotiation_report
 
 #: Largest ``pie * rounds``: the analysis enumerates every split of the whole game's pies.
 MAX_TOTAL = 10_000
-MOVE = re.compile(r"\[\s*+(offer|accept|reject)\s*+\](\s*+(?:\$\s*+)?(-?\d++(?:\.\d*+)?))?", re.IGNORECASE)
+# A number goes on past a separator or into an exponent (1,200 1e3 1 000): group 4, refused rather than read as 1.
+MOVE = re.compile(r"\[\s*+(offer|accept|reject)\s*+\](\s*+(?:\$\s*+)?(-?\d++(?:\.\d*+)?)([,_'\u00a0\u2009\u202f ]\d|[eE][+-]?\d)?)?", re.IGNORECASE)
 
 RULES = """You are {player} in the ultimatum game against {other}; {schedule}.
 Each round the proposer offers the responder a whole share of a pie of {pie} and keeps the rest. If the responder accepts, both get their shares; if it rejects, both get nothing that round.
@@ -120,6 +123,12 @@ class Ultimatum(Game):
             end = found.end() if kind == "offer" else found.start(2) if found.group(2) else found.end()
             talk = (text[: found.start()] + text[end:]).strip()
             if kind == "offer":
+                if found.group(4):
+                    written = re.match(r"[-\d.,_'eE+\u00a0\u2009\u202f ]*\d", text[found.start(3) : found.start(3) + 40]).group()
+                    raise InvalidMove(
+                        f"Write the number as a plain whole number, digits only, e.g. [offer] 12: '{written}' could be read "
+                        "more than one way (no thousands separators or exponents)."
+                    )
                 share = float(found.group(3))
                 if share != int(share) or not 0 <= share <= self.pie:
                     raise InvalidMove(f"Offer a whole share from 0 to {self.pie}, got {found.group(3)}.")
