@@ -18,8 +18,10 @@ model or judge:
   answer (after SQuAD normalisation);
 * every hop was retrieved in the proposer's own searches: a passage stating
   it was among the results of its ``search`` or ``open`` calls;
-* the question names the start entity, the answer is not in the question,
-  and (from two hops on) no passage naming the start entity contains the
+* the question names the start entity, the answer is not in the question
+  (not even spelled out: letters and digits are compared case-folded, without
+  accents and separators, ``S-o-u-n-o-u-l C.h.o.g.a.m`` as ``sounoulchogam``,
+  from the start of a word to the end of one), and (from two hops on) no passage naming the start entity contains the
   answer, so no single passage answers it; consecutive hops are stated in
   different passages (the world's own checks for its questions,
   :meth:`~parlour.envs.search.world.World.verify`).
@@ -56,6 +58,7 @@ Version history: v0, first release.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from parlour.envs.core.context import Context
@@ -120,12 +123,47 @@ def propose_tool(hops: tuple[int, ...]) -> Tool:
     )
 
 
+def _letters(text: str) -> tuple[str, set[int], set[int]]:
+    """The letters and digits of ``text``, case-folded and without accents, with the offsets where its words start
+    and end: what is left of a name however it is spelled out (hyphens, dots, spaces, zero-width characters)."""
+    letters: list[str] = []
+    starts: set[int] = set()
+    ends: set[int] = set()
+    in_word = False
+    for char in unicodedata.normalize("NFKD", text.casefold()):
+        if unicodedata.combining(char):
+            continue
+        if char.isalnum():
+            if not in_word:
+                starts.add(len(letters))
+            letters.append(char)
+        elif in_word:
+            ends.add(len(letters))
+        in_word = char.isalnum()
+    ends.add(len(letters))
+    return "".join(letters), starts, ends
+
+
+def names_answer(question: str, answer: str) -> bool:
+    """Whether ``question`` holds ``answer`` (SQuAD-normalised) however spelled: its letters and digits in a row, from
+    the start of a word of the question to the end of one (so an answer inside a longer word does not count)."""
+    key = _letters(normalize_answer(answer))[0]
+    letters, starts, ends = _letters(question)
+    position = letters.find(key) if key else -1
+    while position != -1:
+        if position in starts and position + len(key) in ends:
+            return True
+        position = letters.find(key, position + 1)
+    return False
+
+
 def verify_proposal(world: World, proposal: dict[str, Any], hops: tuple[int, ...], retrieved: set[str]) -> Question:
     """The proposal as a verified bridge :class:`Question`; ValueError saying why it is not valid otherwise.
 
     Checks, in order: the start entity, the hop count, that the path leads to
     exactly the proposed answer, that each hop was retrieved (``retrieved``:
-    the ids the proposer's calls returned), and the world's own checks.
+    the ids the proposer's calls returned), that the question does not spell
+    the answer out (:func:`names_answer`), and the world's own checks.
     """
     start, path, answer = proposal["start"], list(proposal["path"]), proposal["answer"]
     named = world.named(start)
@@ -140,6 +178,8 @@ def verify_proposal(world: World, proposal: dict[str, Any], hops: tuple[int, ...
     missing = [i + 1 for i, passages in enumerate(gold) if not retrieved.intersection(passages)]
     if missing:
         raise ValueError(f"hop(s) {missing} were not retrieved in your own searches")
+    if names_answer(proposal["question"], end):
+        raise ValueError(f"the answer {end!r} appears in the question (spelled out or not)")
     question = Question("proposal", "bridge", proposal["question"], end, len(path), tuple(path), (named[0],), tuple(gold))
     world.verify(question)
     return question
