@@ -406,27 +406,28 @@ class Store:
     ) -> dict[str, Any]:
         """Issue a single-use challenge to ``submitter``: the run it must play, with a fresh nonce; see :meth:`challenge`.
 
-        Refused (:class:`ChallengeError`) while the submitter holds an open challenge for the same environment and
-        agents (one at a time, so that several runs cannot be played to keep the best), or ``max_open`` open ones in all.
-        ``nonce`` defaults to 32 fresh random bytes (tests pass their own, to be reproducible).
+        Refused (:class:`ChallengeError`) while the submitter holds an open challenge for the same environment,
+        whatever its agents, their order, names, line-up or rotation: each variant of a run gets a fresh nonce,
+        so holding several and sending only the best would be seed shopping. ``max_open`` bounds the open
+        challenges in all. ``nonce`` defaults to 32 fresh random bytes (tests pass their own, to be reproducible).
         """
         now = _now()
-        run = json.dumps({"agents": list(agents), "lineup": list(lineup), "rotate_seats": rotate_seats})
         with self.write() as session:
             submitter_id = self._submitter_id(session, submitter)
+            # Locked, so that two concurrent requests cannot both see no open challenge (SQLite's writers are serialised already).
+            session.execute(select(Submitter.id).where(Submitter.id == submitter_id).with_for_update())
             open_ = session.execute(
-                select(Challenge.id, Challenge.env_id, Challenge.agents, Challenge.lineup, Challenge.rotate_seats, Challenge.expires_at).where(
+                select(Challenge.id, Challenge.env_id, Challenge.expires_at).where(
                     Challenge.submitter_id == submitter_id, Challenge.submission_id.is_(None)
                 )
             ).tuples().all()
-            open_ = [row for row in open_ if _aware(row[5]) > now]
-            for challenge_id, open_env, open_agents, open_lineup, open_rotate, expires in open_:
-                same = {"agents": json.loads(open_agents), "lineup": json.loads(open_lineup), "rotate_seats": open_rotate}
-                if open_env == env_id and json.dumps(same) == run:
+            open_ = [row for row in open_ if _aware(row[2]) > now]
+            for challenge_id, open_env, expires in open_:
+                if open_env == env_id:
                     raise ChallengeError(
-                        f"challenge {challenge_id} for {env_id} with agents {agents} is still open until "
-                        f"{_aware(expires).isoformat(timespec='seconds')}; submit its bundle first (an unused challenge "
-                        "stays on your submitter page as abandoned)"
+                        f"challenge {challenge_id} for {env_id} is still open until {_aware(expires).isoformat(timespec='seconds')}; "
+                        "one challenge per environment at a time, whatever its agents or seating: submit its bundle first "
+                        "(an unused challenge stays on your submitter page as abandoned)"
                     )
             if len(open_) >= max_open:
                 raise ChallengeError(f"you hold {len(open_)} open challenges, the most allowed; submit or let them expire first")

@@ -253,3 +253,23 @@ def test_challenges_over_http(tmp_path):
     assert sent.status_code == 201 and sent.json()["counted"] is True
     reused = client.post("/api/submissions", content=json.dumps(as_bundle(results)), headers=auth)
     assert reused.status_code == 422 and "already used" in reused.json()["reason"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ((["mine", "nash"], None, True), (["nash", "mine"], None, True)),  # agent order
+        ((["mine", "nash"], None, True), (["mine", "nash"], [1, 0], True)),  # line-up
+        ((["mine", "nash"], None, True), (["mine", "nash"], None, False)),  # rotation
+        ((["mine", "nash"], None, True), (["mine 2", "nash"], None, True)),  # agent name
+        ((["nash", "random"], None, True), (["random", "nash"], None, True)),  # an anchor run, reordered
+    ],
+)
+def test_one_open_challenge_per_environment_whatever_the_permutation(board, first, second):
+    # Seed shopping by permutation: every variant of a run is a fresh nonce; holding several and sending the best is refused.
+    board.issue_challenge("alice", KUHN, first[0], 8, first[1], first[2])
+    with pytest.raises(Rejected, match="still open"):
+        board.issue_challenge("alice", KUHN, second[0], 8, second[1], second[2])
+    # Another environment, or another submitter, is not held back.
+    assert board.issue_challenge("alice", TTT, ["mine", "random"], 8)["env_id"] == TTT
+    assert board.issue_challenge("bob", KUHN, ["bobs", "nash"], 8)["submitter"] == "bob"
