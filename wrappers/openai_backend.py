@@ -12,6 +12,7 @@ import math
 import os
 import threading
 import time
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator
 
@@ -22,6 +23,16 @@ from parlour.wrappers.backend import BackendError, Completion, Message, estimate
 
 #: HTTP statuses worth retrying: rate limiting and server-side failures.
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+#: The default cap on one response body, after decompression (and on what arrives compressed).
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+
+#: How much of the body is read from the socket at a time.
+READ_CHUNK = 64 * 1024
+
+
+class ResponseTooLarge(BackendError):
+    """A response body (compressed or not) went past ``max_response_bytes``; reading stopped there."""
 
 
 class OpenAIBackend:
@@ -41,6 +52,13 @@ class OpenAIBackend:
     whole, down to each socket read. A try that runs out of either is retried
     like a failed one, and the final :class:`BackendError` names the URL and
     the deadline.
+
+    Every body is read in chunks and counted as it arrives, compressed bytes
+    and decompressed bytes alike (decompression is bounded per chunk), so a
+    gzip bomb or an endless stream stops at ``max_response_bytes`` with
+    :class:`ResponseTooLarge`, never after buffering it; the client holds at
+    most about one cap of body at a time. Only ``gzip``, ``deflate`` and
+    ``identity`` are accepted as content encodings.
 
     A malformed response is one that is not JSON (or is nested too deep to
     read), has no ``choices[0].message``, or whose message has neither text
@@ -66,6 +84,8 @@ class OpenAIBackend:
         temperature, top_p: sampling parameters.
         context_limit: the model's context length, if known, for the agent's token window.
         extra_body: more fields for every request (``stop``, ``max_completion_tokens``, ...).
+        max_response_bytes: the largest response body read, compressed or decompressed
+            (8 MiB by default; on the command line ``openai:MODEL@URL`` takes it as an agent option).
     """
 
     def __init__(
@@ -86,6 +106,7 @@ class OpenAIBackend:
         top_p: float = 1.0,
         context_limit: int | None = None,
         extra_body: dict[str, Any] | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ):
         if concurrency < 1 or max_attempts < 1:
             raise ValueError(f"concurrency and max_attempts must be >= 1, got {concurrency} and {max_attempts}")
@@ -105,8 +126,12 @@ class OpenAIBackend:
         self.max_retry_after = max_retry_after
         self.max_new_tokens = max_new_tokens
         self.context_limit = context_limit
+        if not (isinstance(max_response_bytes, int) and max_response_bytes > 0):
+            raise ValueError(f"max_response_bytes must be a positive number of bytes, got {max_response_bytes!r}")
+        self.max_response_bytes = max_response_bytes
         self.sampling = {"temperature": temperature, "top_p": top_p, **(extra_body or {})}
-        headers = {"Content-Type": "application/json"}
+        # Only encodings whose decompression can be bounded chunk by chunk (see _read_body).
+        headers = {"Content-Type": "application/json", "Accept-Encoding": "gzip, deflate"}
         api_key = os.environ.get(api_key_env)
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -134,8 +159,8 @@ class OpenAIBackend:
             retry_after = 0.0
             deadline = time.monotonic() + self.request_deadline
             try:
-                with _deadline(deadline):
-                    response = self.client.post(self.url, json=payload)
+                with _deadline(deadline), self.client.stream("POST", self.url, json=payload) as response:
+                    body = self._read_body(response)
             except httpx.TimeoutException:
                 if time.monotonic() >= deadline:
                     problem = f"no complete answer within the request deadline of {self.request_deadline:g}s"
@@ -145,8 +170,8 @@ class OpenAIBackend:
                 problem = f"could not connect ({type(error).__name__}: {error})"
             else:
                 if response.status_code == 200:
-                    return self._completion(response, messages)
-                problem = f"HTTP {response.status_code}: {response.text[:200]}"
+                    return self._completion(body, messages)
+                problem = f"HTTP {response.status_code}: {body[:200].decode('utf-8', 'replace')}"
                 if response.status_code not in RETRY_STATUSES:
                     raise BackendError(f"POST {self.url} failed: {problem}")
                 retry_after = _retry_after(response.headers.get("Retry-After"))
@@ -160,14 +185,53 @@ class OpenAIBackend:
             time.sleep(max(min(self.max_backoff, self.backoff * 2**attempt), retry_after))
         raise BackendError(f"POST {self.url} failed after {self.max_attempts} attempt(s): {problem}")
 
-    def _completion(self, response: httpx.Response, messages: list[Message]) -> Completion:
+    def _read_body(self, response: httpx.Response) -> bytes:
+        """The response body, read and decompressed chunk by chunk, never more than ``max_response_bytes`` of either."""
+        cap = self.max_response_bytes
+        encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+        if encoding in ("gzip", "x-gzip", "deflate"):
+            # wbits 32 + 15: a gzip or zlib header, whichever the server sent.
+            decoder = zlib.decompressobj(32 + zlib.MAX_WBITS)
+        elif encoding in ("", "identity"):
+            decoder = None
+        else:
+            raise BackendError(f"POST {self.url} answered in the content encoding {encoding!r}; only gzip, deflate and identity are read")
+        chunks: list[bytes] = []
+        received = size = 0
+        too_large = ResponseTooLarge(
+            f"POST {self.url}: the response is larger than max_response_bytes={cap:,} bytes; reading stopped there "
+            "(raise it with the backend option max_response_bytes)"
+        )
+        for chunk in response.iter_raw(READ_CHUNK):
+            received += len(chunk)
+            if received > cap:
+                raise too_large
+            if decoder is None:
+                chunks.append(chunk)
+                size += len(chunk)
+                continue
+            try:
+                # max_length bounds what one call may inflate (a bomb inflates 1000-fold); the rest waits in
+                # unconsumed_tail and is inflated a chunk at a time while the cap allows.
+                while chunk and size <= cap:
+                    piece = decoder.decompress(chunk, READ_CHUNK)
+                    chunks.append(piece)
+                    size += len(piece)
+                    chunk = decoder.unconsumed_tail
+            except zlib.error as error:
+                raise BackendError(f"POST {self.url} sent a body that does not decompress as {encoding}: {error}") from None
+            if size > cap:
+                raise too_large
+        return b"".join(chunks)
+
+    def _completion(self, body: bytes, messages: list[Message]) -> Completion:
         try:
-            data = response.json()
+            data = json.loads(body)
             text = _message_text(data["choices"][0]["message"])
         except (ValueError, KeyError, IndexError, TypeError, RecursionError) as error:
             raise BackendError(
                 f"POST {self.url} returned a malformed chat completion ({type(error).__name__}: {str(error)[:100]}): "
-                f"{response.text[:200]!r}"
+                f"{body[:200].decode('utf-8', 'replace')!r}"
             ) from None
         usage = data.get("usage")
         usage = usage if isinstance(usage, dict) else {}
