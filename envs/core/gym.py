@@ -7,10 +7,20 @@ A tool call answers the learner at once: the observation holds the result and
 the learner is still to move. If the game eliminates the learner, the episode
 terminates for it; the other seats play the game out, so the record is whole.
 
-Seeds: ``reset(seed=s)`` is episode 0 of a :func:`parlour.evaluate` run with
-base seed ``s`` and seats in order (see :mod:`parlour.envs.core.seeding`), so
-``parlour.evaluate(env_id, agents, episodes=1, seed=s, rotate_seats=False)``
-re-runs it. In vector mode the environment has ``action_masks()``, which
+Every reset hands the learner an episode in which it is to act, as
+Gymnasium's contract asks. The seats before the learner's may end an episode
+before it acts (a Hanabi partner's misplays, an asker who answers without
+asking the expert); such a deal is skipped and the next one of the run dealt,
+up to ``MAX_DEALS`` in a row, and the game seeds of the deals skipped are in
+the reset's ``info["skipped_seeds"]``. Opponents that end every one of them
+(a random proposer, whose questions are never valid) are a ``RuntimeError``
+saying so: no loop could train that seat against them.
+
+Seeds: ``reset(seed=s)`` is episode ``k`` of a :func:`parlour.evaluate` run
+with base seed ``s`` and seats in order (see :mod:`parlour.envs.core.seeding`),
+where ``k`` is the number of deals skipped (usually 0), so
+``parlour.evaluate(env_id, agents, episodes=k + 1, seed=s, rotate_seats=False)``
+re-runs it as its last episode. In vector mode the environment has ``action_masks()``, which
 ``sb3_contrib.MaskablePPO`` reads without a wrapper.
 """
 
@@ -28,6 +38,9 @@ from parlour.envs.core.game import Game
 from parlour.envs.core.match import Match, Snapshot
 from parlour.envs.core.observation import RENDER_MODES, Observer
 from parlour.envs.core.seeding import episode_seeds
+
+#: Deals ``reset`` tries, in a row, for one in which the learner gets to act (see the module docstring).
+MAX_DEALS = 32
 
 
 #: Turns an opponent spec (a string such as ``"minimax"`` or ``"hf:PATH"``) into an agent, given the
@@ -114,20 +127,35 @@ class GymGame(gymnasium.Env):
         return {p: resolve_agent(spec, self.match.env_id) for p, spec in specs.items()}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        """Start an episode and let the other seats move until the learner is to act."""
+        """Start an episode and let the other seats move until the learner is to act; a deal they end before
+        that is skipped for the run's next one (see the module docstring)."""
         super().reset(seed=seed)
         if seed is None:
             seed = int(self.np_random.integers(1 << 62))
-        players = self.match.players
-        game_seed, seat_seeds = episode_seeds(seed, 0, len(players))
-        self.match.reset(game_seed)
-        self.agent_seeds = {}
-        for player, seat_seed in zip(players, seat_seeds):
-            if player in self.opponents:
-                reset_agent(self.opponents[player], seat_seed)
-                self.agent_seeds[player] = seat_seed
-        self._play_opponents()
-        return self.observer.observe(self.player), self.observer.info(self.player)
+        match, players = self.match, self.match.players
+        skipped = []
+        for episode in range(MAX_DEALS):
+            game_seed, seat_seeds = episode_seeds(seed, episode, len(players))
+            match.reset(game_seed)
+            self.agent_seeds = {}
+            for player, seat_seed in zip(players, seat_seeds):
+                if player in self.opponents:
+                    reset_agent(self.opponents[player], seat_seed)
+                    self.agent_seeds[player] = seat_seed
+            self._play_opponents()
+            if self.player in match.acting():
+                break
+            skipped.append(game_seed)
+        else:
+            raise RuntimeError(
+                f"the other seats ({', '.join(f'{p}: {name}' for p, name in self.opponent_names.items())}) ended {MAX_DEALS} "
+                f"episodes in a row (base seed {seed}) before {self.player} could act, so there is no episode to hand "
+                f"the learner: choose other opponents (a scripted agent of {match.game.name}) or another seat"
+            )
+        info = self.observer.info(self.player)
+        if skipped:
+            info["skipped_seeds"] = skipped
+        return self.observer.observe(self.player), info
 
     def step(self, action: Any):
         """Play the learner's action, then the other seats'; returns the Gymnasium 5-tuple."""
