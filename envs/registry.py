@@ -70,7 +70,11 @@ def register(game_cls: type[Game]) -> type[Game]:
     gymnasium.registry.pop(env_id, None)
     # A game with batched rules (a ``batch`` class) also gets the batched vector face (envs/core/vector.py).
     vector = functools.partial(make_vector_env, game_cls) if game_cls.batch is not None else None
-    gymnasium.register(id=env_id, entry_point=functools.partial(GymGame, game_cls), vector_entry_point=vector)
+    # gym.make returns the face itself, so snapshot(), restore() and record() work on it: Gymnasium's wrappers
+    # do not forward attributes, and the face already refuses a step before reset and passes check_env.
+    gymnasium.register(
+        id=env_id, entry_point=functools.partial(GymGame, game_cls), vector_entry_point=vector, order_enforce=False, disable_env_checker=True
+    )
     for kind, face in (("aec", AECGame), ("parallel", ParallelGame)):
         getattr(pettingzoo, f"{kind}_registry").pop(env_id, None)
         pettingzoo.register(kind, env_id, entry_point=functools.partial(face, game_cls))

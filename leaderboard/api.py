@@ -261,12 +261,13 @@ class Leaderboard:
                 "baseline": None if best is None else {"team": best["team"], "score": best["score"]}}
 
     def overall(self) -> dict[str, Any]:
-        """The overall table and one per category: normalised scores (random 0, best scripted baseline 100) averaged over environments."""
-        from parlour.baselines import scripted_names
-
+        """The overall table and one per category: normalised scores (random 0, the strongest measured reference 100) averaged over environments."""
         env_ids = self.store.env_ids(counted=True)
         tables = {env_id: self.ratings(env_id) for env_id in env_ids}
-        normalised = {env_id: rating_math.normalised(table, scripted_names(env_id)) for env_id, table in tables.items()}
+        normalised = {
+            env_id: rating_math.normalised(table, game_class(env_id).reference_agents, higher_is_better=game_class(env_id).higher_is_better)
+            for env_id, table in tables.items()
+        }
         return rating_math.overall(normalised, categories={env_id: game_class(env_id).category for env_id in env_ids})
 
     def agent(self, name: str) -> dict[str, Any] | None:

@@ -66,6 +66,10 @@ def resolve_agent(spec: Any, env_id: str) -> Any:
                        "parlour.make_agent, or pass an object with act(observation) -> str")
 
 
+#: The Gymnasium face's own options, suggested beside the game's when an option is misspelt.
+FACE_OPTIONS = ("opponent", "seat", "obs_mode", "render_mode")
+
+
 class GymGame(gymnasium.Env):
     """A parlour game as a single-agent ``gymnasium.Env``.
 
@@ -92,7 +96,7 @@ class GymGame(gymnasium.Env):
         render_mode: str | None = None,
         **options: Any,
     ):
-        self.match = Match(game_cls, options)
+        self.match = Match(game_cls, options, face_options=FACE_OPTIONS)
         self.observer = Observer(self.match, obs_mode, render_mode)
         self.render_mode = render_mode
         players = self.match.players

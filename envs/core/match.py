@@ -98,14 +98,20 @@ def game_options(game_cls: type[Game]) -> list[str]:
     return sorted(name for name, p in parameters.items() if name != "self" and p.kind == inspect.Parameter.KEYWORD_ONLY)
 
 
-def split_options(game_cls: type[Game], options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(game's options, engine's options)``; a ``TypeError`` listing every known option for an unknown one."""
+def split_options(
+    game_cls: type[Game], options: dict[str, Any], face_options: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(game's options, engine's options)``; a ``TypeError`` listing every known option for an unknown one.
+
+    ``face_options`` are the options the calling face took before handing on the rest (the Gymnasium face's
+    ``opponent``, ``seat``, ...): a misspelt one is suggested and listed with the others.
+    """
     own = game_options(game_cls)
     unknown = sorted(set(options) - set(own) - set(ENGINE_OPTIONS))
     if unknown:
         import difflib
 
-        known = own + list(ENGINE_OPTIONS)
+        known = [*face_options, *own, *ENGINE_OPTIONS]
         hints = [f"{name!r} (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(name, known, 1)) else repr(name) for name in unknown]
         raise TypeError(f"{game_cls.name} got unknown option(s) {', '.join(hints)}; its options are: {', '.join(known)}")
     game = {k: v for k, v in options.items() if k in own}
@@ -173,11 +179,12 @@ class Match:
     Args:
         game_cls: the :class:`Game` subclass to play.
         options: the game's keyword options and the engine's (they go into the record).
+        face_options: the options of the face that made the match, named in the error for an unknown option.
     """
 
-    def __init__(self, game_cls: type[Game], options: dict[str, Any] | None = None):
+    def __init__(self, game_cls: type[Game], options: dict[str, Any] | None = None, face_options: tuple[str, ...] = ()):
         self.options = dict(options or {})
-        own, engine = split_options(game_cls, self.options)
+        own, engine = split_options(game_cls, self.options, face_options)
         self.game = game_cls(**own)
         self.settings = engine_options(self.game, engine)
         self.env_id = game_cls.env_id()
