@@ -70,6 +70,8 @@ are used.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import functools
 import json
 import marshal
@@ -106,6 +108,59 @@ INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), "
     "or pass allow_unsafe=True to run without a sandbox, for development only"
 )
+
+#: Programs of sandbox slot ``n`` run as uid and gid ``SANDBOX_UID_BASE + n`` (when parlour runs as root): a uid
+#: no account on the host uses, so that nothing the kernel keeps per user (the process count RLIMIT_NPROC
+#: limits, the keyrings, inotify and message-queue quotas) is shared between sandboxes or with the host.
+SANDBOX_UID_BASE = 1_600_000_000
+#: How many sandboxes may run at once on one machine (all parlour processes together).
+SLOTS = 4096
+#: Processes of a sandbox that are not the program's: the namespace's init and the server.
+OVERHEAD_PROCESSES = 2
+
+#: System calls the seccomp filter refuses (EPERM, ENOSYS for clone3), and why. Everything else is allowed:
+#: the program is already unprivileged in its namespaces, the filter closes the kernel interfaces that stay
+#: open to an unprivileged process and either reach past the namespaces or keep state between runs.
+DENIED_SYSCALLS = {
+    # New namespaces (a user namespace gives full capabilities inside it) and joining others.
+    "unshare": "new namespaces", "setns": "joining namespaces",
+    # Keyrings are per uid and outlive the sandbox.
+    "add_key": "keyrings", "keyctl": "keyrings", "request_key": "keyrings",
+    # io_uring: a second system-call interface that seccomp cannot see into.
+    "io_uring_setup": "io_uring", "io_uring_enter": "io_uring", "io_uring_register": "io_uring",
+    # SysV IPC objects outlive the program that made them (a warm sandbox keeps its IPC namespace).
+    "msgget": "SysV IPC", "msgsnd": "SysV IPC", "msgrcv": "SysV IPC", "msgctl": "SysV IPC",
+    "semget": "SysV IPC", "semop": "SysV IPC", "semtimedop": "SysV IPC", "semctl": "SysV IPC",
+    "shmget": "SysV IPC", "shmat": "SysV IPC", "shmdt": "SysV IPC", "shmctl": "SysV IPC",
+    # Reaching into other processes (the server, the next run).
+    "ptrace": "tracing", "process_vm_readv": "other processes' memory", "process_vm_writev": "other processes' memory",
+    "pidfd_getfd": "stealing file descriptors", "kcmp": "comparing kernel objects",
+    # Mounts, old and new API.
+    "mount": "mounts", "umount2": "mounts", "pivot_root": "mounts", "chroot": "mounts", "fsopen": "mounts",
+    "fsconfig": "mounts", "fsmount": "mounts", "fspick": "mounts", "move_mount": "mounts", "open_tree": "mounts",
+    "mount_setattr": "mounts",
+    # Kernel attack surface an unprivileged program has no use for.
+    "bpf": "eBPF", "perf_event_open": "performance counters", "userfaultfd": "userfaultfd (exploit aid)",
+    "kexec_load": "kexec", "kexec_file_load": "kexec", "init_module": "kernel modules",
+    "finit_module": "kernel modules", "delete_module": "kernel modules", "open_by_handle_at": "file handles",
+    "name_to_handle_at": "file handles", "acct": "accounting", "quotactl": "quotas", "swapon": "swap",
+    "swapoff": "swap", "reboot": "reboot", "syslog": "the kernel log", "settimeofday": "the clock",
+    "clock_settime": "the clock", "clock_adjtime": "the clock", "adjtimex": "the clock",
+    "lookup_dcookie": "profiling", "fanotify_init": "filesystem-wide notification", "iopl": "I/O ports",
+    "ioperm": "I/O ports", "personality": "execution domains (ASLR off)", "vhangup": "terminals",
+    "uselib": "obsolete", "sysfs": "obsolete", "nfsservctl": "obsolete",
+}
+# clone's flags that make new namespaces; clone3 passes its flags in memory the filter cannot read, so clone3
+# answers ENOSYS and the C library falls back to clone.
+CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080
+# ioctls that push input into a terminal (TIOCSTI) or reach the console (TIOCLINUX).
+DENIED_IOCTLS = (0x5412, 0x541C)
+
+#: /proc files that show the host (its memory, load, CPU times, kernel symbols, timers, every user's keys) and are
+#: replaced, in the sandbox, by an empty file or a figure of the sandbox's own.
+MASKED_PROC = ("kallsyms", "keys", "key-users", "timer_list", "sched_debug", "interrupts", "softirqs", "vmstat",
+               "zoneinfo", "buddyinfo", "pagetypeinfo", "slabinfo", "diskstats", "partitions", "swaps", "modules",
+               "iomem", "ioports", "latency_stats", "locks", "cgroups", "sysvipc/msg", "sysvipc/sem", "sysvipc/shm")
 
 
 @dataclass(frozen=True)
@@ -212,10 +267,16 @@ def _system_binds() -> list[str]:
     return args
 
 
-def _bwrap_command(bwrap: str, fd: int, code_fd: int, limits: Limits) -> list[str]:
-    """The bubblewrap command line that starts a contained server on socket ``fd``, its code in ``code_fd``."""
+def _bwrap_command(bwrap: str, fds: dict[str, int], limits: Limits, uid: int | None) -> list[str]:
+    """The bubblewrap command line that starts a contained server.
+
+    ``fds``: ``server`` (its socket), ``code`` (its code), ``seccomp`` (the filter), ``info`` (where bubblewrap
+    writes its child's pid), ``block`` (bubblewrap waits for a byte on it before it starts the server), and
+    ``proc/NAME`` for each file of :func:`_proc_figures`. Programs run as ``uid`` (None: the caller's).
+    """
     version = _bwrap_version(bwrap)
     args = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    args += ["--seccomp", str(fds["seccomp"]), "--info-fd", str(fds["info"]), "--block-fd", str(fds["block"])]
     if os.geteuid() == 0:
         args += ["--cap-drop", "ALL"]
         for capability in ROOT_CAPABILITIES:
@@ -228,16 +289,23 @@ def _bwrap_command(bwrap: str, fd: int, code_fd: int, limits: Limits) -> list[st
     args += _system_binds()
     size = ["--size", str(limits.scratch_mb << 20)] if version >= (0, 8) else []
     args += ["--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", SANDBOX_SHM, *size, "--tmpfs", SANDBOX_TMP]
+    # /dev/null would not do: /proc is mounted nodev, where no device opens.
+    for name in _masked_proc_files():
+        args += ["--ro-bind", str(_state_folder() / "empty"), f"/proc/{name}"]
+    for key, fd in fds.items():
+        if key.startswith("proc/"):
+            args += ["--perms", "0444", "--ro-bind-data", str(fd), "/" + key]
     # The root and /dev are tmpfs too, writable (and unbounded) as a non-root user's: only the scratch folders
     # stay writable. Device nodes still work on a read-only /dev.
     args += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", SANDBOX_TMP]
-    return args + _server_command(fd, code_fd, "contained", SANDBOX_TMP, SANDBOX_SHM)
+    return args + _server_command(fds["server"], fds["code"], "contained", uid, SANDBOX_TMP, SANDBOX_SHM)
 
 
-def _server_command(fd: int, code_fd: int, mode: str, workdir: str, *scratch: str) -> list[str]:
-    """The fork server's command line, its code in ``code_fd``, its socket ``fd``: programs run in ``workdir``;
-    it and ``scratch`` are emptied after each."""
-    return [_interpreter(), "-s", "-P", "-S", "-X", "utf8", "-c", BOOTSTRAP, str(code_fd), str(fd), mode, workdir, *scratch]
+def _server_command(fd: int, code_fd: int, mode: str, uid: int | None, workdir: str, *scratch: str) -> list[str]:
+    """The fork server's command line, its code in ``code_fd``, its socket ``fd``: programs run as ``uid`` (None:
+    the server's) in ``workdir``; it and ``scratch`` are emptied after each."""
+    return [_interpreter(), "-s", "-P", "-S", "-X", "utf8", "-c", BOOTSTRAP, str(code_fd), str(fd), mode,
+            "-" if uid is None else str(uid), workdir, *scratch]
 
 
 def _find_bwrap(bwrap: str) -> str | None:
@@ -256,19 +324,270 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
-def _terminate(process: subprocess.Popen, sock: socket.socket, workdir: str) -> None:
-    """Kill a sandbox's process group (bubblewrap takes its PID namespace down with it), reap it, and remove
-    the unsandboxed server's folder ``workdir`` if there is one."""
-    sock.close()
+@functools.cache
+def _seccomp_program() -> tuple[bytes, tuple[str, ...]]:
+    """The seccomp filter as BPF for bubblewrap's ``--seccomp``, and the denied calls libseccomp does not know.
+
+    Raises SandboxUnavailable, saying what to install, where pyseccomp or libseccomp is missing.
+    """
     try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    process.wait()
+        import pyseccomp as seccomp
+        rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    except (ImportError, OSError, RuntimeError) as error:
+        raise SandboxUnavailable(
+            f"the sandbox's seccomp filter needs libseccomp and pyseccomp ({error}): apt-get install libseccomp2 "
+            f"and pip install pyseccomp, or {INSTALL_HINT.split(', or ')[-1]}"
+        ) from error
+    unknown = []
+    for name in DENIED_SYSCALLS:
+        try:
+            rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
+        except OSError:
+            unknown.append(name)
+    rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    for flag in range(32):
+        if CLONE_NAMESPACES >> flag & 1:
+            rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, 1 << flag, 1 << flag))
+    for request in DENIED_IOCTLS:
+        # The request is an int: compare its low 32 bits only.
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
+    with tempfile.TemporaryFile() as compiled:
+        rules.export_bpf(compiled)
+        compiled.seek(0)
+        return compiled.read(), tuple(unknown)
+
+
+def _proc_figures(limits: Limits) -> dict[str, bytes]:
+    """Contents of the /proc files that show the sandbox's own figures instead of the host's."""
+    cpus = len(os.sched_getaffinity(0))
+    kilobytes = limits.memory_mb << 10
+    meminfo = "".join(f"{name}:{kilobytes:>16} kB\n" for name in ("MemTotal", "MemFree", "MemAvailable"))
+    meminfo += "".join(f"{name}:{0:>16} kB\n" for name in ("Buffers", "Cached", "SwapTotal", "SwapFree"))
+    # glibc counts the cpuN lines of /proc/stat for os.cpu_count() where /sys is absent, as it is here.
+    stat = "".join(f"cpu{n} 0 0 0 0 0 0 0 0 0 0\n" for n in [""] + list(range(cpus)))
+    stat += "intr 0\nctxt 0\nbtime 0\nprocesses 0\nprocs_running 1\nprocs_blocked 0\n"
+    return {"meminfo": meminfo.encode(), "stat": stat.encode(), "loadavg": b"0.00 0.00 0.00 1/1 1\n",
+            "uptime": b"0.00 0.00\n"}
+
+
+@functools.cache
+def _masked_proc_files() -> tuple[str, ...]:
+    """The files of :data:`MASKED_PROC` this kernel has (bubblewrap cannot bind over a missing one)."""
+    return tuple(name for name in MASKED_PROC if os.path.exists(f"/proc/{name}"))
+
+
+@functools.cache
+def _state_folder() -> Path:
+    """This user's private folder of slot locks, and of the empty file that hides host files in /proc."""
+    folder = Path(tempfile.gettempdir()) / f"parlour-sandbox-{os.geteuid()}"
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        status = folder.lstat()
+        if not folder.is_dir() or folder.is_symlink() or status.st_uid != os.geteuid() or status.st_mode & 0o022:
+            raise SandboxUnavailable(f"{folder} is not a private folder of this user: remove it") from None
+    empty = folder / "empty"
+    empty.touch(mode=0o444)
+    return folder
+
+
+class _Slot:
+    """One of :data:`SLOTS` sandbox slots, held (an exclusive ``flock``) by one sandbox of this machine at a time.
+
+    The lock dies with the process that holds it, so a crashed parlour frees its slots.
+    """
+
+    def __init__(self) -> None:
+        folder = _state_folder()
+        for index in range(SLOTS):
+            fd = os.open(folder / f"slot-{index}", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            self.index, self._fd = index, fd
+            return
+        raise SandboxUnavailable(f"all {SLOTS} sandbox slots of this machine are in use: close some sandboxes")
+
+    @property
+    def uid(self) -> int:
+        """The uid and gid this slot's programs run as, when parlour runs as root."""
+        return SANDBOX_UID_BASE + self.index
+
+    def release(self) -> None:
+        """Give the slot back."""
+        os.close(self._fd)
+
+
+def _cgroup_mounts() -> list[tuple[str, str, str, set[str]]]:
+    """(mount point, root inside the hierarchy, version, controllers) of every cgroup file system mounted here."""
+    mounts = []
+    with open("/proc/self/mountinfo", encoding="utf-8") as table:
+        for line in table:
+            left, _, right = line.partition(" - ")
+            fields, (fstype, _source, options) = left.split(), right.split()[:3]
+            if fstype == "cgroup2":
+                mounts.append((fields[4], fields[3], "v2", set()))
+            elif fstype == "cgroup":
+                mounts.append((fields[4], fields[3], "v1", set(options.split(","))))
+    return mounts
+
+
+def _own_cgroups() -> dict[str, str]:
+    """This process's cgroup path per v1 controller, and under ``""`` its v2 path."""
+    paths = {}
+    with open("/proc/self/cgroup", encoding="utf-8") as table:
+        for line in table:
+            _id, controllers, path = line.rstrip("\n").split(":", 2)
+            for controller in controllers.split(",") if controllers else [""]:
+                paths[controller] = path
+    return paths
+
+
+def _prepare_v2(point: str) -> dict[str, Path] | None:
+    """A ``parlour-sandbox`` cgroup at the top of the v2 hierarchy at ``point``, its children given the memory (and
+    CPU) controllers; None where that cannot be done (no memory controller, a hierarchy not ours to change)."""
+    top = Path(point)
+    available = (top / "cgroup.controllers").read_text().split()
+    wanted = [name for name in ("memory", "cpu") if name in available]
+    if "memory" not in wanted:
+        return None
+    parent = top / "parlour-sandbox"
+    parent.mkdir(exist_ok=True)
+    change = " ".join(f"+{name}" for name in wanted)
+    for folder in (top, parent):
+        if set(wanted) - set((folder / "cgroup.subtree_control").read_text().split()):
+            (folder / "cgroup.subtree_control").write_text(change)
+    return {name: parent for name in wanted}
+
+
+@functools.cache
+def _cgroup_parents() -> tuple[str, dict[str, Path]] | None:
+    """Where sandboxes' cgroups go: the version and, per controller (memory, and cpu where it can), the folder
+    to make them in; None where no writable memory cgroup is to be had (the budget is then per process)."""
+    own = _own_cgroups()
+    mounts = _cgroup_mounts()
+    for point, _root, version, _controllers in mounts:
+        if version == "v2" and own.get("") is not None:
+            try:
+                found = _prepare_v2(point)
+            except OSError:
+                continue
+            if found:
+                return "v2", found
+    parents: dict[str, Path] = {}
+    for point, root, version, controllers in mounts:
+        for controller in ("memory", "cpu"):
+            if version != "v1" or controller not in controllers or controller in parents or controller not in own:
+                continue
+            path = own[controller]
+            inside = path[len(root):] if root != "/" and path.startswith(root) else path
+            parent = Path(point + inside.rstrip("/")) / "parlour-sandbox"
+            try:
+                parent.mkdir(exist_ok=True)
+            except OSError:
+                continue
+            if os.access(parent, os.W_OK):
+                parents[controller] = parent
+    return ("v1", parents) if "memory" in parents else None
+
+
+class _Cgroup:
+    """The cgroup of one sandbox slot: every process of the sandbox shares its memory budget (pages, tmpfs
+    files, pipe and socket buffers: all that the kernel charges) and, with the cpu controller, one fair share of
+    the CPUs whatever its number of processes. The host reads its OOM kills, which the program cannot forge."""
+
+    def __init__(self, version: str, parents: dict[str, Path], slot: int) -> None:
+        self.version = version
+        self.folders = sorted({parent / f"slot-{slot}" for parent in parents.values()})
+        for folder in self.folders:
+            folder.mkdir(exist_ok=True)
+        self.memory = parents["memory"] / f"slot-{slot}"
+        self._memory_mb: int | None = None
+
+    def adopt(self, pid: int) -> None:
+        """Move process ``pid`` in; the processes it starts from then on are in too."""
+        for folder in self.folders:
+            (folder / "cgroup.procs").write_text(str(pid))
+
+    def limit_memory(self, memory_mb: int) -> None:
+        """Cap the memory of all the sandbox's processes together at ``memory_mb``, swap included."""
+        if memory_mb == self._memory_mb:
+            return
+        size = str(memory_mb << 20)
+        if self.version == "v2":
+            (self.memory / "memory.max").write_text(size)
+            if (self.memory / "memory.swap.max").exists():
+                (self.memory / "memory.swap.max").write_text("0")
+        else:
+            swap = self.memory / "memory.memsw.limit_in_bytes"
+            # memory and swap together may never be set below memory alone: lift it, set memory, then match it.
+            if swap.exists():
+                swap.write_text("-1")
+            (self.memory / "memory.limit_in_bytes").write_text(size)
+            if swap.exists():
+                swap.write_text(size)
+        self._memory_mb = memory_mb
+
+    def oom_kills(self) -> int:
+        """How many processes the kernel has killed in this cgroup for want of memory, ever."""
+        events = (self.memory / ("memory.events" if self.version == "v2" else "memory.oom_control")).read_text()
+        for line in events.splitlines():
+            name, _, count = line.partition(" ")
+            if name == "oom_kill":
+                return int(count)
+        return 0
+
+
+
+def _terminate(process: subprocess.Popen, sock: socket.socket, init: int | None, slot: _Slot | None,
+               workdir: str) -> None:
+    """End a sandbox and reap it; give back its slot and remove the unsandboxed server's folder ``workdir``.
+
+    ``init`` is a pidfd of the sandbox's init (process 1 of its PID namespace): killing it ends every process in
+    the namespace, and bubblewrap, its parent, reaps it and exits. Killing bubblewrap first would orphan init,
+    and a host whose process 1 does not reap would keep it as a zombie.
+    """
+    sock.close()
+    if init is not None:
+        try:
+            signal.pidfd_send_signal(init, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.close(init)
+        try:
+            process.wait(timeout=START_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pass
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
     if process.stderr is not None:
         process.stderr.close()
+    if slot is not None:
+        slot.release()
     if workdir:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _read_info(fd: int, deadline: float) -> dict:
+    """The JSON bubblewrap writes on its ``--info-fd`` (its child's pid), or {} if it ends without writing it."""
+    data = b""
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while not data.rstrip().endswith(b"}"):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not selector.select(remaining):
+                return {}
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                return {}
+            data += chunk
+    return json.loads(data)
 
 
 class Sandbox:
@@ -288,6 +607,10 @@ class Sandbox:
         self.allow_unsafe = allow_unsafe
         self.bwrap = bwrap or BWRAP
         self.sandboxed = True
+        #: The uid its programs run as (None: the caller's, mapped in a user namespace) and its cgroup (None
+        #: where no writable memory cgroup is to be had: the memory limit is then per process).
+        self.uid: int | None = None
+        self._cgroup: _Cgroup | None = None
         self._lock = threading.Lock()
         self._process: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
@@ -305,19 +628,40 @@ class Sandbox:
             self._launch(contained=False)
 
     def _launch(self, contained: bool) -> None:
-        """Spawn the server, contained by bubblewrap or not; raises SandboxUnavailable if bubblewrap fails."""
+        """Spawn the server, contained by bubblewrap or not; raises SandboxUnavailable if bubblewrap fails.
+
+        bubblewrap makes its namespaces and then waits (``--block-fd``) while the host moves its child, the
+        namespace's init, into the slot's cgroup: every process of the sandbox starts inside it.
+        """
         bwrap = _find_bwrap(self.bwrap) if contained else None
         if contained and bwrap is None:
             raise SandboxUnavailable(f"bubblewrap ({self.bwrap!r}) was not found: {INSTALL_HINT}")
+        seccomp = _seccomp_program()[0] if contained else b""
+        slot = _Slot()
+        place = _cgroup_parents()
+        try:
+            cgroup = _Cgroup(*place, slot.index) if place else None
+            if cgroup is not None:
+                cgroup.limit_memory(self.limits.memory_mb)
+        except OSError as error:
+            slot.release()
+            raise SandboxUnavailable(f"could not set up the sandbox's cgroup ({error})") from error
+        uid = slot.uid if contained and os.geteuid() == 0 else None
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        code_fd = _memfd("sandbox-server", _server_code())
+        fds = {"server": theirs.fileno(), "code": _memfd("sandbox-server", _server_code())}
+        info_read = block_write = -1
         workdir = ""
         if bwrap is not None:
-            command = _bwrap_command(bwrap, theirs.fileno(), code_fd, self.limits)
+            info_read, fds["info"] = os.pipe()
+            fds["block"], block_write = os.pipe()
+            fds["seccomp"] = _memfd("seccomp", seccomp)
+            for name, figures in _proc_figures(self.limits).items():
+                fds[f"proc/{name}"] = _memfd(name, figures)
+            command = _bwrap_command(bwrap, fds, self.limits, uid)
             environment: dict[str, str] = {}
         else:
             workdir = tempfile.mkdtemp(prefix="parlour-unsafe-")
-            command = _server_command(theirs.fileno(), code_fd, "unsafe", workdir)
+            command = _server_command(fds["server"], fds["code"], "unsafe", None, workdir)
             environment = {**ENVIRONMENT, "HOME": workdir, "TMPDIR": workdir}
         try:
             process = subprocess.Popen(
@@ -325,22 +669,47 @@ class Sandbox:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
-                pass_fds=(theirs.fileno(), code_fd),
+                pass_fds=tuple(fds.values()),
                 env=environment,
                 cwd=workdir or "/",
                 start_new_session=True,
             )
         except OSError as error:
             ours.close()
+            slot.release()
+            for fd in (info_read, block_write):
+                if fd >= 0:
+                    os.close(fd)
             if not contained:
                 shutil.rmtree(workdir, ignore_errors=True)
                 raise
             raise SandboxUnavailable(f"could not run {command[0]!r} ({error}): {INSTALL_HINT}") from error
         finally:
             theirs.close()
-            os.close(code_fd)
+            for key, fd in fds.items():
+                if key != "server":
+                    os.close(fd)
+        init = None
+        try:
+            if bwrap is not None:
+                child = _read_info(info_read, time.monotonic() + START_TIMEOUT).get("child-pid")
+                # Still blocked, so alive: the pidfd names it, never a later process that reuses its pid.
+                init = os.pidfd_open(child) if child else None
+                if cgroup is not None and child:
+                    cgroup.adopt(child)
+                os.write(block_write, b"go")
+            elif cgroup is not None:
+                # The unsandboxed server forks nothing before its first request.
+                cgroup.adopt(process.pid)
+        except OSError:
+            pass  # bubblewrap died before it could be moved: the missing greeting below says why
+        finally:
+            for fd in (info_read, block_write):
+                if fd >= 0:
+                    os.close(fd)
         self._process, self._sock, self.sandboxed = process, ours, contained
-        self._finalizer = weakref.finalize(self, _terminate, process, ours, workdir)
+        self.uid, self._cgroup = uid, cgroup
+        self._finalizer = weakref.finalize(self, _terminate, process, ours, init, slot, workdir)
         ready = selectors.DefaultSelector()
         ready.register(ours, selectors.EVENT_READ)
         greeting = ours.recv(64) if ready.select(START_TIMEOUT) else b""
@@ -393,10 +762,16 @@ class Sandbox:
         err_read, err_write = os.pipe()
         code_fd = _memfd("main.py", code.encode("utf-8", errors="surrogateescape"))
         stdin_fd = _memfd("stdin", stdin.encode("utf-8", errors="surrogateescape"))
+        # With a cgroup, the memory limit is the cgroup's, for all the sandbox's processes: no address-space limit.
+        address_space = 0 if self._cgroup is not None else limits.memory_mb << 20
         request = (
-            f"run {limits.cpu_seconds} {limits.wall_seconds} {limits.memory_mb << 20} {limits.max_processes} "
+            f"run {limits.cpu_seconds} {limits.wall_seconds} {address_space} {limits.max_processes} "
             f"{limits.max_open_files} {limits.max_file_mb << 20}"
         )
+        oom_kills = 0
+        if self._cgroup is not None:
+            self._cgroup.limit_memory(limits.memory_mb)
+            oom_kills = self._cgroup.oom_kills()
         started = time.monotonic()
         try:
             socket.send_fds(self._sock, [request.encode()], [code_fd, stdin_fd, out_write, err_write])
@@ -416,10 +791,13 @@ class Sandbox:
             os.close(out_read)
             os.close(err_read)
         stdout, stderr = (bytes(o).decode("utf-8", errors="replace") for o in outputs)
+        # The kernel's count of OOM kills in the sandbox's cgroup: the one memory verdict the program cannot fake.
+        out_of_memory = self._cgroup is not None and self._cgroup.oom_kills() > oom_kills
         if not report or report == b"timeout":
             # The server died (the program killed it, which only a non-root run can) or never reported.
             self._shutdown()
-            verdict: Verdict = "output_limit" if truncated else ("timeout" if report == b"timeout" else "error")
+            verdict: Verdict = "output_limit" if truncated else (
+                "memory" if out_of_memory else "timeout" if report == b"timeout" else "error")
             note = "the sandbox did not report in time" if report == b"timeout" else "the sandbox's server died"
             return RunResult(
                 stdout, stderr + f"\n[parlour.sandbox: {note}]\n", None, None, 0.0, time.monotonic() - started,
@@ -434,12 +812,12 @@ class Sandbox:
             self._shutdown()
         if truncated:
             verdict = "output_limit"
+        elif out_of_memory:
+            verdict = "memory"
         elif "t" in flags or signal_number == signal.SIGXCPU or (
             signal_number == signal.SIGKILL and cpu >= limits.cpu_seconds
         ):
             verdict = "timeout"
-        elif "m" in flags:
-            verdict = "memory"
         elif exit_code == 0:
             verdict = "ok"
         else:

@@ -1,11 +1,11 @@
 """The fork server that runs inside a sandbox of :mod:`parlour.sandbox`.
 
 :mod:`parlour.sandbox` compiles it once and starts it in each sandbox as ``python -s -P -S -X utf8 -c BOOTSTRAP
-CODE_FD FD MODE WORKDIR [SCRATCH...]`` (the bootstrap runs the marshalled code it reads from ``CODE_FD``),
+CODE_FD FD MODE UID WORKDIR [SCRATCH...]`` (the bootstrap runs the marshalled code it reads from ``CODE_FD``),
 and speaks to it over the ``AF_UNIX`` ``SOCK_SEQPACKET`` socket ``FD``. Each request runs one program: the
-server forks, the child applies the limits, drops root (in ``contained`` mode) and runs the program as
-``__main__`` in the already started interpreter, which is what makes warm runs fast; the server waits for
-it, enforces the wall-clock limit, kills whatever the program left behind, empties the scratch folders (the
+server forks, the child applies the limits, drops root (to ``UID``, the sandbox's own uid; ``-`` keeps the
+caller's) and runs the program as ``__main__`` in the already started interpreter, which is what makes warm
+runs fast; the server waits for it, enforces the wall-clock limit, kills whatever the program left behind, empties the scratch folders (the
 working directory and any others) and reports.
 
 It imports only modules that load in well under a millisecond (no ``json``, ``socket``, ``shutil`` or
@@ -15,18 +15,23 @@ Protocol (ASCII words, one message per packet):
 
 * server to host, once: ``ready``.
 * host to server: ``run CPU_S WALL_S MEMORY_B PROCESSES FILES FILE_B`` with four file descriptors: the
-  program's source (a memfd), its stdin (a memfd), the write ends of its stdout and stderr pipes.
+  program's source (a memfd), its stdin (a memfd), the write ends of its stdout and stderr pipes. ``MEMORY_B``
+  0 sets no address-space limit: the host's cgroup then holds the sandbox's memory.
 * host to server, during a run: ``kill`` (the host saw too much output).
 * server to host, after each run: ``done EXIT SIGNAL CPU_S WALL_S FLAGS`` where ``EXIT``/``SIGNAL`` are a
-  number or ``-``, and ``FLAGS`` holds ``t`` (wall-clock limit hit), ``m`` (uncaught ``MemoryError``),
-  ``k`` (killed on request) and ``d`` (a process or a scratch file could not be removed: start a new sandbox).
+  number or ``-``, and ``FLAGS`` holds ``t`` (wall-clock limit hit), ``k`` (killed on request) and ``d`` (a
+  process or a scratch file could not be removed: start a new sandbox).
+
+The program cannot write to the socket (its process closes every descriptor but its three standard ones before
+any of its code runs) nor reach the server (another uid, no capabilities, a seccomp filter against ``ptrace``
+and ``pidfd_getfd``), so a report says what the server saw, never what the program claims: nothing the
+program raises or prints reaches it.
 """
 
 import _socket
 import atexit
 import builtins
 import gc
-import mmap
 import os
 import resource
 import select
@@ -35,8 +40,6 @@ import time
 
 # signal.SIGKILL without importing signal (enum makes it cost a millisecond of every cold start).
 SIGKILL = 9
-# Who programs run as when the server is root: nobody, whose process count RLIMIT_NPROC can limit.
-NOBODY = 65534
 PROGRAM = "main.py"
 
 
@@ -137,9 +140,7 @@ def supervise(sock: _socket.socket, pid: int, wall_seconds: float, started: floa
         os.close(pidfd)
 
 
-def serve(
-    sock: _socket.socket, contained: bool, scratch: list[str], memory_flag: mmap.mmap
-) -> tuple[list[float], list[int]] | None:
+def serve(sock: _socket.socket, contained: bool, scratch: list[str]) -> tuple[list[float], list[int]] | None:
     """Run programs until the host hangs up; returns ``(limits, fds)`` in each forked child, None in the server."""
     sock.send(b"ready")
     while True:
@@ -153,7 +154,6 @@ def serve(
                 os.close(fd)
             continue
         limits = [float(word) for word in words[1:]]
-        memory_flag[0] = 0
         started = time.monotonic()
         pid = os.fork()
         if pid == 0:
@@ -167,7 +167,7 @@ def serve(
         swept = sweep(pid, contained)
         if host_gone:
             return None
-        flags = ("t" if timed_out else "") + ("m" if memory_flag[0] else "") + ("k" if stopped else "")
+        flags = ("t" if timed_out else "") + ("k" if stopped else "")
         try:
             for folder in scratch:
                 empty_folder(folder)
@@ -206,9 +206,7 @@ def set_limit(which: int, value: int) -> None:
     resource.setrlimit(which, (value, value))
 
 
-def enter(
-    limits: list[float], fds: list[int], contained: bool, workdir: str, memory_flag: mmap.mmap
-) -> tuple[object, dict]:
+def enter(limits: list[float], fds: list[int], uid: int | None, workdir: str) -> tuple[object, dict]:
     """In the forked child: become the program's process; returns its code object and ``__main__`` namespace."""
     cpu_seconds, _wall, memory, processes, files, file_bytes = limits
     code_fd, stdin_fd, stdout_fd, stderr_fd = fds
@@ -222,21 +220,20 @@ def enter(
     fd = os.open(PROGRAM, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
     os.write(fd, source)
     os.close(fd)
-    if contained and os.getuid() == 0:
+    if uid is not None:
         os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
+        os.setgid(uid)
+        os.setuid(uid)
     cpu = max(1, int(-(-cpu_seconds // 1)))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    set_limit(resource.RLIMIT_AS, int(memory))
+    if memory:
+        set_limit(resource.RLIMIT_AS, int(memory))
     set_limit(resource.RLIMIT_FSIZE, int(file_bytes))
     set_limit(resource.RLIMIT_NPROC, int(processes))
     set_limit(resource.RLIMIT_NOFILE, int(files))
     set_limit(resource.RLIMIT_CORE, 0)
 
     def excepthook(kind, value, traceback) -> None:
-        if issubclass(kind, MemoryError):
-            memory_flag[0] = 1
         # Show the program's frames only, as `python main.py` would; the default hook prints the traceback
         # the exception carries, so the trimmed one goes there.
         while traceback is not None and traceback.tb_frame.f_code.co_filename == "<string>":
@@ -291,24 +288,24 @@ def main() -> None:
     """Serve; in each forked child, run the program and end as the interpreter would."""
     sock = _socket.socket(fileno=int(sys.argv[1]))
     contained = sys.argv[2] == "contained"
-    workdir, *scratch = sys.argv[3:]
+    uid = None if sys.argv[3] == "-" else int(sys.argv[3])
+    workdir, *scratch = sys.argv[4:]
     scratch.insert(0, workdir)
-    if contained and os.getuid() == 0:
-        # bubblewrap makes the tmpfs root's; the programs run as nobody and share it like any /tmp.
+    if uid is not None:
+        # bubblewrap makes the tmpfs root's; the programs run as the sandbox's uid and share it like any /tmp.
         for folder in scratch:
             os.chmod(folder, 0o1777)
-    memory_flag = mmap.mmap(-1, 1)
     # The first compile() in a process builds the compiler's AST types, about 2 ms: done once here, every
     # child inherits them.
     compile("pass", PROGRAM, "exec")
     # Keep the collector off the server's objects, so that children do not copy their pages.
     gc.freeze()
-    job = serve(sock, contained, scratch, memory_flag)
+    job = serve(sock, contained, scratch)
     if job is None:
         return
     namespace: dict = {}
     try:
-        code, namespace = enter(*job, contained, workdir, memory_flag)
+        code, namespace = enter(*job, uid, workdir)
         exec(code, namespace)
         status = 0
     except SystemExit as exit:

@@ -30,6 +30,13 @@ def bwrap_works() -> None:
 
 
 @pytest.fixture(scope="module")
+def cgroup_budget(bwrap_works: None) -> None:
+    """Skip, loudly, where no writable memory cgroup gives a sandbox one budget for all its processes."""
+    if sandbox._cgroup_parents() is None:
+        pytest.skip("SANDBOX BUDGET TESTS SKIPPED: no writable memory cgroup (v2, or v1) on this machine")
+
+
+@pytest.fixture(scope="module")
 def probes(bwrap_works: None) -> list[Probe]:
     """Every containment probe, run once for the module."""
     return sandbox.run_probes()
@@ -111,13 +118,11 @@ def test_wall_clock_limit_gives_timeout(bwrap_works: None) -> None:
     assert 1 <= result.wall_seconds < 2 and time.monotonic() - started < 5
 
 
-def test_memory_limit_gives_memory_and_allows_what_fits(bwrap_works: None) -> None:
+def test_memory_limit_gives_memory_and_allows_what_fits(cgroup_budget: None) -> None:
     limits = Limits(memory_mb=256)
     assert run_python("x = bytearray(400 << 20)", limits=limits).verdict == "memory"
     fits = run_python("x = bytearray(100 << 20)\nx[-1] = 1\nprint(len(x))", limits=limits)
     assert (fits.verdict, fits.stdout) == ("ok", f"{100 << 20}\n")
-    caught = run_python("try:\n    x = bytearray(400 << 20)\nexcept MemoryError:\n    print('coped')", limits=limits)
-    assert (caught.verdict, caught.stdout) == ("ok", "coped\n")
 
 
 def test_output_limit_cuts_and_stops_the_program(bwrap_works: None) -> None:
@@ -238,8 +243,9 @@ def test_allow_unsafe_falls_back_to_a_plain_subprocess_with_the_same_limits(
         looping = run_python("while True:\n    pass", limits=SHORT, allow_unsafe=True)
     assert looping.verdict == "timeout" and not looping.sandboxed
     with pytest.warns(RuntimeWarning):
-        hungry = run_python("x = bytearray(1 << 40)", allow_unsafe=True)
-    assert hungry.verdict == "memory"
+        hungry = run_python("x = bytearray(400 << 20)", limits=Limits(memory_mb=256), allow_unsafe=True)
+    # Without a cgroup the limit is the process's address space, and a MemoryError is the program's own word.
+    assert hungry.verdict == ("memory" if sandbox._cgroup_parents() else "error")
 
 
 def test_doctor_sandbox_exits_zero_when_every_probe_passes(bwrap_works: None) -> None:

@@ -36,7 +36,7 @@ import numpy as np
 from parlour.envs.core.context import Context, Message
 from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, Move, Outcome, int_option
-from parlour.envs.core.tools import Tool, find_calls, validate
+from parlour.envs.core.tools import Tool, find_calls, validate, well_formed
 
 #: The format name and version every record carries (see :mod:`parlour.envs.core.record`).
 RECORD_FORMAT = "parlour.record"
@@ -138,21 +138,6 @@ def engine_options(game: Game, options: dict[str, Any]) -> EngineOptions:
         max_action_chars=int_option("max_action_chars", options.get("max_action_chars", DEFAULT_MAX_ACTION_CHARS), 1),
         max_tool_calls=int_option("max_tool_calls", options.get("max_tool_calls", DEFAULT_MAX_TOOL_CALLS), 0),
     )
-
-
-def well_formed(text: str) -> str:
-    """``text`` as JSON reads it back, whatever wrote it: surrogate pairs joined, lone surrogates made U+FFFD.
-
-    Python strings may hold surrogates, which JSON's ``\\ud800\\udfff`` escapes turn into one character (so a
-    stored record would replay other text) and UTF-8 cannot encode at all; agent text is read in this form.
-    """
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return text
 
 
 def result_digest(text: str) -> str:

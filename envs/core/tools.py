@@ -50,12 +50,16 @@ class Tool:
         description: what it does, shown to the model.
         parameters: a JSON schema (``{"type": "object", "properties": ..., "required": [...]}``).
         final: calling this tool is the player's move for the turn (``answer``, ``submit``).
+        recorded: the answer is kept whole in the record and replay reads it from there instead of asking the
+            game again: for answers that need not reproduce, such as the output of a player's program. The
+            game's ``call_tool`` for such a tool must leave the game's state alone (replay does not call it).
     """
 
     name: str
     description: str
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     final: bool = False
+    recorded: bool = False
     #: The schema as canonical JSON: the key of its validator, which is built once per process (see :func:`_validator`).
     schema_key: str = field(init=False, repr=False, compare=False)
 
@@ -112,15 +116,48 @@ class ToolCall:
 _CALL_START = re.compile(r'\{\s*"(?:tool|name)"\s*:')
 
 
+def well_formed(text: str) -> str:
+    """``text`` as JSON reads it back, whatever wrote it: surrogate pairs joined, lone surrogates made U+FFFD.
+
+    Python strings may hold surrogates, which JSON's ``\\ud800\\udfff`` escapes turn into one character (so a
+    stored record would replay other text) and UTF-8 cannot encode at all; agent text, and every string read
+    from JSON in it, is read in this form.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+def _well_formed_strings(value: Any) -> Any:
+    """``value`` with :func:`well_formed` applied to every string and key in it."""
+    if isinstance(value, str):
+        return well_formed(value)
+    if isinstance(value, dict):
+        return {well_formed(key): _well_formed_strings(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_well_formed_strings(item) for item in value]
+    return value
+
+
 def _no_constant(name: str) -> Any:
     """Refuse ``NaN`` and ``Infinity``: Python's ``json`` reads them, but they are not JSON, and records must be."""
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _loads(text: str) -> Any:
-    """Strict ``json.loads`` that reports nesting too deep for the parser as unreadable instead of raising ``RecursionError``."""
+#: A JSON escape of a surrogate (``\\ud800``): only text holding one can decode to strings that are not well formed.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def read_json(text: str) -> Any:
+    """Agent text as JSON, strictly (no ``NaN`` or ``Infinity``), its strings :func:`well_formed`; ``ValueError``
+    for text that is not JSON or is nested too deeply for the parser (instead of ``RecursionError``)."""
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        value = json.loads(text, parse_constant=_no_constant)
+        return _well_formed_strings(value) if _SURROGATE_ESCAPE.search(text) else value
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
 
@@ -138,7 +175,7 @@ def _openai_calls(message: Any) -> list[ToolCall] | None:
         arguments = function.get("arguments", "{}")
         if isinstance(arguments, str):
             try:
-                arguments = _loads(arguments or "{}")
+                arguments = read_json(arguments or "{}")
             except ValueError as error:
                 raise InvalidMove(f"The arguments of {function['name']!r} are not valid JSON ({error}).") from None
         found.append(ToolCall(function["name"], arguments))
@@ -155,7 +192,7 @@ def _object_call(value: Any) -> ToolCall | None:
     arguments = value.get("arguments", value.get("parameters", {}))
     if isinstance(arguments, str):
         try:
-            arguments = _loads(arguments or "{}")
+            arguments = read_json(arguments or "{}")
         except ValueError as error:
             raise InvalidMove(f"The arguments of {name!r} are not valid JSON ({error}).") from None
     return ToolCall(name, arguments)
@@ -211,7 +248,7 @@ def _json_objects(text: str) -> list[ToolCall]:
         if not _CALL_START.match(text, start):
             continue
         try:
-            value = _loads(text[start:end])
+            value = read_json(text[start:end])
         except ValueError:
             continue
         call = _object_call(value)
@@ -235,7 +272,7 @@ def find_calls(action: Any, tools: list[Tool]) -> list[ToolCall]:
     if stripped[:1] in ("{", "["):
         # The whole reply may be one JSON value: an OpenAI message, a list of its calls, or one call object.
         try:
-            value = _loads(stripped)
+            value = read_json(stripped)
         except ValueError:
             value = None
         if value is not None:
@@ -249,7 +286,7 @@ def find_calls(action: Any, tools: list[Tool]) -> list[ToolCall]:
         calls = []
         for body in _tagged(text, "<tool_call>", "</tool_call>"):
             try:
-                value = _loads(body.strip())
+                value = read_json(body.strip())
             except ValueError as error:
                 raise InvalidMove(f"A <tool_call> must hold a JSON object with name and arguments ({error}).") from None
             call = _object_call(value)

@@ -70,7 +70,7 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, InvalidMove, int_option
-from parlour.envs.core.tools import object_spans
+from parlour.envs.core.tools import object_spans, read_json
 
 TASKS = ("coloring", "leader_election", "matching", "vertex_cover", "consensus")
 FAMILIES = ("ws", "ba", "dt")
@@ -427,8 +427,8 @@ class GraphCoordination(Game):
         # Each outermost object is decoded once: retrying the decoder at every brace of an unclosed object is quadratic.
         for start, end in object_spans(text):
             try:
-                value = json.loads(text[start:end])
-            except (ValueError, RecursionError):
+                value = read_json(text[start:end])
+            except ValueError:
                 continue
             if isinstance(value, dict) and value and all(re.fullmatch(r"player_\d+", str(key)) for key in value):
                 found = value
