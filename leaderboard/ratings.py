@@ -39,7 +39,11 @@ perfect record never shows a zero-width interval: a bootstrap of identical
 episodes alone would.
 
 Overall (:func:`overall`): per environment, scores are normalised so that
-``random`` is 0 and the best scripted baseline is 100 (the interval too);
+``random`` is 0 and the environment's strongest declared reference agent
+(``Game.reference_agents``) is 100 (the interval too), counting only a
+reference whose interval lies wholly above ``random``'s (below it where
+``Game.higher_is_better`` is false); an environment without one is not
+normalised, and the table says why (:func:`normalised`);
 an agent's overall score is its mean over the environments it covered, with
 an interval from the per-environment ones, and only agents that covered at
 least :data:`MIN_COVERAGE` of the environments are ranked. Per-category
@@ -652,32 +656,72 @@ def env_table(
     return table
 
 
-def normalised(table: dict[str, Any], baselines: Iterable[str], anchor: str = ANCHOR) -> dict[str, dict[str, float]] | None:
-    """Each agent's score and interval on the 0 (``anchor``) to 100 (best of ``baselines``) scale; None without both references."""
+def normalised(
+    table: dict[str, Any], references: Iterable[str], anchor: str = ANCHOR, higher_is_better: bool = True
+) -> dict[str, Any]:
+    """How ``table`` goes on the 0 (``anchor``) to 100 (its strongest reference) scale, or why it does not.
+
+    ``references`` are the game's declared reference agents (``Game.reference_agents``); the 100 is
+    the best rated of those (``anchor`` aside) whose 95% interval lies wholly on the better side of
+    the anchor's (``higher_is_better`` says which side that is), so a reference that is not
+    measured to beat ``random`` can never turn the scale upside down. Returns
+    ``{"normalised", "reason", "reference", "scores"}``: ``scores`` maps each agent to its
+    ``score``, ``low`` and ``high`` on the scale (None, with ``normalised`` false and the
+    ``reason`` in words, where no reference qualifies).
+    """
     rows = {row["agent"]: row for row in table["rows"]}
-    best = [rows[name]["rating"] for name in baselines if name in rows and name != anchor]
-    if anchor not in rows or not best or max(best) == rows[anchor]["rating"]:
-        return None
-    zero, hundred = rows[anchor]["rating"], max(best)
+    declared = [name for name in references if name != anchor]
+
+    def refuse(reason: str) -> dict[str, Any]:
+        return {"normalised": False, "reason": reason, "reference": None, "scores": None}
+
+    if not declared:
+        return refuse("the environment declares no strong reference agent")
+    if anchor not in rows:
+        return refuse(f"{anchor} has not played here")
+    played = [name for name in declared if name in rows]
+    if not played:
+        return refuse(f"no reference agent ({', '.join(declared)}) has played here")
+    zero_row = rows[anchor]
+    sign = 1.0 if higher_is_better else -1.0
+
+    def above_anchor(row: dict[str, Any]) -> bool:
+        # Compared on the "better is larger" axis: the reference's worse end beats the anchor's better end.
+        worse_end = row.get("low", row["rating"]) if higher_is_better else row.get("high", row["rating"])
+        better_end = zero_row.get("high", zero_row["rating"]) if higher_is_better else zero_row.get("low", zero_row["rating"])
+        return sign * (worse_end - better_end) > 0
+
+    strong = [name for name in played if above_anchor(rows[name])]
+    if not strong:
+        measured = "; ".join(f"{name} {rows[name]['rating']:.4g} [{rows[name].get('low', rows[name]['rating']):.4g}, "
+                             f"{rows[name].get('high', rows[name]['rating']):.4g}]" for name in played)
+        return refuse(f"no reference agent is measured better than {anchor} "
+                      f"({measured}; {anchor} {zero_row['rating']:.4g} [{zero_row.get('low', zero_row['rating']):.4g}, "
+                      f"{zero_row.get('high', zero_row['rating']):.4g}])")
+    reference = max(strong, key=lambda name: sign * rows[name]["rating"])
+    zero, hundred = zero_row["rating"], rows[reference]["rating"]
 
     def scale(value: float) -> float:
         return 100.0 * (value - zero) / (hundred - zero)
 
-    return {
-        name: {"score": scale(row["rating"]), "low": scale(row.get("low", row["rating"])), "high": scale(row.get("high", row["rating"]))}
-        for name, row in rows.items()
-    }
+    scores = {}
+    for name, row in rows.items():
+        ends = sorted((scale(row.get("low", row["rating"])), scale(row.get("high", row["rating"]))))
+        scores[name] = {"score": scale(row["rating"]), "low": ends[0], "high": ends[1]}
+    return {"normalised": True, "reason": f"{anchor} is 0 and {reference} is 100", "reference": reference, "scores": scores}
 
 
 def overall(
-    normalised_by_env: dict[str, dict[str, Any] | None], min_coverage: float = MIN_COVERAGE, categories: dict[str, str] | None = None
+    normalised_by_env: dict[str, dict[str, Any]], min_coverage: float = MIN_COVERAGE, categories: dict[str, str] | None = None
 ) -> dict[str, Any]:
     """The overall table over every environment, and one per category (``categories``: env id to category).
 
-    Each agent's score is its mean normalised score over the environments it
+    ``normalised_by_env`` maps env ids to what :func:`normalised` made of their
+    tables. Each agent's score is its mean normalised score over the environments it
     covered, with a 95% interval from theirs (independent, normal); only
     agents covering at least ``min_coverage`` of the table's environments are
-    ranked, the others are listed under ``uncovered``.
+    ranked, the others are listed under ``uncovered``. Environments that could not be normalised
+    are left out and listed under ``unnormalised``, with each one's reason in ``reasons``.
     """
     table = _aggregate(normalised_by_env, min_coverage)
     if categories is not None:
@@ -692,8 +736,8 @@ def overall(
     return table
 
 
-def _aggregate(normalised_by_env: dict[str, dict[str, Any] | None], min_coverage: float) -> dict[str, Any]:
-    usable = {env: scores for env, scores in normalised_by_env.items() if scores is not None}
+def _aggregate(normalised_by_env: dict[str, dict[str, Any]], min_coverage: float) -> dict[str, Any]:
+    usable = {env: entry["scores"] for env, entry in normalised_by_env.items() if entry["normalised"]}
     per_agent: dict[str, dict[str, dict[str, float]]] = {}
     for env, scores in usable.items():
         for name, value in scores.items():
@@ -710,5 +754,7 @@ def _aggregate(normalised_by_env: dict[str, dict[str, Any] | None], min_coverage
         (rows if total and len(envs) / total >= min_coverage else uncovered).append(row)
     rows.sort(key=lambda row: (-row["score"], row["agent"]))
     uncovered.sort(key=lambda row: (-row["environments"], row["agent"]))
-    return {"rows": rows, "uncovered": uncovered, "environments": sorted(usable),
-            "unnormalised": sorted(set(normalised_by_env) - set(usable)), "min_coverage": min_coverage}
+    unnormalised = sorted(set(normalised_by_env) - set(usable))
+    return {"rows": rows, "uncovered": uncovered, "environments": sorted(usable), "unnormalised": unnormalised,
+            "reasons": {env: normalised_by_env[env]["reason"] for env in unnormalised},
+            "references": {env: normalised_by_env[env]["reference"] for env in sorted(usable)}, "min_coverage": min_coverage}

@@ -234,8 +234,9 @@ def test_overall_ranks_only_agents_that_covered_enough_environments_with_interva
         "lonely": env([("llm", 1.0, 0.1)]),
     }
     scores = {name: ratings.normalised(table, ["random", "minimax", "heuristic", "greedy"]) for name, table in tables.items()}
-    assert scores["g1"]["minimax"]["score"] == 100.0 and scores["g1"]["llm"]["score"] == pytest.approx(75.0)
-    assert scores["g1"]["llm"]["high"] == pytest.approx(85.0) and scores["lonely"] is None
+    g1 = scores["g1"]["scores"]
+    assert g1["minimax"]["score"] == 100.0 and g1["llm"]["score"] == pytest.approx(75.0)
+    assert g1["llm"]["high"] == pytest.approx(85.0) and not scores["lonely"]["normalised"]
     categories = {"g1": "game", "g2": "game", "g3": "game", "n1": "negotiation", "lonely": "search"}
     table = ratings.overall(scores, categories=categories)
     ranked = {row["agent"]: row for row in table["rows"]}

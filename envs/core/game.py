@@ -15,8 +15,9 @@ to some players), ``ctx.reward``, ``ctx.finish`` (winners, teams), ``ctx.elimina
 Writing a game means subclassing :class:`Game` and filling in:
 
 * class metadata: ``name``, ``version``, ``description``, ``category``,
-  ``zero_sum``, ``simultaneous`` (and ``default_error_allowance``, and
-  ``fixed_rules`` when the rules depend only on the options and the seat);
+  ``zero_sum``, ``simultaneous``, ``reference_agents`` (and ``higher_is_better``
+  when a lower score is better, ``default_error_allowance``, and ``fixed_rules``
+  when the rules depend only on the options and the seat);
 * ``__init__``: keyword-only options (validated, with clear errors; the engine's
   own options ``error_allowance``, ``max_turns``, ``max_action_chars`` and
   ``max_tool_calls`` never reach it), the ``players`` list, and for games with
@@ -119,6 +120,13 @@ class Game:
     #: Whether ``rules(player)`` depends only on the options and the player, not on the episode (what
     #: ``start`` dealt or drew); the engine then writes each player's rules once, not once per episode.
     fixed_rules: ClassVar[bool] = False
+    #: The scripted agents the leaderboard measures everyone against: the game's strong agent(s), best first, and
+    #: ``random``, the zero of its normalised scale. Declared, never assumed to be strong: the leaderboard normalises
+    #: by a strong one only where its own table measures it above ``random`` (``tests/test_reference_agents.py``
+    #: plays each against ``random``). Empty: the game has no references, and its scores are not normalised.
+    reference_agents: ClassVar[tuple[str, ...]] = ()
+    #: Whether a higher score (the leaderboard's rating of this game) is better; normalisation follows it.
+    higher_is_better: ClassVar[bool] = True
 
     players: list[str]
     #: All move names of an enumerable game, in ``Discrete`` index order; ``None``

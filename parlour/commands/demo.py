@@ -106,11 +106,15 @@ def can_play(env_id: str, agent: str, seat: str) -> bool:
     return True
 
 
-def lineups(env_id: str) -> list[Lineup]:
-    """The demo's runs for ``env_id``, by its category, seats and roles (see the module docstring)."""
+def lineups(env_id: str, names: list[str] | None = None) -> list[Lineup]:
+    """The demo's runs for ``env_id``, by its category, seats and roles (see the module docstring).
+
+    ``names``: the scripted agents to seat, sorted (default: all of the environment's), so a
+    reference agent can be measured against ``random`` seated as the leaderboard seats it.
+    """
     game_cls = game_class(env_id)
     players = list(make_game(game_cls, {}).players)
-    names = scripted_names(env_id)
+    names = scripted_names(env_id) if names is None else names
     if len(players) == 1:
         return [Lineup((name,), False, name) for name in names]
     roles = seat_roles(players)
@@ -251,6 +255,6 @@ def print_overall(table: dict) -> None:
     rows = table.get("rows", [])
     if not rows:
         return
-    print("\nOverall leaderboard (normalised score: random = 0, best scripted = 100; 95% interval; environments covered)")
+    print("\nOverall leaderboard (normalised score: random = 0, strongest measured reference = 100; 95% interval; environments covered)")
     for row in rows:
         print(f"  {row['agent'][:20]:<22}{row['score']:>8.1f}  [{row['low']:.1f}, {row['high']:.1f}]  {row['environments']} environment(s)")

@@ -188,7 +188,7 @@ def run_show(args: argparse.Namespace) -> int:
             print(f"\nnot ranked (played under {table['min_coverage']:.0%} of the environments): "
                   + ", ".join(f"{row['agent']} ({row['environments']}/{len(table['environments'])})" for row in table["uncovered"]))
         if table["unnormalised"]:
-            print(f"\nnot normalised (a reference baseline is missing): {', '.join(table['unnormalised'])}")
+            print("\nnot normalised: " + "; ".join(f"{env_id} ({table['reasons'][env_id]})" for env_id in table["unnormalised"]))
         return 0
     stored = board.store.env_ids()
     if args.env not in stored:
