@@ -11,7 +11,16 @@ cannot pick the seed, play several and keep the best, or send part of a run::
 
 ``parlour eval ENV --agent SPEC --challenge URL`` does the same from the
 command line. The server accepts the bundle once, only complete, only before
-the challenge expires, and only from the submitter it was issued to.
+the challenge expires, and only from the submitter it was issued to, and it
+holds one open challenge per submitter and environment.
+
+A challenge's run is played here, on the submitter's machine, so everything
+random in it (the deals, the seeded opponents) follows from the nonce the
+submitter holds. The leaderboard therefore issues challenges only for runs of
+its built-in agents (anchor runs, whose every move it re-derives on replay);
+a submitter's own agent is counted in a live match
+(:func:`parlour.leaderboard.live.connect`), where the server keeps the seeds
+secret until the match is over.
 """
 
 from __future__ import annotations

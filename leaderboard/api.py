@@ -13,9 +13,16 @@
     export_site(board, "site/")                           # parlour.leaderboard.site: the pages as a static site
     serve(board, "127.0.0.1", 8000)                       # parlour.leaderboard.server: API, live matches, pages
 
-Only runs played for a challenge (and live matches, which the server plays
-itself) count in the ratings; a bundle without a challenge is stored as
-self-reported and shown apart. :meth:`Leaderboard.submit` raises
+Only live matches and runs played for a challenge count in the ratings; a
+bundle without a challenge is stored as self-reported and shown apart. Where
+a run's randomness comes from decides where it may be played: whoever runs
+an episode knows its seed, and an agent that knows the seed re-simulates the
+deal and the seeded opponents. So a submitter's own agent counts only in a
+live match (:mod:`parlour.leaderboard.live`: the server deals and plays the
+opponents from a secret it commits to before play and reveals after), and a
+challenge, played on the submitter's machine, is issued only for line-ups of
+built-in agents (the anchors), whose every move the server re-derives on
+replay, so that knowing the seed helps nobody. :meth:`Leaderboard.submit` raises
 :class:`parlour.leaderboard.verify.Rejected` when any episode does not
 reproduce, when the bundle is not exactly its challenge's run (or the
 challenge is unknown, someone else's, expired or used), or when it uses an
@@ -33,6 +40,7 @@ from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
+from parlour.baselines import scripted_names
 from parlour.envs.core.match import make_game
 from parlour.envs.registry import game_class
 from parlour.leaderboard import ratings as rating_math
@@ -42,6 +50,7 @@ from parlour.leaderboard.verify import (
     Rejected,
     VerifiedBundle,
     as_bundle,
+    builtin_base,
     bundle_dirs,
     challenge_of,
     check_lineup,
@@ -109,7 +118,10 @@ class Leaderboard:
         (the agent number in each seat, default: agents in order, the last one
         filling the remaining seats) and ``rotate_seats`` fix the seating. Raises
         :class:`Rejected` for an unknown environment, bad agent names, or while
-        the submitter holds an open challenge for the same run.
+        the submitter holds an open challenge for the same environment, and for
+        a run with an agent that is not built into ``env_id``: such a run is
+        played on the submitter's machine, so its agent could know the seed; it
+        counts only as a live match (see the module docstring).
         """
         try:
             game_cls = game_class(env_id)
@@ -121,6 +133,13 @@ class Leaderboard:
         seats = len(make_game(game_cls, {}).players)
         if len(set(names)) != len(names) or len(names) > seats:
             raise Rejected(f"agents must be 1 to {seats} distinct names for {env_id}, got {len(names)}")
+        own = [name for name in names if builtin_base(name) not in scripted_names(env_id)]
+        if own:
+            raise Rejected(
+                f"challenges are issued for runs of built-in agents only, and {own[0]!r} is not one: an agent playing on your "
+                "machine could re-simulate the seeded deal and opponents. Play it live, where the server keeps the seeds: "
+                f"`parlour connect SPEC --server URL --env {env_id} --opponent NAME`"
+            )
         lineup = check_lineup(lineup, len(names), seats)
         if not isinstance(rotate_seats, bool):
             raise Rejected(f"rotate_seats must be true or false, got {rotate_seats!r}")

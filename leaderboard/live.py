@@ -1,29 +1,52 @@
 """Live matches: the server runs the environment and a remote agent plays it over HTTP, turn by turn.
 
-A live match is the strongest evidence a leaderboard can give: the remote
-agent sees only its observations (the same dict a local agent gets from
+A live match is the only way a submitter's own agent is counted (see
+:meth:`parlour.leaderboard.api.Leaderboard.issue_challenge`): whoever runs an
+episode knows its seed, so a run played on the submitter's machine lets the
+agent re-simulate the deal and the seeded opponents. Here the server holds
+the environment, the chance and the built-in opponents; the remote agent sees
+only its observations (the same dict a local agent gets from
 :meth:`parlour.envs.core.match.Match.agent_observation`), never a seed or the
-game's hidden state, so an agent that would read the hidden cards off the
-seed has nothing to read. The server seats its built-in opponent, keeps the
-base seed secret until the match is over, and stores the records as its own
-(source ``live``, counted in the ratings); they replay like any other record.
+game's hidden state.
+
+Commit-reveal. Each match draws a 32-byte server secret; every game and
+opponent seed derives from it (:func:`parlour.evaluation.challenges.challenge_seed`,
+then the runner's per-episode rule). The match's creation answers with
+``commitment`` = SHA-256 of the secret, and the final result reveals the
+secret and the seed, so the submitter can check (as :func:`connect` does)
+that the seeds were fixed before the first move and not chosen afterwards.
+The stored summary keeps both; the records replay like any other.
+
+A stopping rule. Every live match has the server's fixed size
+(``episodes``, not the client's choice), and an agent gets one live match per
+opponent and environment, its rating unit: the counted record is one block
+fixed before play, so stopping when ahead (many 1-episode matches, or leaving
+a good streak) selects nothing. A turn not answered within ``turn_timeout``
+seconds is played as an empty (invalid) action, so a client that walks away
+forfeits the rest of its match rather than erasing it.
+
+Limits. At most ``max_matches`` matches in flight on the server and
+``max_per_submitter`` per submitter (one per environment); the server
+rate-limits creation. A finished match is kept ``keep_finished`` seconds for
+its result to be fetched, then dropped; its records are freed once stored.
 
 On the server, :class:`LiveHub` holds the matches in memory (a restart loses
-the matches in progress, never a stored one). A turn not answered within
-``turn_timeout`` seconds is played as an empty (invalid) action, so a client
-that walks away from a losing match forfeits it rather than erasing it.
+the matches in progress, never a stored one). The player's side,
+:func:`connect` (``parlour connect AGENT --server URL``)::
 
-The player's side, :func:`connect` (``parlour connect AGENT --server URL``)::
-
-    POST /api/live                {"env_id", "agent", "opponent", "episodes"}  -> {"match", ...}
+    POST /api/live                {"env_id", "agent", "opponent"}  -> {"match", "commitment", "episodes", ...}
     GET  /api/live/<id>/turn?wait=S   -> {"status": "act", "turn", "episode", "observation"} | {"status": "wait"}
-                                         | {"status": "done", "submission", "returns"}
+                                         | {"status": "done", "submission", "returns", "seed", "secret"}
     POST /api/live/<id>/act       {"turn", "action"}
+
+:func:`play_local` plays an agent object through a hub in the same process
+(tests, and boards seeded in-process), with exactly what a remote client gets.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import secrets
 import threading
 import time
@@ -37,7 +60,7 @@ from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
 from parlour.evaluation.challenges import challenge_seed
 from parlour.leaderboard.store import NewEpisode, outcome_details
-from parlour.leaderboard.verify import Rejected, check_name, fingerprint
+from parlour.leaderboard.verify import Rejected, brief, check_name, fingerprint
 from parlour.evaluation.rollout import default_lineup, seat_order
 
 if TYPE_CHECKING:
@@ -56,6 +79,9 @@ class LiveMatch:
     env_id: str
     names: list[str]
     episodes: int
+    #: The server secret every seed derives from, revealed in the result; ``commitment`` is its SHA-256, given at creation.
+    secret: str
+    commitment: str
     seed: int
     turn_timeout: float
     players: list[str]
@@ -72,30 +98,66 @@ class LiveMatch:
     records: list[dict[str, Any]] = field(default_factory=list)
     result: dict[str, Any] | None = None
     error: str | None = None
+    #: When the match ended (time.monotonic()), for dropping it ``keep_finished`` seconds later.
+    finished_at: float | None = None
 
     @property
     def remote(self) -> str:
         """The remote agent's name."""
         return self.names[0]
 
+    @property
+    def over(self) -> bool:
+        """Whether the match has a result or failed."""
+        return self.result is not None or self.error is not None
+
+
+def commitment_of(secret: str) -> str:
+    """The commitment a live match publishes for its server secret: the secret's SHA-256, in hex."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
 
 class LiveHub:
-    """The live matches of a leaderboard server (see the module docstring)."""
+    """The live matches of a leaderboard server (see the module docstring).
 
-    def __init__(self, board: Leaderboard, turn_timeout: float = 60.0, max_episodes: int = 2000):
+    Args:
+        board: the leaderboard the matches are stored on.
+        turn_timeout: seconds a turn waits for the remote agent before it is played as invalid.
+        episodes: the size of every live match (the stopping rule: the client does not choose it).
+        max_matches: matches in flight on the server at once.
+        max_per_submitter: matches in flight per submitter (besides one per environment).
+        keep_finished: seconds a finished match's result stays fetchable before the match is dropped.
+    """
+
+    def __init__(
+        self,
+        board: Leaderboard,
+        turn_timeout: float = 60.0,
+        episodes: int = 100,
+        max_matches: int = 64,
+        max_per_submitter: int = 4,
+        keep_finished: float = 600.0,
+    ):
         self.board = board
         self.turn_timeout = turn_timeout
-        self.max_episodes = max_episodes
+        self.episodes = episodes
+        self.max_matches = max_matches
+        self.max_per_submitter = max_per_submitter
+        self.keep_finished = keep_finished
         self.matches: dict[str, LiveMatch] = {}
         self._lock = threading.Lock()
         self._sweeper: threading.Thread | None = None
 
     def create(self, submitter: str, env_id: Any, agent: Any, opponent: Any = "random", episodes: Any = None) -> dict[str, Any]:
-        """Start a live match of ``agent`` (the submitter's remote agent) against the built-in ``opponent``; :class:`Rejected` for bad settings."""
+        """Start a live match of ``agent`` (the submitter's remote agent) against the built-in ``opponent``; :class:`Rejected` for bad settings.
+
+        A one-seat environment takes no opponent (pass None). ``episodes`` may
+        only repeat the server's fixed size (see the module docstring).
+        """
         from parlour.baselines import make_scripted, scripted_names
 
         if not isinstance(env_id, str):
-            raise Rejected("env_id must be an environment id")
+            raise Rejected("env_id must be an environment id (a string such as 'parlour/KuhnPoker-v0')")
         try:
             game_cls = game_class(env_id)
         except KeyError as error:
@@ -104,35 +166,57 @@ class LiveHub:
         builtins = scripted_names(env_id)
         if name in builtins:
             raise Rejected(f"{name!r} is a built-in agent's name; name your own agent differently")
-        if opponent not in builtins:
+        players = list(make_game(game_cls, {}).players)
+        if len(players) == 1:
+            if opponent not in (None, "random"):
+                raise Rejected(f"{env_id} has one seat: a live match of it has no opponent")
+            names = [name]
+        elif not isinstance(opponent, str) or opponent not in builtins:
             raise Rejected(f"opponent must be a built-in agent of {env_id}: {', '.join(builtins)}")
+        else:
+            names = [name, opponent]
+        if episodes is not None and episodes != self.episodes:
+            raise Rejected(
+                f"a live match on this server is {self.episodes} episodes, fixed before play so that stopping when "
+                "ahead selects nothing; leave episodes out"
+            )
         clash = self.board.store.name_clash(name, submitter)
         if clash is not None:
             raise Rejected(clash)
-        count = self.board.challenge_episodes if episodes is None else episodes
-        if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= self.max_episodes:
-            raise Rejected(f"episodes must be an int from 1 to {self.max_episodes}")
-        players = list(make_game(game_cls, {}).players)
-        if len(players) < 2:
-            raise Rejected(f"{env_id} has one seat; evaluate it with a challenge instead")
+        played = self.board.store.live_match_of(submitter, env_id, names)
+        if played is not None:
+            raise Rejected(
+                f"{name!r} already played its live match against {names[-1]!r} on {env_id} (submission {played}); "
+                "each agent gets one, fixed before play: a new version of your agent needs a new name"
+            )
+        secret = secrets.token_hex(32)
         live = LiveMatch(
-            id=secrets.token_urlsafe(12), submitter=submitter, env_id=env_id, names=[name, opponent], episodes=count,
-            seed=challenge_seed(secrets.token_hex(32)), turn_timeout=self.turn_timeout, players=players,
-            builtin={opponent: make_scripted(opponent, env_id)},
+            id=secrets.token_urlsafe(12), submitter=submitter, env_id=env_id, names=names, episodes=self.episodes,
+            secret=secret, commitment=commitment_of(secret), seed=challenge_seed(secret), turn_timeout=self.turn_timeout,
+            players=players, builtin={other: make_scripted(other, env_id) for other in names[1:]},
         )
-        with live.condition:
-            self._advance(live)
         with self._lock:
+            self._drop_finished()
+            running = [other for other in self.matches.values() if not other.over]
+            mine = [other for other in running if other.submitter == submitter]
+            if any(other.env_id == env_id for other in mine):
+                raise Rejected(f"you have a live match of {env_id} in progress; finish it first (one per environment at a time)")
+            if len(mine) >= self.max_per_submitter:
+                raise Rejected(f"you have {len(mine)} live matches in progress, the most allowed; finish one first")
+            if len(running) >= self.max_matches:
+                raise Rejected(f"the server is playing {len(running)} live matches, its limit; retry in a few minutes")
             self.matches[live.id] = live
             self._start_sweeper()
-        return {"match": live.id, "env_id": env_id, "agents": list(live.names), "episodes": count, "players": players,
-                "turn_timeout": self.turn_timeout}
+        with live.condition:
+            self._advance(live)
+        return {"match": live.id, "env_id": env_id, "agents": list(live.names), "episodes": live.episodes, "players": players,
+                "turn_timeout": self.turn_timeout, "commitment": live.commitment}
 
     def get(self, match_id: str, submitter: str) -> LiveMatch:
         """The match ``match_id`` of ``submitter``; ``KeyError`` if there is none."""
         live = self.matches.get(match_id)
         if live is None or live.submitter != submitter:
-            raise KeyError(f"no live match {match_id!r} of yours on this server")
+            raise KeyError(f"no live match {match_id!r} of yours on this server (a finished one is kept {self.keep_finished:g} s)")
         return live
 
     def turn(self, live: LiveMatch, wait: float) -> dict[str, Any]:
@@ -157,12 +241,19 @@ class LiveHub:
         with live.condition:
             self._expire(live)
             if live.pending is None or turn != live.pending["turn"]:
-                raise Rejected(f"turn {turn!r} is not awaited (the match awaits {None if live.pending is None else live.pending['turn']})")
+                raise Rejected(f"turn {brief(turn)} is not awaited (the match awaits {None if live.pending is None else live.pending['turn']})")
             if not isinstance(action, (str, int, dict)) or isinstance(action, bool):
                 action = None  # the engine's "not an action", an invalid move like any other
             self._play_remote(live, action)
             live.condition.notify_all()
             return {"status": "ok"}
+
+    def _drop_finished(self) -> None:
+        """Forget matches that ended more than ``keep_finished`` seconds ago (call with ``_lock`` held)."""
+        now = time.monotonic()
+        for match_id, live in list(self.matches.items()):
+            if live.finished_at is not None and now - live.finished_at > self.keep_finished:
+                del self.matches[match_id]
 
     # ------------------------------------------------------------- internals
     def _play_remote(self, live: LiveMatch, action: Any) -> None:
@@ -180,7 +271,7 @@ class LiveHub:
         game_seed, seat_seeds = episode_seeds(live.seed, live.index, len(live.players))
         live.match = Match(game_class(live.env_id), {})
         live.match.reset(game_seed)
-        order = seat_order(default_lineup(2, len(live.players)), live.index, True)
+        order = seat_order(default_lineup(len(live.names), len(live.players)), live.index, True)
         live.seats, live.agent_seeds = {}, {}
         live.seat_names = {player: live.names[number] for player, number in zip(live.players, order)}
         for player, number, seat_seed in zip(live.players, order, seat_seeds):
@@ -229,6 +320,13 @@ class LiveHub:
                     return
         except Exception as error:  # noqa: BLE001 - a server-side failure ends this match with its reason, never the server
             live.error = f"the match failed on the server: {type(error).__name__}: {error}"
+            self._finish(live)
+
+    @staticmethod
+    def _finish(live: LiveMatch) -> None:
+        """Mark the match ended and free what it no longer needs (the records are stored, the game is over)."""
+        live.finished_at = time.monotonic()
+        live.records, live.match, live.seats, live.builtin = [], None, {}, {}
 
     def _store(self, live: LiveMatch) -> None:
         """Replay the match's records, store them as a live submission, and publish the result."""
@@ -246,7 +344,8 @@ class LiveHub:
                 record=fresh, details=outcome_details(fresh),
             ))
         summary = {"env_id": env_id, "env_version": game_cls.version, "agents": list(live.names), "seed": live.seed,
-                   "episodes": live.episodes, "rotate_seats": True, "live": live.id}
+                   "episodes": live.episodes, "rotate_seats": True, "live": live.id,
+                   "commitment": live.commitment, "secret": live.secret}
         from parlour.leaderboard.verify import VerifiedBundle
 
         verified = VerifiedBundle(env_id, game_cls.version, summary, episodes, builtin=set(live.builtin))
@@ -255,8 +354,9 @@ class LiveHub:
         for episode in episodes:
             for seat, name in episode.seating.items():
                 returns.setdefault(name, []).append(episode.returns[seat])
-        live.result = {"submission": stored["submission"], "episodes": len(episodes), "seed": live.seed,
+        live.result = {"submission": stored["submission"], "episodes": len(episodes), "seed": live.seed, "secret": live.secret,
                        "returns": {name: sum(values) / len(values) for name, values in returns.items()}}
+        self._finish(live)
 
     def _start_sweeper(self) -> None:
         """A daemon thread that plays expired turns of matches nobody is polling, so abandoned matches end."""
@@ -266,9 +366,11 @@ class LiveHub:
         def sweep() -> None:
             while True:
                 time.sleep(min(1.0, self.turn_timeout / 2))
+                with self._lock:
+                    self._drop_finished()
                 for live in list(self.matches.values()):
                     with live.condition:
-                        if live.result is None and live.error is None:
+                        if not live.over:
                             self._expire(live)
                             live.condition.notify_all()
 
@@ -289,8 +391,11 @@ def connect(
     """Play a live match on the leaderboard at ``server`` with ``agent`` (a spec or an agent object); returns the server's result.
 
     The token is ``token`` or ``$PARLOUR_TOKEN``. The agent sees only its
-    observations; the server keeps the seeds and plays ``opponent``. Returns
-    ``{"submission", "episodes", "seed", "returns"}`` (mean return per agent).
+    observations; the server keeps the seeds and plays ``opponent``.
+    ``episodes`` may only repeat the server's fixed match size. Returns
+    ``{"submission", "episodes", "seed", "secret", "returns"}`` (mean return per
+    agent) after checking the revealed secret against the commitment given at
+    the start (:func:`check_reveal`).
     """
     import os
 
@@ -323,7 +428,8 @@ def connect(
         while True:
             turn = call("GET", f"/api/live/{match_id}/turn", params={"wait": 30})
             if turn["status"] == "done":
-                return {key: turn[key] for key in ("submission", "episodes", "seed", "returns")}
+                check_reveal(created["commitment"], turn["secret"], turn["seed"])
+                return {key: turn[key] for key in ("submission", "episodes", "seed", "secret", "returns")}
             if turn["status"] == "error":
                 raise RuntimeError(turn["detail"])
             if turn["status"] != "act":
@@ -335,3 +441,37 @@ def connect(
                     print(f"{env_id}: live episode {current + 1} of {created['episodes']}", flush=True)
             (action,) = act_batch(player, [turn["observation"]])
             call("POST", f"/api/live/{match_id}/act", json={"turn": turn["turn"], "action": action if isinstance(action, (str, int, dict)) else str(action)})
+
+
+def check_reveal(commitment: str, secret: str, seed: int) -> None:
+    """Check that a finished match's revealed ``secret`` is the one committed to and gives its ``seed``; ``ValueError`` if not."""
+    if commitment_of(secret) != commitment or challenge_seed(secret) != seed:
+        raise ValueError("the server revealed a secret that does not match the commitment it gave when the match began; report this server")
+
+
+def play_local(hub: LiveHub, submitter: str, agent: Any, env_id: str, opponent: str | None = "random", name: str | None = None) -> dict[str, Any]:
+    """Play ``agent`` (an object with ``act``) through ``hub`` in this process, as :func:`connect` plays it over HTTP; returns the result.
+
+    ``name`` defaults to the agent's own name. The agent gets exactly what a
+    remote client gets: the creation answer is not shown to it, only its observations.
+    """
+    from parlour.agents import agent_name
+
+    created = hub.create(submitter, env_id, name or agent_name(agent), opponent)
+    live = hub.get(created["match"], submitter)
+    current = None
+    seeds = secrets.SystemRandom()
+    while True:
+        turn = hub.turn(live, wait=60.0)
+        if turn["status"] == "done":
+            check_reveal(created["commitment"], turn["secret"], turn["seed"])
+            return {key: turn[key] for key in ("submission", "episodes", "seed", "secret", "returns")}
+        if turn["status"] == "error":
+            raise RuntimeError(turn["detail"])
+        if turn["status"] != "act":
+            continue
+        if turn["episode"] != current:
+            current = turn["episode"]
+            reset_agent(agent, seeds.randrange(2**63))
+        (action,) = act_batch(agent, [turn["observation"]])
+        hub.act(live, turn["turn"], action if isinstance(action, (str, int, dict)) else str(action))

@@ -111,12 +111,19 @@ def create_app(
     rate_limit: int = 60,
     rate_window: float = 60.0,
     turn_timeout: float = 60.0,
+    live_episodes: int = 100,
+    live_rate_limit: int = 10,
 ) -> FastAPI:
-    """The FastAPI application serving ``board``: the API, live matches and the pages described in the module docstring."""
+    """The FastAPI application serving ``board``: the API, live matches and the pages described in the module docstring.
+
+    ``live_episodes`` is the fixed size of every live match; ``live_rate_limit``
+    the live matches one submitter may start per ``rate_window`` seconds.
+    """
     app = FastAPI(title="parlour leaderboard", docs_url=None, redoc_url=None, openapi_url=None)
     limiter = RateLimiter(rate_limit, rate_window)
     site = Site(board)
-    live = LiveHub(board, turn_timeout=turn_timeout)
+    live = LiveHub(board, turn_timeout=turn_timeout, episodes=live_episodes)
+    live_limiter = RateLimiter(live_rate_limit, rate_window)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     async def authorised(request: Request) -> str | JSONResponse:
@@ -201,7 +208,9 @@ def create_app(
         submitter = await authorised(request)
         if isinstance(submitter, JSONResponse):
             return submitter
-        body = await json_object(request, 64 * 1024, '{"env_id": ..., "agent": ..., "opponent": ..., "episodes": ...}')
+        if not live_limiter.allow(submitter):
+            return _error(429, "rate limited", f"at most {live_rate_limit} live matches started per {rate_window:g} s; retry later")
+        body = await json_object(request, 64 * 1024, '{"env_id": ..., "agent": ..., "opponent": ...}')
         if isinstance(body, JSONResponse):
             return body
         try:

@@ -753,6 +753,16 @@ class Store:
             "abandoned": sum(item["state"] == "abandoned" for item in listed),
         }
 
+    def live_match_of(self, submitter: str, env_id: str, agents: list[str]) -> int | None:
+        """The submission holding ``submitter``'s stored live match of ``agents`` (remote agent first) on ``env_id``, or None."""
+        with self.read() as session:
+            rows = session.execute(
+                select(Submission.id, Submission.summary)
+                .join(Submitter, Submitter.id == Submission.submitter_id)
+                .where(Submitter.name == submitter, Submission.env_id == env_id, Submission.source == "live")
+            ).tuples().all()
+        return next((submission_id for submission_id, summary in rows if json.loads(summary).get("agents") == list(agents)), None)
+
     def submitter_by_slug(self, submitter_slug: str) -> str | None:
         """The submitter name whose page slug is ``submitter_slug``."""
         with self.read() as session:

@@ -34,7 +34,8 @@ agents, the base seed and whether seats rotate:
   and a name that looks like a reserved one (``Minimax``, ``minimax`` with a
   Cyrillic ``і``, ``m1nimax``) is refused;
 * a bundle played for a challenge (its summary names the challenge) must be
-  exactly the challenge's run: its environment, agents and episode count, the
+  exactly the challenge's run (challenges are issued for runs of built-in
+  agents only, see :mod:`parlour.leaderboard.api`): its environment, agents and episode count, the
   base seed derived from its nonce, seats rotated. Whether the challenge is
   the submitter's, unexpired and unused is checked against the store by
   :class:`parlour.leaderboard.api.Leaderboard`.
@@ -206,7 +207,7 @@ def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _brief(value: Any) -> str:
+def brief(value: Any) -> str:
     """``value`` shortened for an error message; never fails (Python refuses to turn a huge int into text)."""
     try:
         return repr(value)[:80]
@@ -290,13 +291,13 @@ def _check_summary(bundle: Any) -> tuple[Run, list[Any]]:
             raise Rejected(f"agent name {name!r} is reserved for a built-in agent of other environments; {env_id} has no {base!r}")
     seed, count, rotate = summary.get("seed"), summary.get("episodes"), summary.get("rotate_seats")
     if not _int(seed) or not 0 <= seed < SEED_LIMIT:
-        raise Rejected(f"summary.seed must be an int in [0, 2**63), got {_brief(seed)}")
+        raise Rejected(f"summary.seed must be an int in [0, 2**63), got {brief(seed)}")
     if not isinstance(rotate, bool):
-        raise Rejected(f"summary.rotate_seats must be true or false, got {_brief(rotate)}")
+        raise Rejected(f"summary.rotate_seats must be true or false, got {brief(rotate)}")
     if not episodes:
         raise Rejected("the bundle has no episodes")
     if not _int(count) or count != len(episodes):
-        raise Rejected(f"summary.episodes is {_brief(count)}, the bundle holds {len(episodes)} episodes; all of a run's episodes count, or none")
+        raise Rejected(f"summary.episodes is {brief(count)}, the bundle holds {len(episodes)} episodes; all of a run's episodes count, or none")
     lineup = check_lineup(summary.get("lineup"), len(names), len(players))
     return Run(env_id, game_cls.version, game_cls, players, names, seed, count, rotate, builtin, lineup), episodes
 
@@ -306,7 +307,7 @@ def check_lineup(lineup: Any, agents: int, seats: int) -> list[int]:
     if lineup is None:
         return default_lineup(agents, seats)
     if not isinstance(lineup, list) or len(lineup) != seats or not all(_int(n) and 0 <= n < agents for n in lineup) or set(lineup) != set(range(agents)):
-        raise Rejected(f"lineup must give each of the {seats} seats an agent number below {agents}, using every agent, got {_brief(lineup)}")
+        raise Rejected(f"lineup must give each of the {seats} seats an agent number below {agents}, using every agent, got {brief(lineup)}")
     return list(lineup)
 
 
@@ -314,22 +315,22 @@ def _check_run(record: dict[str, Any], run: Run) -> None:
     """Reject ``record`` unless its seed, agent seeds and seating are the ones the runner derives for its episode index."""
     index = record.get("episode")
     if not _int(index) or not 0 <= index < run.episodes:
-        raise Rejected(f"the record's episode index must be an int in 0..{run.episodes - 1}, got {_brief(index)}")
+        raise Rejected(f"the record's episode index must be an int in 0..{run.episodes - 1}, got {brief(index)}")
     game_seed, seat_seeds = episode_seeds(run.seed, index, len(run.players))
     seed = record.get("seed")
     if not _int(seed) or seed != game_seed:
-        raise Rejected(f"seed {_brief(seed)} is not the seed {game_seed} of episode {index} of a run with seed {run.seed}")
+        raise Rejected(f"seed {brief(seed)} is not the seed {game_seed} of episode {index} of a run with seed {run.seed}")
     expected = dict(zip(run.players, seat_seeds))
     agent_seeds = record.get("agent_seeds", {})
     if not isinstance(agent_seeds, dict):
         raise Rejected('"agent_seeds" must be an object {seat: seed}')
     for seat, value in agent_seeds.items():
         if seat not in expected or not _int(value) or value != expected[seat]:
-            raise Rejected(f"agent seed {_brief(value)} of seat {_brief(seat)} is not the one episode {index} of the run derives")
+            raise Rejected(f"agent seed {brief(value)} of seat {brief(seat)} is not the one episode {index} of the run derives")
     order = seat_order(run.lineup, index, run.rotate_seats)
     seating = {seat: run.names[number] for seat, number in zip(run.players, order)}
     if record.get("agents") != seating:
-        raise Rejected(f"seating {_brief(record.get('agents'))} is not the seating {seating} of episode {index} of the run")
+        raise Rejected(f"seating {brief(record.get('agents'))} is not the seating {seating} of episode {index} of the run")
 
 
 def verify_episode(record: Any, run: Run) -> NewEpisode:
@@ -337,9 +338,9 @@ def verify_episode(record: Any, run: Run) -> NewEpisode:
     if not isinstance(record, dict):
         raise Rejected(f"an episode is a record object, got {type(record).__name__}")
     if record.get("env_id") != run.env_id:
-        raise Rejected(f"episode is from {_brief(record.get('env_id'))}, the bundle is for {run.env_id}")
+        raise Rejected(f"episode is from {brief(record.get('env_id'))}, the bundle is for {run.env_id}")
     if record.get("env_version") != run.env_version:
-        raise Rejected(f"episode is for {run.env_id} version {_brief(record.get('env_version'))}, the server runs version {run.env_version}")
+        raise Rejected(f"episode is for {run.env_id} version {brief(record.get('env_version'))}, the server runs version {run.env_version}")
     options = record.get("options", {})
     if not isinstance(options, dict):
         raise Rejected('"options" must be an object')

@@ -50,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--quota-episodes", type=int, default=None, help="stored episodes per submitter (default 200000)")
     serve.add_argument("--challenge-episodes", type=int, default=100, help="episodes of a challenge when the submitter asks for no count (default 100)")
     serve.add_argument("--turn-timeout", type=float, default=60.0, help="seconds a live match waits for a turn before playing it as invalid (default 60)")
+    serve.add_argument("--live-episodes", type=int, default=100, help="episodes of every live match, fixed so nobody can stop when ahead (default 100)")
     serve.set_defaults(handler=run_serve)
 
     add = with_db(commands.add_parser("add-submitter", help="create a submitter and print its token"))
@@ -79,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     connect.add_argument("--server", required=True, help="leaderboard base URL, e.g. http://127.0.0.1:8000")
     connect.add_argument("--env", required=True, dest="env_id", metavar="ENV_ID", help="environment id, e.g. parlour/KuhnPoker-v0")
     connect.add_argument("--opponent", default="random", help="the built-in agent the server seats against yours (default random)")
-    connect.add_argument("--episodes", type=int, default=None, help="episodes to play (default: the server's challenge size)")
+    connect.add_argument("--episodes", type=int, default=None, help="episodes to play; a server plays a fixed count, and refuses any other")
     connect.set_defaults(handler=run_connect)
 
 
@@ -135,7 +136,8 @@ def run_serve(args: argparse.Namespace) -> int:
     quota = Quota(**{key: value for key, value in limits.items() if value is not None})
     board = Leaderboard(url, quota=quota, challenge_episodes=args.challenge_episodes)
     print(f"parlour leaderboard on http://{args.host}:{args.port}/ (database {url})", flush=True)
-    serve(board, args.host, args.port, max_bytes=args.max_bytes, rate_limit=args.rate_limit, turn_timeout=args.turn_timeout)
+    serve(board, args.host, args.port, max_bytes=args.max_bytes, rate_limit=args.rate_limit, turn_timeout=args.turn_timeout,
+          live_episodes=args.live_episodes)
     return 0
 
 
