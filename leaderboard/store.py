@@ -8,7 +8,9 @@ written by another schema version raises :class:`SchemaMismatch` instead of
 silently misreading it.
 
 A submission is written in one transaction or not at all
-(:meth:`Store.add_submission`). Episodes are unique by their fingerprint
+(:meth:`Store.add_submission`), with its submitter's row locked (``SELECT ...
+FOR UPDATE`` on PostgreSQL), so that concurrent submissions of one submitter
+are checked against the quota one after another. Episodes are unique by their fingerprint
 (environment, version, options, seed and seating), so the same episode sent
 twice, or by two clients at once, is stored once.
 
@@ -492,6 +494,9 @@ class Store:
             raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
         with self.write() as session:
             submitter_id = self._submitter_id(session, submitter)
+            # One submitter's submissions are stored one at a time, so each quota check sees the ones before it: on
+            # PostgreSQL the row lock waits for the other transaction to commit (SQLite's writers are serialised already).
+            session.execute(select(Submitter.id).where(Submitter.id == submitter_id).with_for_update())
             # Before anything else, so that a submission of someone else's names is refused even when nothing in it is new.
             names = sorted({name for episode in episodes for name in episode.seating.values()})
             agent_ids = self._agent_ids(session, names, submitter_id, set(builtin))

@@ -250,3 +250,28 @@ def test_quota_is_checked_in_the_storing_transaction(store):
     with pytest.raises(QuotaExceeded, match="you store 4 of your quota of 5 episodes"):
         store.add_submission("alice", ENV, 0, {}, list(episodes(4, seed=3)), quota=Quota(max_bytes=None, max_episodes=5))
     assert store.episode_count() == 4
+
+
+def test_ten_concurrent_submissions_never_pass_the_quota(store):
+    # The issue's race: on PostgreSQL each transaction summed the usage before the others committed, and 100 episodes were stored.
+    pool = list(episodes(100, seed=4))
+    batches = [pool[10 * k : 10 * (k + 1)] for k in range(10)]
+    quota = Quota(max_bytes=None, max_episodes=30)
+    stored, refused = [], []
+    start = threading.Barrier(10)
+
+    def client(batch):
+        """Submit one batch of 10 new episodes, all clients at once."""
+        start.wait()
+        try:
+            stored.append(store.add_submission("alice", ENV, 0, {}, batch, quota=quota))
+        except QuotaExceeded as error:
+            refused.append(error)
+
+    threads = [threading.Thread(target=client, args=(batch,)) for batch in batches]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(stored) == 3 and len(refused) == 7
+    assert store.episode_count(ENV) == 30
