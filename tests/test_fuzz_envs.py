@@ -25,7 +25,7 @@ from parlour.envs.core.match import Match
 from tests.conftest import ENV_MODES
 
 #: Steps of one episode; an episode still running then is recorded unfinished (records of those replay too).
-STEPS = 30
+STEPS = 60
 #: The bound on one step's wall time: the issue's 1 s, with room for a loaded machine.
 MAX_STEP_SECONDS = 5.0
 #: One reply of about 1 MB.
@@ -49,12 +49,17 @@ class Fuzzer:
         self.rng = rng
         # Every game is offered tool calls: a game without tools must refuse them as it refuses any text.
         self.tools = [spec["function"] for spec in tools] or [{"name": "search", "parameters": {"properties": {"query": {"type": "string"}}}}]
+        self.megabyte_sent = False
 
     def action(self, legal: list[Any]) -> Any:
         """One action, given the legal moves (strings in text mode, indices in vector mode; may be empty)."""
         rng = self.rng
         if legal and rng.random() < 0.45:
             return rng.choice(legal)
+        if not self.megabyte_sent:
+            # Every episode gets one reply of a megabyte: cut to max_action_chars in the first, whole in the second.
+            self.megabyte_sent = True
+            return MEGABYTE
         maker = rng.choice([self.text, self.text, self.structured, self.tool_call, self.tool_call, self.decorated])
         return maker(legal)
 
@@ -77,7 +82,7 @@ class Fuzzer:
             f"[accept] {word}", f"[pass] {word}", f"[all] {word}", f"[answer] {word}", f"### Final Answer ### {word}",
             f"<answer>{word}</answer>", f"<think>{word}</think>", "<answer>\ud800\udfff</answer>", f"\\boxed{{{word}}}",
             '{"a": ' * 2731, "[" * 5000, '{"player_1": "' * 500, "{" * 3000 + '{"tool": "search"}', f'{{"player_1": "{word}"}}',
-            "", " ", "\x00", "\n" * 100, "\u202e\u200b\ufeff", MEGABYTE if rng.random() < 0.1 else word * 50,
+            "", " ", "\x00", "\n" * 100, "\u202e\u200b\ufeff", word * 50,
         ])
 
     def structured(self, legal: list[Any]) -> Any:
