@@ -342,6 +342,23 @@ class Results:
                     block[key] = stats[key]
         return summary
 
+    def failures(self) -> dict[str, Any]:
+        """The turns agents could not decide (their backend failed): ``{"episodes": [indices], "turns": n, "reasons": {reason: turns}}``.
+
+        Such a turn is played as an invalid action, so the run finishes, but its affected episodes do not
+        measure the agent: ``parlour eval`` exits non-zero when there are any, and a rerun with the same
+        ``out`` (``--resume``) plays them again.
+        """
+        episodes: list[int] = []
+        reasons: dict[str, int] = {}
+        for record in self.records:
+            failed = [step["failure"] for step in record["steps"] if "failure" in step]
+            if failed:
+                episodes.append(record["episode"])
+                for reason in failed:
+                    reasons[reason] = reasons.get(reason, 0) + 1
+        return {"episodes": episodes, "turns": sum(reasons.values()), "reasons": reasons}
+
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write the bundle (``episodes.jsonl`` and ``summary.json``) to ``directory``; returns its path."""
         path = Path(directory)
@@ -356,7 +373,7 @@ class Results:
 
     def save_summary(self, directory: Path) -> None:
         """Write ``summary.json`` only (the records are already in ``episodes.jsonl``)."""
-        write_json(directory / SUMMARY_FILE, {**self.metadata(), "stats": self.stats, "summary": self.summary})
+        write_json(directory / SUMMARY_FILE, {**self.metadata(), "stats": self.stats, "summary": self.summary, "failures": self.failures()})
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> Results:
@@ -513,6 +530,11 @@ class Results:
         lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
         lines.insert(1, "  ".join("-" * width for width in widths))
         notes = _dash_notes(rows)
+        failures = self.failures()
+        if failures["episodes"]:
+            worst = max(failures["reasons"], key=failures["reasons"].get)
+            notes.append(f"{len(failures['episodes'])} episode(s) had turns an agent could not decide ({failures['turns']} turns, "
+                         f"played as invalid actions); the most frequent reason: {worst[:200]}")
         return f"{self.env_id}: {len(self.records)} episodes, seed {self.seed}\n" + "\n".join(lines + notes)
 
 

@@ -77,7 +77,7 @@ from typing import Any
 import numpy as np
 
 from parlour.agents import agent_name, make_agent
-from parlour.envs.core.agent import Action, decide, reset_agent, wants_vector
+from parlour.envs.core.agent import Action, AgentFailure, decide, reset_agent, wants_vector
 from parlour.envs.core.match import Match, make_game
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class, list_envs, register
@@ -412,7 +412,7 @@ class Rollout:
                 observation=observation["text"],
                 legal_moves=observation["legal_moves"],
                 view=observation["view"],
-                action=action.text,
+                action=None if isinstance(action.text, AgentFailure) else action.text,
                 metadata=action.metadata,
                 move=step["move"],
                 error=step["error"],

@@ -32,7 +32,11 @@ __all__ = ["Plan", "Rollout", "agent_names", "default_lineup", "evaluate", "seat
 
 
 def _resume(out: Path, meta: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The records already in bundle ``out`` and its stats, after checking that it holds the same run."""
+    """The records already in bundle ``out`` and its stats, after checking that it holds the same run.
+
+    Records of episodes an agent could not play through (an :class:`~parlour.envs.core.agent.AgentFailure`
+    in a step) are dropped, so the resumed run plays them again.
+    """
     summary_path = out / SUMMARY_FILE
     episodes_path = out / EPISODES_FILE
     if not summary_path.exists():
@@ -46,7 +50,8 @@ def _resume(out: Path, meta: dict[str, Any]) -> tuple[list[dict[str, Any]], dict
                 f"{out} holds another evaluation ({key} {previous.get(key)!r}, now {meta[key]!r}); "
                 "choose another out directory to start a new one"
             )
-    records = read_records(episodes_path)
+    # Episodes in which an agent could not decide (its backend failed) are played again.
+    records = [r for r in read_records(episodes_path) if not any("failure" in step for step in r["steps"])]
     beyond = [r["episode"] for r in records if r["episode"] >= meta["episodes"]]
     if beyond:
         raise ValueError(f"{out} already holds episode {max(beyond)}, beyond the {meta['episodes']} asked for")

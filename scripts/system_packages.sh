@@ -4,6 +4,7 @@
 #   bubblewrap  the code sandbox (coding environments, parlour doctor sandbox)
 #   postgresql  the shared leaderboard store's tests start a private server
 #   chromium    the leaderboard pages are tested in headless Chromium
+#   libseccomp2 the sandbox's seccomp filter (pyseccomp loads it)
 # As root with apt-get it installs them; otherwise it says what to run and which
 # tests will be skipped (those tests skip with the same reason), and exits 0.
 set -euo pipefail
@@ -12,6 +13,7 @@ need=()
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+ldconfig -p 2>/dev/null | grep -q "libseccomp.so.2 " || need+=(libseccomp2)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -26,7 +28,7 @@ cat >&2 <<MSG
 parlour: missing system packages: ${need[*]}
   run:  sudo apt-get install -y --no-install-recommends ${need[*]}
   until then these tests are skipped, each saying why:
-    bubblewrap -> tests/test_sandbox.py, tests/test_coding_env.py, tests/test_coding_tasks.py
+    bubblewrap, libseccomp2 -> tests/test_sandbox*.py, tests/test_coding_env.py, tests/test_coding_tasks.py
     postgresql -> the PostgreSQL cases of tests/test_leaderboard_*.py
     chromium   -> tests/test_leaderboard_web.py
 MSG

@@ -19,11 +19,17 @@ CHARS_PER_TOKEN = 4
 
 @dataclass
 class Completion:
-    """One generated reply with its token usage."""
+    """One generated reply with its token usage, or, with ``error`` set, why this one conversation got none.
+
+    A backend that serves many conversations at once reports a request that failed after its retries this
+    way, so the others' replies are kept; the agent turns it into an
+    :class:`~parlour.envs.core.agent.AgentFailure` for that turn.
+    """
 
     text: str
     prompt_tokens: int
     completion_tokens: int
+    error: str | None = None
 
 
 class BackendError(RuntimeError):

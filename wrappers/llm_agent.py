@@ -12,12 +12,13 @@ from typing import Any, Hashable, Mapping
 
 import numpy as np
 
-from parlour.wrappers.backend import Backend, Completion, Message
+from parlour.envs.core.agent import AgentFailure
+from parlour.wrappers.backend import Backend, BackendError, Completion, Message
 from parlour.wrappers.extraction import FORMAT_HINTS, Extractor, default_extraction, resolve_extractor, strip_reasoning
 from parlour.wrappers.prompting import SYSTEM_TEMPLATE, Conversation, EpisodeConversations
 
 #: Keys of :meth:`LLMAgent.stats`.
-STAT_KEYS = ("prompt_tokens", "completion_tokens", "calls", "batches", "latency_s", "parse_failures", "retries")
+STAT_KEYS = ("prompt_tokens", "completion_tokens", "calls", "batches", "latency_s", "parse_failures", "retries", "backend_failures")
 
 
 class LLMAgent(EpisodeConversations):
@@ -38,6 +39,14 @@ class LLMAgent(EpisodeConversations):
     again, up to ``max_retries`` times, then passes the last non-empty reply on
     as is, so the environment's invalid-action policy takes over.
 
+    Failures: when the backend gives no reply for a turn (its error after its
+    own retries), the agent plays an :class:`~parlour.envs.core.agent.AgentFailure`
+    with the error as reason, which the engine records as that turn's invalid
+    action, so a failing server costs turns, not the run. After
+    ``failure_limit`` failed turns in a row the circuit breaker opens: the
+    agent stops calling the backend and forfeits every later turn with the
+    reason, so the rest of an evaluation ends quickly and says why.
+
     Args:
         backend: a :class:`~parlour.wrappers.backend.Backend`.
         name: the agent's name for records; defaults to the backend's.
@@ -52,12 +61,14 @@ class LLMAgent(EpisodeConversations):
             ``{env_id}`` and ``{format}``.
         seed: seeds sampling; each generate call draws its seed from an
             ``np.random.Generator`` seeded with it.
+        failure_limit: failed turns in a row that open the circuit breaker.
 
     :meth:`stats` returns the accounting since construction (or
     :meth:`reset_stats`): ``prompt_tokens`` and ``completion_tokens`` (summed
     over calls), ``calls`` (completions requested, retries included),
     ``batches`` (backend ``generate`` calls), ``latency_s`` (wall time spent in
-    the backend), ``parse_failures`` (replies with no action) and ``retries``
+    the backend), ``backend_failures`` (turns the backend gave no reply for),
+    ``parse_failures`` (replies with no action) and ``retries``
     (re-asks after a parse failure).
     """
 
@@ -72,6 +83,7 @@ class LLMAgent(EpisodeConversations):
         max_context_tokens: int | None = None,
         system_template: str = SYSTEM_TEMPLATE,
         seed: int | None = None,
+        failure_limit: int = 5,
     ):
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
@@ -87,6 +99,12 @@ class LLMAgent(EpisodeConversations):
         self.max_context_tokens = max_context_tokens
         self.system_template = system_template
         self.rng = np.random.default_rng(seed)
+        if not (isinstance(failure_limit, int) and failure_limit >= 1):
+            raise ValueError(f"failure_limit must be an int >= 1, got {failure_limit!r}")
+        self.failure_limit = failure_limit
+        self.failures_in_a_row = 0
+        #: Why the circuit breaker opened, once it has; from then on every turn forfeits.
+        self.broken: str | None = None
         self.conversations: dict[tuple[Hashable, str], Conversation] = {}
         self._stats: dict[str, float] = {}
         self.reset_stats()
@@ -105,22 +123,31 @@ class LLMAgent(EpisodeConversations):
         """The action text for one observation."""
         return self.act_batch([observation])[0]
 
-    def act_batch(self, observations: list[Mapping[str, Any]]) -> list[str]:
-        """Action texts for many observations (of distinct conversations), with one backend call per retry round."""
+    def act_batch(self, observations: list[Mapping[str, Any]]) -> list[str | AgentFailure]:
+        """Action texts for many observations (of distinct conversations), with one backend call per retry round.
+
+        A turn the backend failed on is an :class:`AgentFailure` instead of text (see the class docstring).
+        """
         if not observations:
             return []
+        if self.broken is not None:
+            return [AgentFailure(self.broken, forfeit=True) for _ in observations]
         keys = [(obs.get("episode"), str(obs.get("player"))) for obs in observations]
         if len(set(keys)) != len(keys):
             raise ValueError("act_batch got two observations of the same (episode, player); give each episode its own 'episode' id")
         extractors = [self._extractor(obs) for obs in observations]
         conversations = [self._observe(key, obs, name) for key, obs, (name, _) in zip(keys, observations, extractors)]
-        actions = [""] * len(observations)
+        actions: list[str | AgentFailure] = [""] * len(observations)
         fallback = [""] * len(observations)
         pending = list(range(len(observations)))
         for attempt in range(self.max_retries + 1):
             completions = self._generate([conversations[i] for i in pending])
             still: list[int] = []
             for i, completion in zip(pending, completions):
+                if completion.error is not None:
+                    actions[i] = self._failed(completion.error)
+                    continue
+                self.failures_in_a_row = 0
                 reply = strip_reasoning(completion.text)
                 conversations[i].reply(reply)
                 legal = observations[i].get("legal_moves")
@@ -157,13 +184,25 @@ class LLMAgent(EpisodeConversations):
             return f"Your reply contained no legal move. {hint} Legal moves: {', '.join(legal)}."
         return f"Your reply contained no well-formed action. {hint}"
 
+    def _failed(self, error: str) -> AgentFailure:
+        """The failure a turn plays when the backend gave it no reply; opens the breaker after too many in a row."""
+        self._stats["backend_failures"] += 1
+        self.failures_in_a_row += 1
+        if self.failures_in_a_row >= self.failure_limit and self.broken is None:
+            self.broken = f"circuit breaker open after {self.failures_in_a_row} failed backend calls in a row; the last: {error}"
+        return AgentFailure(error)
+
     def _generate(self, conversations: list[Conversation]) -> list[Completion]:
         prompts: list[list[Message]] = [
             c.messages(self.max_turns, self.max_context_tokens, self.backend.count_tokens) for c in conversations
         ]
         seed = int(self.rng.integers(1 << 31))
         started = time.perf_counter()
-        completions = self.backend.generate(prompts, seed=seed)
+        try:
+            completions = self.backend.generate(prompts, seed=seed)
+        except BackendError as error:
+            # A backend that fails a whole batch (a local model out of memory) fails each of its turns.
+            completions = [Completion(text="", prompt_tokens=0, completion_tokens=0, error=str(error)) for _ in prompts]
         self._stats["latency_s"] += time.perf_counter() - started
         self._stats["batches"] += 1
         self._stats["calls"] += len(prompts)

@@ -142,12 +142,22 @@ class OpenAIBackend:
         return estimate_tokens(messages)
 
     def generate(self, conversations: list[list[Message]], seed: int | None = None) -> list[Completion]:
-        """One completion per conversation; requests run concurrently, at most ``concurrency`` at a time."""
+        """One completion per conversation; requests run concurrently, at most ``concurrency`` at a time.
+
+        A request that fails after its retries gives a :class:`Completion` with ``error`` set (and no text)
+        instead of raising, so one bad request costs only its own conversation's turn.
+        """
         seeds = [None if seed is None else seed + index for index in range(len(conversations))]
         if len(conversations) <= 1:
-            return [self.complete(messages, s) for messages, s in zip(conversations, seeds)]
+            return [self._complete_or_error(messages, s) for messages, s in zip(conversations, seeds)]
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(conversations))) as pool:
-            return list(pool.map(self.complete, conversations, seeds))
+            return list(pool.map(self._complete_or_error, conversations, seeds))
+
+    def _complete_or_error(self, messages: list[Message], seed: int | None) -> Completion:
+        try:
+            return self.complete(messages, seed)
+        except BackendError as error:
+            return Completion(text="", prompt_tokens=0, completion_tokens=0, error=str(error))
 
     def complete(self, messages: list[Message], seed: int | None = None) -> Completion:
         """One chat completion, with retries and backoff; each try ends by ``request_deadline``."""

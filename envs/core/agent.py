@@ -19,7 +19,10 @@ of each episode with a seed derived from the episode's.
 
 ``act`` and ``act_batch`` may return an :class:`Action` instead of a string:
 the engine plays its ``text``, and rollouts (:mod:`parlour.evaluation.rollout`) keep its
-``metadata`` (token ids, log-probabilities) for trainers.
+``metadata`` (token ids, log-probabilities) for trainers. An agent that could not
+decide at all (its model server failed after its retries) returns an
+:class:`AgentFailure`: the engine counts that turn as an invalid action and
+records the reason, so the episode, the allowance and the record stay consistent.
 """
 
 from __future__ import annotations
@@ -49,6 +52,20 @@ class Action:
 
     text: Any
     metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AgentFailure:
+    """What an agent plays when it could not decide: the engine records it as that turn's invalid action.
+
+    Attributes:
+        reason: why, for the record and the run's failure summary (e.g. the backend's error after its retries).
+        forfeit: end the episode for this player at once, whatever its invalid-action allowance (an agent
+            whose backend is known to be down, behind an open circuit breaker, forfeits the rest).
+    """
+
+    reason: str
+    forfeit: bool = False
 
 
 def as_action(value: Any) -> Action:

@@ -174,6 +174,13 @@ def run_eval(args: argparse.Namespace) -> int:
         print(f"csv: {results.to_csv(args.csv)}")
     if args.plot:
         print(f"plot: {results.plot(args.plot)}")
+    failures = results.failures()
+    if failures["episodes"]:
+        # The bundle is written, but its affected episodes do not measure the agent: say so and fail the command.
+        print(f"{args.command_prog}: {len(failures['episodes'])} of {len(results.records)} episode(s) had turns an agent could not "
+              f"decide ({failures['turns']} turns; reasons in {out / SUMMARY_FILE}); rerun the same command to play them again",
+              file=sys.stderr)
+        return 1
     return 0
 
 
