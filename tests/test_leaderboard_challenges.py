@@ -259,3 +259,23 @@ def test_one_open_challenge_per_environment_whatever_the_permutation(board, firs
     # Another environment, or another submitter, is not held back.
     assert board.issue_challenge("alice", TTT, ["minimax", "random"], 8)["env_id"] == TTT
     assert board.issue_challenge("bob", KUHN, ["nash", "random"], 8)["submitter"] == "bob"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["minimax\U0001d159", "nash\U0001d159", "minimax\U00016fe4", "nash\U00016fe4", "nash\u0301", "mi\u0301nimax", "nash\u20dd"],
+)
+def test_reserved_names_with_a_blank_symbol_or_a_combining_mark_are_refused(board, name):
+    # U+1D159 (a musical null notehead) and U+16FE4 (a Khitan filler) render as nothing; a combining mark hides in its letter.
+    with pytest.raises(Rejected, match="looks like|invisible|NFKC"):
+        check_name_for_board(name)
+    with pytest.raises(Rejected):
+        board.issue_challenge("alice", KUHN, [name, "nash"])
+    assert skeleton("nash\u0301") == skeleton("nash")
+
+
+def check_name_for_board(name: str) -> str:
+    """The leaderboard's agent-name check."""
+    from parlour.leaderboard.verify import check_name as board_check
+
+    return board_check(name, "agent name")
