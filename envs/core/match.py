@@ -185,6 +185,8 @@ class Match:
         self.steps: list[dict[str, Any]] = []
         self.turns = 0
         self.tool_calls: dict[str, int] = {}
+        #: Set by replay before each step: the step's recorded tool answers, in call order (see Tool.recorded).
+        self.recorded_outputs: list[Any] = []
         self.outcome: Outcome | None = None
         self._pending: dict[str, Move] = {}
         self._acting: list[str] = []
@@ -368,7 +370,7 @@ class Match:
         recorded: list[dict[str, Any]] = []
         step["calls"] = recorded
         budget = self.settings.max_tool_calls
-        for call in calls:
+        for index, call in enumerate(calls):
             tool, arguments = validate(call, tools)
             if tool.final:
                 move = {"tool": tool.name, "arguments": arguments}
@@ -380,8 +382,12 @@ class Match:
                 raise InvalidMove(f"The tool budget of {budget} call(s) per turn is used up; make your move now.")
             self.tool_calls[player] = used + 1
             self.ctx.tool_calls[player] += 1
-            result = self.game.call_tool(player, tool.name, arguments)
-            recorded.append({"name": tool.name, "arguments": arguments, "result": result_digest(result)})
+            replayed = self.recorded_outputs[index] if tool.recorded and index < len(self.recorded_outputs) else None
+            result = replayed if isinstance(replayed, str) else self.game.call_tool(player, tool.name, arguments)
+            entry = {"name": tool.name, "arguments": arguments, "result": result_digest(result)}
+            if tool.recorded:
+                entry["output"] = result
+            recorded.append(entry)
             self.ctx.tell(result, to=player, kind="tool_result", sender=tool.name)
         return None, None
 

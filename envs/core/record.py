@@ -27,6 +27,9 @@ A step's ``action`` is the text as read (cut to ``max_action_chars``, with
 tools lists them under ``"calls"``: ``{"name", "arguments", "result"}``, where
 ``result`` is a digest of the answer (answers are re-derived on replay and
 must match it); a final tool's call has no result, it is the step's move.
+A tool marked ``recorded`` (its answer need not reproduce: a player's program
+run in a sandbox) also keeps the answer whole under ``"output"``, and replay
+plays that answer back instead of calling the tool again.
 
 :func:`replay` re-executes a record and raises :class:`ReplayMismatch` at the
 first thing that does not reproduce. Given agents for some seats, it also
@@ -132,6 +135,8 @@ def replay(record: dict[str, Any] | str, agents: Mapping[str, Any] | None = None
                 raise ReplayMismatch(
                     f"step {index}: the agent in seat {player!r} plays {expected[:80]!r}, the record says {str(step['action'])[:80]!r}"
                 )
+        # Answers of recorded tools (a player's program output) are played back, not asked for again.
+        match.recorded_outputs = [call.get("output") if isinstance(call, dict) else None for call in step.get("calls") or []]
         rewards = match.submit(player, step["action"])
         replayed = match.steps[-1]
         if (replayed["error"] is None) != (step.get("error") is None):
