@@ -1,4 +1,4 @@
-"""Scripted DonorGame agents: ``always_give``, ``never_give``, ``discriminator``, ``imitator`` and ``random``.
+"""Scripted DonorGame agents: ``always_give``, ``never_give``, ``discriminator``, ``generous_discriminator``, ``imitator`` and ``random``.
 
 Every agent writes its strategy as ``[strategy] <name>: <description>``, so
 others (the ``imitator``, or an LLM) can read which strategy a survivor played.
@@ -15,10 +15,17 @@ others (the ``imitator``, or an LLM) can read which strategy a survivor played.
   refusing a discriminator who had just refused, which lets never-givers pass
   (measured: 3 discriminators against 3 never-givers earn 33 each to the
   never-givers' 95 with the bare rule, 65 to 48 with this one).
+* ``generous_discriminator`` (the game's reference agent) keeps the same standing rule and
+  gives everything to a recipient in good standing. The leaderboard rates a cooperative game
+  by the team's wealth (each agent's mean return over its partners, itself included), and a
+  gift of a share ``s`` grows the pair's wealth by ``s`` times the donor's resources: giving
+  half, the discriminator does no better than ``random``, whose uniform gifts average half as
+  well (issue 22: 253.4 to random's 272.8 on the demo's board); giving all, it doubles its
+  kind's wealth every round and still starves never-givers.
 * ``imitator`` is a cultural learner: as a new individual it adopts the
   strategy of the richest survivor whose strategy it recognises (one of the
-  three above), and in the first generation (or when nothing is recognised)
-  one of them at random. With ``strategies=False`` it cannot read strategies
+  four above), and in the first generation (or when nothing is recognised)
+  one of the first three at random. With ``strategies=False`` it cannot read strategies
   and keeps its random pick for the whole episode.
 * ``random`` writes a random strategy line and gives a uniformly random share.
 """
@@ -33,7 +40,7 @@ from parlour.baselines.seeded import SeededAgent
 from parlour.envs.social.donor_game import SHARES
 
 ENV_ID = "parlour/DonorGame-v0"
-#: The share the giving strategies give, in percent.
+#: The share the giving strategies give, in percent (the generous discriminator gives everything).
 GENEROUS = 50
 
 DESCRIPTIONS = {
@@ -43,7 +50,13 @@ DESCRIPTIONS = {
         f"discriminator: I give {GENEROUS}% to recipients in good standing (no donation yet, a gift last time, or a refusal "
         "of someone who had refused by one who gave recently) and nothing to the others."
     ),
+    "generous_discriminator": (
+        "generous_discriminator: I give 100% to recipients in good standing (no donation yet, a gift last time, or a "
+        "refusal of someone who had refused by one who gave recently) and nothing to the others."
+    ),
 }
+#: The strategies an imitator picks from at random when it recognises none (the classic three of the paper).
+CLASSIC = ("always_give", "discriminator", "never_give")
 
 
 def good_standing(history: list[dict[str, Any]]) -> bool:
@@ -56,6 +69,8 @@ def good_standing(history: list[dict[str, Any]]) -> bool:
 
 def decide(strategy: str, view: Mapping[str, Any]) -> str:
     """The ``give N%`` move of a named strategy for the recipient in ``view``."""
+    if strategy == "generous_discriminator" and good_standing(view["recipient_history"]):
+        return "give 100%"
     if strategy == "always_give" or (strategy == "discriminator" and good_standing(view["recipient_history"])):
         return f"give {GENEROUS}%"
     return "give 0%"
@@ -100,9 +115,8 @@ class ImitatorAgent(SeededAgent):
         self.fallback = None
 
     def pick(self) -> str:
-        """A uniformly random scripted strategy name."""
-        names = sorted(DESCRIPTIONS)
-        return names[int(self.rng.integers(len(names)))]
+        """A uniformly random classic strategy name."""
+        return CLASSIC[int(self.rng.integers(len(CLASSIC)))]
 
     def act(self, observation: Mapping[str, Any]) -> str:
         """Adopt and write a strategy when born; otherwise donate by the strategy it wrote (or its random pick)."""

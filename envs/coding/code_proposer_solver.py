@@ -76,6 +76,7 @@ class CodeProposerSolver(Game):
     """A proposer writes programs and inputs, the solver predicts outputs or writes the program; see the module docstring."""
 
     name = "CodeProposerSolver"
+    reference_agents = ('tracer', 'random')
     description = "A proposer writes small programs and inputs; the solver predicts their output (or writes the program from examples)."
     category = "coding"
     zero_sum = False

@@ -185,6 +185,7 @@ class ConnectFour(Game):
     """
 
     name = "ConnectFour"
+    reference_agents = ('minimax', 'random')
     description = "Drop discs into a 6x7 grid; four in a line wins."
     zero_sum = True
     fixed_rules = True

@@ -92,6 +92,7 @@ class KuhnPoker(Game):
     """Two-player Kuhn poker; see the module docstring for moves and rewards."""
 
     name = "KuhnPoker"
+    reference_agents = ('nash', 'random')
     description = "Three-card poker (J, Q, K): one private card each, ante 1, one bet of 1."
     zero_sum = True
     fixed_rules = True

@@ -120,6 +120,7 @@ class LiarsDice(Game):
     """Liar's dice, elimination or single round; see the module docstring for moves and rewards."""
 
     name = "LiarsDice"
+    reference_agents = ('probabilistic', 'random')
     description = "Bluffing dice game: bid on the dice under everyone's cups or call the last bid a lie."
     category = "game"
     zero_sum = True

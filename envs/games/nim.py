@@ -95,6 +95,7 @@ class Nim(Game):
     """Nim for two players, normal or misère; see the module docstring for moves and rewards."""
 
     name = "Nim"
+    reference_agents = ('nim_sum', 'random')
     description = "Take objects from heaps in turn; whoever takes the last object wins (or loses, in misère)."
     zero_sum = True
     fixed_rules = True

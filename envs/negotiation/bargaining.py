@@ -146,6 +146,7 @@ class Bargaining(Game):
     """Two-player multi-issue bargaining over a pool of items; see the module docstring."""
 
     name = "Bargaining"
+    reference_agents = ('boulware', 'random')
     description = "Deal-or-No-Deal: split a pool of items, each side with private values; talk, propose, accept."
     category = "negotiation"
     zero_sum = False

@@ -62,6 +62,7 @@ class Commons(Game):
     """A shared regrowing stock with talk and simultaneous harvests; see the module docstring."""
 
     name = "Commons"
+    reference_agents = ('reciprocator', 'random')
     description = "n fishers discuss, then harvest a shared regrowing stock that collapses if over-fished."
     category = "negotiation"
     zero_sum = False

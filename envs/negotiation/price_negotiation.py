@@ -82,6 +82,7 @@ class PriceNegotiation(Game):
     """Bilateral price haggling over one item with private reservation prices; see the module docstring."""
 
     name = "PriceNegotiation"
+    reference_agents = ('boulware', 'random')
     description = "A buyer and a seller with private reservation prices haggle over one item; an optional critic advises one side."
     category = "negotiation"
     zero_sum = False

@@ -118,6 +118,7 @@ class ResourceTrade(Game):
     """Two-player bundle trading with private values; see the module docstring for the grammar and rewards."""
 
     name = "ResourceTrade"
+    reference_agents = ('boulware', 'random')
     description = "Two traders with private resource values swap bundles for a fixed number of turns."
     category = "negotiation"
     zero_sum = False

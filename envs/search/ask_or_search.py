@@ -92,6 +92,7 @@ class AskOrSearch(UsesCorpus, Game):
     """An asker answers a question by searching and by asking an expert who holds part of the corpus; see the module docstring."""
 
     name = "AskOrSearch"
+    reference_agents = ('asker', 'random')
     version = 0
     description = "Answer a question by searching or by asking an expert who privately holds part of the knowledge base; shared reward minus costs."
     category = "search"

@@ -156,6 +156,7 @@ class Search(UsesCorpus, Game):
     """One player searches a corpus with tools and answers a (multi-hop) question; see the module docstring."""
 
     name = "Search"
+    reference_agents = ('oracle', 'random')
     version = 0
     description = "Answer multi-hop questions about an invented world by searching it with tools (search, open, answer)."
     category = "search"

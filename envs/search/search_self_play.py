@@ -189,6 +189,7 @@ class SearchSelfPlay(UsesCorpus, Game):
     """A proposer poses a verified multi-hop question; solvers search and answer it; see the module docstring."""
 
     name = "SearchSelfPlay"
+    reference_agents = ('proposer', 'random')
     version = 0
     description = "Self-play search: a proposer poses a multi-hop question, checked against the knowledge base; solvers answer it."
     category = "search"

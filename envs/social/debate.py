@@ -130,6 +130,7 @@ class Debate(Game):
     """Two debaters quote facts before a judge who sees only the transcript; see the module docstring."""
 
     name = "Debate"
+    reference_agents = ('verifier', 'random')
     description = "Two debaters argue a generated case by quoting verified facts; a judge who sees only the transcript decides."
     category = "social"
     zero_sum = False

@@ -79,6 +79,7 @@ class DonorGame(Game):
     """Donors give a share of their resources, multiplied, seeing the recipient's history; see the module docstring."""
 
     name = "DonorGame"
+    reference_agents = ('generous_discriminator', 'random')
     description = "Indirect reciprocity: donors give to recipients whose history they see; the richer half survive each generation."
     category = "cooperation"
     zero_sum = False

@@ -302,6 +302,7 @@ class GraphCoordination(Game):
     """AgentsNet's distributed problems on a seeded graph; see the module docstring."""
 
     name = "GraphCoordination"
+    reference_agents = ('textbook', 'random')
     description = "Agents on a graph message only their neighbours, then solve colouring, leader election, matching, vertex cover or consensus."
     category = "cooperation"
     zero_sum = False

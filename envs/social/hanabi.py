@@ -114,6 +114,7 @@ class Hanabi(Game):
     """Cooperative Hanabi with the Hanabi Learning Environment's rules; see the module docstring."""
 
     name = "Hanabi"
+    reference_agents = ('convention', 'random')
     description = "Cooperative card game: see everyone's cards but your own, give costly hints, build the fireworks."
     category = "cooperation"
     zero_sum = False

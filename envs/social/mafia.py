@@ -95,6 +95,7 @@ class Mafia(Game):
     """Mafia with a detective and a doctor; see the module docstring."""
 
     name = "Mafia"
+    reference_agents = ('reasoner', 'random')
     description = "Social deduction: a hidden mafia kills at night; the village talks and votes by day to find them."
     category = "social"
     zero_sum = False

@@ -164,6 +164,7 @@ class SplitMaze(Game):
     """Two players who each see half a maze agree on every step of one token; see the module docstring."""
 
     name = "SplitMaze"
+    reference_agents = ('bfs', 'random')
     description = "Cooperative maze: each of two players sees half the cells; a step happens only when both propose it."
     category = "cooperation"
     zero_sum = False
