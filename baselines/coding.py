@@ -3,10 +3,12 @@
 They read only the observation (the view: statement, examples, the challenge; and tool results in the
 messages), with one documented exception, ``reference``:
 
-* ``reference`` (Code, CoderTester): an **oracle, not a fair agent**. It rebuilds the task from the task id
-  in the view with the same seeded generator the environment uses (:func:`parlour.envs.coding.tasks.task_from_id`)
-  and submits the reference solution; as tester it submits the first ``max_tests`` hidden tests as asserts.
-  It is the upper bound of the scale (every hidden test passes).
+* ``reference`` (Code, CoderTester): an **oracle, not a fair agent**, and marked so: ``privileged = True``.
+  The view holds only an opaque handle of the task; the agent looks the task up through the privileged
+  channel (:func:`parlour.envs.coding.oracle.privileged_oracle`, which knows the tasks of the episodes running
+  in its own process) and submits the reference solution; as tester it submits the first ``max_tests``
+  hidden tests as asserts. It is the upper bound of the scale (every hidden test passes), measured
+  locally; the leaderboard refuses privileged agents.
 * ``phrasebook`` (Code, CoderTester): a weak coder that knows 27 of procgen's simplest steps (list filters,
   sums, sorting, reversing, case changes, word and vowel counts, ...). If it recognises every step of the statement it writes the solution,
   checks it with ``run_tests`` and submits it; otherwise it submits a function that returns the visible
@@ -32,6 +34,7 @@ from typing import Any, Callable, Mapping
 from parlour.baselines import register_scripted
 from parlour.baselines.random_agent import RandomAgent
 from parlour.baselines.seeded import SeededAgent
+from parlour.envs.coding.oracle import Oracle, privileged_oracle
 
 CODE = "parlour/Code-v0"
 CODER_TESTER = "parlour/CoderTester-v0"
@@ -54,13 +57,17 @@ class Reference(SeededAgent):
     """The oracle upper bound: submits the task's reference solution (or, as tester, its hidden tests); see the module docstring."""
 
     name = "reference"
+    #: Reads hidden tasks through the privileged oracle: the leaderboard refuses it.
+    privileged = True
+
+    def __init__(self, env_id: str | None = None, seed: int | None = None, oracle: Oracle | None = None):
+        super().__init__(env_id, seed)
+        self.oracle = oracle or privileged_oracle()
 
     def act(self, observation: Mapping[str, Any]) -> str:
-        """Rebuild the task from its id and submit what the reference gives."""
-        from parlour.envs.coding.tasks import task_from_id
-
+        """Look the task up by its handle and submit what the reference gives."""
         view = observation["view"]
-        task = task_from_id(view["task_id"])
+        task = self.oracle.task(view["task_id"])
         if view.get("role") == "tester":
             lines = [f"assert {task.entry_point}({', '.join(map(repr, args))}) == {expected!r}"
                      for args, expected in task.hidden[: view["max_tests"]]]

@@ -20,6 +20,7 @@ from parlour.baselines.coding import TEMPLATES, Phrasebook, phrasebook_solution,
 from parlour.envs.coding import judge
 from parlour.envs.coding.coder_tester import parse_tests
 from parlour.envs.coding.mutants import mutants
+from parlour.envs.coding.oracle import privileged_oracle
 from parlour.envs.coding.tasks import frozen_tasks, task_from_id
 from parlour.envs.core.match import Match
 from parlour.sandbox import SandboxUnavailable
@@ -44,8 +45,9 @@ def started(env_id: str, seed: int = 0, **options) -> Match:
     return match
 
 
-def task_of(match: Match, player: str | None = None):
-    return task_from_id(match.agent_observation(player or match.players[0])["view"]["task_id"])
+def task_of(match: Match):
+    """The task the match posed (observations hold only its opaque handle)."""
+    return match.game.task
 
 
 def tool(name: str, **arguments) -> str:
@@ -70,7 +72,7 @@ def test_the_reference_passes_under_every_reward(reward):
     match.submit("coder", tool("submit", code=task_of(match).reference))
     assert match.over and match.returns == {"coder": 1.0} and match.outcome.winners == ["coder"]
     details = match.outcome.details
-    assert details["verdict"] == "pass" and details["tests"] == "P" * 24 and len(details["output_hash"]) == 16
+    assert details["verdict"] == "pass" and details["tests"] == "P" * 24 and details["rateable"]
 
 
 def test_coderl_shape_fraction_and_tool_cost():
@@ -106,17 +108,17 @@ def test_scratch_tools_answer_the_coder_alone_and_do_not_advance_the_game():
     match.submit("coder", "<run_tests>def solve(x):\n    print('seen')\n    return 0\n</run_tests>")
     report = match.observation_text("coder")
     assert "wrong, expected" in report and "printed: 'seen\\n'" in report
-    assert match.agent_observation("coder")["view"]["scratch_calls"] == 3
+    assert match.agent_observation("coder")["tool_calls_left"] == 8 - 3
 
 
 class Syntax:
-    """Runs the visible tests, then submits the reference, in one tool-call syntax."""
+    """Runs the visible tests, then submits the reference (looked up through the privileged oracle), in one tool-call syntax."""
 
     def __init__(self, syntax: str):
         self.syntax = syntax
 
     def act(self, observation):
-        task = task_from_id(observation["view"]["task_id"])
+        task = privileged_oracle().task(observation["view"]["task_id"])
         tested = any(m["kind"] == "tool_result" for m in observation["messages"])
         name, arguments = ("submit" if tested else "run_tests"), {"code": task.reference}
         if self.syntax == "openai":
@@ -167,6 +169,8 @@ def test_replay_reproduces_verdicts_and_rejects_tampering():
     tampered["steps"][0]["calls"][0]["result"] = "0" * 32
     with pytest.raises(parlour.ReplayMismatch, match="tool calls"):
         parlour.replay(tampered)
+    # Scratch answers are played back from the record, not run again.
+    assert record["steps"][1]["calls"][0]["output"].startswith("3 of 3 visible tests passed.")
 
 
 def test_text_without_a_tool_call_is_invalid_and_the_forfeit_costs_the_tools():
@@ -201,7 +205,7 @@ def test_options_are_checked(options, message):
 def test_frozen_set_and_task_files(tmp_path):
     match = started(CODE, 9, tasks="CODE_V1")
     view = match.agent_observation("coder")["view"]
-    assert view["task_id"].startswith("CODE_V1:") and task_of(match) in frozen_tasks()
+    assert view["task_id"].startswith("task-") and task_of(match) in frozen_tasks()
     records = [
         {"text": "Write a function that doubles a number.", "code": "def double(x):\n    return 2 * x",
          "test_list": ["assert double(2) == 4", "assert double(-3) == -6"]},
@@ -283,7 +287,7 @@ def test_tester_submissions_are_read_as_literal_tests():
 
 def test_coder_tester_scores_mutants_invalid_tests_and_the_bonus():
     match = started(CODER_TESTER, 6)
-    task = task_of(match, "coder")
+    task = task_of(match)
     # A faulty solution that one of the first eight hidden tests catches.
     killable = next(m for m in mutants(task.reference, "solve")
                     if judge.judge_function(judge.warm_sandbox(), m, "solve", task.hidden[:8]).verdict != "pass")
@@ -304,7 +308,7 @@ def test_coder_tester_scores_mutants_invalid_tests_and_the_bonus():
 
 def test_coder_tester_without_valid_tests_runs_no_mutants_and_the_coder_wins():
     match = started(CODER_TESTER, 6, invalid_cost=0.3)
-    task = task_of(match, "tester")
+    task = task_of(match)
     match.submit("tester", "<submit>assert solve() == 1</submit>")
     assert not match.over and match.acting() == ["coder"]
     match.submit("coder", "<submit>" + task.reference + "</submit>")
@@ -436,8 +440,7 @@ def test_phrasebook_tester_asserts_examples_and_its_own_outputs():
         action = agent.act(match.agent_observation("tester"))
         seen.append(json.loads(action)["tool"])
         match.submit("tester", action)
-    view = match.agent_observation("coder")["view"]
     assert seen in (["run_python", "submit"], ["submit"])
-    match.submit("coder", tool("submit", code=task_from_id(view["task_id"]).reference))
+    match.submit("coder", tool("submit", code=task_of(match).reference))
     tester = match.outcome.details["tester"]
     assert tester["invalid_count"] == 0 and tester["valid"] == (10 if seen[0] == "run_python" else 3)

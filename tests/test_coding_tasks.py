@@ -177,7 +177,7 @@ def test_judge_reports_errors_timeouts_and_stops_after_a_timeout(box):
     missing = judge.judge_function(box, "def other(x):\n    return x\n", "solve", tests)
     assert missing.verdict == "runtime_error" and "defines no function solve" in missing.detail
     again = judge.judge_function(box, code, "solve", tests, cpu=0.2)
-    assert again.output_hash == result.output_hash and again.summary()["tests"] == "PETN"
+    assert again.summary() == result.summary() == {"verdict": "timeout", "passed": 1, "total": 4, "tests": "PETN"}
 
 
 def test_stdout_comparison_tolerates_floats_only_where_expected():

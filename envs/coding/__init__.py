@@ -9,7 +9,8 @@ environments: ``code`` (Code), ``coder_tester`` (CoderTester), ``code_proposer_s
 from parlour.envs.coding.judge import Judgement, same_output
 from parlour.envs.coding.loaders import TaskFormatError, load_tasks
 from parlour.envs.coding.mutants import mutants
-from parlour.envs.coding.tasks import CODE_V1_SHA256, Task, fingerprint, frozen_tasks, generate_task, task_from_id
+from parlour.envs.coding.task import Task
+from parlour.envs.coding.tasks import CODE_V1_SHA256, fingerprint, frozen_tasks, generate_task, task_from_id
 
 __all__ = [
     "CODE_V1_SHA256",

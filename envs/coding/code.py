@@ -35,14 +35,17 @@ The engine's ``max_tool_calls`` (default 8) bounds the scratch calls of the epis
 ``error_allowance`` (default 2) the replies that hold no valid tool call. Exceeding it ends the episode
 with a reward of -1 (as low as code that does not compile under ``coderl``) minus the tool costs.
 
+The view names the task by an opaque per-episode handle, never by its id (see
+:mod:`parlour.envs.coding.oracle`); ``rateable`` (an attribute, and in the outcome details) is false for a
+task file whose asserts a solution could defeat (see :mod:`parlour.envs.coding.judge`).
+
 Outcome details: the task id, family and steps; the verdict (``pass``, ``wrong_answer``,
 ``runtime_error``, ``timeout``, ``syntax_error``), tests passed and total, one letter per hidden test
-(``P`` pass, ``W`` wrong, ``E`` error, ``T`` timeout, ``N`` not run), the hash of every output, and the
-number of scratch calls. The submitted code is in the record (the ``submit`` call's arguments). Replay
-judges the code again in a fresh sandbox and must reproduce all of it.
-
-The count of scratch calls (for ``tool_cost``) is the one thing ``call_tool`` changes: the engine calls it
-exactly once per recorded call, live and on replay, and tells the game nothing else about the calls.
+(``P`` pass, ``W`` wrong, ``E`` error, ``T`` timeout, ``N`` not run), the number of scratch calls and
+whether the task set is rateable. The submitted code is in the record (the ``submit`` call's arguments).
+Replay judges the code again in a fresh sandbox and must reproduce all of it; the scratch tools' answers
+are kept whole in the record and played back, since a program's output need not reproduce (the engine
+counts the calls, for ``tool_cost``; ``call_tool`` changes nothing in the game).
 
 Version history: v0, first release.
 """
@@ -54,9 +57,9 @@ from typing import Any
 from parlour.envs.coding import judge
 from parlour.envs.coding.common import (
     REWARD_MODES, REWARD_TEXT, RUN_PYTHON, RUN_TESTS, TOOL_SYNTAX, TaskSource, bool_option, choice_option, code_tool, float_option,
-    reward_of, scratch_run, visible_report,
+    pose, reward_of, scratch_run, visible_report,
 )
-from parlour.envs.coding.tasks import Task
+from parlour.envs.coding.task import Task
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, InvalidMove
 
@@ -75,7 +78,6 @@ class Code(Game):
     """Write code for a task with scratch runs and visible tests, then submit it for hidden tests; see the module docstring."""
 
     name = "Code"
-    reference_agents = ('reference', 'random')
     description = "Write a function for a generated task: run code and visible tests in a sandbox, then submit for hidden tests."
     category = "coding"
     zero_sum = False
@@ -86,18 +88,19 @@ class Code(Game):
         self.reward_mode = choice_option("reward", reward, REWARD_MODES)
         self.tool_cost = float_option("tool_cost", tool_cost, 0.0, 1.0)
         self.allow_unsafe = bool_option("allow_unsafe", allow_unsafe)
+        #: Whether every verdict here comes from the host: false for task files whose asserts a solution can defeat.
+        self.rateable = self.source.rateable
         self.players = ["coder"]
         self.tools = [RUN_PYTHON, RUN_TESTS, SUBMIT]
         self.task: Task | None = None
-        self.scratch_calls = 0
+        self.handle = ""
         self.result: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ episode
     def start(self, ctx: Context) -> None:
         """Check that code can run here, draw the task and show it."""
         judge.require_sandbox(self.name, self.allow_unsafe)
-        self.task = self.source.draw(ctx.rng)
-        self.scratch_calls = 0
+        self.task, self.handle = pose(ctx, self.source)
         self.result = None
         ctx.tell(self.task.statement, to="coder")
 
@@ -122,9 +125,8 @@ class Code(Game):
         raise InvalidMove(f"Reply with a tool call: run_python(code, stdin), run_tests(code) or submit(code). {TOOL_SYNTAX}")
 
     def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
-        """Scratch runs and visible tests, in the warm sandbox (and a count of them, for ``tool_cost``)."""
+        """Scratch runs and visible tests, in the warm sandbox (recorded tools: this changes nothing in the game)."""
         assert self.task is not None
-        self.scratch_calls += 1
         if name == "run_python":
             return scratch_run(arguments["code"], arguments.get("stdin", ""), self.allow_unsafe)
         return visible_report(self.task, arguments["code"], self.allow_unsafe)
@@ -135,38 +137,37 @@ class Code(Game):
         code = moves["coder"]["arguments"]["code"]
         with judge.fresh_sandbox(self.allow_unsafe) as sandbox:
             judgement = self.task.judge(sandbox, code)
-        reward = reward_of(self.reward_mode, judgement) - self.tool_cost * self.scratch_calls
+        reward = reward_of(self.reward_mode, judgement) - self.tool_cost * ctx.tool_calls["coder"]
         self.result = judgement.summary()
         ctx.tell(f"Submitted: {judgement.verdict.replace('_', ' ')}, {judgement.passed} of {judgement.total} hidden tests passed.",
                  to="coder", kind="move", sender="coder")
         ctx.finish({"coder": reward}, reason=f"the coder submitted ({judgement.verdict.replace('_', ' ')}, "
                    f"{judgement.passed}/{judgement.total} hidden tests)", winners=["coder"] if judgement.verdict == "pass" else [],
-                   details=self._details(self.result))
+                   details=self._details(ctx, self.result))
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """Too many replies without a valid tool call: -1 minus the tool costs."""
-        ctx.finish({player: -1.0 - self.tool_cost * self.scratch_calls}, reason=reason, details=self._details(None))
+        ctx.finish({player: -1.0 - self.tool_cost * ctx.tool_calls[player]}, reason=reason, details=self._details(ctx, None))
 
-    def _details(self, result: dict[str, Any] | None) -> dict[str, Any]:
+    def _details(self, ctx: Context, result: dict[str, Any] | None) -> dict[str, Any]:
         assert self.task is not None
         details: dict[str, Any] = {"task": self.task.task_id, "family": self.task.family, "steps": list(self.task.steps),
-                                   "scratch_calls": self.scratch_calls}
+                                   "scratch_calls": ctx.tool_calls["coder"], "rateable": self.rateable}
         if result is not None:
             details.update(result)
         return details
 
     # ------------------------------------------------------------------ views
     def view(self, player: str) -> dict[str, Any]:
-        """The task as the coder sees it (statement, function, visible examples) and the episode so far."""
+        """The task as the coder sees it (its opaque handle, statement, function, visible examples) and the result."""
         if self.task is None:
             return {}
-        return {"task_id": self.task.task_id, "kind": self.task.kind, "entry_point": self.task.entry_point,
-                "statement": self.task.statement, "examples": self.task.examples(), "scratch_calls": self.scratch_calls,
-                "result": self.result}
+        return {"task_id": self.handle, "kind": self.task.kind, "entry_point": self.task.entry_point,
+                "statement": self.task.statement, "examples": self.task.examples(), "result": self.result}
 
     def render(self) -> str:
-        """The task id and, once submitted, the verdict."""
+        """The task's handle and, once submitted, the verdict."""
         if self.task is None:
             return "no task yet"
         status = f"{self.result['verdict']} ({self.result['passed']}/{self.result['total']})" if self.result else "not submitted"
-        return f"task {self.task.task_id} [{self.task.family}]: {status}; {self.scratch_calls} scratch call(s)"
+        return f"task {self.handle} [{self.task.family}]: {status}"

@@ -28,8 +28,13 @@ Coder's return: its reward - tool costs. Winners: the tester if it caught the co
 it passed every hidden test, else nobody. A player exceeding the invalid-action allowance gets -1 (minus
 its tool costs) and the other 0.
 
-Mutants run with a CPU limit of 0.1 s per test (the references need microseconds), so a mutant that loops
-costs little. Options also: ``tasks`` (``procgen`` or ``CODE_V1``), ``depth``, ``size``, ``family``,
+A mutant's CPU budget on each test is the reference's own, measured on that test in the same sandbox, times
+:data:`MUTANT_FACTOR` (at least :data:`MUTANT_FLOOR`), never a bare threshold: a valid test that is slow for the
+reference too gives its mutants the time they need. A mutant that runs out of time on a test is not told
+apart by it, nor by the tests after it (they do not run): only values and errors, which replay exactly,
+tell a mutant apart or kill it. So a slow valid test kills no equivalent mutant, and the kill count replays.
+Its cost: a tester's slow tests make every mutant run as long, up to :data:`MUTANT_FACTOR` times the
+reference on the test where it stops. Options also: ``tasks`` (``procgen`` or ``CODE_V1``), ``depth``, ``size``, ``family``,
 ``tool_cost`` and ``allow_unsafe`` as in Code. Outcome details: the coder's verdict summary and the
 tester's tests (valid, invalid with reasons, ignored), mutants, how many were told apart and killed,
 and whether the coder was caught.
@@ -46,15 +51,17 @@ from typing import Any
 from parlour.envs.coding import judge
 from parlour.envs.coding.common import (
     REWARD_MODES, REWARD_TEXT, RUN_PYTHON, RUN_TESTS, TOOL_SYNTAX, TaskSource, bool_option, choice_option, code_tool, float_option,
-    reward_of, scratch_run, visible_report,
+    pose, reward_of, scratch_run, visible_report,
 )
 from parlour.envs.coding.mutants import mutants as mutants_of
-from parlour.envs.coding.tasks import Task
+from parlour.envs.coding.task import Task
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, InvalidMove, int_option
+from parlour.sandbox import Limits
 
-#: CPU seconds a mutant may spend on one test.
-MUTANT_CPU_SECONDS = 0.1
+#: A mutant's CPU budget on a test: this many times what the reference took on it, and at least MUTANT_FLOOR seconds.
+MUTANT_FACTOR = 5.0
+MUTANT_FLOOR = 0.1
 #: Longest literal text of one test's arguments and expected value.
 MAX_TEST_CHARS = 2000
 
@@ -118,11 +125,24 @@ def _fails(outcome: judge.TestRun, expected: Any) -> bool:
     return outcome.status != "ok" or not judge.same(outcome.value, expected)
 
 
+def _tells_apart(outcome: judge.TestRun, expected: Any) -> bool:
+    """Whether a mutant's run of a test shows it differs from the reference: a different value or an error.
+    Running out of time (or not running) shows nothing: it depends on the machine, and would not replay."""
+    if outcome.status in ("timeout", "not_run"):
+        return False
+    return _fails(outcome, expected)
+
+
+def _mutant_limits(budgets: list[float]) -> Limits:
+    """Limits of a mutant's whole harness run: room for every test's budget and for loading."""
+    cpu = sum(budgets) + 2 * judge.TEST_CPU_SECONDS
+    return Limits(cpu_seconds=cpu, wall_seconds=3 * cpu + 10, memory_mb=judge.JUDGE_LIMITS.memory_mb)
+
+
 class CoderTester(Game):
     """A coder and a tester work on the same task at once; mutants of the reference score the tests. See the module docstring."""
 
     name = "CoderTester"
-    reference_agents = ('reference', 'random')
     description = "A coder writes a function while a tester writes asserts; the tests are scored by the mutants of the reference they kill."
     category = "coding"
     zero_sum = False
@@ -139,18 +159,19 @@ class CoderTester(Game):
         self.invalid_cost = float_option("invalid_cost", invalid_cost, 0.0, 1.0)
         self.bonus = float_option("bonus", bonus, 0.0, 1.0)
         self.allow_unsafe = bool_option("allow_unsafe", allow_unsafe)
+        #: Always true: CoderTester poses function tasks only, judged on the host.
+        self.rateable = self.source.rateable
         self.players = ["coder", "tester"]
         self.tools = [RUN_PYTHON, RUN_TESTS, SUBMIT]
         self.task: Task | None = None
-        self.scratch_calls = {player: 0 for player in self.players}
+        self.handle = ""
         self.result: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ episode
     def start(self, ctx: Context) -> None:
         """Check that code can run here, draw the task and show it to both."""
         judge.require_sandbox(self.name, self.allow_unsafe)
-        self.task = self.source.draw(ctx.rng)
-        self.scratch_calls = {player: 0 for player in self.players}
+        self.task, self.handle = pose(ctx, self.source)
         self.result = None
         ctx.tell(self.task.statement)
 
@@ -174,9 +195,8 @@ class CoderTester(Game):
         raise InvalidMove(f"Reply with a tool call: run_python(code, stdin), run_tests(code) or submit(code). {TOOL_SYNTAX}")
 
     def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
-        """Scratch runs and visible tests in the warm sandbox (and a count of them, for ``tool_cost``)."""
+        """Scratch runs and visible tests in the warm sandbox (recorded tools: this changes nothing in the game)."""
         assert self.task is not None
-        self.scratch_calls[player] += 1
         if name == "run_python":
             return scratch_run(arguments["code"], arguments.get("stdin", ""), self.allow_unsafe)
         return visible_report(self.task, arguments["code"], self.allow_unsafe)
@@ -193,8 +213,9 @@ class CoderTester(Game):
         chosen = sorted(rng.sample(range(len(pool)), min(self.n_mutants, len(pool))))
         hidden_args = [args for args, _ in task.hidden]
         with judge.fresh_sandbox(self.allow_unsafe) as sandbox:
-            on_reference = judge.execute(sandbox, task.reference, "call", [args for args, _ in tests], entry=task.entry_point)
-            valid = []
+            # The reference runs the tester's tests (to check them) and the hidden ones, timed: its times set the mutants' budgets.
+            on_reference = judge.execute(sandbox, task.reference, "call", [args for args, _ in tests] + hidden_args, entry=task.entry_point)
+            valid, budgets = [], []
             for (args, expected), outcome in zip(tests, on_reference.outcomes):
                 if _fails(outcome, expected):
                     got = judge.show(outcome.value, 120) if outcome.status == "ok" else outcome.detail[:120]
@@ -202,22 +223,24 @@ class CoderTester(Game):
                                    f"== {judge.show(expected, 80)} (it gives {got})")
                 else:
                     valid.append((args, expected))
+                    budgets.append(max(MUTANT_FLOOR, MUTANT_FACTOR * outcome.cpu))
+            budgets += [max(MUTANT_FLOOR, MUTANT_FACTOR * outcome.cpu) for outcome in on_reference.outcomes[len(tests):]]
+            expected_all = [expected for _, expected in valid] + [expected for _, expected in task.hidden]
             told_apart = killed = 0
             # Without a valid test the tester kills nothing, whatever the mutants do: they need not run.
             for index in chosen if valid else []:
                 run = judge.execute(sandbox, pool[index], "call", [args for args, _ in valid] + hidden_args, entry=task.entry_point,
-                                    cpu=MUTANT_CPU_SECONDS)
-                expected_all = [expected for _, expected in valid] + [expected for _, expected in task.hidden]
-                failures = [_fails(outcome, expected) for outcome, expected in zip(run.outcomes, expected_all)]
-                caught_by_tester = run.load != "ok" or any(failures[: len(valid)])
+                                    cpu=budgets, limits=_mutant_limits(budgets))
+                differs = [_tells_apart(outcome, expected) for outcome, expected in zip(run.outcomes, expected_all)]
+                caught_by_tester = run.load != "ok" or any(differs[: len(valid)])
                 killed += caught_by_tester
-                told_apart += caught_by_tester or any(failures)
+                told_apart += caught_by_tester or any(differs)
             hidden = task.judge(sandbox, code)
             against_tests = judge.judge_function(sandbox, code, task.entry_point, valid) if valid else None
         caught = against_tests is not None and against_tests.passed < against_tests.total
         share = killed / told_apart if told_apart else 0.0
-        coder = reward_of(self.reward_mode, hidden) - self.tool_cost * self.scratch_calls["coder"]
-        tester = share + (self.bonus if caught else 0.0) - self.invalid_cost * len(invalid) - self.tool_cost * self.scratch_calls["tester"]
+        coder = reward_of(self.reward_mode, hidden) - self.tool_cost * ctx.tool_calls["coder"]
+        tester = share + (self.bonus if caught else 0.0) - self.invalid_cost * len(invalid) - self.tool_cost * ctx.tool_calls["tester"]
         self.result = {
             "coder": hidden.summary(),
             "tester": {"tests": written, "valid": len(valid), "invalid": invalid[:10],
@@ -231,35 +254,35 @@ class CoderTester(Game):
         winners = ["tester"] if caught else (["coder"] if hidden.verdict == "pass" else [])
         ctx.finish({"coder": coder, "tester": tester}, reason=f"both submitted: the solution {hidden.verdict.replace('_', ' ')}, "
                    f"the tests killed {killed}/{told_apart} mutants" + (" and caught the coder" if caught else ""),
-                   winners=winners, details=self._details())
+                   winners=winners, details=self._details(ctx))
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """Too many replies without a valid tool call: -1 (minus tool costs) for the offender, 0 for the other."""
         other = self.other(player)
-        ctx.finish({player: -1.0 - self.tool_cost * self.scratch_calls[player], other: 0.0}, reason=reason, winners=[other],
-                   details=self._details())
+        ctx.finish({player: -1.0 - self.tool_cost * ctx.tool_calls[player], other: 0.0}, reason=reason, winners=[other],
+                   details=self._details(ctx))
 
-    def _details(self) -> dict[str, Any]:
+    def _details(self, ctx: Context) -> dict[str, Any]:
         assert self.task is not None
         return {"task": self.task.task_id, "family": self.task.family, "steps": list(self.task.steps),
-                "scratch_calls": dict(self.scratch_calls), **(self.result or {})}
+                "scratch_calls": {player: ctx.tool_calls[player] for player in self.players}, **(self.result or {})}
 
     # ------------------------------------------------------------------ views
     def view(self, player: str) -> dict[str, Any]:
-        """The task as both see it, the player's role, and the result once both have submitted."""
+        """The task as both see it (its opaque handle, statement, examples), the player's role, and the result once
+        both have submitted."""
         if self.task is None:
             return {}
-        return {"role": player, "task_id": self.task.task_id, "entry_point": self.task.entry_point, "statement": self.task.statement,
-                "examples": self.task.examples(), "max_tests": self.max_tests, "scratch_calls": self.scratch_calls[player],
-                "result": self.result}
+        return {"role": player, "task_id": self.handle, "entry_point": self.task.entry_point, "statement": self.task.statement,
+                "examples": self.task.examples(), "max_tests": self.max_tests, "result": self.result}
 
     def render(self) -> str:
-        """The task id and the result."""
+        """The task's handle and the result."""
         if self.task is None:
             return "no task yet"
         if self.result is None:
-            return f"task {self.task.task_id} [{self.task.family}]: working"
+            return f"task {self.handle} [{self.task.family}]: working"
         tester = self.result["tester"]
-        return (f"task {self.task.task_id}: coder {self.result['coder']['verdict']}, tester {tester['valid']} valid tests, "
+        return (f"task {self.handle}: coder {self.result['coder']['verdict']}, tester {tester['valid']} valid tests, "
                 f"killed {tester['killed']}/{tester['told_apart']} mutants")
 

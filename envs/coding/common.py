@@ -12,8 +12,10 @@ import numpy as np
 from parlour.envs.coding import judge
 from parlour.envs.coding.blocks import FAMILIES
 from parlour.envs.coding.judge import Judgement
+from parlour.envs.coding.oracle import episode_handle
 from parlour.envs.coding.loaders import file_tasks
-from parlour.envs.coding.tasks import FROZEN_SETS, MAX_DEPTH, MAX_SIZE, Task, frozen_tasks, generate_task
+from parlour.envs.coding.task import Task
+from parlour.envs.coding.tasks import FROZEN_SETS, MAX_DEPTH, MAX_SIZE, frozen_tasks, generate_task
 from parlour.envs.core.game import int_option
 from parlour.envs.core.tools import Tool
 
@@ -33,18 +35,20 @@ REWARD_TEXT = {
 }
 
 
-def code_tool(name: str, description: str, final: bool = False, stdin: bool = False) -> Tool:
-    """A tool taking ``code`` (and, with ``stdin=True``, an optional ``stdin``)."""
+def code_tool(name: str, description: str, final: bool = False, stdin: bool = False, recorded: bool = False) -> Tool:
+    """A tool taking ``code`` (and, with ``stdin=True``, an optional ``stdin``); ``recorded`` as in :class:`Tool`."""
     properties: dict[str, Any] = {"code": {"type": "string", "description": "Python source code"}}
     if stdin:
         properties["stdin"] = {"type": "string", "description": "text the program reads from standard input"}
     return Tool(name, description, {"type": "object", "properties": properties, "required": ["code"], "additionalProperties": False},
-                final=final)
+                final=final, recorded=recorded)
 
 
+# A program's output need not reproduce (it may print the clock), so the scratch tools' answers are kept whole in
+# the record and played back on replay: a player cannot void its match with them.
 RUN_PYTHON = code_tool("run_python", "Run a Python program in a scratch sandbox (standard library only, no network) and see "
-                       "its exit status, stdout and stderr. Nothing run here is judged.", stdin=True)
-RUN_TESTS = code_tool("run_tests", "Run your solution on the task's visible examples and see the result of each.")
+                       "its exit status, stdout and stderr. Nothing run here is judged.", stdin=True, recorded=True)
+RUN_TESTS = code_tool("run_tests", "Run your solution on the task's visible examples and see the result of each.", recorded=True)
 
 
 def bool_option(name: str, value: Any) -> bool:
@@ -99,6 +103,13 @@ class TaskSource:
                                  "procgen or frozen-set tasks")
         return source
 
+    @property
+    def rateable(self) -> bool:
+        """Whether every verdict on these tasks comes from the host (:attr:`Task.host_checked`): procgen and the
+        frozen sets always; a task file when every one of its tests can be split so. The leaderboard rates only
+        environments whose ``rateable`` is true."""
+        return self.tasks in ("procgen", *FROZEN_SETS) or all(task.host_checked for task in self.loaded())
+
     def loaded(self) -> tuple[Task, ...]:
         """The tasks of the file (read again only when it changes)."""
         if not os.path.isfile(os.path.expanduser(self.tasks)):
@@ -112,6 +123,12 @@ class TaskSource:
             return generate_task(int(rng.integers(1 << 31)), self.depth, self.size, self.family)
         pool = frozen_tasks(self.tasks) if self.tasks in FROZEN_SETS else self.loaded()
         return pool[int(rng.integers(len(pool)))]
+
+
+def pose(ctx: Any, source: TaskSource) -> tuple[Task, str]:
+    """Draw an episode's task from ``source`` and its opaque handle (see :mod:`parlour.envs.coding.oracle`)."""
+    task = source.draw(ctx.rng)
+    return task, episode_handle(ctx.rng, task)
 
 
 def reward_of(mode: str, judgement: Judgement) -> float:

@@ -1,4 +1,9 @@
-"""Judging code in :mod:`parlour.sandbox`: run a program on tests and compare what it produced, outside the sandbox.
+"""Judging code in :mod:`parlour.sandbox`: run a program on tests and decide, on the host, whether it passed.
+
+A verdict comes only from values the host compares: nothing a program writes is believed as a verdict.
+The harness's result lines travel on the program's own stdout, so a program can always write lines that
+look like them; that is why they carry values and error reports only, never a "pass", and why any status
+the host does not know is an error of that test (never a verdict, never an exception).
 
 Three kinds of test, one per kind of task:
 
@@ -6,29 +11,36 @@ Three kinds of test, one per kind of task:
   it compiles the solution as ``solution.py``, executes it under the name ``solution`` (so an ``if __name__
   == "__main__":`` block does not run), calls the function on every test's arguments with a CPU-time alarm
   per test, and writes back each return value in a tagged JSON encoding. The values are compared with the
-  expected ones **here, on the host**, and the expected values never enter the sandbox, so a solution
-  cannot forge a pass: whatever it writes back is judged as its answer. Equality is Python's ``==``, with
-  floats compared to a relative and absolute tolerance of 1e-9.
-* ``asserts``: HumanEval/MBPP-style test code (``assert f(2) == 4``, or HumanEval's ``check(candidate)``),
-  run in the solution's own process after it, one snippet per test, as those suites' harnesses do. A
-  solution can defeat such tests (an object equal to everything), which is why procgen tasks use
-  ``function`` tests.
+  expected ones **here, on the host**, and the expected values never enter the sandbox: whatever a
+  solution writes back is judged as its answer. Equality is Python's ``==``, with floats compared to a
+  relative and absolute tolerance of 1e-9; an object of a class the encoding does not carry is equal to
+  nothing.
+* ``asserts``: HumanEval/MBPP-style test code (``assert f(2) == 4``, ``assert set(f(x)) == set((1, 2))``,
+  ``assert abs(f(0.5) - 1.5) < 1e-9``). Each assert is split on the host (:func:`assert_plan`): every call
+  of the solution's code (a *probe*, such as ``f(2)``) is evaluated in the solution's sandbox and only its
+  value comes back; the rest of the assert, with the probes' values in their place, is evaluated in a
+  second, fresh sandbox that never held the solution (:data:`CHECKER`), after the task's setup code. The
+  expected side of a test never enters the solution's sandbox, and nothing the solution does can reach the
+  checker. Test code that cannot be split so (loops, helper variables, a solution name used other than by
+  calling it) runs the old way, in the solution's own process after it, where a solution can defeat it;
+  :attr:`Task.host_checked <parlour.envs.coding.task.Task.host_checked>` says which, and the environments
+  call a task set with such tests not rateable.
 * ``stdio``: the program runs once per test with the test's input on stdin, in a process of its own; its
-  stdout is compared token by token with the expected output, numbers that hold a decimal point or an
-  exponent to a tolerance (default 1e-6, absolute or relative), everything else exactly.
+  stdout is compared on the host token by token with the expected output, numbers that hold a decimal
+  point or an exponent to a tolerance (default 1e-6, absolute or relative), everything else exactly.
 
 After the first test that runs out of CPU time, the remaining tests are not run (they count as failed):
 one endless loop costs one test's time limit, not all of them.
 
 Verdicts: ``pass`` (every test passed), ``syntax_error`` (the code does not compile), ``timeout`` (a test,
 or loading the module, ran out of time), ``runtime_error`` (the module failed to load, the function is
-missing, or a test raised) and ``wrong_answer`` (everything ran, some result was wrong), in that order of
-precedence after ``syntax_error``.
+missing, a test raised, or the run reported something the host does not know) and ``wrong_answer``
+(everything ran, some result was wrong), in that order of precedence after ``syntax_error``.
 
 Determinism: verdicts replay because the limits are CPU time far above what the tasks need, the sandbox's
-hash seed is fixed, and each judgement starts a fresh sandbox. A program that reads the clock, draws
-unseeded random numbers, prints object addresses or catches ``BaseException`` around an endless loop can
-still behave differently on replay; its record then fails to replay.
+hash seed is fixed, and each judgement starts a fresh sandbox. What a judgement keeps for the record
+(:meth:`Judgement.summary`) is the verdict and one letter per test, never the values a program returned or
+printed, so a wrong program that prints the clock still replays as the same wrong answer.
 
 Scratch runs (an agent trying code) use one warm sandbox per process (:func:`warm_sandbox`, closed at
 exit); judgements that count use :func:`fresh_sandbox`.
@@ -36,16 +48,18 @@ exit); judgements that count use :func:`fresh_sandbox`.
 
 from __future__ import annotations
 
+import ast
 import atexit
-import hashlib
+import builtins
 import json
 import math
 import os
+import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
-from parlour.sandbox import Limits, RunResult, Sandbox, SandboxUnavailable
+from parlour.sandbox import Limits, RunResult, Sandbox, SandboxUnavailable, run_python
 
 #: CPU seconds each test may use; procgen references need microseconds, so verdicts are far from the edge.
 TEST_CPU_SECONDS = 1.0
@@ -53,16 +67,21 @@ TEST_CPU_SECONDS = 1.0
 JUDGE_LIMITS = Limits(cpu_seconds=10.0, wall_seconds=30.0, memory_mb=512)
 #: Limits of an agent's scratch run.
 SCRATCH_LIMITS = Limits(cpu_seconds=2.0, wall_seconds=10.0, memory_mb=512, max_output_bytes=1 << 18)
-#: Marks the harness's result lines on its stdout, so the program's own output cannot be taken for them.
+#: Marks the harness's result lines on its stdout, so that what a program prints is not mistaken for them
+#: (a program can still write such lines: they are read as its answers, never as verdicts).
 MARK = "\x1e"
+#: What the harness may say about loading the solution, and about one test; anything else is an error.
+LOAD_STATUSES = frozenset({"ok", "syntax", "error", "timeout", "missing"})
+TEST_STATUSES = frozenset({"ok", "fail", "error", "timeout"})
 
 #: Compiles the program on its stdin without running it.
 SYNTAX_CHECK = "import sys\ncompile(sys.stdin.read(), 'main.py', 'exec')\n"
 
-# The harness imports only builtin modules (``sys``, ``os``, ``_signal``): in a forked sandbox an import of
-# ``json`` or ``signal`` costs more than the tests themselves.
+# The harness imports only builtin modules (``sys``, ``os``, ``_signal``, ``time``): in a forked sandbox an
+# import of ``json`` or ``signal`` costs more than the tests themselves. Each test's line ends with the CPU
+# seconds it took, which the host uses only for trusted code (a reference's budget for its mutants).
 HARNESS = r'''
-import os, sys, _signal
+import os, sys, _signal, time
 
 MARK = "\x1e"
 ESCAPES = {i: "\\u%04x" % i for i in range(32)}
@@ -174,7 +193,7 @@ def guarded(action, seconds):
 
 def main():
     payload = eval(sys.stdin.read(), {"__builtins__": {}, "set": set, "inf": float("inf"), "nan": float("nan")})
-    seconds = payload["cpu"]
+    seconds = payload["load_cpu"]
     _signal.signal(_signal.SIGPROF, alarm)
     try:
         code = compile(payload["code"], "solution.py", "exec")
@@ -198,22 +217,32 @@ def main():
         if not callable(function):
             emit('["load","missing",' + encode("solution.py defines no function " + payload["entry"]) + "]")
             return
+    if payload["mode"] == "probes":
+        try:
+            probes = [[compile(probe, "test.py", "eval") for probe in test] for test in payload["tests"]]
+        except BaseException as error:
+            emit('["load","error",' + encode("a test cannot be compiled: " + describe(error)) + "]")
+            return
     emit('["load","ok",""]')
     capture.take()
     for index, test in enumerate(payload["tests"]):
+        started = time.process_time()
         if payload["mode"] == "call":
-            status, value = guarded(lambda: function(*test), seconds)
+            status, value = guarded(lambda: function(*test), payload["cpu"][index])
+        elif payload["mode"] == "probes":
+            status, value = guarded(lambda: [eval(probe, dict(namespace)) for probe in probes[index]], payload["cpu"][index])
         else:
-            status, value = guarded(lambda: exec(test, dict(namespace)), seconds)
+            status, value = guarded(lambda: exec(test, dict(namespace)), payload["cpu"][index])
+        used = time.process_time() - started
         printed = capture.take()
-        if status == "ok" and payload["mode"] == "call":
+        if status == "ok" and payload["mode"] != "asserts":
             try:
                 text = encode(value)
             except BaseException as error:
                 status, text = "error", encode("the result cannot be reported: " + describe(error))
         else:
             text = encode(value if status != "ok" else "")
-        emit("[" + str(index) + "," + encode(status) + "," + text + "," + encode(printed) + "]")
+        emit("[" + str(index) + "," + encode(status) + "," + text + "," + encode(printed) + "," + repr(used) + "]")
         if status == "timeout":
             return
 
@@ -280,14 +309,16 @@ def show(value: Any, limit: int = 300) -> str:
 
 @dataclass(frozen=True)
 class TestRun:
-    """What one test did: ``status`` (``ok``, ``fail``, ``error``, ``timeout``, ``not_run``), the value it
-    returned (``function`` tests), its wire text (hashed into records), an error message, what it printed."""
+    """What one test did in the sandbox: ``status`` (``ok``, ``fail``, ``error``, ``timeout``, ``not_run``), the
+    value it returned (``function`` tests; the probes' values for ``asserts`` tests), that value as the harness
+    encoded it (``raw``), an error message, what it printed, and the CPU seconds the harness says it took."""
 
     status: str
     value: Any = None
-    wire: str = ""
+    raw: Any = None
     detail: str = ""
     printed: str = ""
+    cpu: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -310,6 +341,10 @@ class TestVerdict:
     printed: str = ""
 
 
+#: One letter per test verdict, in summaries.
+LETTERS = {"pass": "P", "wrong": "W", "error": "E", "timeout": "T", "not_run": "N"}
+
+
 @dataclass(frozen=True)
 class Judgement:
     """The verdict on a program over a list of tests (see the module docstring for the verdicts)."""
@@ -317,8 +352,6 @@ class Judgement:
     verdict: str
     tests: tuple[TestVerdict, ...]
     detail: str = ""
-    output_hash: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def passed(self) -> int:
@@ -336,19 +369,11 @@ class Judgement:
         return self.passed / self.total if self.tests else 0.0
 
     def summary(self) -> dict[str, Any]:
-        """The JSON-ready account kept in outcome details: verdict, counts, one letter per test, the output hash.
-
-        Letters: ``P`` pass, ``W`` wrong, ``E`` error, ``T`` timeout, ``N`` not run.
-        """
-        letters = {"pass": "P", "wrong": "W", "error": "E", "timeout": "T", "not_run": "N"}
-        return {
-            "verdict": self.verdict,
-            "passed": self.passed,
-            "total": self.total,
-            "tests": "".join(letters[test.status] for test in self.tests),
-            "output_hash": self.output_hash,
-            "detail": self.detail,
-        }
+        """The JSON-ready account kept in outcome details (and compared on replay): the verdict, the counts and
+        one letter per test (``P`` pass, ``W`` wrong, ``E`` error, ``T`` timeout, ``N`` not run). It holds
+        nothing a program returned or printed, which need not reproduce."""
+        return {"verdict": self.verdict, "passed": self.passed, "total": self.total,
+                "tests": "".join(LETTERS[test.status] for test in self.tests)}
 
 
 # ------------------------------------------------------------------------------ sandboxes
@@ -397,8 +422,9 @@ def require_sandbox(env_name: str, allow_unsafe: bool = False) -> None:
 
 # ------------------------------------------------------------------------------ running
 
-def _payload(code: str, mode: str, tests: Sequence[Any], entry: str = "", setup: str = "", cpu: float = TEST_CPU_SECONDS) -> str:
-    return repr({"code": code, "mode": mode, "entry": entry, "setup": setup, "tests": list(tests), "cpu": cpu})
+def _payload(code: str, mode: str, tests: Sequence[Any], entry: str, setup: str, cpu: Sequence[float]) -> str:
+    return repr({"code": code, "mode": mode, "entry": entry, "setup": setup, "tests": list(tests), "cpu": list(cpu),
+                 "load_cpu": TEST_CPU_SECONDS})
 
 
 def _lines(stdout: str) -> list[Any]:
@@ -415,29 +441,39 @@ def _lines(stdout: str) -> list[Any]:
     return found
 
 
+def _test_run(line: list[Any]) -> TestRun:
+    """One test's line ``[index, status, value or message, printed, cpu]`` read as a :class:`TestRun`; a status
+    the host does not know, or a value it cannot read, makes the test an error."""
+    status, wire_value, printed, cpu = line[1], line[2], str(line[3]), line[4]
+    cpu = float(cpu) if isinstance(cpu, (int, float)) and not isinstance(cpu, bool) and math.isfinite(cpu) and cpu >= 0 else 0.0
+    if status not in TEST_STATUSES:
+        return TestRun("error", detail=f"the run reported an unknown status {show(status, 40)}", printed=printed)
+    if status != "ok":
+        return TestRun(status, detail=str(wire_value), printed=printed, cpu=cpu)
+    try:
+        return TestRun("ok", decode(wire_value), wire_value, printed=printed, cpu=cpu)
+    except (TypeError, ValueError, RecursionError):
+        return TestRun("error", detail="the result could not be read back", printed=printed)
+
+
 def execute(sandbox: Sandbox, code: str, mode: str, tests: Sequence[Any], *, entry: str = "", setup: str = "",
-            cpu: float = TEST_CPU_SECONDS, limits: Limits | None = None) -> Execution:
+            cpu: float | Sequence[float] = TEST_CPU_SECONDS, limits: Limits | None = None) -> Execution:
     """Run ``code`` in ``sandbox`` through the harness: ``mode`` ``"call"`` calls ``entry`` with each test's
-    argument tuple; ``"asserts"`` executes each test's code after the solution (and ``setup``)."""
-    result = sandbox.run(HARNESS, _payload(code, mode, tests, entry, setup, cpu), limits=limits or JUDGE_LIMITS)
+    argument tuple; ``"probes"`` evaluates each test's list of expressions (see :func:`assert_plan`) and
+    returns their values; ``"asserts"`` executes each test's code after the solution (and ``setup``).
+    ``cpu`` is each test's CPU seconds: one number for all, or one per test."""
+    budgets = [float(cpu)] * len(tests) if isinstance(cpu, (int, float)) else [float(seconds) for seconds in cpu]
+    result = sandbox.run(HARNESS, _payload(code, mode, tests, entry, setup, budgets), limits=limits or JUDGE_LIMITS)
     load, load_detail = "crash", ""
     outcomes: dict[int, TestRun] = {}
     for line in _lines(result.stdout):
-        if not isinstance(line, list) or len(line) < 3:
+        if not isinstance(line, list):
             continue
-        if line[0] == "load" and load == "crash":
-            load, load_detail = str(line[1]), str(line[2])
-        elif isinstance(line[0], int) and 0 <= line[0] < len(tests) and line[0] not in outcomes and len(line) == 4:
-            status, wire_value, printed = str(line[1]), line[2], str(line[3])
-            if status == "ok":
-                try:
-                    value = decode(wire_value)
-                except (TypeError, ValueError, RecursionError):
-                    outcomes[line[0]] = TestRun("error", detail="the result could not be read back", printed=printed)
-                    continue
-                outcomes[line[0]] = TestRun("ok", value, json.dumps(wire_value, ensure_ascii=False), printed=printed)
-            else:
-                outcomes[line[0]] = TestRun(status, detail=str(wire_value), printed=printed)
+        if len(line) == 3 and line[0] == "load" and load == "crash":
+            load, load_detail = (line[1], str(line[2])) if line[1] in LOAD_STATUSES else \
+                ("error", f"the run reported an unknown status {show(line[1], 40)}")
+        elif len(line) == 5 and type(line[0]) is int and 0 <= line[0] < len(tests) and line[0] not in outcomes:
+            outcomes[line[0]] = _test_run(line)
     if load == "crash":
         load_detail = _death(result)
     crashed = _death(result) if result.verdict != "ok" else ""
@@ -487,45 +523,210 @@ def _verdict(load: str, statuses: Sequence[str]) -> str:
     return "wrong_answer"
 
 
-def _hash(parts: Sequence[str]) -> str:
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part.encode("utf-8", "surrogatepass"))
-        digest.update(b"\x00")
-    return digest.hexdigest()[:16]
+def _judgement(execution: Execution, verdicts: list[TestVerdict]) -> Judgement:
+    return Judgement(_verdict(execution.load, [v.status for v in verdicts]), tuple(verdicts),
+                     execution.load_detail if execution.load != "ok" else "")
 
 
-def judge_function(sandbox: Sandbox, code: str, entry: str, tests: Sequence[tuple[tuple, Any]], cpu: float = TEST_CPU_SECONDS) -> Judgement:
+def _not_passed(outcome: TestRun) -> TestVerdict:
+    """The verdict on a test that did not run to a value (an assertion failing in the harness is an error)."""
+    return TestVerdict(outcome.status if outcome.status in ("timeout", "not_run") else "error", outcome.detail, printed=outcome.printed)
+
+
+def judge_function(sandbox: Sandbox, code: str, entry: str, tests: Sequence[tuple[tuple, Any]],
+                   cpu: float | Sequence[float] = TEST_CPU_SECONDS) -> Judgement:
     """Call ``entry`` on each test's arguments and compare with the expected value (on the host)."""
     execution = execute(sandbox, code, "call", [args for args, _ in tests], entry=entry, cpu=cpu)
     verdicts = []
     for outcome, (_, expected) in zip(execution.outcomes, tests):
-        if outcome.status == "ok":
-            if same(outcome.value, expected):
-                verdicts.append(TestVerdict("pass", got=show(outcome.value), printed=outcome.printed))
-            else:
-                verdicts.append(TestVerdict("wrong", f"expected {show(expected)}, got {show(outcome.value)}", show(outcome.value), outcome.printed))
+        if outcome.status != "ok":
+            verdicts.append(_not_passed(outcome))
+        elif same(outcome.value, expected):
+            verdicts.append(TestVerdict("pass", got=show(outcome.value), printed=outcome.printed))
         else:
-            verdicts.append(TestVerdict(outcome.status if outcome.status != "fail" else "error", outcome.detail, printed=outcome.printed))
-    statuses = [v.status for v in verdicts]
-    return Judgement(_verdict(execution.load, statuses), tuple(verdicts), execution.load_detail if execution.load != "ok" else "",
-                     _hash([execution.load] + [f"{o.status}:{o.wire}" for o in execution.outcomes]))
+            verdicts.append(TestVerdict("wrong", f"expected {show(expected)}, got {show(outcome.value)}", show(outcome.value), outcome.printed))
+    return _judgement(execution, verdicts)
 
 
-def judge_asserts(sandbox: Sandbox, code: str, tests: Sequence[str], setup: str = "", cpu: float = TEST_CPU_SECONDS) -> Judgement:
-    """Run each test snippet (asserts) after the solution; a snippet passes if it raises nothing."""
-    execution = execute(sandbox, code, "asserts", list(tests), setup=setup, cpu=cpu)
+# ------------------------------------------------------------------------------ asserts, split between two sandboxes
+
+#: Evaluates the host's half of each assert, in a sandbox that never held the solution: the task's setup code,
+#: then each test's expression with the probes' values (decoded data, never code) in place of the calls.
+CHECKER = r'''
+import json, sys
+
+
+class Opaque:
+    def __eq__(self, other):
+        return False
+
+    __hash__ = object.__hash__
+
+
+def decode(value):
+    if isinstance(value, list):
+        return [decode(item) for item in value]
+    if isinstance(value, dict):
+        if "t" in value:
+            return tuple(decode(item) for item in value["t"])
+        if "d" in value:
+            return {decode(k): decode(v) for k, v in value["d"]}
+        if "s" in value:
+            return {decode(item) for item in value["s"]}
+        if "f" in value:
+            return float(value["f"])
+        return Opaque()
+    return value
+
+
+payload = json.loads(sys.stdin.read())
+namespace = {"__name__": "checks"}
+exec(payload["setup"], namespace)
+for name in payload["modules"]:
+    namespace.setdefault(name, __import__(name))
+results = []
+for expression, values in payload["tests"]:
+    scope = dict(namespace)
+    for index, value in enumerate(values):
+        scope["__probe%d" % index] = decode(value)
+    try:
+        results.append(["pass" if eval(expression, scope) else "fail", ""])
+    except AssertionError:
+        results.append(["fail", ""])
+    except Exception as error:
+        results.append(["error", (type(error).__name__ + ": " + str(error))[:300]])
+sys.stdout.write("\x1e" + json.dumps(results) + "\n")
+'''
+
+_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+class _Unsplittable(Exception):
+    """An assert whose calls of the solution cannot be evaluated apart from the rest of it."""
+
+
+def _probe_root(node: ast.AST) -> tuple[str | None, bool]:
+    """The name a chain of calls, attributes and subscripts starts from, and whether the chain calls something."""
+    called = False
+    while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
+        called = called or isinstance(node, ast.Call)
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return (node.id if isinstance(node, ast.Name) else None), called
+
+
+def setup_names(setup: str) -> frozenset[str] | None:
+    """The names the top level of ``setup`` binds (functions, classes, imports, assignments); None if it does not parse."""
+    try:
+        tree = ast.parse(setup)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    names = set()
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(statement.name)
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            names.update(node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store))
+    return frozenset(names)
+
+
+def split_assert(test: str, known: frozenset[str]) -> tuple[str, tuple[str, ...]] | None:
+    """``(expression, probes)`` for a test that is one ``assert``: each probe is a call chain starting at a name
+    not in ``known`` (the solution's), the expression is the assert's test with ``__probe0``, ``__probe1``, ...
+    in their places. None where that cannot be done soundly: several statements, no probe, a probe inside a
+    lambda or comprehension (it may use their variables), or a solution name used other than by calling it."""
+    try:
+        body = ast.parse(test).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if len(body) != 1 or not isinstance(body[0], ast.Assert):
+        return None
+    expression = body[0].test
+    bound = {node.id for node in ast.walk(expression) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    bound |= {arg.arg for node in ast.walk(expression) if isinstance(node, ast.Lambda) for arg in ast.walk(node.args) if isinstance(arg, ast.arg)}
+    visible = known | bound
+    probes: list[str] = []
+
+    def cut(node: ast.AST, scoped: bool) -> ast.AST:
+        root, called = _probe_root(node)
+        if root is not None and root not in visible and isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
+            if scoped or not called:
+                raise _Unsplittable
+            probes.append(ast.unparse(node))
+            return ast.Name(f"__probe{len(probes) - 1}", ast.Load())
+        if isinstance(node, ast.NamedExpr) or (isinstance(node, ast.Name) and node.id not in visible):
+            raise _Unsplittable
+        inner = scoped or isinstance(node, _SCOPES)
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                setattr(node, name, [cut(item, inner) if isinstance(item, ast.AST) else item for item in value])
+            elif isinstance(value, ast.AST):
+                setattr(node, name, cut(value, inner))
+        return node
+
+    try:
+        rest = cut(expression, False)
+    except _Unsplittable:
+        return None
+    return (ast.unparse(rest), tuple(probes)) if probes else None
+
+
+def assert_plan(tests: Sequence[str], setup: str, entry: str) -> list[tuple[str, tuple[str, ...]]] | None:
+    """Every test split by :func:`split_assert` (names known to the checker: builtins, standard modules and the
+    setup's, never ``entry``), or None if one of them cannot be."""
+    names = setup_names(setup)
+    if names is None:
+        return None
+    known = (frozenset(dir(builtins)) | frozenset(sys.stdlib_module_names) | names) - {entry}
+    plan = [split_assert(test, known) for test in tests]
+    return None if any(step is None for step in plan) else plan  # type: ignore[return-value]
+
+
+def _modules(expression: str, setup: str) -> list[str]:
+    """The standard modules an expression names that neither the builtins nor the setup provide."""
+    names = {node.id for node in ast.walk(ast.parse(expression, mode="eval")) if isinstance(node, ast.Name)}
+    provided = setup_names(setup) or frozenset()
+    return sorted(name for name in names if name in sys.stdlib_module_names and name not in provided and not hasattr(builtins, name))
+
+
+def _check(pending: list[tuple[str, list[Any]]], setup: str, allow_unsafe: bool) -> list[tuple[str, str]]:
+    """Run :data:`CHECKER` on ``(expression, probe values)`` pairs in a fresh sandbox: ``(status, detail)`` each."""
+    modules = sorted({module for expression, _ in pending for module in _modules(expression, setup)})
+    payload = json.dumps({"setup": setup, "modules": modules, "tests": pending})
+    result = run_python(CHECKER, payload, limits=JUDGE_LIMITS, allow_unsafe=allow_unsafe)
+    lines = _lines(result.stdout)
+    found = lines[0] if len(lines) == 1 and isinstance(lines[0], list) and len(lines[0]) == len(pending) else None
+    if found is None:
+        return [("error", "the checker failed: " + _death(result) if result.verdict != "ok" else "the checker failed")] * len(pending)
+    return [(status, str(detail)) if status in ("pass", "fail", "error") else ("error", "the checker failed") for status, detail in found]
+
+
+def judge_asserts(sandbox: Sandbox, code: str, tests: Sequence[str], setup: str = "", entry: str = "",
+                  cpu: float = TEST_CPU_SECONDS) -> Judgement:
+    """Judge ``code`` on assert tests: split between the solution's sandbox and a checker's where
+    :func:`assert_plan` can split them; otherwise each snippet runs after the solution in its process and
+    passes if it raises nothing (which a solution can defeat: see the module docstring)."""
+    plan = assert_plan(tests, setup, entry)
+    if plan is None:
+        execution = execute(sandbox, code, "asserts", list(tests), setup=setup, cpu=cpu)
+        verdicts = [TestVerdict("pass", printed=o.printed) if o.status == "ok" else
+                    TestVerdict("wrong", o.detail, printed=o.printed) if o.status == "fail" else _not_passed(o)
+                    for o in execution.outcomes]
+        return _judgement(execution, verdicts)
+    execution = execute(sandbox, code, "probes", [probes for _, probes in plan], setup=setup, cpu=cpu)
+    ran = [index for index, outcome in enumerate(execution.outcomes) if outcome.status == "ok"]
+    checked = dict(zip(ran, _check([(plan[i][0], execution.outcomes[i].raw) for i in ran], setup, sandbox.allow_unsafe))) if ran else {}
     verdicts = []
-    for outcome in execution.outcomes:
-        if outcome.status == "ok":
-            verdicts.append(TestVerdict("pass", printed=outcome.printed))
-        elif outcome.status == "fail":
-            verdicts.append(TestVerdict("wrong", outcome.detail, printed=outcome.printed))
-        else:
-            verdicts.append(TestVerdict(outcome.status, outcome.detail, printed=outcome.printed))
-    statuses = [v.status for v in verdicts]
-    return Judgement(_verdict(execution.load, statuses), tuple(verdicts), execution.load_detail if execution.load != "ok" else "",
-                     _hash([execution.load] + [o.status for o in execution.outcomes]))
+    for index, outcome in enumerate(execution.outcomes):
+        if outcome.status != "ok":
+            verdicts.append(_not_passed(outcome))
+            continue
+        status, detail = checked[index]
+        got = show(outcome.value)
+        verdicts.append(TestVerdict({"pass": "pass", "fail": "wrong"}.get(status, "error"),
+                                    detail if status == "error" else f"the calls gave {got}" if status == "fail" else "", got, outcome.printed))
+    return _judgement(execution, verdicts)
 
 
 def _number(token: str) -> float | None:
@@ -561,25 +762,21 @@ def same_output(got: str, expected: str, tolerance: float = 1e-6) -> bool:
 
 def judge_stdio(sandbox: Sandbox, code: str, tests: Sequence[tuple[str, str]], tolerance: float = 1e-6,
                 cpu: float = 2.0) -> Judgement:
-    """Run the program once per test with its input on stdin and compare stdout token by token."""
+    """Run the program once per test with its input on stdin and compare stdout token by token (on the host)."""
     limits = Limits(cpu_seconds=cpu, wall_seconds=max(10.0, 4 * cpu), memory_mb=512)
     # Compiled in the sandbox too: the host never parses an agent's program.
     check = sandbox.run(SYNTAX_CHECK, code, limits=JUDGE_LIMITS)
     if check.verdict != "ok":
         lines = check.stderr.strip().splitlines()
         detail = lines[-1][:500] if lines else _death(check)
-        return Judgement("syntax_error", tuple(TestVerdict("not_run", "the program does not compile") for _ in tests), detail,
-                         _hash(["syntax"]))
+        return Judgement("syntax_error", tuple(TestVerdict("not_run", "the program does not compile") for _ in tests), detail)
     verdicts = []
-    wires = []
     stopped = False
     for stdin, expected in tests:
         if stopped:
             verdicts.append(TestVerdict("not_run", "not run after an earlier test ran out of time"))
-            wires.append("not_run")
             continue
         result = sandbox.run(code, stdin, limits=limits)
-        wires.append(f"{result.verdict}:{result.stdout}")
         if result.verdict == "timeout":
             verdicts.append(TestVerdict("timeout", "ran out of CPU time"))
             stopped = True
@@ -590,5 +787,4 @@ def judge_stdio(sandbox: Sandbox, code: str, tests: Sequence[tuple[str, str]], t
             verdicts.append(TestVerdict("pass", got=result.stdout[:300]))
         else:
             verdicts.append(TestVerdict("wrong", f"expected {show(expected, 200)}, got {show(result.stdout, 200)}", result.stdout[:300]))
-    statuses = [v.status for v in verdicts]
-    return Judgement(_verdict("ok", statuses), tuple(verdicts), "", _hash(wires))
+    return Judgement(_verdict("ok", [v.status for v in verdicts]), tuple(verdicts))

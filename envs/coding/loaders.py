@@ -4,8 +4,10 @@
 decompressed) and recognises each record's format by its fields:
 
 * HumanEval (``prompt``, ``entry_point``, ``test``; ``canonical_solution`` optional): complete the function
-  in ``prompt``; the test is the record's ``test`` code followed by ``check(<entry_point>)``. No visible
-  tests (the examples are in the prompt's docstring). Reference: ``prompt + canonical_solution``.
+  in ``prompt``; each assert of the record's ``check(candidate)`` is one test (:func:`split_check`), the
+  code around it their setup; where ``check`` holds more than asserts, the test is the whole ``test`` code
+  followed by ``check(<entry_point>)``. No visible tests (the examples are in the prompt's docstring).
+  Reference: ``prompt + canonical_solution``.
 * MBPP (``text`` or ``prompt``, ``test_list``; ``code``, ``test_setup_code``, ``challenge_test_list``
   optional): the statement is the text and the first test; each assert of ``test_list`` (and of
   ``challenge_test_list``) is one hidden test, the first one also visible. The function's name is the one
@@ -19,16 +21,17 @@ decompressed) and recognises each record's format by its fields:
   Reference: the first Python 3 solution (``solutions.language`` 3), if any.
 
 ``format=`` forces one format for every record. stdin→stdout tasks compare decimal numbers with
-``float_tolerance`` (default 1e-6). Every error names the file and line. Test code of HumanEval and MBPP
-runs in the solution's own process inside the sandbox, as their harnesses do (see
-:mod:`parlour.envs.coding.judge` for what that allows a solution).
+``float_tolerance`` (default 1e-6). Every error names the file and line. HumanEval and MBPP asserts are
+split between the solution's sandbox and a checker it cannot reach where they can be; the others run in the
+solution's own process, as those suites' harnesses do, and a solution can defeat them (see
+:mod:`parlour.envs.coding.judge`; :attr:`Task.host_checked <parlour.envs.coding.task.Task.host_checked>`).
 
-Task ids are ``file:<absolute path>#<line>``; :func:`task_from_file_id` reads the task back (the
-``reference`` baseline does, as an oracle).
+Task ids are ``file:<absolute path>#<line>``; :func:`task_from_file_id` reads the task back.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import gzip
 import json
@@ -37,7 +40,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from parlour.envs.coding.tasks import Task
+from parlour.envs.coding.task import Task
 
 FORMATS = ("humaneval", "mbpp", "apps", "codecontests")
 #: CodeContests' code for Python 3 in ``solutions.language``.
@@ -67,6 +70,39 @@ def _text(record: dict[str, Any], key: str, where: str) -> str:
     return value
 
 
+def split_check(test: str, entry: str) -> tuple[str, tuple[str, ...]] | None:
+    """HumanEval test code as ``(setup, asserts)``: the code around ``def check(candidate)`` becomes the setup
+    and each assert of its body one test, with ``candidate`` renamed ``entry`` (asserts that do not call it,
+    such as ``assert True``, test nothing and are left out). None where the body holds anything but asserts
+    (loops, local variables): such a test runs whole, in the solution's process."""
+    try:
+        module = ast.parse(test)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    checks = [s for s in module.body if isinstance(s, ast.FunctionDef) and s.name == "check"]
+    if len(checks) != 1 or len(checks[0].args.args) != 1 or checks[0].args.vararg or checks[0].args.kwonlyargs:
+        return None
+    check = checks[0]
+    parameter = check.args.args[0].arg
+    asserts = []
+    for statement in check.body:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue
+        if not isinstance(statement, ast.Assert):
+            return None
+        names = [node for node in ast.walk(statement.test) if isinstance(node, ast.Name)]
+        if not any(node.id == parameter for node in names):
+            continue
+        for node in names:
+            if node.id == parameter:
+                node.id = entry
+        asserts.append(ast.unparse(ast.Assert(statement.test)))
+    calls_check = [s for s in module.body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+                   and isinstance(s.value.func, ast.Name) and s.value.func.id == "check"]
+    setup = [s for s in module.body if s is not check and s not in calls_check]
+    return (ast.unparse(ast.Module(setup, [])), tuple(asserts)) if asserts else None
+
+
 def _humaneval(record: dict[str, Any], where: str, task_id: str, tolerance: float) -> Task:
     prompt, entry, test = _text(record, "prompt", where), _text(record, "entry_point", where), _text(record, "test", where)
     if not entry.isidentifier():
@@ -74,8 +110,9 @@ def _humaneval(record: dict[str, Any], where: str, task_id: str, tolerance: floa
     solution = record.get("canonical_solution")
     statement = ("Complete this Python function (write the whole function, with any imports it needs):\n\n"
                  f"```python\n{prompt.rstrip()}\n```")
-    return Task(task_id, "asserts", "humaneval", statement, entry, (), (f"{test}\ncheck({entry})\n",),
-                prompt + solution if isinstance(solution, str) else "")
+    setup, tests = split_check(test, entry) or ("", (f"{test}\ncheck({entry})\n",))
+    return Task(task_id, "asserts", "humaneval", statement, entry, (), tests,
+                prompt + solution if isinstance(solution, str) else "", setup=setup)
 
 
 #: Calls that wrap the tested function in MBPP asserts (``assert set(f(x)) == ...``, ``math.isclose(f(x), y)``).

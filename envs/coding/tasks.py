@@ -1,4 +1,6 @@
-"""Coding tasks: the :class:`Task` every coding environment poses, and ``procgen``, tasks generated from a seed.
+"""Coding tasks generated from a seed (``procgen``), the frozen ``CODE_V1`` set, and :func:`task_from_id`.
+
+The :class:`~parlour.envs.coding.task.Task` every coding environment poses lives in :mod:`parlour.envs.coding.task`.
 
 ``generate_task(seed, depth=2, size=8, family=None)`` composes ``depth`` typed building blocks
 (:mod:`parlour.envs.coding.blocks`: list, string, number and dictionary transforms, small parsers and
@@ -15,8 +17,10 @@ before it is handed out, or another one is drawn: the hidden outputs take at lea
 (both values for a True/False result), the visible examples at least two, and every step that keeps the
 type matters (leaving it out changes some hidden output), so a solution that skips a step fails.
 
-``task_from_id(task_id)`` rebuilds any task from its id (``procgen:SEED:DEPTH:SIZE:FAMILY`` or
-``CODE_V1:INDEX``), which is how the ``reference`` baseline, an oracle, finds the task an environment posed.
+``task_from_id(task_id)`` rebuilds any task from its id (``procgen:SEED:DEPTH:SIZE:FAMILY``, ``CODE_V1:INDEX``
+or ``file:PATH#LINE``), hidden tests and reference included. Observations never carry these ids, only
+opaque per-episode handles (see :mod:`parlour.envs.coding.oracle`); the ids appear in outcome details,
+after the episode.
 
 The frozen leaderboard set: ``frozen_tasks("CODE_V1")``, 120 tasks (seeds 0 to 119, every family and
 depths 1 to 3 in turn, size 8), pinned by :data:`CODE_V1_SHA256`; the generator's output must never change
@@ -32,12 +36,12 @@ import hashlib
 import json
 import random
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Sequence
 
 from parlour.envs.coding.blocks import BLOCKS, FAMILIES, PARAMETER, TYPE_WORDS, Block, word
-from parlour.envs.coding.judge import Judgement, judge_asserts, judge_function, judge_stdio
-from parlour.sandbox import Sandbox
+from parlour.envs.coding.loaders import task_from_file_id
+from parlour.envs.coding.task import Task
 
 ENTRY = "solve"
 VISIBLE = 3
@@ -48,55 +52,6 @@ MAX_SIZE = 64
 #: The frozen leaderboard set, its size and its fingerprint (see :func:`fingerprint`).
 FROZEN_SETS = {"CODE_V1": 120}
 CODE_V1_SHA256 = "63b61bb95bc68fc722da7ecc12a124032dfe551e2fb526bd92b35b26324dd938"
-
-
-@dataclass(frozen=True)
-class Task:
-    """A coding task: what to write, how it is tested, and a reference solution.
-
-    ``kind``: ``function`` (``visible``/``hidden`` hold ``(args, expected)`` pairs: call ``entry_point(*args)``),
-    ``asserts`` (they hold test code, HumanEval/MBPP style, run after the solution and ``setup``) or ``stdio``
-    (they hold ``(stdin, expected stdout)`` pairs, compared with ``tolerance`` on decimal numbers).
-    ``reference`` is a correct solution, or ``""`` where the source gave none. ``steps`` names the blocks of
-    a procgen task.
-    """
-
-    task_id: str
-    kind: str
-    family: str
-    statement: str
-    entry_point: str
-    visible: tuple[Any, ...]
-    hidden: tuple[Any, ...]
-    reference: str
-    setup: str = ""
-    tolerance: float = 1e-6
-    steps: tuple[str, ...] = ()
-
-    def examples(self) -> list[dict[str, Any]]:
-        """The visible tests as JSON-ready dicts, for observations."""
-        if self.kind == "function":
-            return [{"args": list(args), "output": expected} for args, expected in self.visible]
-        if self.kind == "stdio":
-            return [{"input": stdin, "output": stdout} for stdin, stdout in self.visible]
-        return [{"test": test} for test in self.visible]
-
-    def judge(self, sandbox: Sandbox, code: str, hidden: bool = True) -> Judgement:
-        """Run ``code`` on the hidden (or visible) tests in ``sandbox``; see :mod:`parlour.envs.coding.judge`."""
-        tests = self.hidden if hidden else self.visible
-        if self.kind == "function":
-            return judge_function(sandbox, code, self.entry_point, tests)
-        if self.kind == "asserts":
-            return judge_asserts(sandbox, code, tests, self.setup)
-        return judge_stdio(sandbox, code, tests, self.tolerance)
-
-    def to_json(self) -> dict[str, Any]:
-        """Everything about the task as JSON (tuples become lists), for fingerprints and exports."""
-        return json.loads(json.dumps({
-            "task_id": self.task_id, "kind": self.kind, "family": self.family, "statement": self.statement,
-            "entry_point": self.entry_point, "visible": self.visible, "hidden": self.hidden, "reference": self.reference,
-            "setup": self.setup, "tolerance": self.tolerance, "steps": self.steps,
-        }))
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -318,8 +273,6 @@ def task_from_id(task_id: str) -> Task:
         if index < len(tasks):
             return tasks[index]
     if task_id.startswith("file:"):
-        from parlour.envs.coding.loaders import task_from_file_id
-
         return task_from_file_id(task_id)
     raise ValueError(f"no task {task_id!r}: ids are procgen:SEED:DEPTH:SIZE:FAMILY, CODE_V1:0 to "
                      f"CODE_V1:{FROZEN_SETS['CODE_V1'] - 1}, or file:PATH#LINE")
