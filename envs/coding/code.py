@@ -78,6 +78,7 @@ class Code(Game):
     """Write code for a task with scratch runs and visible tests, then submit it for hidden tests; see the module docstring."""
 
     name = "Code"
+    reference_agents = ('reference', 'random')
     description = "Write a function for a generated task: run code and visible tests in a sandbox, then submit for hidden tests."
     category = "coding"
     zero_sum = False

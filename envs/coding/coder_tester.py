@@ -143,6 +143,7 @@ class CoderTester(Game):
     """A coder and a tester work on the same task at once; mutants of the reference score the tests. See the module docstring."""
 
     name = "CoderTester"
+    reference_agents = ('reference', 'random')
     description = "A coder writes a function while a tester writes asserts; the tests are scored by the mutants of the reference they kill."
     category = "coding"
     zero_sum = False
