@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from parlour.envs.core.agent import AgentFailure
 from parlour.envs.core.context import Context, Message
 from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, Move, Outcome, int_option
@@ -41,6 +42,9 @@ from parlour.envs.core.tools import Tool, find_calls, validate, well_formed
 #: The format name and version every record carries (see :mod:`parlour.envs.core.record`).
 RECORD_FORMAT = "parlour.record"
 RECORD_VERSION = 2
+
+#: The longest failure reason a record keeps (a backend's error can quote a whole response).
+FAILURE_CHARS = 500
 
 #: Default of ``max_action_chars``: longer agent text is cut before parsing.
 DEFAULT_MAX_ACTION_CHARS = 16384
@@ -285,12 +289,18 @@ class Match:
         if self.last_error:
             self.last_error.pop(player, None)
         step: dict[str, Any] = {"player": player}
-        move, error = self._interpret(player, action, step)
+        if isinstance(action, AgentFailure):
+            move, error = None, self._failed(action, step)
+        else:
+            move, error = self._interpret(player, action, step)
         if error is not None:
             self.errors[player] += 1
             left = self.settings.error_allowance - self.errors[player]
             self.last_error[player] = error
-            if left < 0:
+            if step.get("forfeit"):
+                ctx.tell(f"Invalid action: {error} The player forfeits.", to=player, kind="feedback")
+                game.forfeit(ctx, player, reason=f"{player} forfeited: its agent could not decide")
+            elif left < 0:
                 game.forfeit(ctx, player, reason=f"{player} exceeded the invalid-action allowance ({error})")
             else:
                 ctx.tell(f"Invalid action: {error} Try again ({left} more invalid action(s) allowed).", to=player, kind="feedback")
@@ -313,6 +323,15 @@ class Match:
         self._refresh()
         self.steps.append(step)
         return rewards
+
+    @staticmethod
+    def _failed(failure: AgentFailure, step: dict[str, Any]) -> str:
+        """Record an agent's failure to decide as an invalid action with its reason; returns the error."""
+        reason = well_formed(str(failure.reason))[:FAILURE_CHARS]
+        step.update(action=None, failure=reason)
+        if failure.forfeit:
+            step["forfeit"] = True
+        return f"the agent could not decide: {reason}"
 
     def _interpret(self, player: str, action: Any, step: dict[str, Any]) -> tuple[Move, str | None]:
         """Read an action into ``(move, error)``, writing the recorded action (and tool calls) into ``step``.

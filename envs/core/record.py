@@ -30,6 +30,10 @@ must match it); a final tool's call has no result, it is the step's move.
 A tool marked ``recorded`` (its answer need not reproduce: a player's program
 run in a sandbox) also keeps the answer whole under ``"output"``, and replay
 plays that answer back instead of calling the tool again.
+A turn whose agent could not decide (an :class:`~parlour.envs.core.agent.AgentFailure`,
+e.g. its model server down) has ``"action": null``, the reason under
+``"failure"`` and ``"forfeit": true`` when the player forfeited with it;
+replay plays the same failure again.
 
 :func:`replay` re-executes a record and raises :class:`ReplayMismatch` at the
 first thing that does not reproduce. Given agents for some seats, it also
@@ -44,7 +48,7 @@ import json
 import math
 from typing import Any, Mapping
 
-from parlour.envs.core.agent import action_text, reset_agent, wants_vector
+from parlour.envs.core.agent import AgentFailure, action_text, reset_agent, wants_vector
 from parlour.envs.core.errors import ReplayMismatch
 from parlour.envs.core.match import RECORD_FORMAT, RECORD_VERSION, Match
 from parlour.envs.registry import game_class
@@ -135,9 +139,11 @@ def replay(record: dict[str, Any] | str, agents: Mapping[str, Any] | None = None
                 raise ReplayMismatch(
                     f"step {index}: the agent in seat {player!r} plays {expected[:80]!r}, the record says {str(step['action'])[:80]!r}"
                 )
+        # A turn the agent could not decide is played again as that failure, forfeit and all.
+        action = AgentFailure(str(step["failure"]), bool(step.get("forfeit"))) if "failure" in step else step["action"]
         # Answers of recorded tools (a player's program output) are played back, not asked for again.
         match.recorded_outputs = [call.get("output") if isinstance(call, dict) else None for call in step.get("calls") or []]
-        rewards = match.submit(player, step["action"])
+        rewards = match.submit(player, action)
         replayed = match.steps[-1]
         if (replayed["error"] is None) != (step.get("error") is None):
             raise ReplayMismatch(
