@@ -47,8 +47,8 @@ def test_parse_tolerates_prose_and_takes_the_last_well_formed_move(instance_file
 def test_deal_pays_each_its_own_values_and_talk_reaches_the_other_verbatim(instance_file):
     match = started(instances_file=instance_file)
     match.submit("player_0", "Books are dear to me. [propose] 1 book, 0 hats")
-    assert 'player_0 says: "Books are dear to me."' in match.observation_text("player_1")
-    kinds = {(m["kind"], m["sender"]) for m in match.messages("player_1") if m["text"].startswith("player_0 ")}
+    assert '\n\nplayer_0: "Books are dear to me."\n\n' in match.observation_text("player_1")
+    kinds = {(m["kind"], m["sender"]) for m in match.messages("player_1") if m["sender"] == "player_0"}
     assert kinds == {("talk", "player_0"), ("move", "player_0")}
     with pytest.raises(InvalidMove, match="no proposal of the other"):
         match.game.parse("player_0", "[accept]")  # its own proposal

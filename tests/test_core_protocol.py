@@ -311,7 +311,7 @@ def test_observations_carry_typed_messages_from_which_the_text_is_rendered():
     observation = env.observe("player_0")
     kinds = [m["kind"] for m in observation["messages"]]
     assert kinds == ["rules", "prompt"]
-    assert observation["text"] == "\n\n".join(m["text"] for m in observation["messages"])
+    assert observation["text"] == "\n\n".join(f"\u25b6 {m['text']}" for m in observation["messages"])
     env.step("b2")
     seen = env.observe("player_1")["messages"]
     assert [m["kind"] for m in seen] == ["rules", "move", "prompt"]
@@ -321,7 +321,7 @@ def test_observations_carry_typed_messages_from_which_the_text_is_rendered():
 
 def test_context_delivers_to_a_subset_and_finishes_with_teams():
     ctx = Context(["a", "b", "c", "d"], np.random.default_rng(0))
-    ctx.tell("meet at night", to=["a", "c"], kind="talk", sender="a")
+    ctx.say("a", "meet at night", to=["a", "c"])
     assert [len(ctx.inboxes[p]) for p in "abcd"] == [1, 0, 1, 0]
     assert ctx.inboxes["c"][0] == {"sender": "a", "to": ["a", "c"], "kind": "talk", "text": "meet at night"}
     with pytest.raises(ValueError, match="kind"):

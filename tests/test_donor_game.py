@@ -106,7 +106,10 @@ def test_new_individuals_write_strategies_after_seeing_the_survivors_and_survivo
     donate(match, {P0: P1, P1: P2, P2: P3, P3: P0}, {P0: "give 0%", P1: "give 100%", P2: "give 50%", P3: "give 10%"})
     assert match.game.phase == "strategy" and match.acting() == [P0, P1]
     prompt = match.observation_text(P0)
-    assert "player_2 (25 resources): plan of player_2\n  player_3 (19 resources): plan of player_3" in prompt
+    assert "richest first: player_2 (25 resources), player_3 (19 resources)." in prompt
+    assert 'player_2: "plan of player_2"\n\n' in prompt and 'player_3: "plan of player_3"\n\n' in prompt
+    relayed = [(m["sender"], m["to"], m["text"]) for m in match.messages(P0) if m["kind"] == "talk"]
+    assert relayed == [(P2, [P0, P1], "plan of player_2"), (P3, [P0, P1], "plan of player_3")]
     assert match.agent_observation(P0)["view"]["survivors"][0] == {"player": P2, "resources": 25.0, "strategy": f"plan of {P2}"}
     assert match.game.strategy == {P2: "plan of player_2", P3: "plan of player_3"}
     match.submit(P0, "[strategy] copy player_2")

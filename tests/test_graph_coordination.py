@@ -168,9 +168,9 @@ def test_messages_reach_only_their_recipients_in_the_next_observation():
     )
     assert match.game.round == 2
     seen = {p: match.observation_text(p) for p in NAMES}
-    assert "Round 1 message from player_1: hello neighbours" in seen["player_0"]
-    assert "Round 1 message from player_0: hi from 0" in seen["player_1"] and "Round 1 message from player_3: to one" in seen["player_1"]
-    assert "player_3: to two" in seen["player_2"] and "player_3: to one" not in seen["player_2"]
+    assert 'player_1: "hello neighbours"' in seen["player_0"]
+    assert 'player_0: "hi from 0"' in seen["player_1"] and 'player_3: "to one"' in seen["player_1"]
+    assert 'player_3: "to two"' in seen["player_2"] and "to one" not in seen["player_2"]
     assert "hi from 0" not in seen["player_2"] + seen["player_3"]
     assert "these neighbors sent you nothing: player_2" in seen["player_1"]
     talk = [m for m in match.messages("player_1") if m["kind"] == "talk"]

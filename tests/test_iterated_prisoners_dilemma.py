@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import gymnasium
 import pytest
 
@@ -118,9 +120,9 @@ def test_communication_delivers_messages_verbatim_before_the_decision():
     assert match.agent_observation("player_1")["view"]["messages_received"] == []
     match.submit("player_1", "defect, obviously")
     assert match.game.phase == "decide" and match.returns == {"player_0": 0.0, "player_1": 0.0}
-    assert f"Message from your opponent (player_0):\n{message}" in match.observation_text("player_1")
+    assert f"player_0: {json.dumps(message, ensure_ascii=False)}\n\n" in match.observation_text("player_1")
     (relayed,) = [m for m in match.agent_observation("player_1")["messages"] if m["kind"] == "talk"]
-    assert relayed["sender"] == "player_0" and relayed["to"] == ["player_1"] and relayed["text"].endswith(message)
+    assert relayed == {"sender": "player_0", "to": ["player_1"], "kind": "talk", "text": message}
     assert "defect, obviously" in match.observation_text("player_0")
     assert match.agent_observation("player_1")["view"]["messages_received"] == [message]
     before = match.agent_observation("player_0")

@@ -150,7 +150,7 @@ def test_the_night_kill_the_check_and_the_save_reach_only_their_players():
     assert "player_6 was killed in the night. They were a villager." in match.observation_text("player_0")
     assert "IS a member of the mafia" in match.observation_text("player_2")
     assert "player_4 IS" not in match.observation_text("player_0") + match.observation_text("player_1")
-    mafia_chat = "player_1 chooses to kill player_6 and says: the quiet one"
+    mafia_chat = 'player_1 chooses to kill player_6.\n\nplayer_1: "the quiet one"'
     assert mafia_chat in match.observation_text("player_4")
     assert all(mafia_chat not in match.observation_text(p) for p in ("player_0", "player_2", "player_3", "player_5"))
     assert match.game.phase == "discussion" and match.acting() == ["player_0"]
@@ -204,7 +204,7 @@ def test_discussion_goes_round_the_living_in_seat_order():
         act(match, {speakers[-1]: text})
     assert speakers == ["player_0", "player_1", "player_2", "player_4", "player_5", "player_6"]
     text = match.observation_text("player_0")
-    assert "player_0 says: hello" in text and "player_1 passes." in text and "player_2 says: not me" in text
+    assert 'player_0: "hello"' in text and "player_1 passes." in text and 'player_2: "not me"' in text
     assert match.game.phase == "vote" and match.acting() == ["player_0", "player_1", "player_2", "player_4", "player_5", "player_6"]
     with pytest.raises(parlour.InvalidMove, match="No vote found"):
         match.game.parse("player_0", "[say] hm")

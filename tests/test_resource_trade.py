@@ -49,9 +49,9 @@ def test_last_well_formed_move_counts_and_talk_is_delivered_verbatim():
     assert move["type"] == "offer" and move["give"] == {"wheat": 1} and move["get"] == {"wood": 1}
     play(match, text)
     seen = match.observation_text("player_1")
-    assert "player_0 says: Maybe [accept]? No. Let's swap:  and then an [offer] of nothing" in seen
+    assert "\n\nplayer_0: \"Maybe [accept]? No. Let's swap:  and then an [offer] of nothing\"\n\n" in seen
     assert "player_0 offers: player_0 gives 1 wheat; player_1 gives 1 wood." in seen
-    kinds = {(m["kind"], m["sender"]) for m in match.messages("player_1") if m["text"].startswith("player_0 ")}
+    kinds = {(m["kind"], m["sender"]) for m in match.messages("player_1") if m["sender"] == "player_0"}
     assert kinds == {("talk", "player_0"), ("move", "player_0")}
 
 

@@ -460,10 +460,12 @@ def test_invalid_proposals_are_penalised_and_end_the_episode(small_world, monkey
     queries = retrieving_queries(small_world, proposal)
     unretrieved = self_play_episode(([], json.dumps({"tool": "propose", "arguments": proposal})), [])
     assert unretrieved.over and unretrieved.returns == {"proposer": -1.0, "solver_0": 0.0, "solver_1": 0.0}
-    assert "were not retrieved" in unretrieved.outcome.reason
+    assert unretrieved.outcome.reason == "invalid proposal" and "were not retrieved" in unretrieved.outcome.details["verdict"]
+    assert "were not retrieved" in unretrieved.observation_text("proposer")
+    assert "were not retrieved" not in unretrieved.observation_text("solver_0")
     assert [step["player"] for step in unretrieved.steps] == ["proposer"]
     answered = self_play_episode((queries, f"<answer>{proposal['answer']}</answer>"), [], {"invalid_penalty": 0.5})
-    assert answered.returns["proposer"] == -0.5 and "must call propose" in answered.outcome.reason
+    assert answered.returns["proposer"] == -0.5 and "must call propose" in answered.outcome.details["verdict"]
 
     def broken(self, question):
         raise RuntimeError("verifier crashed")
@@ -471,7 +473,7 @@ def test_invalid_proposals_are_penalised_and_end_the_episode(small_world, monkey
     monkeypatch.setattr(World, "verify", broken)
     crashed = self_play_episode((queries, json.dumps({"tool": "propose", "arguments": proposal})), [])
     assert not crashed.outcome.details["valid"] and crashed.returns["proposer"] == -1.0
-    assert "verifier crashed" in crashed.outcome.reason
+    assert "verifier crashed" in crashed.outcome.details["verdict"]
 
 
 def test_a_malformed_path_is_an_invalid_action(small_world):
@@ -533,13 +535,13 @@ def test_asking_costs_and_the_budget_ends_the_game():
     match.submit("asker", "<search>city</search>")
     match.submit("asker", "<ask>What do you know?</ask>")
     assert match.acting() == ["expert"]
-    assert "The asker asks: What do you know?" in match.observation_text("expert")
+    assert '\n\nasker: "What do you know?"\n\n' in match.observation_text("expert")
     match.submit("expert", "<search>x</search>")
     assert "no tools" in match.observation_text("expert")
     match.submit("expert", "   ")
     assert "Reply to the asker" in match.steps[-1]["error"]
     match.submit("expert", "Nothing useful, sorry.")
-    assert "The expert replies: Nothing useful, sorry." in match.observation_text("asker")
+    assert 'expert: "Nothing useful, sorry."\n\n' in match.observation_text("asker")
     match.submit("asker", "<ask>And now?</ask>")
     assert match.over and "no questions left" in match.outcome.reason
     assert match.returns == {"asker": pytest.approx(-0.3), "expert": pytest.approx(-0.3)}

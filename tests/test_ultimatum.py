@@ -18,8 +18,8 @@ def started(**options) -> Match:
 def test_accepted_offer_splits_the_pie():
     match = started(pie=10)
     match.submit("proposer", "I think this is generous. [offer] 3")
-    assert 'proposer says: "I think this is generous."' in match.observation_text("responder")
-    kinds = {(m["kind"], m["sender"]) for m in match.messages("responder") if m["text"].startswith("proposer ")}
+    assert '\n\nproposer: "I think this is generous."\n\n' in match.observation_text("responder")
+    kinds = {(m["kind"], m["sender"]) for m in match.messages("responder") if m["sender"] == "proposer"}
     assert kinds == {("talk", "proposer"), ("move", "proposer")}
     match.submit("responder", "[accept]")
     assert match.over and match.returns == {"proposer": 7.0, "responder": 3.0}

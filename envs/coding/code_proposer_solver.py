@@ -152,18 +152,14 @@ class CodeProposerSolver(Game):
         return RULES[player].format(**values)
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
-        """The round, and for the solver the challenge."""
+        """The round and what to call (the solver's challenge was relayed when it was proposed)."""
         head = f"Round {self.round + 1} of {self.rounds}."
         if player == "proposer":
             call = "propose(program, input)" if self.mode == "output" else f"propose(program, inputs) with {self.n_inputs} inputs"
             return f"{head} Propose a program: call {call}."
-        assert self.current is not None
         if self.mode == "output":
-            return (f"{head} The program:\n```python\n{self.current['program']}\n```\nIts input:\n```\n{self.current['inputs'][0]}\n```\n"
-                    "What does it print? Call answer(output).")
-        pairs = "\n".join(f"input:\n```\n{i}\n```\noutput:\n```\n{o.rstrip(chr(10))}\n```" for i, o in
-                          zip(self.current["inputs"][: self.shown], self.current["outputs"][: self.shown]))
-        return f"{head} Input/output pairs of a hidden program:\n{pairs}\nWrite a program that does the same: call answer(code)."
+            return f"{head} What does the proposer's program print on its input (both shown when it proposed them)? Call answer(output)."
+        return f"{head} Write a program that prints what the proposer's hidden program printed for each input shown: call answer(code)."
 
     def parse(self, player: str, text: str) -> Any:
         """Only tool calls are moves here."""
@@ -197,12 +193,29 @@ class CodeProposerSolver(Game):
         if reason is not None:
             self.history.append(entry)
             ctx.reward("proposer", -1 / self.rounds)
-            ctx.tell(f"Round {self.round + 1}: the proposal is invalid ({reason}); the round is lost.", kind="move", sender="proposer")
+            # The reason may quote the program's errors, which the proposer wrote: only the proposer is told it.
+            ctx.tell(f"Round {self.round + 1}: the proposal is invalid; the round is lost.", kind="move", sender="proposer")
+            ctx.tell(f"Your proposal is invalid: {reason}.", to="proposer", kind="feedback")
             self.round += 1
             return
         self.current = {**entry, "outputs": outputs}
         self.phase = "answer"
         ctx.tell(f"Round {self.round + 1}: the proposer has proposed a program.", kind="move", sender="proposer")
+        self._show_challenge(ctx)
+
+    def _show_challenge(self, ctx: Context) -> None:
+        """Relay to the solver what it may see of the proposal, each piece framed as the proposer's."""
+        current = self.current
+        assert current is not None
+        if self.mode == "output":
+            ctx.tell("The proposer's program, then its input, follow.", to="solver")
+            ctx.say("proposer", current["program"], to="solver")
+            ctx.say("proposer", current["inputs"][0], to="solver")
+            return
+        ctx.tell(f"{self.shown} input(s) of the proposer's hidden program follow, each with what the program printed on it.", to="solver")
+        for text, output in zip(current["inputs"][: self.shown], current["outputs"][: self.shown]):
+            ctx.say("proposer", text, to="solver")
+            ctx.say("proposer", output, to="solver")
 
     def _check(self, program: str, inputs: list[str]) -> tuple[str | None, list[str]]:
         """Why a proposal is invalid (None if it is valid), and its outputs."""
@@ -249,7 +262,8 @@ class CodeProposerSolver(Game):
         if solved:
             ctx.reward("solver", 1 / self.rounds)
         expected = current["outputs"][0] if self.mode == "output" else current["outputs"][-1]
-        ctx.tell(f"Round {self.round + 1}: the solver's answer is {said}. The program printed:\n{expected.rstrip(chr(10))}", kind="move", sender="solver")
+        ctx.tell(f"Round {self.round + 1}: the solver's answer is {said}. The proposer's program printed:", kind="move", sender="solver")
+        ctx.say("proposer", expected)
         self.history.append({**{k: v for k, v in current.items() if k != "outputs"}, "solved": solved})
         self.current = None
         self.phase = "propose"

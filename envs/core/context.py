@@ -24,8 +24,14 @@ class Message(TypedDict):
 
     ``sender`` is a player, or ``None`` for the game itself; ``to`` lists the
     players it went to, or is ``None`` when it went to everyone; ``kind`` is one
-    of :data:`MESSAGE_KINDS`. A message is made once and shared by the inboxes
-    and observations of everyone it went to: treat it as read-only.
+    of :data:`MESSAGE_KINDS`. A ``talk`` message holds a player's own words,
+    verbatim, and its ``sender`` is that player (only :meth:`Context.say` makes
+    one); every other kind is written by the game or the engine (a ``move``
+    message names the player it is about as its ``sender``). The rendered text
+    frames the words of a ``talk`` message and marks everything else as the
+    environment's (see :mod:`parlour.envs.core.observation`). A message is made
+    once and shared by the inboxes and observations of everyone it went to:
+    treat it as read-only.
     """
 
     sender: str | None
@@ -70,21 +76,40 @@ class Context:
         return self.ending is not None
 
     def tell(self, text: str, to: str | list[str] | tuple[str, ...] | None = None, *, kind: str = "event", sender: str | None = None) -> None:
-        """Send ``text`` to one player, a list of players (a team's channel, a whisper), or everyone (``None``).
+        """Send the game's ``text`` to one player, a list of players (a team's channel, a whisper), or everyone (``None``).
 
-        ``kind`` types the message (see :data:`MESSAGE_KINDS`: ``"talk"`` for a
-        player's words, ``"move"`` for a move announced); ``sender`` is the
-        player who spoke, if any.
+        ``kind`` types the message (see :data:`MESSAGE_KINDS`; ``"move"`` for a
+        move announced); ``sender`` is the player the message is about, if any.
+        ``text`` is the game's own: a player's words go through :meth:`say`,
+        never into ``text``, so ``kind="talk"`` is refused here.
         """
         if kind not in _KINDS:
             raise ValueError(f"message kind must be one of {MESSAGE_KINDS}, got {kind!r}")
+        if kind == "talk":
+            raise ValueError("a player's words go through ctx.say(player, words, to=...), which frames them; tell is for the game's own text")
+        self._send({"sender": sender, "to": None, "kind": kind, "text": text}, to)
+
+    def say(self, player: str, words: str, to: str | list[str] | tuple[str, ...] | None = None) -> None:
+        """Relay ``player``'s own ``words`` (talk, a question, a program's output: anything a player wrote or made) to ``to``.
+
+        The one way a player's text reaches others: a ``talk`` message whose
+        ``sender`` is ``player``, rendered as a frame its words cannot close or
+        imitate (see :func:`parlour.envs.core.observation.render`). A game never
+        puts a player's text into :meth:`tell`'s ``text``; what the environment
+        adds (whose turn, which round) goes in a message of its own.
+        """
+        if player not in self.inboxes:
+            raise ValueError(f"{player!r} is not a player")
+        self._send({"sender": player, "to": None, "kind": "talk", "text": words}, to)
+
+    def _send(self, message: Message, to: str | list[str] | tuple[str, ...] | None) -> None:
+        """Put ``message`` into the inboxes of ``to`` (everyone when ``None``), naming them in its ``to``."""
         if to is None:
-            message: Message = {"sender": sender, "to": None, "kind": kind, "text": text}
             for inbox in self.inboxes.values():
                 inbox.append(message)
             return
         targets = [to] if isinstance(to, str) else list(to)
-        message = {"sender": sender, "to": targets, "kind": kind, "text": text}
+        message["to"] = targets
         for player in targets:
             self.inboxes[player].append(message)
 

@@ -6,7 +6,9 @@
   actions a player may make before it forfeits), ``max_turns`` (moves applied
   before the episode is truncated), ``max_action_chars`` (agent text beyond it
   is cut before parsing; the record keeps the cut text and the original
-  length) and, for games with tools, ``max_tool_calls`` (calls per turn);
+  length) and, for games with tools, ``max_tool_calls`` (calls per turn) and
+  ``max_tool_result_chars`` (a tool's answer beyond it is cut, with a note, before
+  the player sees it or the record digests it);
 * the invalid-action policy: a malformed or illegal action is reported to its
   player in the next observation and in ``infos[player]["invalid_action"]``,
   and past ``error_allowance`` the player forfeits;
@@ -37,6 +39,7 @@ from parlour.envs.core.agent import AgentFailure
 from parlour.envs.core.context import Context, Message
 from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, Move, Outcome, int_option
+from parlour.envs.core.observation import render
 from parlour.envs.core.tools import Tool, find_calls, validate, well_formed
 
 #: The format name and version every record carries (see :mod:`parlour.envs.core.record`).
@@ -50,6 +53,8 @@ FAILURE_CHARS = 500
 DEFAULT_MAX_ACTION_CHARS = 16384
 #: Default of ``max_tool_calls``: tool calls a player may make in one turn.
 DEFAULT_MAX_TOOL_CALLS = 8
+#: Default of ``max_tool_result_chars``: a longer tool answer is cut (a program's output, a huge document).
+DEFAULT_MAX_TOOL_RESULT_CHARS = 65536
 #: The legal moves of a player who is not to act (tuples: shared, so they must not be mutated).
 NOT_ACTING: tuple = ((), (), frozenset())
 #: The error an action that is neither text nor a move index gets (the same whatever its type, so records replay).
@@ -91,6 +96,7 @@ class EngineOptions:
     max_turns: int | None
     max_action_chars: int
     max_tool_calls: int
+    max_tool_result_chars: int
 
 
 ENGINE_OPTIONS = tuple(EngineOptions.__dataclass_fields__)
@@ -134,13 +140,15 @@ def make_game(game_cls: type[Game], options: dict[str, Any]) -> Game:
 def engine_options(game: Game, options: dict[str, Any]) -> EngineOptions:
     """The engine options for ``game`` from the given ones and the defaults; ``ValueError`` naming a bad one."""
     max_turns = options.get("max_turns")
-    if "max_tool_calls" in options and not game.tools:
-        raise ValueError(f"{game.name} has no tools, so max_tool_calls does not apply")
+    for name in ("max_tool_calls", "max_tool_result_chars"):
+        if name in options and not game.tools:
+            raise ValueError(f"{game.name} has no tools, so {name} does not apply")
     return EngineOptions(
         error_allowance=int_option("error_allowance", options.get("error_allowance", game.default_error_allowance), 0),
         max_turns=None if max_turns is None else int_option("max_turns", max_turns, 1),
         max_action_chars=int_option("max_action_chars", options.get("max_action_chars", DEFAULT_MAX_ACTION_CHARS), 1),
         max_tool_calls=int_option("max_tool_calls", options.get("max_tool_calls", DEFAULT_MAX_TOOL_CALLS), 0),
+        max_tool_result_chars=int_option("max_tool_result_chars", options.get("max_tool_result_chars", DEFAULT_MAX_TOOL_RESULT_CHARS), 1),
     )
 
 
@@ -301,7 +309,9 @@ class Match:
                 ctx.tell(f"Invalid action: {error} The player forfeits.", to=player, kind="feedback")
                 game.forfeit(ctx, player, reason=f"{player} forfeited: its agent could not decide")
             elif left < 0:
-                game.forfeit(ctx, player, reason=f"{player} exceeded the invalid-action allowance ({error})")
+                # The error may quote the player's own text, and the reason is told to everyone: the error goes to the player alone.
+                ctx.tell(f"Invalid action: {error} No invalid actions are left.", to=player, kind="feedback")
+                game.forfeit(ctx, player, reason=f"{player} exceeded the invalid-action allowance")
             else:
                 ctx.tell(f"Invalid action: {error} Try again ({left} more invalid action(s) allowed).", to=player, kind="feedback")
         elif "move" in step:
@@ -384,6 +394,13 @@ class Match:
         step["move"] = move
         return move, None
 
+    def _cut(self, result: str) -> str:
+        """A tool's answer within ``max_tool_result_chars``, saying how much was cut (the cut answer is what counts)."""
+        limit = self.settings.max_tool_result_chars
+        if len(result) <= limit:
+            return result
+        return result[:limit] + f"\n[... {len(result) - limit} more characters cut: max_tool_result_chars is {limit}]"
+
     def _call_tools(self, player: str, calls: list, tools: dict[str, Tool], step: dict[str, Any]) -> tuple[Move, str | None]:
         """Answer ``calls`` of the player's ``tools`` in order, up to the turn's budget; a final tool's call is the move."""
         recorded: list[dict[str, Any]] = []
@@ -402,7 +419,7 @@ class Match:
             self.tool_calls[player] = used + 1
             self.ctx.tool_calls[player] += 1
             replayed = self.recorded_outputs[index] if tool.recorded and index < len(self.recorded_outputs) else None
-            result = replayed if isinstance(replayed, str) else self.game.call_tool(player, tool.name, arguments)
+            result = replayed if isinstance(replayed, str) else self._cut(self.game.call_tool(player, tool.name, arguments))
             entry = {"name": tool.name, "arguments": arguments, "result": result_digest(result)}
             if tool.recorded:
                 entry["output"] = result
@@ -460,8 +477,8 @@ class Match:
         return list(inbox)
 
     def observation_text(self, player: str) -> str:
-        """The text of :meth:`messages`, as an LLM is shown it."""
-        return "\n\n".join(message["text"] for message in self.messages(player))
+        """The text of :meth:`messages`, as an LLM is shown it (see :func:`parlour.envs.core.observation.render`)."""
+        return render(self.messages(player))
 
     def action_mask(self, player: str) -> np.ndarray:
         """The int8 mask of legal move indices for ``player`` (all zero when it is not to act)."""
@@ -516,7 +533,7 @@ class Match:
         """
         messages = self.messages(player)
         observation = {
-            "text": "\n\n".join(message["text"] for message in messages),
+            "text": render(messages),
             "messages": messages,
             "legal_moves": self.legal_moves(player),
             "player": player,

@@ -143,7 +143,7 @@ class IteratedPrisonersDilemma(Game):
             self.messages.append(dict(moves))
             for player in self.players:
                 them = self.other(player)
-                ctx.tell(f"Message from your opponent ({them}):\n{moves[them]}", to=player, kind="talk", sender=them)
+                ctx.say(them, moves[them], to=player)
             self.phase = "decide"
             return
         self.history.append(dict(moves))

@@ -287,7 +287,7 @@ class Bargaining(Game):
         ((player, move),) = moves.items()
         other = self.other(player)
         if move["talk"]:
-            ctx.tell(f'{player} says: "{move["talk"]}"', to=other, kind="talk", sender=player)
+            ctx.say(player, move["talk"], to=other)
         self.turn += 1
         if move["move"] == "propose":
             keep = move["keep"]

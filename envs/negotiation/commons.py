@@ -145,7 +145,7 @@ class Commons(Game):
             for player in self.players:
                 message = moves[player]["say"]
                 if message:
-                    ctx.tell(f"{player} says: {message}", kind="talk", sender=player)
+                    ctx.say(player, message)
                 else:
                     ctx.tell(f"{player} stays silent.", kind="move", sender=player)
             self.phase = "harvest"

@@ -135,11 +135,14 @@ class PriceNegotiation(Game):
         """The latest offer, ``{"player": side, "price": p}``, or ``None``."""
         return self.offers[-1] if self.offers else None
 
-    def _say(self, ctx: Context, text: str, to: list[str], kind: str, sender: str) -> None:
-        """Tell ``to`` (and the critic, if any) what ``sender`` said or did, and keep the line in the dialogue the critic sees."""
+    def _say(self, ctx: Context, text: str, to: list[str], kind: str, sender: str, words: str | None = None) -> None:
+        """Tell ``to`` (and the critic, if any) what ``sender`` did, or relay its ``words``; keep the line in the dialogue the critic sees."""
         self.dialogue.append(text)
         targets = [*to, "critic"] if self.critic and "critic" not in to else to
-        ctx.tell(text, to=targets, kind=kind, sender=sender)
+        if words is None:
+            ctx.tell(text, to=targets, kind=kind, sender=sender)
+        else:
+            ctx.say(sender, words, to=targets)
 
     # -------------------------------------------------------------------- text
     def to_move(self) -> list[str]:
@@ -208,11 +211,11 @@ class PriceNegotiation(Game):
         ((player, move),) = moves.items()
         if player == "critic":
             self.critic_due = False
-            ctx.tell(f'Advice from the critic: "{move["talk"]}"', to=self.advise, kind="talk", sender=player)
+            ctx.say(player, move["talk"], to=self.advise)
             return
         other = self.other(player)
         if move["talk"]:
-            self._say(ctx, f'{player} says: "{move["talk"]}"', to=[other], kind="talk", sender=player)
+            self._say(ctx, f'{player} says: "{move["talk"]}"', to=[other], kind="talk", sender=player, words=move["talk"])
         self.turn += 1
         if move["move"] == "offer":
             self.offers.append({"player": player, "price": move["price"]})

@@ -226,7 +226,7 @@ class ResourceTrade(Game):
         ((player, move),) = moves.items()
         other = self.other(player)
         if move["talk"]:
-            ctx.tell(f"{player} says: {move['talk']}", to=other, kind="talk", sender=player)
+            ctx.say(player, move["talk"], to=other)
         kind = move["type"]
         event: dict[str, Any] = {"turn": self.turn, "player": player, "type": kind}
         if kind == "offer":

@@ -144,7 +144,7 @@ class Ultimatum(Game):
         ((player, move),) = moves.items()
         other = self.other(player)
         if move["talk"]:
-            ctx.tell(f'{player} says: "{move["talk"]}"', to=other, kind="talk", sender=player)
+            ctx.say(player, move["talk"], to=other)
         if move["move"] == "offer":
             self.offer = move["share"]
             ctx.tell(f"{player} offers {other} {self.offer} of {self.pie}.", kind="move", sender=player)

@@ -208,7 +208,7 @@ class AskOrSearch(UsesCorpus, Game):
         if player == "expert":
             reply = move if isinstance(move, str) else str(next(iter(move["arguments"].values()), ""))[:MAX_REPLY_CHARS]
             self.dialogue[-1]["reply"] = reply
-            ctx.tell(f"The expert replies: {reply}", to="asker", kind="talk", sender="expert")
+            ctx.say("expert", reply, to="asker")
             self.turn = "asker"
             return
         if move["tool"] == "answer":
@@ -219,7 +219,7 @@ class AskOrSearch(UsesCorpus, Game):
             self._finish(ctx, None)
             return
         self.dialogue.append({"message": message, "reply": None})
-        ctx.tell(f"The asker asks: {message}", to="expert", kind="talk", sender="asker")
+        ctx.say("asker", message, to="expert")
         self.turn = "expert"
 
     def _finish(self, ctx: Context, answer: str | None) -> None:
@@ -236,7 +236,9 @@ class AskOrSearch(UsesCorpus, Game):
         if answer is None:
             reason = "the asker asked with no questions left"
         else:
-            reason = f"the asker answered {answer.strip()[:80]!r}, " + ("which is right" if exact == 1.0 else f"the answer is {' / '.join(answers)!r}")
+            # The outcome is the environment's message, so the asker's own words reach the expert framed, before it.
+            ctx.say("asker", answer, to="expert")
+            reason = "the asker answered right" if exact == 1.0 else f"the asker answered wrong: the answer is {' / '.join(answers)!r}"
         ctx.finish({player: reward for player in self.players}, winners=list(self.players) if exact == 1.0 else [],
                    reason=reason, details={**terms, **self.details()})
 

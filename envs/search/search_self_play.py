@@ -288,7 +288,7 @@ class SearchSelfPlay(UsesCorpus, Game):
         if self.turn == len(self.players):
             self._finish(ctx)
         else:
-            ctx.tell(f"Question: {self.question['question']}", to=self.players[self.turn])
+            ctx.say("proposer", self.question["question"], to=self.players[self.turn])
 
     def _propose(self, ctx: Context, move: dict[str, Any]) -> None:
         """Check the proposal; end the episode if it is invalid, else hand the question to the first solver."""
@@ -309,13 +309,14 @@ class SearchSelfPlay(UsesCorpus, Game):
             ctx.tell(f"The proposal is invalid: {verdict}.", to="proposer", kind="feedback")
             rewards = {player: 0.0 for player in self.players}
             rewards["proposer"] = -self.invalid_penalty
-            ctx.finish(rewards, reason=f"invalid proposal: {verdict}", details=self.details(verdict))
+            # Only the proposer is told why (the verdict quotes its proposal); the reason is told to everyone.
+            ctx.finish(rewards, reason="invalid proposal", details=self.details(verdict))
             return
         self.question = {"question": question.question, "answers": [question.answer], "hops": question.hops,
                          "path": list(question.path), "gold": [list(g) for g in question.gold]}
         ctx.tell("The proposer has posed a valid question.", kind="move", sender="proposer")
         self.turn = 1
-        ctx.tell(f"Question: {question.question}", to=self.players[1])
+        ctx.say("proposer", question.question, to=self.players[1])
 
     def _scores(self) -> dict[str, float]:
         """Each solver's score for its answer."""

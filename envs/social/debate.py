@@ -19,11 +19,14 @@ Protocol: ``rounds`` rounds (option, default 2); in each, ``debater_a`` speaks,
 then ``debater_b``. The debaters see the facts; the judge sees only the
 question, the candidates and the transcript. A speech is free text of at most
 ``max_speech`` characters (default 1500) that quotes at least one fact as
-``[fact N]``; quoting a number that is not a fact is an invalid action. When a
-speech is delivered, the environment writes the true statement after every
-quote, as ``⟦fact N: statement⟧``; the characters ⟦ and ⟧ are removed from
-what a debater writes, so only the environment can produce them and a quote
-cannot be forged. After the last speech the judge replies ``[verdict] A`` or
+``[fact N]``; quoting a number that is not a fact is an invalid action. A
+speech reaches the others as the debater's own words (framed, see
+``Context.say``); right after it the environment lists, in a message of its
+own, the true statement of every fact the speech quotes, as ``⟦fact N:
+statement⟧``. Only the environment writes its messages, so a quote cannot be
+forged (the characters ⟦ and ⟧ are also removed from what a debater writes,
+and the transcript in the view carries the statements after the quotes).
+After the last speech the judge replies ``[verdict] A`` or
 ``[verdict] B`` (the last such tag counts).
 
 Rewards: the debater whose answer the judge picks gets +1, the other -1 (the
@@ -81,7 +84,7 @@ You defend answer {side}; {opponent} defends the other. Exactly one answer is tr
 The facts (the judge does not see them):
 {facts}
 The debate has {rounds} round(s); in each, debater_a speaks, then debater_b. After the last speech the judge picks A or B.
-Each speech is free text of at most {limit} characters and must quote at least one fact as [fact N]. The environment shows the judge the true statement after every quote, as {open}fact N: statement{close}, so a quote cannot be forged; nothing else you say is checked.
+Each speech is free text of at most {limit} characters and must quote at least one fact as [fact N]. After your speech the environment shows the judge, in its own message, the true statement of every fact you quoted, as {open}fact N: statement{close}, so a quote cannot be forged; nothing else you say is checked.
 If the judge picks your answer you get +1, otherwise -1.
 For example: [fact 2] and [fact 5] together show that my answer is right."""
 
@@ -90,7 +93,7 @@ Question: {question}
   A: {answer_a} (defended by debater_a)
   B: {answer_b} (defended by debater_b)
 Exactly one answer is true. The debaters can see a base of numbered facts; you cannot. They speak in turn for {rounds} round(s).
-When a debater quotes a fact as [fact N], the environment writes the true statement after it as {open}fact N: statement{close}. Only text inside {open} {close} is guaranteed true; everything else a debater says may be false.
+When a debater quotes a fact as [fact N], the environment lists the true statement, as {open}fact N: statement{close}, in its own message right after the speech. Only those statements are guaranteed true; everything a debater says may be false.
 After the last speech, reply with your verdict: [verdict] A or [verdict] B. You get 1 point if your verdict is the true answer, 0 otherwise."""
 
 
@@ -268,7 +271,7 @@ class Debate(Game):
 
     # ------------------------------------------------------------------ rules
     def apply(self, ctx: Context, moves: dict[str, Any]) -> None:
-        """Deliver a speech with its quotes verified, or score the verdict."""
+        """Deliver a speech and then the verified statements of its quotes, or score the verdict."""
         ((player, move),) = moves.items()
         if player == "judge":
             self.verdict = move
@@ -276,7 +279,10 @@ class Debate(Game):
             return
         text = self.verified(move["speech"])
         self.speeches.append({"speaker": player, "text": text, "quotes": list(move["quotes"])})
-        ctx.tell(f"{player} (for {SIDES[player]}): {text}", to=[p for p in self.players if p != player], kind="talk", sender=player)
+        listeners = [p for p in self.players if p != player]
+        ctx.say(player, move["speech"], to=listeners)
+        statements = "; ".join(f"{VERIFIED_OPEN}fact {n}: {self.statement(n)}{VERIFIED_CLOSE}" for n in dict.fromkeys(move["quotes"]))
+        ctx.tell(f"The facts {player} (for {SIDES[player]}) quoted, as the environment verified them: {statements}.", to=listeners)
         self.turn += 1
 
     def finish(self, ctx: Context) -> None:

@@ -143,6 +143,10 @@ class DonorGame(Game):
             self.strategy.pop(player, None)
         if self.strategies:
             self.phase = "strategy"
+            for survivor in self.survivors:
+                if survivor["strategy"]:
+                    ctx.tell(f"The strategy of {survivor['player']}, a survivor of the last generation, follows.", to=newcomers)
+                    ctx.say(survivor["player"], survivor["strategy"], to=newcomers)
         else:
             self.begin_round(ctx)
 
@@ -178,8 +182,8 @@ class DonorGame(Game):
         if self.phase == "strategy":
             lines = [f"{head}: you are a new individual. Write your strategy: [strategy] ..."]
             if self.survivors:
-                lines.append("The survivors of the last generation, richest first:")
-                lines.extend(f"  {s['player']} ({s['resources']:g} resources): {s['strategy'] or '(no strategy)'}" for s in self.survivors)
+                survivors = ", ".join(f"{s['player']} ({s['resources']:g} resources{'' if s['strategy'] else ', no strategy'})" for s in self.survivors)
+                lines.append(f"The survivors of the last generation, richest first: {survivors}. Their strategies were relayed to you in their own words.")
             return "\n".join(lines)
         recipient = self.recipient[player]
         lines = [f"{head}, round {self.round + 1} of {self.rounds}. You have {self.resources[player]:g} resources."]

@@ -485,7 +485,7 @@ class GraphCoordination(Game):
             self.sent[sender].append({"round": self.round, "to": dict(messages)})
             for recipient, text in messages.items():
                 self.received[recipient].append({"round": self.round, "from": sender, "text": text})
-                ctx.tell(f"Round {self.round} message from {sender}: {text}", to=recipient, kind="talk", sender=sender)
+                ctx.say(sender, text, to=recipient)
         for player in self.players:
             silent = [n for n in self.neighbours(player) if player not in moves[n]["to"]]
             if silent:

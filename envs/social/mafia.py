@@ -319,8 +319,9 @@ class Mafia(Game):
         choices = {p: moves[p]["target"] for p in mafia}
         for p in mafia:
             self.mafia_log.append({"night": self.night, "player": p, "target": choices[p], "say": moves[p]["say"]})
-            said = f' and says: {moves[p]["say"]}' if moves[p]["say"] else ""
-            ctx.tell(f"Night {self.night}: {p} chooses to kill {choices[p]}{said}", to=mafia, kind="talk", sender=p)
+            ctx.tell(f"Night {self.night}: {p} chooses to kill {choices[p]}.", to=mafia, kind="move", sender=p)
+            if moves[p]["say"]:
+                ctx.say(p, moves[p]["say"], to=mafia)
         counts = {t: list(choices.values()).count(t) for t in choices.values()}
         top = max(counts.values())
         tied = {t for t, c in counts.items() if c == top}
@@ -352,7 +353,7 @@ class Mafia(Game):
         """One speech; then the next speaker, the next round, or the vote."""
         self.log.append({"day": self.day, "round": self.discussion_round, "player": player, "text": message})
         if message:
-            ctx.tell(f"{player} says: {message}", kind="talk", sender=player)
+            ctx.say(player, message)
         else:
             ctx.tell(f"{player} passes.", kind="move", sender=player)
         self.speaker += 1

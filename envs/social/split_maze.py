@@ -316,7 +316,7 @@ class SplitMaze(Game):
                 partner = self.other(player)
                 if move["talk"]:
                     self.heard[partner].append(move["talk"])
-                    ctx.tell(f"{player} says: {move['talk']}", to=partner, kind="talk", sender=player)
+                    ctx.say(player, move["talk"], to=partner)
             else:
                 proposals[player] = move
         self.last = proposals
