@@ -123,6 +123,8 @@ class Leaderboard:
         played on the submitter's machine, so its agent could know the seed; it
         counts only as a live match (see the module docstring).
         """
+        if not isinstance(env_id, str):
+            raise Rejected("env_id must be an environment id (a string such as 'parlour/KuhnPoker-v0')")
         try:
             game_cls = game_class(env_id)
         except KeyError as error:

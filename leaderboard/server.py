@@ -18,9 +18,12 @@ API (every POST carries ``Authorization: Bearer <token>``; 401 without a valid o
   is unknown, expired or used), or uses an agent name that another submitter
   owns or that looks like another name (all refuse the bundle's content, not
   the token, so all are 422 rather than 403).
-* Live matches (see :mod:`parlour.leaderboard.live`): ``POST /api/live``,
-  ``GET /api/live/{id}/turn?wait=S``, ``POST /api/live/{id}/act`` (the GET
-  also takes the token).
+* Live matches (see :mod:`parlour.leaderboard.live`): ``POST /api/live``
+  (429 past ``live_rate_limit`` starts per ``rate_window`` seconds, 422 past
+  the hub's caps), ``GET /api/live/{id}/turn?wait=S``, ``POST /api/live/{id}/act``
+  (the GET also takes the token).
+* Any URL holding a NUL character, and an id outside 1 .. 2**63-1, is a 400
+  (no row can match it, and PostgreSQL cannot compare a NUL).
 * ``GET /api/leaderboard`` (overall), ``GET /api/leaderboard?env=ID`` (add
   ``&self_reported=true`` for the self-reported table), ``GET /api/agents/{name}``,
   ``GET /api/episodes/{id}`` (a stored record).
@@ -37,9 +40,10 @@ import threading
 import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
@@ -78,6 +82,17 @@ class RateLimiter:
                 return False
             events.append(now)
             return True
+
+
+#: Ids are database integers: anything from here up is no id (and would overflow the database's integer column).
+ID_LIMIT = 2**63
+
+
+def _bad_id(value: int) -> JSONResponse | None:
+    """The 400 response for an id no row can have, or None for a plausible one."""
+    if 0 < value < ID_LIMIT:
+        return None
+    return _error(400, "bad id", f"ids are positive integers below 2**63, got {str(value)[:40]}")
 
 
 def _error(status: int, error: str, detail: str, **extra: Any) -> JSONResponse:
@@ -125,6 +140,13 @@ def create_app(
     live = LiveHub(board, turn_timeout=turn_timeout, episodes=live_episodes)
     live_limiter = RateLimiter(live_rate_limit, rate_window)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.middleware("http")
+    async def refuse_nul(request: Request, call_next: Any) -> Any:
+        """A 400 for a NUL character anywhere in the path or query: no name, id or slug holds one, and PostgreSQL cannot compare it."""
+        if "\x00" in request.url.path or "\x00" in unquote(request.url.query):
+            return _error(400, "bad request", "the URL contains a NUL character, which no name, id or slug holds")
+        return await call_next(request)
 
     async def authorised(request: Request) -> str | JSONResponse:
         """The submitter holding the request's bearer token, or the 401 response."""
@@ -268,6 +290,8 @@ def create_app(
     @app.get("/api/episodes/{episode_id}")
     def episode(episode_id: int) -> JSONResponse:
         """One stored episode's record."""
+        if (bad := _bad_id(episode_id)) is not None:
+            return bad
         stored = board.store.episode(episode_id)
         if stored is None:
             return _error(404, "not found", f"no episode {episode_id} on this leaderboard")
@@ -304,13 +328,17 @@ def create_app(
         return page(None if name is None else site.submitter(name))
 
     @app.get("/submission/{submission_id}.html")
-    def submission_page(submission_id: int) -> HTMLResponse:
+    def submission_page(submission_id: int) -> Response:
         """One submission's page."""
+        if (bad := _bad_id(submission_id)) is not None:
+            return bad
         return page(site.submission(submission_id))
 
     @app.get("/episode/{episode_id}.html")
-    def episode_page(episode_id: int) -> HTMLResponse:
+    def episode_page(episode_id: int) -> Response:
         """The viewer of one stored episode."""
+        if (bad := _bad_id(episode_id)) is not None:
+            return bad
         return page(site.episode(episode_id))
 
     return app

@@ -238,6 +238,8 @@ def challenge_of(bundle: Any) -> str | None:
         return None
     if not isinstance(value, dict) or not isinstance(value.get("id"), str) or not 0 < len(value["id"]) <= 64:
         raise Rejected('summary.challenge must be {"id": ..., "nonce": ...} as the server issued it')
+    if "\x00" in value["id"]:
+        raise Rejected("summary.challenge.id contains a NUL character; send the id as the server issued it")
     return value["id"]
 
 

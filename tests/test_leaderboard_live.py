@@ -160,3 +160,26 @@ def test_stopping_when_ahead_selects_nothing(tmp_path):
     # And the agent's one match against nash is its rating unit: no second try.
     with pytest.raises(Rejected, match="already played its live match against 'nash'"):
         hub.create("alice", KUHN, "stopper", "nash")
+
+
+def test_live_matches_are_capped_and_finished_ones_are_freed(tmp_path):
+    board = Leaderboard(f"sqlite:///{tmp_path}/lb.db", bootstrap=10)
+    board.add_submitter("alice")
+    board.add_submitter("bob")
+    board.add_submitter("carol")
+    hub = LiveHub(board, turn_timeout=0.01, episodes=2, max_matches=2, max_per_submitter=1, keep_finished=0.0)
+    first = hub.create("alice", KUHN, "a1", "nash")
+    with pytest.raises(Rejected, match="in progress"):
+        hub.create("alice", KUHN, "a2", "nash")
+    with pytest.raises(Rejected, match="1 live matches in progress, the most allowed"):
+        hub.create("alice", TTT, "a3", "minimax")
+    hub.create("bob", TTT, "b1", "minimax")
+    with pytest.raises(Rejected, match="the server is playing 2 live matches, its limit"):
+        hub.create("carol", KUHN, "c1", "nash")
+    live = hub.get(first["match"], "alice")
+    while hub.turn(live, wait=0.05)["status"] != "done":
+        time.sleep(0.01)
+    # Its result was fetched; past keep_finished the match and its records are gone, and the slot is free again.
+    assert live.records == [] and live.match is None
+    hub.create("alice", TTT, "a3", "minimax")
+    assert first["match"] not in hub.matches

@@ -293,3 +293,40 @@ def test_server_killed_mid_submission_leaves_no_partial_submission(tmp_path):
         response = post(base, body, token)
         assert response.status_code in (200, 201)
         assert httpx.get(base + "/api/leaderboard", params={"env": ENV, "self_reported": "true"}).json()["episodes"] == 2500
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_malformed_ids_and_fields_are_400s_not_500s(tmp_path, database):
+    if database == "sqlite":
+        url = f"sqlite:///{tmp_path}/lb.db"
+        board = Leaderboard(url, bootstrap=10)
+        context = None
+    else:
+        from tests.pg import postgres_server, reset_database
+
+        context = postgres_server()
+        url = context.__enter__()
+        reset_database(url)
+        board = Leaderboard(url, bootstrap=10)
+    try:
+        token = board.add_submitter("alice")
+        auth = {"Authorization": f"Bearer {token}"}
+        client = TestClient(create_app(board), raise_server_exceptions=False)
+        huge = str(2**64)
+        for path in (f"/api/episodes/{huge}", f"/episode/{huge}.html", f"/submission/{huge}.html"):
+            answer = client.get(path)
+            assert answer.status_code in (400, 404), (path, answer.status_code)
+        for env_id in ({"a": 1}, ["parlour/KuhnPoker-v0"]):
+            answer = client.post("/api/challenges", json={"env_id": env_id, "agents": ["nash", "random"]}, headers=auth)
+            assert answer.status_code == 422 and "env_id must be" in answer.json()["detail"]
+        for path in ("/api/agents/a%00b", "/api/leaderboard?env=a%00b", "/agent/a%00b.html", "/submitter/a%00b.html"):
+            answer = client.get(path)
+            assert answer.status_code == 400 and "NUL" in answer.json()["detail"], path
+        forged = bundle()
+        forged["summary"]["challenge"] = {"id": "a\x00b", "nonce": "x"}
+        answer = client.post("/api/submissions", content=json.dumps(forged), headers=auth)
+        assert answer.status_code == 422 and "NUL" in answer.json()["detail"]
+    finally:
+        board.store.close()
+        if context is not None:
+            context.__exit__(None, None, None)
