@@ -595,3 +595,15 @@ def test_reading_tool_calls_takes_linear_time_on_adversarial_text(ledger, piece)
     except parlour.InvalidMove:
         pass
     assert time.process_time() - started < 1.0
+
+
+def test_a_tool_answer_beyond_max_tool_result_chars_is_cut_with_a_note_and_replays(ledger):
+    match = Match(ledger, {"max_tool_result_chars": 4})
+    match.reset(0)
+    key = match.game.asked["player_0"]
+    match.submit("player_0", json.dumps({"tool": "lookup", "arguments": {"key": key}}))
+    result = [m["text"] for m in match.messages("player_0") if m["kind"] == "tool_result"][-1]
+    assert result.startswith(f"{key} = "[:4]) and "more characters cut: max_tool_result_chars is 4" in result
+    parlour.replay(json.loads(json.dumps(match.record())))
+    with pytest.raises(ValueError, match="max_tool_result_chars"):
+        Match(parlour.game_class("parlour/TicTacToe-v0"), {"max_tool_result_chars": 10})
