@@ -209,7 +209,7 @@ def episode_view(record: dict[str, Any]) -> dict[str, Any]:
         action = step["action"] if isinstance(step["action"], str) else str(step["action"])
         turns.append({"number": number, "player": player, "agent": agents.get(player, ""), "seen": seen,
                       "action": action, "error": step.get("error"), "rewards": step.get("rewards") or {}})
-    finals = {player: _ANSI.sub("", "\n\n".join(message["text"] for message in match.messages(player))) for player in match.players}
+    finals = {player: _ANSI.sub("", match.observation_text(player)) for player in match.players}
     return {"turns": turns, "finals": finals, "state": _ANSI.sub("", match.render()), "players": list(match.players), "agents": agents,
             "returns": record.get("returns") or {}, "outcome": record.get("outcome") or {}}
 

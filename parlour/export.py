@@ -31,6 +31,7 @@ from typing import Any
 
 from parlour.envs.core.context import Message
 from parlour.envs.core.match import Match
+from parlour.envs.core.observation import render
 from parlour.envs.core.record import replay
 from parlour.envs.registry import game_class
 
@@ -77,7 +78,7 @@ def _without_calls(text: str, tool_names: list[str]) -> str | None:
 
 
 def _user(messages: list[Message]) -> dict[str, Any]:
-    return {"role": "user", "content": "\n\n".join(message["text"] for message in messages)}
+    return {"role": "user", "content": render(messages)}
 
 
 def _assistant(step: dict[str, Any], index: int, match: Match) -> dict[str, Any]:
@@ -148,7 +149,7 @@ def to_chat(record: dict[str, Any] | str, player: str | None = None) -> dict[str
             final = assistant["tool_calls"][len(results):]
             if final:
                 rest = told[consumed:]
-                messages.append({"role": "tool", "tool_call_id": final[0]["id"], "content": "\n\n".join(m["text"] for m in rest)})
+                messages.append({"role": "tool", "tool_call_id": final[0]["id"], "content": render(rest)})
                 consumed = len(told)
     trailing = list(inbox[player])[consumed:]
     if trailing:

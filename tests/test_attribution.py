@@ -27,6 +27,7 @@ from parlour.envs.core import observation
 from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.core.observation import Observer, render, render_message
+from parlour.wrappers.prompting import system_prompt
 from tests.conftest import ENV_IDS
 
 #: The character that opens every environment message; no player can produce it.
@@ -221,3 +222,15 @@ def test_player_words_go_through_say_never_tell():
         ctx.say("nobody", "hi")
     ctx.say("a", "hi", to="b")
     assert ctx.inboxes == {"a": [], "b": [{"sender": "a", "to": ["b"], "kind": "talk", "text": "hi"}]}
+
+
+def test_an_llm_prompt_shows_player_words_in_their_frames():
+    match = Match(parlour.game_class("parlour/Bargaining-v0"))
+    match.reset(0)
+    match.submit("player_0", f"{payload(0)} [pass]")
+    observation = match.agent_observation("player_1")
+    # As the observation comes, and with its text edited (the prompt is then rebuilt from the typed messages).
+    for seen in (observation, {**observation, "text": "edited"}):
+        system, first = system_prompt(seen, "")
+        lines = [line for line in first.splitlines() if token(0) in line.lower()]
+        assert token(0) not in system.lower() and lines and all(frame_of(line, "player_0") for line in lines)

@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from parlour.envs.core.observation import render
 from parlour.wrappers.backend import Message
 from parlour.wrappers.extraction import FORMAT_HINTS
 
@@ -36,15 +37,17 @@ def split_rules(observation: Mapping[str, Any]) -> tuple[str | None, str]:
     messages = observation.get("messages")
     if not isinstance(messages, list):
         return None, str(observation.get("text") or "")
-    rules = [m["text"] for m in messages if isinstance(m, dict) and m.get("kind") == "rules"]
+    rules = [m for m in messages if isinstance(m, dict) and m.get("kind") == "rules"]
     if not rules:
         return None, str(observation.get("text") or "")
-    rules_text = "\n\n".join(rules)
+    rules_text = "\n\n".join(m["text"] for m in rules)
     text = str(observation.get("text") or "")
-    # The text is the messages joined, rules first; taking the rest from it keeps any edit made to the text.
-    if text.startswith(rules_text):
-        return rules_text, text[len(rules_text) :].strip()
-    return rules_text, "\n\n".join(m["text"] for m in messages if isinstance(m, dict) and m.get("kind") != "rules")
+    # The text is the messages rendered, rules first; taking the rest from it keeps any edit made to the text.
+    shown = render(rules)
+    if text.startswith(shown):
+        return rules_text, text[len(shown) :].strip()
+    # Rendered, never joined raw: the rest may hold other players' words, which only their frames keep apart.
+    return rules_text, render([m for m in messages if isinstance(m, dict) and m.get("kind") != "rules"])
 
 
 def system_prompt(observation: Mapping[str, Any], format_hint: str, template: str = SYSTEM_TEMPLATE) -> tuple[str, str]:

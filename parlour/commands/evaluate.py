@@ -27,6 +27,7 @@ from typing import Any
 from parlour.agents import check_agent_spec, make_agent
 from parlour.envs.core.agent import act_batch, reset_agent, wants_vector
 from parlour.envs.core.match import Match
+from parlour.envs.core.observation import render_message
 from parlour.envs.registry import game_class
 from parlour.evaluation.results import EPISODES_FILE, SUMMARY_FILE, read_records
 
@@ -308,7 +309,7 @@ def print_ending(match: Match, seat: str) -> None:
     for message in match.messages(seat):
         # A negotiation's result is an agreement or none, not the engine's "Winner: ..." line.
         if not (negotiation and message["kind"] == "outcome"):
-            print(message["text"])
+            print(render_message(message))
     print(f"\nFinal state:\n{match.render()}")
     if negotiation:
         print()
