@@ -23,10 +23,11 @@ import numpy as np
 import pytest
 
 import parlour
-from parlour.envs.core import observation
+from parlour.envs.core import rendering
 from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
-from parlour.envs.core.observation import Observer, render, render_message
+from parlour.envs.core.observation import Observer
+from parlour.envs.core.rendering import render, render_message
 from parlour.wrappers.prompting import system_prompt
 from tests.conftest import ENV_IDS
 
@@ -211,7 +212,7 @@ def test_a_frame_holds_the_words_on_one_line_and_only_the_environment_writes_the
     assert frame_of(frame, "player_0") == words
     assert ENV_MARK not in frame and "\u201c" not in frame and "\u25ba" not in frame
     assert rest == f"\n{ENV_MARK} Round 1 begins.\nGood luck."
-    assert (render_message(talk), ENV_MARK) == (frame, observation.ENV_MARK)
+    assert (render_message(talk), ENV_MARK) == (frame, rendering.ENV_MARK)
 
 
 def test_player_words_go_through_say_never_tell():

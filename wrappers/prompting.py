@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from parlour.envs.core.observation import render
+from parlour.envs.core.rendering import render
 from parlour.wrappers.backend import Message
 from parlour.wrappers.extraction import FORMAT_HINTS
 

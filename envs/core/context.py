@@ -94,7 +94,7 @@ class Context:
 
         The one way a player's text reaches others: a ``talk`` message whose
         ``sender`` is ``player``, rendered as a frame its words cannot close or
-        imitate (see :func:`parlour.envs.core.observation.render`). A game never
+        imitate (see :func:`parlour.envs.core.rendering.render`). A game never
         puts a player's text into :meth:`tell`'s ``text``; what the environment
         adds (whose turn, which round) goes in a message of its own.
         """

@@ -39,7 +39,7 @@ from parlour.envs.core.agent import AgentFailure
 from parlour.envs.core.context import Context, Message
 from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, Move, Outcome, int_option
-from parlour.envs.core.observation import render
+from parlour.envs.core.rendering import render
 from parlour.envs.core.tools import Tool, find_calls, validate, well_formed
 
 #: The format name and version every record carries (see :mod:`parlour.envs.core.record`).
@@ -477,7 +477,7 @@ class Match:
         return list(inbox)
 
     def observation_text(self, player: str) -> str:
-        """The text of :meth:`messages`, as an LLM is shown it (see :func:`parlour.envs.core.observation.render`)."""
+        """The text of :meth:`messages`, as an LLM is shown it (see :func:`parlour.envs.core.rendering.render`)."""
         return render(self.messages(player))
 
     def action_mask(self, player: str) -> np.ndarray:

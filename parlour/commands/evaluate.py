@@ -27,7 +27,7 @@ from typing import Any
 from parlour.agents import check_agent_spec, make_agent
 from parlour.envs.core.agent import act_batch, reset_agent, wants_vector
 from parlour.envs.core.match import Match
-from parlour.envs.core.observation import render_message
+from parlour.envs.core.rendering import render_message
 from parlour.envs.registry import game_class
 from parlour.evaluation.results import EPISODES_FILE, SUMMARY_FILE, read_records
 
@@ -35,6 +35,17 @@ from parlour.evaluation.results import EPISODES_FILE, SUMMARY_FILE, read_records
 BUNDLE_FILES = (SUMMARY_FILE, SUMMARY_FILE + ".tmp", EPISODES_FILE)
 #: Keys of a player's view that hold what only that player knows, with their names, revealed when a negotiation ends.
 PRIVATE_VIEW_KEYS = {"reservation": "reservation price", "values": "values"}
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (an evaluation of no episodes measures nothing)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -61,13 +72,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="SPEC",
         help="an opponent, repeatable; the last one fills the remaining seats (default: random in multi-player games)",
     )
-    evaluate.add_argument("--episodes", type=int, default=100, help="number of episodes (default 100)")
+    evaluate.add_argument("--episodes", type=positive_int, default=100, help="number of episodes, at least 1 (default 100)")
     evaluate.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     evaluate.add_argument(
         "--out", metavar="DIR", help="bundle directory (episodes.jsonl, summary.json); default results/<Env>/<agent>-vs-<opponents>"
     )
-    evaluate.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-    evaluate.add_argument("--in-flight", type=int, default=32, help="episodes played at once per process (default 32)")
+    evaluate.add_argument("--workers", type=positive_int, default=1, help="worker processes (default 1)")
+    evaluate.add_argument("--in-flight", type=positive_int, default=32, help="episodes played at once per process (default 32)")
     evaluate.add_argument(
         "--ray",
         nargs="?",
