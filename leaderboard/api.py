@@ -55,6 +55,8 @@ from parlour.leaderboard.verify import (
     challenge_of,
     check_lineup,
     check_name,
+    check_unprivileged,
+    unrated_reason,
     verify_bundle,
 )
 
@@ -117,7 +119,8 @@ class Leaderboard:
         ``episodes`` is a wish, clamped to the leaderboard's bounds; ``lineup``
         (the agent number in each seat, default: agents in order, the last one
         filling the remaining seats) and ``rotate_seats`` fix the seating. Raises
-        :class:`Rejected` for an unknown environment, bad agent names, or while
+        :class:`Rejected` for an unknown environment, bad agent names, a privileged oracle
+        or an environment that is not rateable (see :mod:`parlour.leaderboard.verify`), or while
         the submitter holds an open challenge for the same environment, and for
         a run with an agent that is not built into ``env_id``: such a run is
         played on the submitter's machine, so its agent could know the seed; it
@@ -142,6 +145,10 @@ class Leaderboard:
                 "machine could re-simulate the seeded deal and opponents. Play it live, where the server keeps the seeds: "
                 f"`parlour connect SPEC --server URL --env {env_id} --opponent NAME`"
             )
+        check_unprivileged(env_id, names)
+        unrated = unrated_reason(game_cls)
+        if unrated is not None:
+            raise Rejected(unrated)
         lineup = check_lineup(lineup, len(names), seats)
         if not isinstance(rotate_seats, bool):
             raise Rejected(f"rotate_seats must be true or false, got {rotate_seats!r}")

@@ -60,7 +60,7 @@ from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
 from parlour.evaluation.challenges import challenge_seed
 from parlour.leaderboard.store import NewEpisode, outcome_details
-from parlour.leaderboard.verify import Rejected, brief, check_name, fingerprint
+from parlour.leaderboard.verify import Rejected, brief, check_name, check_unprivileged, fingerprint, unrated_reason
 from parlour.evaluation.rollout import default_lineup, seat_order
 
 if TYPE_CHECKING:
@@ -152,7 +152,9 @@ class LiveHub:
         """Start a live match of ``agent`` (the submitter's remote agent) against the built-in ``opponent``; :class:`Rejected` for bad settings.
 
         A one-seat environment takes no opponent (pass None). ``episodes`` may
-        only repeat the server's fixed size (see the module docstring).
+        only repeat the server's fixed size (see the module docstring). A
+        privileged oracle is no opponent, and an environment that is not
+        rateable has no live match (see :mod:`parlour.leaderboard.verify`).
         """
         from parlour.baselines import make_scripted, scripted_names
 
@@ -175,6 +177,10 @@ class LiveHub:
             raise Rejected(f"opponent must be a built-in agent of {env_id}: {', '.join(builtins)}")
         else:
             names = [name, opponent]
+        check_unprivileged(env_id, names)
+        unrated = unrated_reason(game_cls)
+        if unrated is not None:
+            raise Rejected(unrated)
         if episodes is not None and episodes != self.episodes:
             raise Rejected(
                 f"a live match on this server is {self.episodes} episodes, fixed before play so that stopping when "

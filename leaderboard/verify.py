@@ -30,6 +30,12 @@ agents, the base seed and whether seats rotate:
   The names of every environment's built-in agents are reserved: one may not
   name an agent of an environment where it is not built in.
 
+* a built-in agent that reads hidden data through the privileged oracle
+  (:func:`parlour.envs.coding.oracle.is_privileged`: Code's ``reference``)
+  is refused: it is an upper bound measured locally, never counted; and an
+  environment whose instance is not ``rateable`` (a coding task set whose
+  verdicts a solution could forge) is refused whole (:func:`unrated_reason`);
+
 * agent names must be canonical and visible (:func:`parlour.leaderboard.names.check_name`),
   and a name that looks like a reserved one (``Minimax``, ``minimax`` with a
   Cyrillic ``і``, ``m1nimax``) is refused;
@@ -57,6 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from parlour.baselines import make_scripted, scripted_names
+from parlour.envs.coding.oracle import is_privileged
 from parlour.envs.core.game import Game
 from parlour.envs.core.match import ENGINE_OPTIONS, engine_options, make_game
 from parlour.envs.core.seeding import episode_seeds
@@ -203,6 +210,35 @@ def builtin_base(name: str) -> str | None:
     return base if base in reserved_names() else None
 
 
+@functools.cache
+def privileged(env_id: str, name: str) -> bool:
+    """Whether ``name``, a built-in agent of ``env_id``, reads hidden data through the privileged oracle."""
+    return is_privileged(make_scripted(name, env_id))
+
+
+def check_unprivileged(env_id: str, names: list[str]) -> None:
+    """:class:`Rejected` if a built-in agent among ``names`` is a privileged oracle (see the module docstring)."""
+    for name in names:
+        base = builtin_base(name)
+        if base is not None and base in scripted_names(env_id) and privileged(env_id, base):
+            raise Rejected(
+                f"{name!r} reads the hidden task through the privileged oracle (parlour.envs.coding.oracle): it is a labelled "
+                f"upper bound, measured locally with `parlour eval {env_id} --agent {base}`, and never counted on a leaderboard"
+            )
+
+
+def unrated_reason(game_cls: type[Game]) -> str | None:
+    """Why the leaderboard does not rate ``game_cls`` with its default options, or None when it does.
+
+    A coding environment says through ``rateable`` whether every verdict comes from the host; where it does not,
+    a solution could forge its own pass, so no run of it is stored, counted or self-reported.
+    """
+    if getattr(make_game(game_cls, {}), "rateable", True) is False:
+        return (f"{game_cls.env_id()} is not rateable: its default task set has tests a solution could defeat "
+                "(see parlour.envs.coding.judge), so the leaderboard stores no run of it")
+    return None
+
+
 def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -291,6 +327,10 @@ def _check_summary(bundle: Any) -> tuple[Run, list[Any]]:
         base = builtin_base(name)
         if base is not None and base not in builtin:
             raise Rejected(f"agent name {name!r} is reserved for a built-in agent of other environments; {env_id} has no {base!r}")
+    check_unprivileged(env_id, names)
+    unrated = unrated_reason(game_cls)
+    if unrated is not None:
+        raise Rejected(unrated)
     seed, count, rotate = summary.get("seed"), summary.get("episodes"), summary.get("rotate_seats")
     if not _int(seed) or not 0 <= seed < SEED_LIMIT:
         raise Rejected(f"summary.seed must be an int in [0, 2**63), got {brief(seed)}")
@@ -362,6 +402,9 @@ def verify_episode(record: Any, run: Run) -> NewEpisode:
         raise Rejected(f"does not reproduce: {mismatch}") from None
     if not fresh["done"]:
         raise Rejected("the episode is unfinished; only finished episodes count")
+    # The replayed game's own word, in case an instance differs from the default one checked with the summary.
+    if ((fresh.get("outcome") or {}).get("details") or {}).get("rateable") is False:
+        raise Rejected(f"the episode's task set is not rateable (its outcome says so): {run.env_id} is not rated")
     return NewEpisode(
         env_id=run.env_id,
         env_version=run.env_version,

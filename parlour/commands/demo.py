@@ -137,6 +137,16 @@ def lineups(env_id: str, names: list[str] | None = None) -> list[Lineup]:
     return pairs
 
 
+def counted_lineups(env_id: str) -> tuple[list[Lineup], list[Lineup]]:
+    """The demo's line-ups of ``env_id`` that a leaderboard counts, and apart those it refuses: line-ups seating a
+    privileged oracle (Code's ``reference``), an upper bound measured locally (``parlour eval``), never counted."""
+    from parlour.leaderboard.verify import privileged
+
+    runs = lineups(env_id)
+    oracles = [run for run in runs if any(privileged(env_id, name) for name in run.agents)]
+    return [run for run in runs if run not in oracles], oracles
+
+
 def episodes_per_lineup(env_id: str, lineups: int, episodes: int, game_episodes: int) -> int:
     """Episodes of each line-up: ``episodes``, or for a competitive game enough for ``game_episodes`` in all."""
     game_cls = game_class(env_id)
@@ -182,7 +192,10 @@ def run_demo(args: argparse.Namespace) -> int:
 
     for env_id in env_ids:
         players = list(make_game(game_class(env_id), {}).players)
-        runs = lineups(env_id)
+        runs, oracles = counted_lineups(env_id)
+        if oracles:
+            print(f"\n{env_id}: not played for the leaderboard: {', '.join(run.label for run in oracles)} (a privileged oracle, "
+                  "an upper bound to measure locally with `parlour eval`, never counted)")
         if not runs:
             print(f"\n{env_id}: skipped, no scripted agents can fill its seats")
             continue
