@@ -57,10 +57,14 @@ class NashAgent(SeededAgent):
         self.alpha = alpha
         super().__init__(env_id, seed)
 
-    def act(self, observation: Mapping[str, Any]) -> str:
-        """A move drawn from the equilibrium probabilities for the player's card and the actions so far."""
+    def move_probabilities(self, observation: Mapping[str, Any]) -> dict[str, float]:
+        """The equilibrium probabilities of the legal moves for the player's card and the actions so far (the leaderboard's exploitability reads them)."""
         view = observation["view"]
-        probabilities = nash_probabilities(view["card"], view["history"], self.alpha)
+        return nash_probabilities(view["card"], view["history"], self.alpha)
+
+    def act(self, observation: Mapping[str, Any]) -> str:
+        """A move drawn from :meth:`move_probabilities`."""
+        probabilities = self.move_probabilities(observation)
         moves = list(probabilities)
         return moves[int(self.rng.choice(len(moves), p=list(probabilities.values())))]
 

@@ -26,6 +26,11 @@ class RandomAgent(SeededAgent):
             return legal[int(self.rng.integers(len(legal)))]
         return self.free_move(observation)
 
+    def move_probabilities(self, observation: Mapping[str, Any]) -> dict[str, float]:
+        """Uniform over the legal moves (empty on a turn whose moves are not enumerable); the leaderboard's exploitability reads it."""
+        legal = observation.get("legal_moves") or []
+        return {move: 1.0 / len(legal) for move in legal}
+
     def free_move(self, observation: Mapping[str, Any]) -> str:
         """A well-formed random move on a turn whose moves are not enumerable."""
         raise ValueError(f"the generic random agent cannot invent a move for {observation.get('env_id')}; it has no legal move list")

@@ -43,6 +43,7 @@ from sqlalchemy.exc import IntegrityError
 from parlour.baselines import scripted_names
 from parlour.envs.core.match import make_game
 from parlour.envs.registry import game_class
+from parlour.leaderboard import exploitability
 from parlour.leaderboard import ratings as rating_math
 from parlour.leaderboard.names import BadName
 from parlour.leaderboard.store import ChallengeError, NameTaken, Quota, QuotaExceeded, Store
@@ -76,6 +77,8 @@ class Leaderboard:
         challenge_ttl: seconds a challenge stays open.
         max_open_challenges: open challenges one submitter may hold at once.
         nonces: makes each challenge's nonce (default: 32 bytes from :mod:`secrets`); tests pass a seeded one.
+        agent_specs: submitted agents whose code this server can load (name to agent spec, such as
+            ``python:module:factory``), so their policies can be queried (poker's exploitability).
     """
 
     def __init__(
@@ -89,6 +92,7 @@ class Leaderboard:
         challenge_ttl: float = 24 * 3600.0,
         max_open_challenges: int = 8,
         nonces: Callable[[], str] | None = None,
+        agent_specs: dict[str, str] | None = None,
     ):
         self.store = Store(url)
         self.bootstrap = bootstrap
@@ -99,6 +103,7 @@ class Leaderboard:
         self.challenge_ttl = challenge_ttl
         self.max_open_challenges = max_open_challenges
         self.nonces = nonces
+        self.agent_specs = dict(agent_specs or {})
 
     def add_submitter(self, name: str) -> str:
         """Create a submitter and return its token (print it: it cannot be recovered)."""
@@ -257,7 +262,8 @@ class Leaderboard:
         key = env_id if counted else env_id + SELF_REPORTED
         count = self.store.episode_count(env_id, counted=counted)
         snapshot = self.store.snapshot(key)
-        if snapshot is not None and snapshot[0] == count:
+        # A table saved by another version of the rating code is recomputed, never shown in the old form.
+        if snapshot is not None and snapshot[0] == count and snapshot[1].get("format") == rating_math.FORMAT:
             return snapshot[1]
         try:
             game_cls = game_class(env_id)
@@ -270,6 +276,12 @@ class Leaderboard:
         )
         table["env_id"] = env_id
         table["counted"] = counted
+        table["format"] = rating_math.FORMAT
+        if exploitability.measurable(env_id):
+            found = exploitability.exploitabilities(env_id, table["agents"], lambda name: self.agent_specs.get(name) or builtin_base(name))
+            table["exploitability"] = "chips a best responder wins per hand against the agent's policy, averaged over seats (0: a Nash equilibrium)"
+            for row in table["rows"]:
+                row["exploitability"], row["exploitability_note"] = found[row["agent"]]["value"], found[row["agent"]]["reason"]
         if table.get("teams"):
             table["references"] = self._team_references(env_id, table["teams"])
         self.store.save_ratings(key, count, table)
@@ -304,7 +316,7 @@ class Leaderboard:
         if info is None:
             return None
         overall = self.overall()
-        ranked = next((row for row in overall["rows"] + overall["uncovered"] if row["agent"] == name), None)
+        ranked = next((row for row in overall["rows"] if row["agent"] == name), None)
         environments = {}
         for env_id in sorted(info["episodes"]):
             table = self.ratings(env_id)

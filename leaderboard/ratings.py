@@ -38,15 +38,26 @@ parametric bootstrap from a fit with one virtual draw per pairing), so a
 perfect record never shows a zero-width interval: a bootstrap of identical
 episodes alone would.
 
+Ranks (:func:`rank_rows`): an agent with fewer than :data:`MIN_EPISODES`
+episodes, or fewer than :data:`MIN_OPPONENTS` distinct other agents met (where
+the table has that many), is provisional: shown, with the reason, but kept out
+of the rank order, so twenty lucky hands against one opponent rank nobody.
+Ranked agents are ordered by the method's value, and each also gets the range
+of ranks its interval allows (the agents whose intervals lie wholly above or
+below its own are certainly above or below it).
+
 Overall (:func:`overall`): per environment, scores are normalised so that
 ``random`` is 0 and the environment's strongest declared reference agent
 (``Game.reference_agents``) is 100 (the interval too), counting only a
 reference whose interval lies wholly above ``random``'s (below it where
 ``Game.higher_is_better`` is false); an environment without one is not
-normalised, and the table says why (:func:`normalised`);
-an agent's overall score is its mean over the environments it covered, with
-an interval from the per-environment ones, and only agents that covered at
-least :data:`MIN_COVERAGE` of the environments are ranked. Per-category
+normalised, and the table says why (:func:`normalised`). Provisional entries
+count as not played. An agent's overall score is its mean over all the
+environments of the table, one it has not played counting as ``random``'s 0:
+so a specialist that beats ``random`` where it plays ranks above it, and
+playing only one's best environments lifts nobody above an agent as good
+everywhere. Coverage is shown beside it, and a reference row (each
+environment's 100, the best built-in there) heads the table. Per-category
 tables do the same within each category.
 
 Episodes are sorted by fingerprint and the bootstrap has a fixed seed, so a
@@ -71,8 +82,13 @@ PRIOR_SD = 5.0
 BOOTSTRAP = 200
 BOOTSTRAP_SEED = 0
 Z95 = 1.959963984540054
-#: Share of the environments (of the table's scope) an agent must have played to be ranked overall.
-MIN_COVERAGE = 0.5
+#: The version of the tables' layout and methods: a table saved under another is recomputed.
+FORMAT = 2
+#: Fewest episodes an agent needs in an environment to be ranked there; below it its entry is provisional.
+MIN_EPISODES = 20
+#: Fewest distinct other agents (opponents or partners) an agent needs to have met to be ranked, where the table has
+#: that many; one opponent says little about a rating "against the field".
+MIN_OPPONENTS = 2
 #: α-Rank's selection intensity (on payoffs scaled to [-1, 1]) and population size.
 ALPHA_RANK_ALPHA = 20.0
 ALPHA_RANK_POPULATION = 50
@@ -647,6 +663,8 @@ def env_table(
         table = bradley_terry(results, bootstrap=bootstrap, players=players, first_mover=not simultaneous)
     else:
         table = payoff_table(results, bootstrap=bootstrap, zero_sum=zero_sum, kind=method)
+    table["rows"] = rank_rows(table["rows"], results, seats)
+    table["min_episodes"], table["min_opponents"] = MIN_EPISODES, MIN_OPPONENTS
     table["method"] = method
     table["sentence"] = METHODS[method].sentence
     table["value"] = METHODS[method].value
@@ -654,6 +672,52 @@ def env_table(
     if category == "negotiation":
         table["negotiation"] = negotiation_metrics(results)
     return table
+
+
+def meetings(results: Sequence[Result]) -> tuple[dict[str, int], dict[str, set[str]]]:
+    """Each agent's episode count and the set of other agents it shared an episode with."""
+    episodes: dict[str, int] = {}
+    met: dict[str, set[str]] = {}
+    for result in results:
+        names = set(result[1].values())
+        for name in names:
+            episodes[name] = episodes.get(name, 0) + 1
+            met.setdefault(name, set()).update(names - {name})
+    return episodes, met
+
+
+def rank_rows(
+    rows: list[dict[str, Any]], results: Sequence[Result], seats: int,
+    min_episodes: int = MIN_EPISODES, min_opponents: int = MIN_OPPONENTS,
+) -> list[dict[str, Any]]:
+    """``rows`` with ``rank``, ``rank_low``/``rank_high`` (the ranks their intervals allow) and ``provisional`` (why not ranked, or None).
+
+    A row is provisional below ``min_episodes`` episodes, or (several seats) when it met fewer
+    distinct other agents than ``min_opponents`` or than the table holds besides it. Ranked rows
+    come first, best rating first; provisional ones follow, unranked.
+    """
+    episodes, met = meetings(results)
+    agents = {row["agent"] for row in rows}
+    for row in rows:
+        name = row["agent"]
+        needed = min(min_opponents, len(agents) - 1) if seats > 1 else 0
+        row["episodes"] = episodes.get(name, 0)
+        row["opponents"] = len(met.get(name, ()))
+        if row["episodes"] < min_episodes:
+            row["provisional"] = f"{row['episodes']} episodes, under the {min_episodes} a rank needs"
+        elif row["opponents"] < needed:
+            row["provisional"] = f"met {row['opponents']} other agent(s), under the {needed} a rank needs"
+        else:
+            row["provisional"] = None
+    ranked = sorted((row for row in rows if row["provisional"] is None), key=lambda row: (-row["rating"], row["agent"]))
+    for position, row in enumerate(ranked, 1):
+        row["rank"] = position
+        row["rank_low"] = 1 + sum(other["low"] > row["high"] for other in ranked if other is not row)
+        row["rank_high"] = 1 + sum(other["high"] > row["low"] for other in ranked if other is not row)
+    waiting = sorted((row for row in rows if row["provisional"] is not None), key=lambda row: (-row["rating"], row["agent"]))
+    for row in waiting:
+        row["rank"] = row["rank_low"] = row["rank_high"] = None
+    return ranked + waiting
 
 
 def normalised(
@@ -669,7 +733,8 @@ def normalised(
     ``score``, ``low`` and ``high`` on the scale (None, with ``normalised`` false and the
     ``reason`` in words, where no reference qualifies).
     """
-    rows = {row["agent"]: row for row in table["rows"]}
+    # Provisional entries are too thin to be a reference or to be scored: they count as not played.
+    rows = {row["agent"]: row for row in table["rows"] if not row.get("provisional")}
     declared = [name for name in references if name != anchor]
 
     def refuse(reason: str) -> dict[str, Any]:
@@ -678,10 +743,10 @@ def normalised(
     if not declared:
         return refuse("the environment declares no strong reference agent")
     if anchor not in rows:
-        return refuse(f"{anchor} has not played here")
+        return refuse(f"{anchor} has not played here (or too little to be ranked)")
     played = [name for name in declared if name in rows]
     if not played:
-        return refuse(f"no reference agent ({', '.join(declared)}) has played here")
+        return refuse(f"no reference agent ({', '.join(declared)}) has played here enough to be ranked")
     zero_row = rows[anchor]
     sign = 1.0 if higher_is_better else -1.0
 
@@ -711,50 +776,53 @@ def normalised(
     return {"normalised": True, "reason": f"{anchor} is 0 and {reference} is 100", "reference": reference, "scores": scores}
 
 
-def overall(
-    normalised_by_env: dict[str, dict[str, Any]], min_coverage: float = MIN_COVERAGE, categories: dict[str, str] | None = None
-) -> dict[str, Any]:
+def overall(normalised_by_env: dict[str, dict[str, Any]], categories: dict[str, str] | None = None) -> dict[str, Any]:
     """The overall table over every environment, and one per category (``categories``: env id to category).
 
-    ``normalised_by_env`` maps env ids to what :func:`normalised` made of their
-    tables. Each agent's score is its mean normalised score over the environments it
-    covered, with a 95% interval from theirs (independent, normal); only
-    agents covering at least ``min_coverage`` of the table's environments are
-    ranked, the others are listed under ``uncovered``. Environments that could not be normalised
-    are left out and listed under ``unnormalised``, with each one's reason in ``reasons``.
+    ``normalised_by_env`` maps env ids to what :func:`normalised` made of their tables. Each
+    agent's score is its mean normalised score over all the table's environments, one it did not
+    play counting 0 (``random``'s), with a 95% interval from the environments' own (independent,
+    normal); ``coverage`` is the share it played and ``played_mean`` its mean where it played.
+    ``reference`` is the row of each environment's 100 (its strongest measured reference).
+    Environments that could not be normalised are left out and listed under ``unnormalised``,
+    with each one's reason in ``reasons``.
     """
-    table = _aggregate(normalised_by_env, min_coverage)
+    table = _aggregate(normalised_by_env)
     if categories is not None:
         table["categories"] = {}
         for category in CATEGORY_TITLES:
             scope = {env: scores for env, scores in normalised_by_env.items() if categories.get(env) == category}
             if scope:
-                table["categories"][category] = _aggregate(scope, min_coverage)
+                table["categories"][category] = _aggregate(scope)
         others = {env: scores for env, scores in normalised_by_env.items() if categories.get(env) not in CATEGORY_TITLES}
         if others:
-            table["categories"]["other"] = _aggregate(others, min_coverage)
+            table["categories"]["other"] = _aggregate(others)
     return table
 
 
-def _aggregate(normalised_by_env: dict[str, dict[str, Any]], min_coverage: float) -> dict[str, Any]:
+def _aggregate(normalised_by_env: dict[str, dict[str, Any]]) -> dict[str, Any]:
     usable = {env: entry["scores"] for env, entry in normalised_by_env.items() if entry["normalised"]}
+    references = {env: normalised_by_env[env]["reference"] for env in sorted(usable)}
     per_agent: dict[str, dict[str, dict[str, float]]] = {}
     for env, scores in usable.items():
         for name, value in scores.items():
-            per_agent.setdefault(name, {})[env] = value if isinstance(value, dict) else {"score": value, "low": value, "high": value}
+            per_agent.setdefault(name, {})[env] = value
     total = len(usable)
-    rows, uncovered = [], []
-    for name, envs in per_agent.items():
-        values = [entry["score"] for entry in envs.values()]
-        mean = float(np.mean(values))
+
+    def row_of(agent: str, envs: dict[str, dict[str, float]]) -> dict[str, Any]:
+        # Unplayed environments add 0 with no uncertainty: the score is what the agent showed, spread over the whole table.
+        score = sum(entry["score"] for entry in envs.values()) / total
         half = [max(entry["high"] - entry["score"], entry["score"] - entry["low"]) for entry in envs.values()]
-        spread = math.sqrt(sum(h**2 for h in half)) / len(half)
-        row = {"agent": name, "score": mean, "low": mean - spread, "high": mean + spread, "environments": len(envs),
-               "coverage": len(envs) / total if total else 0.0, "envs": {env: entry["score"] for env, entry in envs.items()}}
-        (rows if total and len(envs) / total >= min_coverage else uncovered).append(row)
-    rows.sort(key=lambda row: (-row["score"], row["agent"]))
-    uncovered.sort(key=lambda row: (-row["environments"], row["agent"]))
+        spread = math.sqrt(sum(h * h for h in half)) / total
+        return {"agent": agent, "score": score, "low": score - spread, "high": score + spread, "environments": len(envs),
+                "coverage": len(envs) / total, "played_mean": float(np.mean([entry["score"] for entry in envs.values()])),
+                "envs": {env: entry["score"] for env, entry in envs.items()}}
+
+    rows = sorted((row_of(name, envs) for name, envs in per_agent.items()), key=lambda row: (-row["score"], row["agent"]))
+    reference = None
+    if total:
+        reference = row_of("reference (best built-in per environment)", {env: usable[env][name] for env, name in references.items()})
+        reference["names"] = references
     unnormalised = sorted(set(normalised_by_env) - set(usable))
-    return {"rows": rows, "uncovered": uncovered, "environments": sorted(usable), "unnormalised": unnormalised,
-            "reasons": {env: normalised_by_env[env]["reason"] for env in unnormalised},
-            "references": {env: normalised_by_env[env]["reference"] for env in sorted(usable)}, "min_coverage": min_coverage}
+    return {"rows": rows, "reference": reference, "environments": sorted(usable), "unnormalised": unnormalised,
+            "reasons": {env: normalised_by_env[env]["reason"] for env in unnormalised}, "references": references}

@@ -221,7 +221,8 @@ def test_nash_averaging_and_alpha_rank_on_known_matrices():
     assert np.argmax(ratings.alpha_rank(chain)) == 0 and ratings.alpha_rank(chain).sum() == pytest.approx(1.0)
 
 
-def test_overall_ranks_only_agents_that_covered_enough_environments_with_intervals():
+def test_overall_ranks_specialists_above_random_with_coverage_and_a_reference_row():
+    # Issue 22: every built-in played a few environments, none reached the 50% coverage rule, and only random was ranked.
     def env(rows):
         """A table with the given (agent, rating, half-width) rows."""
         return {"rows": [{"agent": a, "rating": r, "low": r - h, "high": r + h} for a, r, h in rows]}
@@ -229,28 +230,36 @@ def test_overall_ranks_only_agents_that_covered_enough_environments_with_interva
     tables = {
         "g1": env([("random", 1000.0, 0.0), ("minimax", 1400.0, 40.0), ("llm", 1300.0, 40.0)]),
         "g2": env([("random", 0.0, 0.1), ("heuristic", 1.0, 0.1), ("llm", 0.5, 0.1)]),
-        "g3": env([("random", 0.0, 0.1), ("heuristic", 1.0, 0.1), ("llm", 0.5, 0.1)]),
+        "g3": env([("random", 0.0, 0.1), ("heuristic", 1.0, 0.1), ("llm", 0.5, 0.1), ("thin", 9.0, 0.1)]),
         "n1": env([("random", 0.0, 0.1), ("greedy", 2.0, 0.2), ("llm", 1.0, 0.2), ("one-hit", 4.0, 0.2)]),
         "lonely": env([("llm", 1.0, 0.1)]),
     }
+    tables["g3"]["rows"][-1]["provisional"] = "5 episodes, under the 20 a rank needs"
     scores = {name: ratings.normalised(table, ["random", "minimax", "heuristic", "greedy"]) for name, table in tables.items()}
     g1 = scores["g1"]["scores"]
     assert g1["minimax"]["score"] == 100.0 and g1["llm"]["score"] == pytest.approx(75.0)
     assert g1["llm"]["high"] == pytest.approx(85.0) and not scores["lonely"]["normalised"]
+    assert "thin" not in scores["g3"]["scores"]  # a provisional entry counts as not played
     categories = {"g1": "game", "g2": "game", "g3": "game", "n1": "negotiation", "lonely": "search"}
     table = ratings.overall(scores, categories=categories)
+    order = [row["agent"] for row in table["rows"]]
     ranked = {row["agent"]: row for row in table["rows"]}
-    # one-hit played one environment of four at 200: not ranked, listed with its coverage.
-    assert "one-hit" not in ranked and table["uncovered"][0]["agent"] in {"one-hit", "minimax", "greedy"}
-    assert {row["agent"] for row in table["uncovered"]} == {"one-hit", "minimax", "greedy"}
+    # Every agent is ranked; one not played counts as random's 0, so a specialist ranks above random, and below a generalist as good.
+    assert set(order) == {"random", "minimax", "heuristic", "greedy", "llm", "one-hit"} and order[-1] == "random"
+    assert ranked["minimax"]["score"] == pytest.approx(25.0) and ranked["minimax"]["coverage"] == 0.25
+    assert ranked["minimax"]["played_mean"] == pytest.approx(100.0)
+    assert ranked["one-hit"]["score"] == pytest.approx(50.0) and ranked["heuristic"]["score"] == pytest.approx(50.0)
     llm = ranked["llm"]
     assert llm["score"] == pytest.approx((75 + 50 + 50 + 50) / 4) and llm["coverage"] == 1.0
     assert llm["low"] < llm["score"] < llm["high"]
+    reference = table["reference"]
+    assert reference["score"] == pytest.approx(100.0) and reference["names"] == {"g1": "minimax", "g2": "heuristic", "g3": "heuristic", "n1": "greedy"}
     assert table["environments"] == ["g1", "g2", "g3", "n1"] and table["unnormalised"] == ["lonely"]
     assert set(table["categories"]) == {"game", "negotiation", "search"}
-    games = {row["agent"]: row for row in table["categories"]["game"]["rows"]}
-    assert set(games) == {"random", "llm", "heuristic"} and games["heuristic"]["coverage"] == pytest.approx(2 / 3)
-    assert {row["agent"] for row in table["categories"]["negotiation"]["rows"]} == {"random", "greedy", "llm", "one-hit"}
+    games = [row["agent"] for row in table["categories"]["game"]["rows"]]
+    assert games == ["heuristic", "llm", "minimax", "random"]
+    assert [row["agent"] for row in table["categories"]["negotiation"]["rows"]] == ["one-hit", "greedy", "llm", "random"]
+    assert table["categories"]["search"]["rows"] == [] and table["categories"]["search"]["reference"] is None
 
 
 def test_negotiation_tables_report_agreement_welfare_and_distances():

@@ -1,4 +1,4 @@
-"""``parlour leaderboard serve|add-submitter|show|export``, ``parlour submit`` and ``parlour connect``.
+"""``parlour leaderboard serve|add-submitter|seed|show|export``, ``parlour submit`` and ``parlour connect``.
 
 The database is ``--db URL`` (any SQLAlchemy URL), else ``$PARLOUR_LEADERBOARD_DB``,
 else ``sqlite:///leaderboard.db`` in the current directory. ``serve`` and
@@ -6,7 +6,14 @@ else ``sqlite:///leaderboard.db`` in the current directory. ``serve`` and
 read one, so without ``--db`` or the variable they fall back to the demo's
 database (``results/demo/leaderboard.db``, written by ``parlour demo``) and
 otherwise say where to point. ``parlour submit`` reads the submitter token from
-``$PARLOUR_TOKEN`` and exits with status 1 when the server rejects a bundle.
+``$PARLOUR_TOKEN``, prints the page of each submission it stored, and exits
+with status 1 when the server rejects a bundle. ``seed`` fills a new board
+with the built-in agents' runs, so a fresh server is not empty: the line-ups
+of ``parlour demo`` (:func:`parlour.commands.demo.lineups`), each played for a
+challenge of the board and submitted through the same verification as any
+other bundle (every episode replayed), as the submitter ``--submitter``
+(default ``baselines``, created when missing). An environment that submitter
+already holds runs of is skipped, so seeding again only adds what is missing.
 ``parlour connect AGENT --server URL --env ENV`` plays a live match: the
 server runs the environment and the agent answers its turns over HTTP.
 """
@@ -56,6 +63,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add = with_db(commands.add_parser("add-submitter", help="create a submitter and print its token"))
     add.add_argument("name", help="the submitter's name")
     add.set_defaults(handler=run_add_submitter)
+
+    seed = with_db(commands.add_parser("seed", help="store the built-in agents' verified runs on every environment (a fresh board is not empty)"))
+    seed.add_argument("--episodes", type=int, default=50, help="episodes per line-up (default 50)")
+    seed.add_argument("--game-episodes", type=int, default=600,
+                      help="episodes per competitive game at least, shared by its line-ups, as in `parlour demo` (default 600)")
+    seed.add_argument("--env", action="append", dest="envs", metavar="ENV_ID", help="only this environment (repeatable; default all)")
+    seed.add_argument("--submitter", default="baselines", help="the submitter the runs are stored under (default baselines)")
+    seed.add_argument("--workers", type=int, default=1, help="processes playing each line-up (default 1)")
+    seed.set_defaults(handler=run_seed)
 
     show = with_db(commands.add_parser("show", help="print the overall table, or one environment's"))
     show.add_argument("--env", help="environment id, e.g. parlour/TicTacToe-v0")
@@ -156,6 +172,46 @@ def run_connect(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_seed(args: argparse.Namespace) -> int:
+    """Play the demo's line-ups of each environment for challenges of the board at ``--db`` and submit them."""
+    from parlour.commands.demo import counted_lineups, episodes_per_lineup
+    from parlour.envs.core.match import make_game
+    from parlour.envs.registry import game_class, list_envs
+    from parlour.evaluation.runner import evaluate
+    from parlour.evaluation.rollout import make_plan
+    from parlour.leaderboard.api import Leaderboard
+
+    if args.episodes < 1:
+        raise ValueError(f"--episodes must be at least 1, got {args.episodes}")
+    env_ids = args.envs or list_envs()
+    for env_id in env_ids:
+        game_class(env_id)  # an unknown id fails here, with the registry's "did you mean", before anything is played
+    # The board's own runs: any episode count is a challenge it issues to itself.
+    board = Leaderboard(database_url(args, existing=False), min_challenge_episodes=1)
+    if board.store.submitter(args.submitter) is None:
+        board.add_submitter(args.submitter)
+    seeded = {submission["env_id"] for submission in board.store.submitter(args.submitter)["submissions"]}
+    stored = 0
+    for env_id in env_ids:
+        if env_id in seeded:
+            print(f"{env_id}: already seeded by {args.submitter}, skipped")
+            continue
+        runs, oracles = counted_lineups(env_id)
+        if oracles:
+            print(f"{env_id}: {', '.join(run.label for run in oracles)} not stored (a privileged oracle, never counted)")
+        players = list(make_game(game_class(env_id), {}).players)
+        episodes = episodes_per_lineup(env_id, len(runs), args.episodes, args.game_episodes)
+        for lineup in runs:
+            plan = make_plan(env_id, lineup.spec(players), {}, 0, not lineup.fixed)
+            challenge = board.issue_challenge(args.submitter, env_id, plan.names, episodes, plan.lineup, plan.rotate_seats)
+            results = evaluate(env_id, lineup.spec(players), workers=args.workers, challenge=challenge, progress=False)
+            answer = board.submit(results, args.submitter)
+            stored += answer["new_episodes"]
+            print(f"{env_id} {lineup.label}: {answer['new_episodes']} episodes verified and stored (submission {answer['submission']})")
+    print(f"seeded {stored} counted episodes as {args.submitter}")
+    return 0
+
+
 def run_add_submitter(args: argparse.Namespace) -> int:
     """Create a submitter and print its token, once: alone on stdout, and as a ready ``export`` line on stderr."""
     token = _board(args).add_submitter(args.name)
@@ -185,10 +241,11 @@ def run_show(args: argparse.Namespace) -> int:
         table = board.ratings()
         rows = [[str(k), row["agent"], _num(row["score"]), f"[{_num(row['low'])}, {_num(row['high'])}]", f"{row['environments']}/{len(table['environments'])}"]
                 for k, row in enumerate(table["rows"], 1)]
+        if table["reference"] is not None:
+            reference = table["reference"]
+            rows.insert(0, ["-", reference["agent"], _num(reference["score"]), f"[{_num(reference['low'])}, {_num(reference['high'])}]", "all"])
+        print("normalised score: random 0, each environment's strongest measured reference 100; an environment not played counts 0")
         print(_format_table(["#", "agent", "score", "95% interval", "envs"], rows))
-        if table["uncovered"]:
-            print(f"\nnot ranked (played under {table['min_coverage']:.0%} of the environments): "
-                  + ", ".join(f"{row['agent']} ({row['environments']}/{len(table['environments'])})" for row in table["uncovered"]))
         if table["unnormalised"]:
             print("\nnot normalised: " + "; ".join(f"{env_id} ({table['reasons'][env_id]})" for env_id in table["unnormalised"]))
         return 0
@@ -200,10 +257,18 @@ def run_show(args: argparse.Namespace) -> int:
         game_class(args.env)
         raise ValueError(f"no episodes of {args.env!r} on this leaderboard; it has: {', '.join(stored) or 'none yet'}")
     table = board.ratings(args.env)
-    rows = [[str(k), row["agent"], _num(row["rating"]), f"[{_num(row['low'])}, {_num(row['high'])}]", str(row["games"])]
-            for k, row in enumerate(table["rows"], 1)]
+    poker = "exploitability" in table
+    rows = [[str(row["rank"]) if row["rank"] else "prov.", row["agent"]]
+            + ([_num(row["exploitability"], 3) if row["exploitability"] is not None else "unknown"] if poker else [])
+            + [_num(row["rating"], 3), f"[{_num(row['low'], 3)}, {_num(row['high'], 3)}]", str(row["episodes"])]
+            for row in table["rows"]]
     print(f"{args.env} ({table['method']}, {table['episodes']} counted episodes): {table['sentence']}")
-    print(_format_table(["#", "agent", table["value"], "95% interval", "games"], rows))
+    print(_format_table(["#"] + (["agent", "exploitability"] if poker else ["agent"]) + [table["value"], "95% interval", "episodes"], rows))
+    for row in table["rows"]:
+        if row["provisional"]:
+            print(f"prov. {row['agent']}: provisional, not ranked ({row['provisional']})")
+        if poker and row["exploitability"] is None:
+            print(f"{row['agent']}: exploitability {row['exploitability_note']}")
     return 0
 
 
@@ -246,6 +311,8 @@ def run_submit(args: argparse.Namespace) -> int:
         if response.is_success:
             counted = "counted" if answer.get("counted") else "self-reported (no challenge), kept out of the ratings"
             print(f"{directory}: accepted, {answer['new_episodes']} new episode(s), {answer['duplicates']} already stored; {counted}")
+            if answer.get("submission") is not None:
+                print(f"  {args.server.rstrip('/')}/submission/{answer['submission']}.html")
         else:
             print(f"{directory}: rejected ({response.status_code}): {answer.get('detail', answer)}", file=sys.stderr)
             status = 1
