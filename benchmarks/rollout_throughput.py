@@ -1,13 +1,13 @@
 """Rollout throughput of the evaluation runner with an LLM agent on real episodes: batched against one at a time.
 
-The model is the tiny random GPT-2 of ``tests/tiny_lm.py`` (built in a
+The model is the tiny random GPT-2 of ``parlour tiny-model`` (:mod:`parlour.wrappers.tiny_model`; built in a
 temporary folder and loaded through ``from_pretrained``, like a real
 checkpoint; its tokenizer trained on the environments' own text, so prompts
 have realistic token counts), playing ``--env`` against ``random``. Every
 episode is a real game of legal moves, played to its end:
 
 * ``score_legal``: the LLM trainer's policy
-  (:class:`parlour.baselines.train.llm_policy.LMPolicy`), a softmax over the
+  (:class:`parlour.wrappers.llm_policy.LMPolicy`), a softmax over the
   legal moves' log-likelihoods, greedy, so it can only play legal moves; one
   forward pass of each prompt per decision, with and without its KV-cache
   reuse across turns (with it, only the tokens added since the last turn run).
@@ -41,20 +41,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 import zlib
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
-
-# The repository root, so that the test helper that builds the tiny model imports as tests.tiny_lm.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import parlour
 from parlour.envs.core.match import Match
-from tests.tiny_lm import make_tiny_model
+from parlour.wrappers.tiny_model import make_tiny_model
 
 #: Batched episodes per second over one-at-a-time, at least.
 SPEEDUP_TARGET = 5.0
@@ -99,7 +94,7 @@ class Config:
 
 def score_legal_config(model: str, device: str | None, kv_reuse: bool) -> Config:
     """The LLM trainer's policy in ``score_legal`` mode, greedy."""
-    from parlour.baselines.train.llm_policy import LMPolicy
+    from parlour.wrappers.llm_policy import LMPolicy
     from parlour.wrappers.transformers_backend import TransformersBackend
 
     label = f"score_legal, KV reuse {'on' if kv_reuse else 'off'}"

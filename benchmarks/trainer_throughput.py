@@ -36,16 +36,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from parlour.baselines.train.sb3 import SB3TrainConfig, train_sb3
-
-# The repository root, so that the test helper that builds the LLM imports as tests.tiny_lm.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 DEFAULT_ENVS = ("parlour/TicTacToe-v0", "parlour/KuhnPoker-v0", "parlour/ConnectFour-v0")
 
@@ -82,7 +78,7 @@ def measure_llm(env_id: str, model: str | None, size: str, updates: int, episode
     import torch
 
     from parlour.baselines.train.llm import LLMTrainConfig, LLMTrainer
-    from tests.tiny_lm import game_corpus, make_tiny_model
+    from parlour.wrappers.tiny_model import game_corpus, make_tiny_model
 
     with tempfile.TemporaryDirectory() as out:
         if model is None:

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 import parlour
 from parlour.wrappers import TransformersBackend
 from parlour.wrappers.backend import Message
-from tests.tiny_lm import make_tiny_model
+from parlour.wrappers.tiny_model import make_tiny_model
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -76,7 +76,7 @@ def test_episodes_identical_with_and_without_reuse(model_dir: str) -> None:
 
 def score_legal_policies(model_dir: str):
     """Greedy score_legal policies on backends with and without KV reuse (the same weights)."""
-    from parlour.baselines.train.llm_policy import LMPolicy
+    from parlour.wrappers.llm_policy import LMPolicy
 
     reuse, plain = backends(model_dir)
     return (

@@ -12,7 +12,7 @@ import parlour
 from parlour.envs.core.match import Match
 from parlour.envs.registry import game_class
 from parlour.wrappers import LLMAgent, TransformersBackend
-from tests.tiny_lm import make_tiny_model
+from parlour.wrappers.tiny_model import make_tiny_model
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -230,7 +230,7 @@ def test_mean_ci_matches_the_t_interval() -> None:
 
 
 def test_llm_agent_plays_through_the_runner(tmp_path) -> None:
-    from tests.tiny_lm import make_tiny_model
+    from parlour.wrappers.tiny_model import make_tiny_model
 
     llm = parlour.make_agent(f"hf:{make_tiny_model(tmp_path / 'model')}", max_new_tokens=4, max_retries=0, seed=0)
     results = parlour.evaluate(TTT, [llm, "random"], episodes=4, in_flight=4, progress=False)

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 trl = pytest.importorskip("trl")
 
 from parlour.baselines.train.trl_adapter import ParlourPositions  # noqa: E402
-from tests.tiny_lm import make_tiny_model  # noqa: E402
+from parlour.wrappers.tiny_model import make_tiny_model  # noqa: E402
 
 ENV = "parlour/TicTacToe-v0"
 

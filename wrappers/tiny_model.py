@@ -1,7 +1,9 @@
 """A tiny random causal LM with a trained tokenizer and a chat template, saved like a real checkpoint.
 
-Tests and benchmarks load it through ``from_pretrained`` (``hf:<folder>``),
-the same path a user's model takes, without any download.
+``parlour tiny-model OUT_DIR`` builds one; tests, benchmarks and the README's
+examples load it through ``from_pretrained`` (``hf:OUT_DIR``), the same path a
+user's model takes, without any download. Its weights are random: it plays
+badly until ``parlour train llm`` teaches it a game.
 """
 
 from __future__ import annotations
