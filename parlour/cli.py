@@ -62,8 +62,9 @@ def main(argv: list[str] | None = None) -> int:
         # Whoever read the output (`parlour list | head`) has gone: nothing is wrong, and stdout must not be flushed again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except KeyboardInterrupt:
-        print(f"\n{args.command_prog}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as interrupted:
+        # A command that saved its work on Ctrl-C (parlour train llm) says what it kept.
+        print(f"\n{args.command_prog}: interrupted{f': {interrupted}' if str(interrupted) else ''}", file=sys.stderr)
         return 130
     except Exception as error:
         # Unknown environments, bad agent specs or options, unreachable servers, missing files: one line, no

@@ -11,6 +11,7 @@ torch and transformers are imported when a backend is built, never at
 
 from __future__ import annotations
 
+import inspect
 import time
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,8 @@ class TransformersBackend:
         options: dict[str, Any] = {"local_files_only": local, "trust_remote_code": trust_remote_code}
         self.tokenizer = AutoTokenizer.from_pretrained(model, **options)
         self.model = AutoModelForCausalLM.from_pretrained(model, dtype=torch_dtype, **options).to(self.device).eval()
+        # transformers 5 renamed generate's past_key_values to cache (the old name warns); older releases know only the old one.
+        self.cache_argument = "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             if self.tokenizer.eos_token is None:
@@ -206,7 +209,7 @@ class TransformersBackend:
             output = self.model.generate(
                 input_ids=input_ids,
                 attention_mask=attention_mask,
-                past_key_values=cache,
+                **{self.cache_argument: cache},
                 max_new_tokens=self.max_new_tokens,
                 pad_token_id=self.tokenizer.pad_token_id,
                 eos_token_id=self.tokenizer.eos_token_id,

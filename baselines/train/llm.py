@@ -52,7 +52,8 @@ policy's exploitability with OpenSpiel (:func:`llm_exploitability`; a row
 whose opponent is ``best response``). The final model is a
 Hugging Face folder, ``DIR/checkpoint`` (LoRA adapters merged), so
 ``hf:DIR/checkpoint`` plays it anywhere an agent spec is taken;
-``DIR/training.json`` records the settings.
+``DIR/training.json`` records the settings. Ctrl-C stops a run and still saves
+the checkpoint, the CSVs and the curves (:class:`TrainingInterrupted`).
 """
 
 from __future__ import annotations
@@ -632,7 +633,10 @@ class LLMTrainer:
                 handle.write(json.dumps(episode.record) + "\n")
 
     def run(self) -> dict[str, Any]:
-        """Train for ``updates`` updates with evaluations, write the CSVs, plots and checkpoint; returns a summary."""
+        """Train for ``updates`` updates with evaluations, write the CSVs, plots and checkpoint; returns a summary.
+
+        Ctrl-C saves the same files for the updates done so far and raises :class:`TrainingInterrupted`.
+        """
         from tqdm.auto import tqdm
 
         config = self.config
@@ -642,14 +646,25 @@ class LLMTrainer:
         self._write_csv()
         bar = tqdm(range(1, config.updates + 1), desc=f"train llm {config.env_id}", disable=not config.progress, unit="update")
         latest = first
-        for update in bar:
-            row = self.step(update)
-            if update % config.eval_every == 0 or update == config.updates:
-                latest = self.evaluate(update)
-            self._write_csv()
-            shown = {f"win/{r['opponent']}": f"{r['win_rate']:.2f}" for r in latest if "win_rate" in r}
-            shown.update({"exploit": f"{r['exploitability']:.3f}" for r in latest if "exploitability" in r})
-            bar.set_postfix({"return": f"{row['mean_return']:+.2f}", "entropy": f"{row['entropy']:.2f}", **shown})
+        try:
+            for update in bar:
+                row = self.step(update)
+                if update % config.eval_every == 0 or update == config.updates:
+                    latest = self.evaluate(update)
+                self._write_csv()
+                shown = {f"win/{r['opponent']}": f"{r['win_rate']:.2f}" for r in latest if "win_rate" in r}
+                shown.update({"exploit": f"{r['exploitability']:.3f}" for r in latest if "exploitability" in r})
+                bar.set_postfix({"return": f"{row['mean_return']:+.2f}", "entropy": f"{row['entropy']:.2f}", **shown})
+        except KeyboardInterrupt:
+            # Ctrl-C keeps what the run has learnt: the model as it stands, the CSVs and the curves so far.
+            bar.close()
+            raise TrainingInterrupted(len(self.train_rows), self._finish(first, latest)) from None
+        return self._finish(first, latest)
+
+    def _finish(self, first: list[dict[str, Any]], latest: list[dict[str, Any]]) -> dict[str, Any]:
+        """Write the CSVs, the checkpoint and the curves; the summary :meth:`run` returns."""
+        config = self.config
+        self._write_csv()
         self.save(self.out / "checkpoint")
         plot_learning(self.out / "eval.csv", self.out, title=f"LLM self-play on {config.env_id} ({config.mode}, {config.estimator}, {config.loss})")
         return {"first": first, "last": latest, "checkpoint": str(self.out / "checkpoint")}
@@ -668,6 +683,16 @@ class LLMTrainer:
             model = copy.deepcopy(model).merge_and_unload()
         model.save_pretrained(folder)
         self.backend.tokenizer.save_pretrained(folder)
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped :meth:`LLMTrainer.run` after ``updates`` updates; the checkpoint, CSVs and curves were saved,
+    and ``summary`` is what the run would have returned (its last evaluation is the latest one made)."""
+
+    def __init__(self, updates: int, summary: dict[str, Any]):
+        super().__init__(f"training interrupted after {updates} update(s); checkpoint and curves saved")
+        self.updates = updates
+        self.summary = summary
 
 
 def train_llm(config: LLMTrainConfig) -> dict[str, Any]:

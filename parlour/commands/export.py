@@ -10,11 +10,14 @@ calls and tool results kept). One row per seat and episode::
 
 ``--format messages`` writes one JSONL file per seat (``OUT/<seat>.jsonl``);
 ``--format hf`` a ``datasets.Dataset`` saved with ``save_to_disk`` (every seat
-in one dataset; ``datasets.load_from_disk(OUT)`` reads it), whose ``tools``
-column holds the tool specs as JSON text (their schemas differ between
-tools, which Arrow columns cannot hold) and whose messages all carry the same
-keys (``role``, ``content``, ``tool_calls``, ``tool_call_id``; ``None`` where
-absent). :func:`read_rows` reads either back as the rows above.
+in one dataset; ``datasets.load_from_disk(OUT)`` reads it) in the form chat
+templates read, so ``tokenizer.apply_chat_template(row["messages"],
+tools=row["tools"])`` works as it stands: ``tools`` is the list of tool specs
+and each call's ``function.arguments`` a JSON object (both held as
+``datasets.Json``, since their schemas differ from tool to tool), and every
+message carries the same keys (``role``, ``content``, ``tool_calls``,
+``tool_call_id``; ``None`` where absent). :func:`read_rows` reads either
+format back as the rows above (OpenAI's form: arguments as JSON text).
 """
 
 from __future__ import annotations
@@ -89,9 +92,42 @@ def write_messages(bundle: str | Path, out: str | Path) -> dict[str, int]:
     return counts
 
 
-def _uniform(message: dict[str, Any]) -> dict[str, Any]:
-    """A message with exactly :data:`MESSAGE_KEYS` (Arrow needs one shape for every message)."""
-    return {key: message.get(key) for key in MESSAGE_KEYS}
+def _templated(message: dict[str, Any]) -> dict[str, Any]:
+    """A message with exactly :data:`MESSAGE_KEYS` (Arrow needs one shape for every message), its calls'
+    arguments as objects, as chat templates read them."""
+    uniform = {key: message.get(key) for key in MESSAGE_KEYS}
+    if uniform["tool_calls"]:
+        uniform["tool_calls"] = [
+            {**call, "function": {**call["function"], "arguments": json.loads(call["function"]["arguments"])}} for call in uniform["tool_calls"]
+        ]
+    return uniform
+
+
+def _openai(message: dict[str, Any]) -> dict[str, Any]:
+    """A message of the ``hf`` format back in :func:`rows`' form: only the keys set, and arguments as JSON text."""
+    found = {key: value for key, value in message.items() if value is not None or key in ("role", "content")}
+    if found.get("tool_calls"):
+        found["tool_calls"] = [
+            {**call, "function": {**call["function"], "arguments": json.dumps(call["function"]["arguments"], ensure_ascii=False)}}
+            for call in found["tool_calls"]
+        ]
+    return found
+
+
+def hf_features(calls: bool) -> Any:
+    """The ``datasets.Features`` of the ``hf`` format: tool specs and call arguments as ``Json``, the rest typed.
+
+    ``calls`` says whether any message calls a tool: datasets (4.7 to 5.2 at least) cannot save a ``Json``
+    field inside lists that are all null, so a dataset without calls types the arguments it never holds as text.
+    """
+    from datasets import Features, Json, List, Value
+
+    call = {"id": Value("string"), "type": Value("string"), "function": {"name": Value("string"), "arguments": Json() if calls else Value("string")}}
+    message = {"role": Value("string"), "content": Value("string"), "tool_calls": List(call), "tool_call_id": Value("string")}
+    return Features({
+        "messages": List(message), "tools": List(Json()), "env_id": Value("string"), "episode": Value("int64"), "seed": Value("int64"),
+        "seat": Value("string"), "agent": Value("string"), "return": Value("float64"), "won": Value("bool"),
+    })
 
 
 def write_hf(bundle: str | Path, out: str | Path) -> int:
@@ -100,13 +136,13 @@ def write_hf(bundle: str | Path, out: str | Path) -> int:
         import datasets
     except ImportError:
         raise ImportError("--format hf needs the datasets library: pip install 'parlour[train]'") from None
-    table = [
-        {**row, "messages": [_uniform(message) for message in row["messages"]], "tools": json.dumps(row["tools"], ensure_ascii=False)}
-        for row in rows(bundle)
-    ]
+    if not hasattr(datasets, "Json"):
+        raise ImportError(f"--format hf needs datasets 4.7 or later (for its Json type), found {datasets.__version__}: pip install -U datasets")
+    table = [{**row, "messages": [_templated(message) for message in row["messages"]]} for row in rows(bundle)]
     if not table:
         raise ValueError(f"{bundle} has no episodes to export")
-    dataset = datasets.Dataset.from_list(table)
+    calls = any(message["tool_calls"] for row in table for message in row["messages"])
+    dataset = datasets.Dataset.from_list(table, features=hf_features(calls))
     dataset.save_to_disk(str(out))
     return len(table)
 
@@ -122,8 +158,7 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
         found = []
         for row in datasets.load_from_disk(str(path)):
             # Every exported message has a role and a content (None for a bare tool call); the other keys only where set.
-            messages = [{key: value for key, value in message.items() if value is not None or key in ("role", "content")} for message in row["messages"]]
-            found.append({**row, "messages": messages, "tools": json.loads(row["tools"])})
+            found.append({**row, "messages": [_openai(message) for message in row["messages"]]})
         return found
     files = sorted(path.glob("*.jsonl"))
     if not files:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from typing import Any
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -181,7 +182,7 @@ def register_llm(trainers: argparse._SubParsersAction) -> None:
 def run_llm(args: argparse.Namespace) -> int:
     """Train, then print where everything went and the first and last evaluations."""
     from parlour.agents import check_hf_model
-    from parlour.baselines.train.llm import LLMTrainConfig, train_llm
+    from parlour.baselines.train.llm import LLMTrainConfig, TrainingInterrupted, train_llm
     from parlour.commands.evaluate import parse_kwargs
 
     try:
@@ -234,8 +235,18 @@ def run_llm(args: argparse.Namespace) -> int:
         command=shlex.join(["parlour", *sys.argv[1:]]) if sys.argv[1:2] == ["train"] else "",
     )
     config.check()
-    summary = train_llm(config)
-    for label, rows in (("before", summary["first"]), ("after", summary["last"])):
+    try:
+        summary = train_llm(config)
+    except TrainingInterrupted as interrupted:
+        print_llm_summary(interrupted.summary, args, last="last evaluated")
+        raise
+    print_llm_summary(summary, args)
+    return 0
+
+
+def print_llm_summary(summary: dict[str, Any], args: argparse.Namespace, last: str = "after") -> None:
+    """The first and last evaluations (the last one labelled ``last``), and where the checkpoint and the curves are."""
+    for label, rows in (("before", summary["first"]), (last, summary["last"])):
         for row in rows:
             if "exploitability" in row:
                 print(f"  {label}: exploitability {row['exploitability']:.4f} chips per hand")
@@ -246,4 +257,3 @@ def run_llm(args: argparse.Namespace) -> int:
             )
     print(f"checkpoint: hf:{summary['checkpoint']}  (parlour eval {args.env_id} --agent hf:{summary['checkpoint']})")
     print(f"curves: {args.out}/learning.png, {args.out}/learning_time.png")
-    return 0
