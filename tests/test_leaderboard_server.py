@@ -111,6 +111,9 @@ def test_end_to_end_evaluate_save_submit_show(tmp_path, capsys, monkeypatch):
         assert status == 1 and "episode 7" in err
         status, out, _ = cli(capsys, monkeypatch, "submit", str(tmp_path / "bundle"), "--server", base, token=token)
         assert status == 0 and "accepted, 40 new episode(s)" in out and "counted" in out
+        # It names the page of what it stored.
+        submission = re.search(rf"^  ({re.escape(base)}/submission/[0-9]+\.html)$", out, re.M).group(1)
+        assert "minimax" in httpx.get(submission).text
         status, _, err = cli(capsys, monkeypatch, "submit", str(tmp_path / "bundle"), "--server", base, token=token)
         assert status == 1 and "already used" in err
 
