@@ -241,10 +241,11 @@ def run_show(args: argparse.Namespace) -> int:
         table = board.ratings()
         rows = [[str(k), row["agent"], _num(row["score"]), f"[{_num(row['low'])}, {_num(row['high'])}]", f"{row['environments']}/{len(table['environments'])}"]
                 for k, row in enumerate(table["rows"], 1)]
+        if table["reference"] is not None:
+            reference = table["reference"]
+            rows.insert(0, ["-", reference["agent"], _num(reference["score"]), f"[{_num(reference['low'])}, {_num(reference['high'])}]", "all"])
+        print("normalised score: random 0, each environment's strongest measured reference 100; an environment not played counts 0")
         print(_format_table(["#", "agent", "score", "95% interval", "envs"], rows))
-        if table["uncovered"]:
-            print(f"\nnot ranked (played under {table['min_coverage']:.0%} of the environments): "
-                  + ", ".join(f"{row['agent']} ({row['environments']}/{len(table['environments'])})" for row in table["uncovered"]))
         if table["unnormalised"]:
             print("\nnot normalised: " + "; ".join(f"{env_id} ({table['reasons'][env_id]})" for env_id in table["unnormalised"]))
         return 0
@@ -256,10 +257,18 @@ def run_show(args: argparse.Namespace) -> int:
         game_class(args.env)
         raise ValueError(f"no episodes of {args.env!r} on this leaderboard; it has: {', '.join(stored) or 'none yet'}")
     table = board.ratings(args.env)
-    rows = [[str(k), row["agent"], _num(row["rating"]), f"[{_num(row['low'])}, {_num(row['high'])}]", str(row["games"])]
-            for k, row in enumerate(table["rows"], 1)]
+    poker = "exploitability" in table
+    rows = [[str(row["rank"]) if row["rank"] else "prov.", row["agent"]]
+            + ([_num(row["exploitability"], 3) if row["exploitability"] is not None else "unknown"] if poker else [])
+            + [_num(row["rating"], 3), f"[{_num(row['low'], 3)}, {_num(row['high'], 3)}]", str(row["episodes"])]
+            for row in table["rows"]]
     print(f"{args.env} ({table['method']}, {table['episodes']} counted episodes): {table['sentence']}")
-    print(_format_table(["#", "agent", table["value"], "95% interval", "games"], rows))
+    print(_format_table(["#"] + (["agent", "exploitability"] if poker else ["agent"]) + [table["value"], "95% interval", "episodes"], rows))
+    for row in table["rows"]:
+        if row["provisional"]:
+            print(f"prov. {row['agent']}: provisional, not ranked ({row['provisional']})")
+        if poker and row["exploitability"] is None:
+            print(f"{row['agent']}: exploitability {row['exploitability_note']}")
     return 0
 
 
