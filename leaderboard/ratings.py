@@ -36,7 +36,8 @@ to a normal interval whose variance is smoothed with two pseudo-observations
 at the environment's lowest and highest return (Bradley–Terry: to a
 parametric bootstrap from a fit with one virtual draw per pairing), so a
 perfect record never shows a zero-width interval: a bootstrap of identical
-episodes alone would.
+episodes alone would. A mean of returns is cut to the range of the returns
+seen, so its interval never leaves the score's range.
 
 Ranks (:func:`rank_rows`): an agent with fewer than :data:`MIN_EPISODES`
 episodes, or fewer than :data:`MIN_OPPONENTS` distinct other agents met (where
@@ -198,9 +199,13 @@ def smoothed_se(values: np.ndarray, low: float, high: float) -> float:
     return float(padded.std(ddof=1) / math.sqrt(n))
 
 
-def _widen(value: float, low: float, high: float, se: float) -> tuple[float, float]:
-    """The wider of [low, high] and value ± 1.96 se."""
-    return min(low, value - Z95 * se), max(high, value + Z95 * se)
+def _widen(value: float, low: float, high: float, se: float, bounds: tuple[float, float]) -> tuple[float, float]:
+    """The wider of [low, high] and value ± 1.96 se, cut to ``bounds`` (the lowest and highest return seen).
+
+    A mean of returns cannot leave their range, so neither may its interval (a perfect 1 showed [0.6, 1.4]);
+    the smoothed ``se`` keeps it from shrinking to a point even at a bound.
+    """
+    return max(bounds[0], min(low, value - Z95 * se)), min(bounds[1], max(high, value + Z95 * se))
 
 
 # ------------------------------------------------------------- Bradley–Terry
@@ -526,7 +531,7 @@ def payoff_table(
         se = math.sqrt(sum(part**2 for part in parts)) / len(parts) if parts else math.inf
         if math.isnan(rating[i]):
             continue
-        lo, hi = _widen(float(rating[i]), float(low[i]), float(high[i]), se)
+        lo, hi = _widen(float(rating[i]), float(low[i]), float(high[i]), se, (lowest, highest))
         rows.append({"agent": name, "rating": float(rating[i]), "low": lo, "high": hi,
                      "games": int(sum(name in result[1].values() for result in results)), "score": means.get(name),
                      "mean_payoff": means.get(name)})
@@ -597,7 +602,8 @@ def team_table(results: Sequence[Result], lowest: float, highest: float) -> list
         array = np.array(values)
         mean = float(array.mean())
         se = smoothed_se(array, lowest, highest)
-        rows.append({"team": lineup, "score": mean, "low": mean - Z95 * se, "high": mean + Z95 * se, "episodes": len(values)})
+        low, high = _widen(mean, mean, mean, se, (lowest, highest))
+        rows.append({"team": lineup, "score": mean, "low": low, "high": high, "episodes": len(values)})
     rows.sort(key=lambda row: (-row["score"], row["team"]))
     return rows
 
@@ -616,7 +622,8 @@ def mean_scores(results: Sequence[Result]) -> dict[str, Any]:
         plain = float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
         error = max(plain, smoothed_se(values, lowest, highest))
         mean = float(values.mean())
-        rows.append({"agent": name, "rating": mean, "low": mean - Z95 * error, "high": mean + Z95 * error,
+        low, high = _widen(mean, mean, mean, error, (lowest, highest))
+        rows.append({"agent": name, "rating": mean, "low": low, "high": high,
                      "stderr": error, "games": len(values), "score": mean, "mean_payoff": mean})
     rows.sort(key=lambda row: (-row["rating"], row["agent"]))
     return {"kind": "score", "anchor": None, "rows": rows, "agents": sorted(by_agent), "win_rate": None, "episodes": len(results)}

@@ -139,6 +139,17 @@ def test_a_perfect_record_never_shows_a_zero_width_interval():
             assert row["high"] - row["low"] > 0.05 * max(1.0, abs(row["rating"])) / 10, (table["kind"], row)
 
 
+def test_a_mean_score_interval_stays_inside_the_range_of_the_scores():
+    # Issue 22: the board showed a perfect 1 on a task scored 0 to 1 as [0.600, 1.400].
+    solo = [(f"{i:03d}", {"solo": "oracle"}, {"solo": 1.0}) for i in range(6)] + [(f"r{i}", {"solo": "random"}, {"solo": 0.0}) for i in range(6)]
+    team = [(f"{i:03d}", {"a_0": "good", "b_1": "good"}, {"a_0": 1.0, "b_1": 1.0}) for i in range(6)]
+    team += [(f"m{i:03d}", {"a_0": "good", "b_1": "dud"}, {"a_0": 0.0, "b_1": 0.0}) for i in range(6)]
+    for table in (ratings.env_table(solo, seats=1, category="search"),
+                  ratings.env_table(team, seats=2, bootstrap=50, category="cooperation", zero_sum=False, players=["a_0", "b_1"])):
+        for row in table["rows"] + table.get("teams", []):
+            assert 0.0 <= row["low"] < row["high"] <= 1.0, (table["kind"], row)
+
+
 @functools.cache
 def played(env_id: str, agents: tuple[str, str], episodes: int, seed: int) -> list:
     """Real episodes of ``env_id`` between ``agents`` as rating results."""
