@@ -25,6 +25,7 @@ autoescaping: submitted text is shown, never run.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shutil
@@ -189,16 +190,25 @@ def heat_map(table: dict[str, Any], cell: int = 48) -> dict[str, Any] | None:
     }
 
 
+#: Categories of games that run players' code: a page view never replays them, since replay would judge the code
+#: again in a sandbox (seconds of CPU per anonymous request); their pages are drawn from the record alone.
+RECORD_ONLY_CATEGORIES = frozenset({"coding"})
+
+
 def episode_view(record: dict[str, Any]) -> dict[str, Any]:
     """An episode turn by turn as each player saw it, from its record replayed: what the acting player was shown, its action and the result.
 
     Also each player's last messages and the full state (the game's own
-    rendering, which shows what was hidden) after the end.
+    rendering, which shows what was hidden) after the end. A game that runs
+    code (:data:`RECORD_ONLY_CATEGORIES`) is not replayed: see :func:`recorded_view`.
     """
     from parlour.envs.core.match import Match
     from parlour.envs.registry import game_class
 
-    match = Match(game_class(record["env_id"]), record.get("options") or {})
+    game_cls = game_class(record["env_id"])
+    if game_cls.category in RECORD_ONLY_CATEGORIES:
+        return recorded_view(record)
+    match = Match(game_cls, record.get("options") or {})
     match.reset(record["seed"])
     agents = record.get("agents") or {}
     turns = []
@@ -212,6 +222,28 @@ def episode_view(record: dict[str, Any]) -> dict[str, Any]:
     finals = {player: _ANSI.sub("", match.observation_text(player)) for player in match.players}
     return {"turns": turns, "finals": finals, "state": _ANSI.sub("", match.render()), "players": list(match.players), "agents": agents,
             "returns": record.get("returns") or {}, "outcome": record.get("outcome") or {}}
+
+
+def recorded_view(record: dict[str, Any]) -> dict[str, Any]:
+    """:func:`episode_view` drawn from the record alone, running nothing: each turn's action with the tool calls made
+    before it and their recorded answers, and as the final state the outcome and its details (the verdict)."""
+    agents = record.get("agents") or {}
+    turns = []
+    for number, step in enumerate(record["steps"], 1):
+        lines = []
+        for call in step.get("calls") or []:
+            lines.append(f"called {call.get('name')} with {json.dumps(call.get('arguments'), ensure_ascii=False)[:4000]}")
+            if "output" in call:
+                lines.append(f"answer:\n{call['output']}")
+        seen = "\n".join(lines) or "(no tool calls)"
+        action = step["action"] if isinstance(step["action"], str) else str(step["action"])
+        turns.append({"number": number, "player": step["player"], "agent": agents.get(step["player"], ""),
+                      "seen": "(drawn from the record: this game runs code, which a page view never does)\n" + seen,
+                      "action": action, "error": step.get("error"), "rewards": step.get("rewards") or {}})
+    outcome = record.get("outcome") or {}
+    state = "\n".join([outcome.get("reason") or "", json.dumps(outcome.get("details") or {}, indent=1, ensure_ascii=False)])
+    return {"turns": turns, "finals": {}, "state": _ANSI.sub("", state), "players": list(record.get("players") or agents),
+            "agents": agents, "returns": record.get("returns") or {}, "outcome": outcome}
 
 
 class Site:

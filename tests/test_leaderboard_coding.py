@@ -57,3 +57,23 @@ def test_a_task_set_that_is_not_rateable_is_not_rated(board, monkeypatch):
         board.issue_challenge("alice", CODE, ["phrasebook"])
     with pytest.raises(Rejected, match="not rateable"):
         LiveHub(board, episodes=1).create("alice", CODER_TESTER, "mine", opponent="phrasebook")
+
+
+def test_a_page_view_of_a_coding_episode_runs_no_code(board, monkeypatch):
+    from parlour.envs.coding import judge
+    from parlour.sandbox import Sandbox
+
+    board.submit(parlour.evaluate(CODER_TESTER, ["phrasebook", "random"], episodes=1, seed=3, progress=False), "alice")
+    episode = 1  # the first episode of a fresh board
+    record = board.store.episode(episode)["record"]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a page view started a sandbox")
+
+    monkeypatch.setattr(Sandbox, "__init__", refuse)
+    monkeypatch.setattr(judge, "_WARM", {})
+    page = TestClient(create_app(board)).get(f"/episode/{episode}.html")
+    assert page.status_code == 200
+    # The verdict and the submitted code come from the record.
+    assert record["outcome"]["reason"].replace("'", "&#39;") in page.text
+    assert "drawn from the record" in page.text
