@@ -1,7 +1,9 @@
-"""Shared fixtures: the list of environments and their observation modes, and one torch thread for tiny models."""
+"""Shared fixtures: the list of environments and their observation modes, one torch thread for tiny models, and
+deterministic torch for learning tests; a test that needs bubblewrap where it is not installed is skipped."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 
 import pytest
@@ -24,6 +26,20 @@ ENV_IDS = parlour.list_envs()
 ENV_MODES = env_modes()
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """A test that fails only because bubblewrap is not installed (the coding environments of a parametrised
+    test over every environment, say) is reported as skipped, with the install line, as the README promises."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and call.excinfo is not None:
+        from parlour.sandbox import BWRAP, SandboxUnavailable
+
+        if call.excinfo.errisinstance(SandboxUnavailable) and shutil.which(BWRAP) is None:
+            report.outcome = "skipped"
+            report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: SANDBOX MISSING: {call.excinfo.value}")
+
+
 @pytest.fixture(scope="module")
 def one_torch_thread() -> Iterator[None]:
     """One torch thread for a module's tests: their models are tiny and the cores are shared, so more threads only contend."""
@@ -32,4 +48,19 @@ def one_torch_thread() -> Iterator[None]:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def deterministic_torch() -> Iterator[None]:
+    """One thread and torch's deterministic algorithms for a module's learning tests, so a fixed seed gives one
+    result on a machine whatever its core count or load (another CPU's kernels may still round differently:
+    learning tests keep margins measured over seeds)."""
+    import torch
+
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    yield
+    torch.use_deterministic_algorithms(deterministic)
     torch.set_num_threads(threads)

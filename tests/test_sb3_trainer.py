@@ -1,8 +1,10 @@
 """The SB3 self-play trainer: it learns TicTacToe, its policy is an agent spec everywhere, and its parts are right.
 
 The learning test trains MaskablePPO by self-play on TicTacToe with a fixed
-seed and checks the final policy (greedy) against ``random`` over both seats
-and against its own first snapshot. The rest checks the league's PFSP
+seed, one torch thread and deterministic algorithms, and checks the final
+policy (greedy) against ``random`` over both seats and against its own first
+snapshot. Its bars hold for every seed measured, since another machine's
+kernels round differently and so take another path from the same seed. The rest checks the league's PFSP
 weights, the Wilson interval, OpenSpiel exploitability on known policies, the
 ``sb3:`` spec (errors, replay from agent seeds, the Gymnasium face) and the
 command's outputs.
@@ -36,7 +38,7 @@ TTT_SETTINGS = {
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
+def trained(tmp_path_factory, deterministic_torch):
     """A TicTacToe policy trained by self-play (the slow part of this file), with its summary and wall time."""
     from parlour.baselines.train.sb3 import SB3TrainConfig, train_sb3
 
@@ -49,11 +51,14 @@ def trained(tmp_path_factory):
 def test_self_play_learns_tic_tac_toe(trained) -> None:
     out, summary, seconds = trained
     policy = f"sb3:{out / 'policy.zip'}"
-    results = parlour.evaluate(TTT, [policy, "random"], episodes=400, seed=7, progress=False)
+    results = parlour.evaluate(TTT, [policy, "random"], episodes=1000, seed=7, progress=False)
     block = results.summary[policy]
     print(f"trained in {seconds:.0f} s ({summary['metadata']['cpu_seconds']:.0f} CPU s); non-losing vs random {1 - block['loss_rate']:.3f} by seat "
           f"{ {seat: 1 - b['loss_rate'] for seat, b in block['seats'].items()} }")
-    assert 1 - block["loss_rate"] >= 0.95
+    # Over training seeds 0-7 (400 evaluation games each) it did not lose 0.925-0.985 of its games, and beat its first
+    # snapshot 31:2 at worst; a policy that had not learnt stays near random's 0.56. The bars leave room for a
+    # machine whose rounding takes the run down another path.
+    assert 1 - block["loss_rate"] >= 0.88
     first = next(row for row in summary["final"] if row["opponent"] == "snapshot@0")
     assert first["wins"] > 2 * first["losses"]
     # The periodic evaluation saw it improve against random.

@@ -36,11 +36,10 @@ class LastMask(gymnasium.Wrapper):
         return self.mask
 
 
-def test_maskable_ppo_trains_and_plays_legal_moves():
+def test_maskable_ppo_trains_and_plays_legal_moves(deterministic_torch):
     sb3_contrib = pytest.importorskip("sb3_contrib")
     import torch
 
-    torch.set_num_threads(1)
     env = LastMask(gymnasium.make(ENV_ID, obs_mode="vector", opponent="random"))
     model = sb3_contrib.MaskablePPO("MultiInputPolicy", env, n_steps=256, batch_size=64, n_epochs=4, seed=0, device="cpu")
     before = [p.detach().clone() for p in model.policy.parameters()]
@@ -49,7 +48,7 @@ def test_maskable_ppo_trains_and_plays_legal_moves():
     assert any(not torch.equal(a, b) for a, b in zip(before, model.policy.parameters()))
 
     outcomes = []
-    for seed in range(20):
+    for seed in range(200):
         observation, info = env.reset(seed=seed)
         terminated = False
         while not terminated:
@@ -59,5 +58,7 @@ def test_maskable_ppo_trains_and_plays_legal_moves():
             observation, reward, terminated, truncated, info = env.step(int(action))
             assert "invalid_action" not in info
         outcomes.append(info["outcome"]["winner"])
-    # Against random play, X wins about 58% of games and loses about 29%: training should beat that.
-    assert outcomes.count("player_0") >= 14 and outcomes.count("player_1") <= 4
+    # Against random play, X wins about 58% of games and loses about 29% (117 and 58 of 200): training beats that.
+    # Trained from seeds 0-4, it won 159-168 and lost 13-29 of these 200 games; 20 games were too few to tell
+    # (seed 3 won 13 of its first 20).
+    assert outcomes.count("player_0") >= 140 and outcomes.count("player_1") <= 40
