@@ -10,9 +10,11 @@ fast scratch runs. ``parlour doctor sandbox`` runs :func:`run_probes`, the conta
 
 Containment (the bubblewrap backend, the default):
 
-* Namespaces: new PID, network, IPC, UTS and, where the kernel has them, cgroup namespaces. The network
+* Namespaces: new PID, network, IPC, UTS, mount and, where the kernel has them, cgroup namespaces. The network
   namespace has only its own loopback interface, so nothing outside it is reachable, not even the host's
-  127.0.0.1. In the PID namespace no host process is visible, so the program cannot signal its caller.
+  127.0.0.1 or its abstract UNIX sockets. In the PID namespace no host process is visible, so the program
+  cannot signal its caller. The IPC namespace holds no SysV object of the host's (and the filter below lets
+  the program make none).
 * Filesystem: a fresh root holding, read-only, ``/usr`` with the host's ``/bin``, ``/sbin``, ``/lib*`` links
   or folders, ``/etc/ld.so.cache`` and ``/etc/localtime`` (nothing else of ``/etc``), and the interpreter's
   prefix (``sys.base_prefix``); a ``/proc`` of the new PID namespace and a minimal, read-only ``/dev``. The
@@ -26,46 +28,93 @@ Containment (the bubblewrap backend, the default):
   ``.pth`` files), UTF-8 everywhere. It reads ``PYTHON*`` variables (``-I`` would ignore them), but the
   environment is entirely parlour's, and the fixed hash seed makes ``str`` hashes, hence the order of sets
   of strings, the same in every sandbox: a program's output, and a verdict on it, replay.
-* Limits, set in the program's own process just before it runs: ``RLIMIT_CPU`` (SIGXCPU at ``cpu_seconds``,
-  SIGKILL a second later), ``RLIMIT_AS`` (``memory_mb``), ``RLIMIT_FSIZE``, ``RLIMIT_NPROC``,
-  ``RLIMIT_NOFILE`` and no core files. The server in the sandbox kills the program at ``wall_seconds`` and then
-  kills every process left in the sandbox; the host reads at most ``max_output_bytes`` of output (never more
-  into memory) and stops the run past that. ``--die-with-parent`` ends the sandbox with the thread that
-  started it; ``--new-session`` keeps it off the caller's terminal.
+* One budget per sandbox, a cgroup of its own (``parlour-sandbox/slot-N``): on cgroup v1 (this repository's CI)
+  under the caller's own memory and cpu cgroups, on v2 at the top of the hierarchy with the memory and cpu
+  controllers delegated to it (:func:`_cgroup_parents`). bubblewrap waits (``--block-fd``) while the host moves
+  the namespace's init into it, so every process of the sandbox starts inside. Its memory limit
+  (``memory.limit_in_bytes`` and ``memory.memsw.limit_in_bytes`` on v1, ``memory.max`` and ``memory.swap.max``
+  0 on v2) is ``memory_mb`` for all its processes together, and counts all that the kernel charges: pages,
+  the scratch tmpfs' files, pipe and socket buffers. Its CPU weight is one share whatever its number of
+  processes or sessions, so a neighbour spinning in 48 sessions cannot starve a run into a timeout. Where no
+  writable memory cgroup is to be had, ``memory_mb`` falls back to ``RLIMIT_AS`` per process (and no run is
+  judged ``memory``: a ``MemoryError`` is only the program's word).
+* Limits set in the program's own process just before it runs: ``RLIMIT_CPU`` (SIGXCPU at ``cpu_seconds``,
+  rounded up to whole seconds, SIGKILL a second later), ``RLIMIT_FSIZE``, ``RLIMIT_NPROC`` (per uid, hence per
+  slot: see below), ``RLIMIT_NOFILE`` and no core files. The server in the sandbox kills the program at
+  ``wall_seconds`` and then every process left in the sandbox (``setsid()`` daemons included); the host reads
+  at most ``max_output_bytes`` of output (never more into memory) and stops the run past that.
+  ``--die-with-parent`` ends the sandbox with the thread that started it; ``--new-session`` keeps it off the
+  caller's terminal.
+* A seccomp filter (:data:`DENIED_SYSCALLS`, compiled to BPF with libseccomp and handed to bubblewrap's
+  ``--seccomp``; it binds the server too and sets ``no_new_privs``) answers EPERM to the kernel interfaces an
+  unprivileged process still has that reach past the namespaces or keep state after the program: new
+  namespaces (``unshare``, ``clone`` with namespace flags; ``clone3``, whose flags it cannot read, answers
+  ENOSYS and the C library falls back to ``clone``) and ``setns``, ``io_uring``, keyrings, SysV IPC,
+  ``ptrace`` and other processes' memory or descriptors, mounts old and new, ``bpf``, ``perf_event_open``,
+  ``userfaultfd``, kexec, kernel modules, the clock, ``personality`` and the ``TIOCSTI``/``TIOCLINUX``
+  ioctls (:data:`DENIED_IOCTLS`).
+* /proc shows nothing of the host where bubblewrap can hide it: the files of :data:`MASKED_PROC` (kernel
+  symbols, every user's keys, timers, interrupts, memory and device tables, locks, SysV tables) are an empty
+  read-only file, and ``meminfo``, ``stat``, ``loadavg`` and ``uptime`` show the sandbox's own figures (its
+  memory budget, its CPUs, no load): :func:`_proc_figures`.
+* Verdicts come from the host. The server reports each run over a ``SOCK_SEQPACKET`` socket the program cannot
+  reach (its process keeps no descriptor but stdin, stdout and stderr; it runs as another uid; ``ptrace`` and
+  ``pidfd_getfd`` are denied), and the host reads ``memory`` from the kernel's count of OOM kills in the
+  sandbox's cgroup, ``output_limit`` from what it read itself: nothing the program prints, raises or exits
+  with chooses a verdict other than its own ``ok`` or ``error`` (a ``MemoryError`` is an ``error``).
+* Known leaks: ``sysinfo(2)`` is not namespaced, so ``os.getloadavg()`` and ``os.sysconf("SC_PHYS_PAGES")`` (and
+  its kin) show the host's load, memory and process count. Seccomp cannot rewrite its answer to the sandbox's
+  figures, and denying it breaks the C library's ``sysconf``, which ignores the failure (tried: glibc 2.36
+  then says ``SC_PHYS_PAGES`` is 0 and ``SC_AVPHYS_PAGES`` is uninitialised memory).
+  ``CLOCK_BOOTTIME`` shows the host's uptime (there is no time namespace), and ``/proc/self/mountinfo`` and
+  ``/proc/self/cgroup`` name the host paths of the bound folders and of the slot's cgroup.
 
 Who runs the program, and why:
 
 * As root (a container, like this repository's CI): bubblewrap runs as root, without a user namespace, and
   keeps only the capabilities the server needs (``CAP_SETUID``, ``CAP_SETGID``, ``CAP_KILL``,
-  ``CAP_DAC_OVERRIDE``, ``CAP_FOWNER``; ``CAP_SYS_ADMIN`` and the rest leave the bounding set). Each program's
-  process drops to ``nobody`` (uid and gid 65534, no supplementary groups, hence no capabilities) before any
-  of its code runs: ``RLIMIT_NPROC`` does not bind root, and the program must hold no privilege. The server
-  stays root, so the program can neither signal nor trace it. Dropping to nobody *before* exec'ing bubblewrap
-  was tried: it works in this container (unprivileged user namespaces are enabled, bubblewrap as nobody makes
-  its own), but bubblewrap then resolves every bind source as nobody, and an interpreter under ``/root``
-  (mode 0700; pyenv here) cannot be bound, not even with ``--ro-bind-fd``, whose ``/proc/self/fd`` path
-  bubblewrap resolves with ``realpath()`` too. So the drop happens inside the sandbox, in the forked child.
-  Concurrent sandboxes share nobody's process count, so a fork bomb in one can make forks fail in another.
+  ``CAP_DAC_OVERRIDE``, ``CAP_FOWNER``; ``CAP_SYS_ADMIN`` and the rest leave the bounding set). Each sandbox
+  holds one of :data:`SLOTS` slots (an ``flock`` on a file of this user's private state folder, freed when its
+  holder dies), and each program's process drops to the slot's own uid and gid, ``SANDBOX_UID_BASE + slot``
+  (no supplementary groups, hence no capabilities), before any of its code runs. No account on the host has
+  that uid, and no concurrent sandbox shares it, so nothing the kernel keeps per user (the process count
+  ``RLIMIT_NPROC`` limits, keyrings, pipe and inotify quotas) is shared between sandboxes or with the host:
+  one sandbox holding its whole process limit leaves another's forks alone. The server stays root, so the
+  program can neither signal nor trace it. Dropping privileges *before* exec'ing bubblewrap was tried: it
+  works in this container (unprivileged user namespaces are enabled, bubblewrap unprivileged makes its own),
+  but bubblewrap then resolves every bind source as that user, and an interpreter under ``/root`` (mode 0700;
+  pyenv here) cannot be bound, not even with ``--ro-bind-fd``, whose ``/proc/self/fd`` path bubblewrap
+  resolves with ``realpath()`` too. So the drop happens inside the sandbox, in the forked child.
 * As any other user: bubblewrap makes a user namespace (this needs unprivileged user namespaces:
   ``kernel.unprivileged_userns_clone=1`` where that sysctl exists, ``user.max_user_namespaces`` > 0) and,
   with bubblewrap 0.8 or later, forbids nested ones. The program runs as the calling user mapped into it,
-  without capabilities; ``RLIMIT_NPROC`` counts per user namespace, so it binds the sandbox's processes only.
+  without capabilities; per-user counts are kept per user namespace, so each sandbox has its own. The
+  cgroup budget needs a cgroup this user may write (a systemd user slice with delegation, for instance).
 
 Warm sandboxes: :class:`Sandbox` starts one sandbox and, per program, forks its server: no bubblewrap or
 interpreter start-up, so scratch runs (an agent trying code) are fast. Between runs the server kills every
-leftover process and empties the scratch folders, but runs still share the sandbox: the same PID namespace,
-and as a non-root user the program runs as the same user as the server, so it could kill or trace it and
-forge later results. Verdicts that count (judging a submission) therefore use a fresh sandbox:
-:func:`run_python` always starts one, and its results match a warm run's.
+leftover process and empties the scratch folders, but runs still share the sandbox, and with it two counters
+no unprivileged server can reset: the PID namespace numbers processes on from the last run (the program of
+the third run is PID 5, and a program that forked k times moves the next one's PID by k), and the scratch
+tmpfs numbers inodes on. A later program can read from them how many processes and files earlier ones made:
+a channel between the runs of one warm sandbox. Resetting the PID counter needs ``CAP_SYS_ADMIN`` or
+``CAP_CHECKPOINT_RESTORE`` inside the namespace (``ns_last_pid``, ``clone3``'s ``set_tid``) and the inode
+counter a new tmpfs mount, privileges the server must not hold; a new PID namespace per run is a fresh
+sandbox. So a warm sandbox belongs to one tenant and one player: give each player of a multi-player game
+(both of CoderTester) and each tenant of a server its own :class:`Sandbox`, never a shared one. As a
+non-root user the program also runs as the same user as the server and could kill it. Verdicts that count
+(judging a submission) therefore use a fresh sandbox, where every program starts from the same state (it is
+PID 3, in empty folders): :func:`run_python` always starts one, and its results match a warm run's.
 
 Without bubblewrap, or where it cannot start (no user namespaces, a seccomp policy that forbids them),
 :class:`SandboxUnavailable` says how to install it. ``allow_unsafe=True`` then runs the same server as a plain
 subprocess with the same limits and none of the isolation (the host's files, network and environment; as
 root, ``RLIMIT_NPROC`` does not bind), for development only; :attr:`RunResult.sandboxed` says which ran.
 
-Requirements: Linux 5.3 or later (pidfd) and bubblewrap, tested with 0.8 (Debian 12) as root and as nobody,
-and as root on Ubuntu 24.04 with Python 3.12; from 0.8 on, the tmpfs size limits and ``--disable-userns``
-are used.
+Requirements: Linux 5.3 or later (pidfd), bubblewrap, libseccomp with the ``pyseccomp`` package (for the
+filter), and for one budget per sandbox a writable memory cgroup (v1, or v2 with the memory controller). Tested
+with bubblewrap 0.8 (Debian 12) as root and as nobody, and as root on Ubuntu 24.04 with Python 3.12; from 0.8
+on, the tmpfs size limits and ``--disable-userns`` are used.
 """
 
 from __future__ import annotations
@@ -167,7 +216,9 @@ MASKED_PROC = ("kallsyms", "keys", "key-users", "timer_list", "sched_debug", "in
 class Limits:
     """Resource limits of one run; the defaults suit a judge of short programs.
 
-    The CPU limit counts whole seconds (rounded up), per process; the memory limit is on address space.
+    The CPU limit counts whole seconds (rounded up), per process. ``memory_mb`` is the sandbox's cgroup budget,
+    for all its processes, tmpfs files and pipe buffers together (address space per process where no cgroup
+    can be had); ``max_processes`` counts the processes of the sandbox's uid, hence of the sandbox.
     ``scratch_mb`` bounds each of the ``/tmp`` and ``/dev/shm`` tmpfs, which are made when a sandbox starts:
     a warm :class:`Sandbox` takes it from the limits it was created with (bubblewrap 0.8 or later).
     """
@@ -187,7 +238,9 @@ class RunResult:
     """What a program did.
 
     ``verdict``: ``ok`` (exit status 0), ``error`` (any other exit or signal), ``timeout`` (CPU or wall-clock
-    limit), ``memory`` (it died of an uncaught ``MemoryError``: the address-space limit), ``output_limit``
+    limit), ``memory`` (the kernel killed a process of the sandbox for want of memory: its cgroup's count of OOM
+    kills rose during the run; never from anything the program says, so without a cgroup a ``MemoryError`` at
+    the address-space limit is an ``error``), ``output_limit``
     (more than ``max_output_bytes`` of stdout and stderr together; ``truncated`` is then set and both hold
     what came before the cut). ``exit_code`` is None when a signal (``signal``) ended it. ``cpu_seconds``
     is the user and system time of the program and the children it waited for; ``wall_seconds`` runs from
@@ -259,7 +312,7 @@ def _system_binds() -> list[str]:
     ):
         if not any(prefix == b or prefix.startswith(b + "/") for b in bound):
             # bubblewrap would make the folders above the prefix as the host has them, /root with mode 0700,
-            # which nobody cannot cross; --dir makes them 0755.
+            # which the sandbox's uid cannot cross; --dir makes them 0755.
             for parent in reversed(Path(prefix).parents[:-1]):
                 args += ["--dir", str(parent)]
             args += ["--ro-bind", prefix, prefix]
@@ -597,6 +650,9 @@ class Sandbox:
     :func:`run_python`, which is what judging should use (see the module's notes on warm sandboxes). One run
     at a time per sandbox (calls from several threads wait their turn). The sandbox restarts by itself if it
     died, for instance with the thread that started it. Use it as a context manager, or call :meth:`close`.
+
+    Its runs share PID numbering and tmpfs inode numbers, from which a program learns how many processes and
+    files the runs before it made: give each tenant, and each player of a game, a sandbox of its own.
 
     ``bwrap`` is the bubblewrap executable (default :data:`BWRAP`); ``allow_unsafe=True`` falls back to an
     unsandboxed subprocess, with a warning, where bubblewrap is missing or cannot start.
