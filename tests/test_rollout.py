@@ -52,7 +52,7 @@ def test_turn_rows_of_a_hand_checked_tic_tac_toe_episode() -> None:
     assert [t.agent for t in turns] == ["crosses", "noughts", "crosses", "crosses", "noughts", "crosses"]
     assert turns[0].metadata == {"logprobs": [-0.5], "completion_ids": [7]}
     assert turns[1].metadata == {}
-    assert not turns[2].valid and turns[3].observation.startswith("Invalid action")  # told why "zz" was refused
+    assert not turns[2].valid and turns[3].observation.startswith("\u25b6 Invalid action")  # told why "zz" was refused
     assert turns[0].legal_moves == ["a1", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3"]
     assert "a1" not in turns[1].legal_moves
     assert turns[1].view["board"][0] == 0  # O saw X's mark on a1
