@@ -117,14 +117,14 @@ def test_communication_delivers_messages_verbatim_before_the_decision():
     message = "Let's both cooperate.\n  Promise? ✓ {\"json\": true}  "
     match.submit("player_0", message)
     assert message not in match.observation_text("player_1")
-    assert match.agent_observation("player_1")["view"]["messages_received"] == []
+    assert match.agent_observation("player_1")["view"]["messages_received"] == ()
     match.submit("player_1", "defect, obviously")
     assert match.game.phase == "decide" and match.returns == {"player_0": 0.0, "player_1": 0.0}
     assert f"player_0: {json.dumps(message, ensure_ascii=False)}\n\n" in match.observation_text("player_1")
     (relayed,) = [m for m in match.agent_observation("player_1")["messages"] if m["kind"] == "talk"]
     assert relayed == {"sender": "player_0", "to": ["player_1"], "kind": "talk", "text": message}
     assert "defect, obviously" in match.observation_text("player_0")
-    assert match.agent_observation("player_1")["view"]["messages_received"] == [message]
+    assert match.agent_observation("player_1")["view"]["messages_received"] == (message,)
     before = match.agent_observation("player_0")
     match.submit("player_1", "defect")
     assert match.agent_observation("player_0") == before

@@ -36,6 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from parlour.envs.core.context import Context
+from parlour.envs.core.frozen import FrozenDict
 from parlour.envs.core.game import Game, InvalidMove, int_option
 
 CHOICES = ["cooperate", "defect"]
@@ -43,6 +44,9 @@ CHOICES = ["cooperate", "defect"]
 HISTORY = 3
 MAX_MESSAGE = 1000
 MAX_ROUNDS = 10_000
+
+#: A view's history entry for each pair of choices: read-only, so every round and every view shares the same four.
+SEEN = {(mine, theirs): FrozenDict(you=mine, opponent=theirs) for mine in CHOICES for theirs in CHOICES}
 
 CHOICE_PATTERN = re.compile(r"(?<![\w])(cooperate|defect)(?![\w])", re.IGNORECASE)
 
@@ -100,6 +104,16 @@ class IteratedPrisonersDilemma(Game):
         self.history: list[dict[str, str]] = []
         self.messages: list[dict[str, str]] = []
         self.totals = {p: 0.0 for p in self.players}
+        self._clear_views()
+
+    def _clear_views(self) -> None:
+        """Empty the per-player histories that views share (see :mod:`parlour.envs.core.frozen`).
+
+        Each player's rounds and received messages are kept as it sees them, in tuples of read-only
+        entries that grow by one each round, so a view holds them as they are instead of copying them.
+        """
+        self.rounds_seen: dict[str, tuple[FrozenDict, ...]] = {p: () for p in self.players}
+        self.messages_received: dict[str, tuple[str, ...]] = {p: () for p in self.players}
 
     def start(self, ctx: Context) -> None:
         """Round 1, in the talk phase when communication is on."""
@@ -108,6 +122,7 @@ class IteratedPrisonersDilemma(Game):
         self.history = []
         self.messages = []
         self.totals = {p: 0.0 for p in self.players}
+        self._clear_views()
 
     def rules(self, player: str) -> str:
         """Rules, payoffs and the talk phase if any."""
@@ -142,11 +157,15 @@ class IteratedPrisonersDilemma(Game):
         if self.phase == "talk":
             self.messages.append(dict(moves))
             for player in self.players:
+                self.messages_received[player] += (moves[self.other(player)],)
+            for player in self.players:
                 them = self.other(player)
                 ctx.say(them, moves[them], to=player)
             self.phase = "decide"
             return
         self.history.append(dict(moves))
+        for player in self.players:
+            self.rounds_seen[player] += (SEEN[moves[player], moves[self.other(player)]],)
         first, second = self.players
         gains = {first: self.payoff(moves[first], moves[second]), second: self.payoff(moves[second], moves[first])}
         for player in self.players:
@@ -178,15 +197,18 @@ class IteratedPrisonersDilemma(Game):
         ctx.finish({player: floor - self.totals[player]}, winners=[self.other(player)], reason=reason)
 
     def view(self, player: str) -> dict:
-        """The round, phase, both players' past choices and the messages received; never a pending choice."""
+        """The round, phase, both players' past choices and the messages received; never a pending choice.
+
+        The history and messages are shared, read-only tuples (the game only ever replaces them by longer ones).
+        """
         them = self.other(player)
         return {
             "round": self.round,
             "rounds": self.rounds,
             "phase": self.phase,
             "communication": self.communication,
-            "history": [{"you": moves[player], "opponent": moves[them]} for moves in self.history],
-            "messages_received": [messages[them] for messages in self.messages],
+            "history": self.rounds_seen[player],
+            "messages_received": self.messages_received[player],
             "totals": {"you": self.totals[player], "opponent": self.totals[them]},
         }
 

@@ -51,6 +51,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from parlour.envs.core.context import Context
+from parlour.envs.core.frozen import FrozenDict
 from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
 from parlour.envs.negotiation.analysis import negotiation_report
 
@@ -180,7 +181,8 @@ class Bargaining(Game):
         self.values: list[list[int]] = []
         self.names: list[str] = []
         self.turn = 0
-        self.proposals: list[dict[str, Any]] = []
+        # Read-only entries in a tuple that only grows: every view shares it instead of copying it.
+        self.proposals: tuple[FrozenDict, ...] = ()
         self.deal: dict[str, Any] | None = None
 
     def start(self, ctx: Context) -> None:
@@ -193,7 +195,7 @@ class Bargaining(Game):
         self.values = [list(v) for v in instance["values"]]
         self.names = list(ITEM_NAMES[: len(self.pool)])
         self.turn = 0
-        self.proposals = []
+        self.proposals = ()
         self.deal = None
 
     # ----------------------------------------------------------------- helpers
@@ -291,7 +293,7 @@ class Bargaining(Game):
         self.turn += 1
         if move["move"] == "propose":
             keep = move["keep"]
-            self.proposals.append({"player": player, "keep": keep})
+            self.proposals += (FrozenDict(player=player, keep=tuple(keep)),)
             ctx.tell(
                 f"{player} proposes: {player} keeps {bundle_text(keep, self.names)}; {other} gets {bundle_text(self.rest(keep), self.names)}.",
                 kind="move",
@@ -333,7 +335,7 @@ class Bargaining(Game):
 
     # ------------------------------------------------------------------- views
     def view(self, player: str) -> dict[str, Any]:
-        """Own values, the pool, the public proposals and the clock."""
+        """Own values, the pool, the public proposals (shared, read-only) and the clock."""
         return {
             "player": player,
             "items": list(self.names),
@@ -342,8 +344,8 @@ class Bargaining(Game):
             "disagreement": self.disagreement,
             "turn": self.turn,
             "deadline": self.deadline,
-            "proposals": [dict(p, keep=list(p["keep"])) for p in self.proposals],
-            "standing": dict(self.proposals[-1], keep=list(self.proposals[-1]["keep"])) if self.proposals else None,
+            "proposals": self.proposals,
+            "standing": self.standing(),
         }
 
     def render(self) -> str:
