@@ -18,7 +18,7 @@ import parlour
 ROOT = Path(__file__).resolve().parent.parent
 # setuptools' package-dir, read the same way: which folder holds which import package.
 PACKAGE_DIRS = {"parlour": "parlour", "parlour.envs": "envs", "parlour.wrappers": "wrappers", "parlour.baselines": "baselines",
-                "parlour.leaderboard": "leaderboard", "parlour.evaluation": "evaluation"}
+                "parlour.leaderboard": "leaderboard", "parlour.evaluation": "evaluation", "parlour.bridges": "bridges"}
 
 # Lowest first. A module belongs to the first layer one of whose prefixes it starts with, most specific first.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("environments", ("parlour.envs",)),
     ("agents", ("parlour.agents", "parlour.wrappers", "parlour.baselines")),
     ("evaluation", ("parlour.evaluation",)),
-    ("leaderboard, trainers and bridges", ("parlour.leaderboard", "parlour.baselines.train", "parlour.export")),
+    ("leaderboard, trainers and bridges", ("parlour.leaderboard", "parlour.baselines.train", "parlour.export", "parlour.bridges")),
     ("commands", ("parlour.cli", "parlour.commands", "parlour")),
 ]
 
