@@ -2,12 +2,20 @@
 
 Build one with :func:`make_llm_agent` from a spec string (``hf:PATH_OR_ID``,
 ``openai:MODEL@BASE_URL``), or directly as ``LLMAgent(backend, ...)``.
+
+A checkpoint plays as it was trained. ``parlour train llm`` writes
+:data:`CHECKPOINT_FILE` beside the weights (:func:`write_checkpoint_settings`):
+the action mode and the decoding its own evaluation used. ``hf:FOLDER`` reads
+it, and the options given to the spec override it.
 """
 
 from __future__ import annotations
 
+import difflib
 import inspect
+import json
 import time
+from pathlib import Path
 from typing import Any, Hashable, Mapping
 
 import numpy as np
@@ -15,8 +23,18 @@ import numpy as np
 from parlour.envs.core.agent import AgentFailure
 from parlour.wrappers.backend import Backend, BackendError, Completion, Message
 from parlour.wrappers.extraction import FORMAT_HINTS, Extractor, default_extraction, resolve_extractor, strip_reasoning
+from parlour.wrappers.llm_policy import MODES, LMPolicy
 from parlour.wrappers.prompting import SYSTEM_TEMPLATE, Conversation, EpisodeConversations
 
+#: The file beside a checkpoint's weights that says how it plays (see the module docstring).
+CHECKPOINT_FILE = "parlour_agent.json"
+#: What :data:`CHECKPOINT_FILE` holds, in :class:`~parlour.wrappers.llm_policy.LMPolicy`'s terms.
+CHECKPOINT_KEYS = ("mode", "temperature", "greedy", "max_new_tokens", "history_turns")
+#: Options of the backends that the spec itself sets.
+SPEC_SET = ("model", "base_url")
+#: Options of :class:`~parlour.wrappers.transformers_backend.TransformersBackend` that are decoding, which
+#: :class:`~parlour.wrappers.llm_policy.LMPolicy` does itself in ``score_legal`` mode.
+DECODING = ("max_new_tokens", "do_sample", "temperature", "top_p", "top_k")
 #: Keys of :meth:`LLMAgent.stats`.
 STAT_KEYS = ("prompt_tokens", "completion_tokens", "calls", "batches", "latency_s", "parse_failures", "retries", "backend_failures")
 
@@ -212,17 +230,111 @@ class LLMAgent(EpisodeConversations):
         return completions
 
 
-def make_llm_agent(spec: str, **kwargs: Any) -> LLMAgent:
-    """Build an :class:`LLMAgent` from ``hf:PATH_OR_ID`` or ``openai:MODEL@BASE_URL``.
+def write_checkpoint_settings(folder: str | Path, **settings: Any) -> Path:
+    """Write :data:`CHECKPOINT_FILE` into ``folder``: how the checkpoint there plays (:data:`CHECKPOINT_KEYS`, plus notes such as ``env_id``)."""
+    missing = [key for key in CHECKPOINT_KEYS if key not in settings]
+    if missing:
+        raise ValueError(f"checkpoint settings need {', '.join(missing)}")
+    if settings["mode"] not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {settings['mode']!r}")
+    path = Path(folder) / CHECKPOINT_FILE
+    path.write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return path
 
-    Keyword arguments named like :class:`LLMAgent` options go to the agent; the
-    rest go to the backend (:class:`~parlour.wrappers.transformers_backend.TransformersBackend`
-    or :class:`~parlour.wrappers.openai_backend.OpenAIBackend`). Without
-    ``@BASE_URL`` the OpenAI backend uses ``$OPENAI_BASE_URL`` or the OpenAI API.
+
+def checkpoint_settings(spec: str) -> dict[str, Any]:
+    """The settings a local ``hf:FOLDER`` checkpoint was saved with (:data:`CHECKPOINT_KEYS`); empty for any other spec."""
+    if not spec.startswith("hf:"):
+        return {}
+    path = Path(spec.removeprefix("hf:")) / CHECKPOINT_FILE
+    if not path.is_file():
+        return {}
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise ValueError(f"{path} is not JSON ({error}); delete it to play the model without its training settings") from None
+    if not isinstance(saved, dict) or saved.get("mode") not in MODES or any(key not in saved for key in CHECKPOINT_KEYS):
+        raise ValueError(f"{path} must be an object with {', '.join(CHECKPOINT_KEYS)} and a mode among {', '.join(MODES)}; "
+                         "delete it to play the model without its training settings")
+    return {key: saved[key] for key in CHECKPOINT_KEYS}
+
+
+def _parameters(factory: Any, leave_out: tuple[str, ...] = ()) -> list[str]:
+    """The keyword options of ``factory`` (a class's ``__init__``), less ``leave_out``."""
+    return [key for key in inspect.signature(factory).parameters if key not in leave_out]
+
+
+def _mode_options(kind: str, mode: str) -> tuple[list[str], list[str]]:
+    """The options of an ``hf:``/``openai:`` agent in ``mode``: those of the agent, and those of its backend."""
+    if kind == "openai":
+        from parlour.wrappers.openai_backend import OpenAIBackend
+
+        return _parameters(LLMAgent, ("backend",)), _parameters(OpenAIBackend, SPEC_SET)
+    from parlour.wrappers.transformers_backend import TransformersBackend
+
+    if mode == "score_legal":
+        return _parameters(LMPolicy, ("backend", "model")), _parameters(TransformersBackend, SPEC_SET + DECODING)
+    return _parameters(LLMAgent, ("backend",)), _parameters(TransformersBackend, SPEC_SET)
+
+
+def llm_options(spec: str, options: Mapping[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """The mode of an LLM spec and its options split between the agent and its backend, the checkpoint's settings first.
+
+    ``options`` override what :data:`CHECKPOINT_FILE` says. ``mode`` is
+    ``score_legal`` (an :class:`~parlour.wrappers.llm_policy.LMPolicy`: a softmax
+    over the legal moves; ``hf:`` only) or ``generate`` (an :class:`LLMAgent`:
+    free text read by an extractor); without a checkpoint file, ``generate``.
+    A checkpoint's decoding maps onto ``generate`` as its trainer played it:
+    ``greedy`` is ``do_sample=False``, ``history_turns`` is ``max_turns``, and
+    a reply without a move is not asked again (``max_retries=0``).
+    ``ValueError`` names the fix for an unknown mode or option.
     """
-    agent_options = set(inspect.signature(LLMAgent.__init__).parameters) - {"self", "backend"}
-    agent_kwargs = {k: v for k, v in kwargs.items() if k in agent_options}
-    backend_kwargs = {k: v for k, v in kwargs.items() if k not in agent_options}
+    kind = spec.partition(":")[0]
+    if kind not in ("hf", "openai"):
+        raise ValueError(f"unknown LLM agent spec {spec!r}; use 'hf:PATH_OR_ID' or 'openai:MODEL@BASE_URL'")
+    options = dict(options)
+    saved = checkpoint_settings(spec)
+    mode = options.pop("mode", saved.get("mode", "generate"))
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if kind == "openai" and mode != "generate":
+        raise ValueError(f"{spec}: mode={mode} scores moves with the model's weights; a server only generates text: load the model with hf:")
+    agent_keys, backend_keys = _mode_options(kind, mode)
+    for key in options:
+        if key in agent_keys or key in backend_keys:
+            continue
+        other = [m for m in MODES if m != mode and kind == "hf" and key in sum(_mode_options(kind, m), [])]
+        if other:
+            raise ValueError(f"{key} is an option of mode={other[0]}, not of mode={mode} ({spec}); its options: "
+                             f"{', '.join(agent_keys + backend_keys)}")
+        close = difflib.get_close_matches(key, agent_keys + backend_keys, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"no option {key!r} for agent {spec!r} in mode={mode}{hint}; its options: {', '.join(agent_keys + backend_keys)}")
+    if saved:
+        saved.pop("mode")
+        if mode == "generate":
+            saved = {"temperature": saved["temperature"], "do_sample": not saved["greedy"], "max_new_tokens": saved["max_new_tokens"],
+                     "max_turns": saved["history_turns"], "max_retries": 0}
+        options = {**saved, **options}
+    agent_options = {key: value for key, value in options.items() if key in agent_keys}
+    backend_options = {key: value for key, value in options.items() if key not in agent_keys}
+    if mode == "score_legal":
+        agent_options["mode"] = mode
+    return mode, agent_options, backend_options
+
+
+def make_llm_agent(spec: str, **kwargs: Any) -> LLMAgent | LMPolicy:
+    """Build the agent of ``hf:PATH_OR_ID`` or ``openai:MODEL@BASE_URL``: an :class:`LLMAgent`, or an :class:`LMPolicy` in ``score_legal`` mode.
+
+    A checkpoint plays as it was trained (see :func:`llm_options`, which also
+    says how ``kwargs`` split between the agent and its backend:
+    :class:`~parlour.wrappers.transformers_backend.TransformersBackend` or
+    :class:`~parlour.wrappers.openai_backend.OpenAIBackend`, so that
+    ``max_response_bytes`` of the one and ``failure_limit`` of the agent are
+    options alike). Without ``@BASE_URL`` the OpenAI backend uses
+    ``$OPENAI_BASE_URL`` or the OpenAI API. The agent's name defaults to the spec.
+    """
+    mode, agent_kwargs, backend_kwargs = llm_options(spec, kwargs)
     kind, _, target = spec.partition(":")
     if not target:
         raise ValueError(f"agent spec {spec!r} names no model; use 'hf:PATH_OR_ID' or 'openai:MODEL@BASE_URL'")
@@ -231,13 +343,13 @@ def make_llm_agent(spec: str, **kwargs: Any) -> LLMAgent:
         from parlour.wrappers.transformers_backend import TransformersBackend
 
         backend = TransformersBackend(target, **backend_kwargs)
-    elif kind == "openai":
+        if mode == "score_legal":
+            return LMPolicy(backend, **{"name": spec, **agent_kwargs})
+    else:
         from parlour.wrappers.openai_backend import OpenAIBackend
 
         model, _, base_url = target.partition("@")
         if base_url:
             backend_kwargs["base_url"] = base_url
         backend = OpenAIBackend(model, **backend_kwargs)
-    else:
-        raise ValueError(f"unknown LLM agent spec {spec!r}; use 'hf:PATH_OR_ID' or 'openai:MODEL@BASE_URL'")
     return LLMAgent(backend, **agent_kwargs)

@@ -50,9 +50,11 @@ and ``DIR/learning_time.png`` plot the evaluation against updates and wall time
 LeducHoldem in ``score_legal`` mode each evaluation also measures the
 policy's exploitability with OpenSpiel (:func:`llm_exploitability`; a row
 whose opponent is ``best response``). The final model is a
-Hugging Face folder, ``DIR/checkpoint`` (LoRA adapters merged), so
-``hf:DIR/checkpoint`` plays it anywhere an agent spec is taken;
-``DIR/training.json`` records the settings. Ctrl-C stops a run and still saves
+Hugging Face folder, ``DIR/checkpoint`` (LoRA adapters merged), with
+``parlour_agent.json`` beside the weights saying its mode and the decoding
+the evaluations used (:func:`parlour.wrappers.llm_agent.write_checkpoint_settings`),
+so ``hf:DIR/checkpoint`` plays it as it was trained and evaluated anywhere an
+agent spec is taken; ``DIR/training.json`` records the settings. Ctrl-C stops a run and still saves
 the checkpoint, the CSVs and the curves (:class:`TrainingInterrupted`).
 """
 
@@ -75,13 +77,14 @@ import numpy as np
 from parlour.baselines.train.advantages import ESTIMATORS, compute_advantages
 from parlour.baselines.train.evaluation import strong_agent, wilson
 from parlour.baselines.train.exploitability import supported as exploitability_supported
-from parlour.baselines.train.llm_policy import MODES, LMPolicy, candidate_logprobs, completion_logprobs
 from parlour.baselines.train.plots import plot_learning
 from parlour.envs.core.match import Match, make_game
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
 from parlour.agents import agent_name
 from parlour.evaluation.rollout import Plan, Played, Rollout, agent_names, make_plan
+from parlour.wrappers.llm_agent import write_checkpoint_settings
+from parlour.wrappers.llm_policy import MODES, LMPolicy, candidate_logprobs, completion_logprobs
 
 #: Loss names.
 LOSSES = ("reinforce", "ppo")
@@ -677,12 +680,19 @@ class LLMTrainer:
                 writer.writerows(rows)
 
     def save(self, folder: Path) -> None:
-        """Save the learner as a Hugging Face folder (LoRA adapters merged into a copy), with its tokenizer."""
+        """Save the learner as a Hugging Face folder (LoRA adapters merged into a copy), with its tokenizer and how it plays.
+
+        The mode and the decoding written beside the weights are those of :meth:`evaluate`, so ``hf:FOLDER``
+        plays as the evaluations measured it.
+        """
+        config = self.config
         model = self.accelerator.unwrap_model(self.model)
-        if self.config.lora:
+        if config.lora:
             model = copy.deepcopy(model).merge_and_unload()
         model.save_pretrained(folder)
         self.backend.tokenizer.save_pretrained(folder)
+        write_checkpoint_settings(folder, mode=config.mode, temperature=config.temperature, greedy=config.eval_greedy,
+                                  max_new_tokens=config.max_new_tokens, history_turns=config.history_turns, env_id=config.env_id)
 
 
 class TrainingInterrupted(KeyboardInterrupt):

@@ -127,7 +127,7 @@ def register_llm(trainers: argparse._SubParsersAction) -> None:
     """Add ``parlour train llm``."""
     from parlour.baselines.train.advantages import ESTIMATORS
     from parlour.baselines.train.llm import LOSSES, LLMTrainConfig
-    from parlour.baselines.train.llm_policy import MODES
+    from parlour.wrappers.llm_policy import MODES
 
     defaults = LLMTrainConfig(env_id="", model="", out=".")
     llm = trainers.add_parser(

@@ -1,5 +1,10 @@
 """A trainable LLM policy: a ``transformers`` causal LM as a parlour agent that returns :class:`Action`\\ s.
 
+The LLM trainer (:mod:`parlour.baselines.train.llm`) plays and learns with it,
+and ``hf:`` agent specs build it in ``score_legal`` mode
+(:func:`parlour.wrappers.make_llm_agent`), so a checkpoint is evaluated with
+the policy it was trained as.
+
 Two action modes:
 
 * ``score_legal``: the policy is a softmax over the legal moves. Each legal
@@ -291,6 +296,10 @@ class LMPolicy(EpisodeConversations):
         self.pad_id = int(self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos)
         self.kv_store = self._new_kv_store()
         self._weights_seen: tuple = ()
+
+    def stats(self) -> dict[str, float]:
+        """The accounting (:attr:`usage`), which an evaluation sums over its agents' copies."""
+        return dict(self.usage)
 
     def _new_kv_store(self) -> KVStore | None:
         """A store for this policy's model when its backend reuses caches and the model's cache allows it."""
