@@ -176,8 +176,8 @@ def test_messages_reach_only_their_recipients_in_the_next_observation():
     talk = [m for m in match.messages("player_1") if m["kind"] == "talk"]
     assert sorted((m["sender"], m["to"]) for m in talk) == [("player_0", ["player_1"]), ("player_3", ["player_1"])]
     view = match.game.view("player_1")
-    assert view["received"] == [{"round": 1, "from": "player_0", "text": "hi from 0"}, {"round": 1, "from": "player_3", "text": "to one"}]
-    assert view["sent"] == [{"round": 1, "to": {"player_0": "hello neighbours", "player_2": "hello neighbours", "player_3": "hello neighbours"}}]
+    assert view["received"] == ({"round": 1, "from": "player_0", "text": "hi from 0"}, {"round": 1, "from": "player_3", "text": "to one"})
+    assert view["sent"] == ({"round": 1, "to": {"player_0": "hello neighbours", "player_2": "hello neighbours", "player_3": "hello neighbours"}},)
 
 
 @pytest.mark.parametrize(

@@ -67,7 +67,7 @@ def test_ultimatum_negotiators():
     assert fair.returns == {"proposer": 15.0, "responder": 15.0}
     # A one-shot hardliner proposer keeps the whole pie; a hardliner responder wants half, so no deal.
     greedy = play(ultimatum, "hardliner", "hardliner", 0)
-    assert greedy.game.history == [{"proposer": "proposer", "offer": 0, "accepted": False}]
+    assert greedy.game.history == ({"proposer": "proposer", "offer": 0, "accepted": False},)
     # Over rounds the conceding proposer offers more and the conceding responder asks less, so they meet.
     assert play(ultimatum, "conceder", "conceder", 0, rounds=5).outcome.details["accepted_rounds"] >= 3
 

@@ -49,6 +49,7 @@ import re
 from typing import Any
 
 from parlour.envs.core.context import Context
+from parlour.envs.core.frozen import FrozenDict
 from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
 from parlour.envs.negotiation.analysis import negotiation_report
 
@@ -110,7 +111,8 @@ class PriceNegotiation(Game):
         self.reservation: dict[str, int] = {}
         self.turn = 0
         self.critic_due = False
-        self.offers: list[dict[str, Any]] = []
+        # Read-only entries in a tuple that only grows: every view shares it instead of copying it.
+        self.offers: tuple[FrozenDict, ...] = ()
         self.dialogue: list[str] = []
         self.price: int | None = None
 
@@ -121,7 +123,7 @@ class PriceNegotiation(Game):
         self.reservation = {"seller": seller, "buyer": buyer}
         self.turn = 0
         self.critic_due = False
-        self.offers = []
+        self.offers = ()
         self.dialogue = []
         self.price = None
 
@@ -218,7 +220,7 @@ class PriceNegotiation(Game):
             self._say(ctx, f'{player} says: "{move["talk"]}"', to=[other], kind="talk", sender=player, words=move["talk"])
         self.turn += 1
         if move["move"] == "offer":
-            self.offers.append({"player": player, "price": move["price"]})
+            self.offers += (FrozenDict(player=player, price=move["price"]),)
             self._say(ctx, f"{player} offers {move['price']}.", to=list(SIDES), kind="move", sender=player)
         elif move["move"] == "accept":
             standing = self.standing()
@@ -264,14 +266,14 @@ class PriceNegotiation(Game):
 
     # ------------------------------------------------------------------- views
     def view(self, player: str) -> dict[str, Any]:
-        """The public offers and clock, plus a side's own reservation price (the critic gets the dialogue)."""
+        """The public offers (a shared, read-only tuple) and clock, plus a side's own reservation price (the critic gets the dialogue)."""
         view: dict[str, Any] = {
             "player": player,
             "turn": self.turn,
             "deadline": self.deadline,
             "max_price": self.max_price,
-            "offers": [dict(o) for o in self.offers],
-            "standing": dict(self.offers[-1]) if self.offers else None,
+            "offers": self.offers,
+            "standing": self.standing(),
         }
         if player == "critic":
             view["advise"] = self.advise

@@ -55,6 +55,7 @@ import re
 from typing import Any
 
 from parlour.envs.core.context import Context
+from parlour.envs.core.frozen import FrozenDict, freeze
 from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
 from parlour.envs.negotiation.analysis import negotiation_report, pareto_frontier
 
@@ -133,8 +134,9 @@ class ResourceTrade(Game):
         self.initial: dict[str, list[int]] = {}
         self.inventory: dict[str, list[int]] = {}
         self.turn = 0
-        self.standing: dict[str, Any] | None = None
-        self.history: list[dict[str, Any]] = []
+        # Read-only, so that views share them: the history is a tuple that only grows.
+        self.standing: FrozenDict | None = None
+        self.history: tuple[FrozenDict, ...] = ()
         self.trades = 0
 
     def start(self, ctx: Context) -> None:
@@ -148,7 +150,7 @@ class ResourceTrade(Game):
         self.inventory = {p: list(c) for p, c in self.initial.items()}
         self.turn = 0
         self.standing = None
-        self.history = []
+        self.history = ()
         self.trades = 0
 
     def value(self, player: str, counts: list[int]) -> int:
@@ -230,7 +232,7 @@ class ResourceTrade(Game):
         kind = move["type"]
         event: dict[str, Any] = {"turn": self.turn, "player": player, "type": kind}
         if kind == "offer":
-            self.standing = {"from": player, "to": other, "give": move["give"], "get": move["get"]}
+            self.standing = freeze({"from": player, "to": other, "give": move["give"], "get": move["get"]})
             event.update(to=other, give=move["give"], get=move["get"])
             ctx.tell(
                 f"{player} offers: {player} gives {bundle_text(move['give'])}; {other} gives {bundle_text(move['get'])}.",
@@ -246,7 +248,7 @@ class ResourceTrade(Game):
             if kind == "deny":
                 ctx.tell(f"{player} rejects the offer.", kind="move", sender=player)
             self.standing = None
-        self.history.append(event)
+        self.history += (freeze(event),)
         self.turn += 1
         if self.turn >= self.deadline:
             self.end(ctx)
@@ -292,7 +294,7 @@ class ResourceTrade(Game):
         return [(a / scale[0], b / scale[1]) for a, b in frontier]
 
     def view(self, player: str) -> dict[str, Any]:
-        """Own values, both inventories, the turn, the standing offer and the public offer history."""
+        """Own values, both inventories, the turn, the standing offer and the public offer history (shared, read-only)."""
         other = self.other(player)
         return {
             "player": player,
@@ -302,8 +304,8 @@ class ResourceTrade(Game):
             "initial_inventory": list(self.initial[player]),
             "turn": self.turn,
             "deadline": self.deadline,
-            "standing_offer": dict(self.standing) if self.standing is not None else None,
-            "history": [dict(e) for e in self.history],
+            "standing_offer": self.standing,
+            "history": self.history,
         }
 
     def render(self) -> str:

@@ -37,6 +37,7 @@ import re
 from typing import Any
 
 from parlour.envs.core.context import Context
+from parlour.envs.core.frozen import FrozenDict
 from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
 from parlour.envs.negotiation.analysis import negotiation_report
 
@@ -75,13 +76,14 @@ class Ultimatum(Game):
         self.players = ["player_0", "player_1"] if alternate else ["proposer", "responder"]
         self.round = 0
         self.offer: int | None = None
-        self.history: list[dict[str, Any]] = []
+        # Read-only entries in a tuple that only grows: every view shares it instead of copying it.
+        self.history: tuple[FrozenDict, ...] = ()
 
     def start(self, ctx: Context) -> None:
         """Round 1, no offer yet."""
         self.round = 0
         self.offer = None
-        self.history = []
+        self.history = ()
 
     # ----------------------------------------------------------------- helpers
     def proposer(self) -> str:
@@ -153,7 +155,7 @@ class Ultimatum(Game):
         assert share is not None
         accepted = move["move"] == "accept"
         proposer = other
-        self.history.append({"proposer": proposer, "offer": share, "accepted": accepted})
+        self.history += (FrozenDict(proposer=proposer, offer=share, accepted=accepted),)
         if accepted:
             ctx.reward(proposer, self.pie - share)
             ctx.reward(player, share)
@@ -190,7 +192,7 @@ class Ultimatum(Game):
 
     # ------------------------------------------------------------------- views
     def view(self, player: str) -> dict[str, Any]:
-        """Everything is public: the pie, the rounds, the current offer and the history."""
+        """Everything is public: the pie, the rounds, the current offer and the history (shared, read-only)."""
         return {
             "player": player,
             "pie": self.pie,
@@ -198,7 +200,7 @@ class Ultimatum(Game):
             "rounds": self.rounds,
             "role": "proposer" if player == self.proposer() else "responder",
             "offer": self.offer,
-            "history": [dict(entry) for entry in self.history],
+            "history": self.history,
         }
 
     def render(self) -> str:

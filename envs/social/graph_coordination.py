@@ -69,6 +69,7 @@ from typing import Any
 import numpy as np
 
 from parlour.envs.core.context import Context
+from parlour.envs.core.frozen import FrozenDict
 from parlour.envs.core.game import Game, InvalidMove, int_option
 from parlour.envs.core.tools import object_spans, read_json
 
@@ -338,8 +339,9 @@ class GraphCoordination(Game):
         self.num_colors = 0
         self.round = 0
         self.answers: dict[str, str] = {}
-        self.received: dict[str, list[dict[str, Any]]] = {p: [] for p in self.players}
-        self.sent: dict[str, list[dict[str, Any]]] = {p: [] for p in self.players}
+        # Tuples that only grow, of read-only entries: every view shares them instead of copying them.
+        self.received: dict[str, tuple[FrozenDict, ...]] = {p: () for p in self.players}
+        self.sent: dict[str, tuple[FrozenDict, ...]] = {p: () for p in self.players}
 
     # ----------------------------------------------------------------- episode
     def start(self, ctx: Context) -> None:
@@ -351,8 +353,8 @@ class GraphCoordination(Game):
         self.num_colors = (self.colors_option or self.max_degree + 1) if self.task == "coloring" else 0
         self.round = 1
         self.answers = {}
-        self.received = {p: [] for p in self.players}
-        self.sent = {p: [] for p in self.players}
+        self.received = {p: () for p in self.players}
+        self.sent = {p: () for p in self.players}
 
     def _agentsnet_rounds(self) -> int:
         """AgentsNet's rounds: 2 * diameter + 1 for consensus, leader election and graphs over 16 nodes; else 4, 5 or 6 by size."""
@@ -480,12 +482,16 @@ class GraphCoordination(Game):
             ctx.tell(f"Answers: {summary}. Score: {score:.3f}.")
             ctx.finish(reason=f"{self.task} answered with score {score:.3f}", details=self.report(score))
             return
+        # A round's messages join each reader's history at once: one longer tuple per reader, not one per message.
+        arrived: dict[str, list[FrozenDict]] = {p: [] for p in self.players}
         for sender in self.players:
             messages = moves[sender]["to"]
-            self.sent[sender].append({"round": self.round, "to": dict(messages)})
+            self.sent[sender] += (FrozenDict(round=self.round, to=FrozenDict(messages)),)
             for recipient, text in messages.items():
-                self.received[recipient].append({"round": self.round, "from": sender, "text": text})
+                arrived[recipient].append(FrozenDict({"round": self.round, "from": sender, "text": text}))
                 ctx.say(sender, text, to=recipient)
+        for player, entries in arrived.items():
+            self.received[player] += tuple(entries)
         for player in self.players:
             silent = [n for n in self.neighbours(player) if player not in moves[n]["to"]]
             if silent:
@@ -515,7 +521,8 @@ class GraphCoordination(Game):
 
     # ------------------------------------------------------------ observations
     def view(self, player: str) -> dict[str, Any]:
-        """What the agent knows: its name and neighbours, the task, the round, the answers it may give, and its messages so far."""
+        """What the agent knows: its name and neighbours, the task, the round, the answers it may give, and its messages so far
+        (shared, read-only tuples)."""
         return {
             "player": player,
             "neighbors": self.neighbours(player),
@@ -526,8 +533,8 @@ class GraphCoordination(Game):
             "phase": "answer" if self.answering else "message",
             "answers": self.valid_answers(player),
             "num_colors": self.num_colors,
-            "received": [dict(message) for message in self.received[player]],
-            "sent": [{"round": entry["round"], "to": dict(entry["to"])} for entry in self.sent[player]],
+            "received": self.received[player],
+            "sent": self.sent[player],
         }
 
     def render(self) -> str:
