@@ -31,6 +31,18 @@ EPISODES_FILE = "episodes.jsonl"
 SUMMARY_FILE = "summary.json"
 #: Metadata keys that identify a run: a bundle resumes only a run that agrees on all of them.
 RUN_KEYS = ("env_id", "env_version", "agents", "seed", "env_kwargs", "rotate_seats", "lineup", "challenge")
+#: The one interval method, in the one sentence every leaderboard page and the CLI table give.
+INTERVAL_SENTENCE = (
+    "Intervals are 95%: a mean of returns gets Wilson's score interval on the range the returns can take (those seen, "
+    "and -1 to 1, the loss and win every game can pay), with the standard error of the episodes (a bootstrap over episodes "
+    "for a score that averages several means), so it never leaves that range and never shrinks to a point; "
+    "Bradley–Terry ratings, on the unbounded Elo scale, take the wider of a bootstrap over episodes and a parametric one."
+)
+#: What win, draw and loss mean in every table that shows them (see :func:`result_of`).
+WIN_DRAW_LOSS_SENTENCE = (
+    "Win/draw/loss: a win is an episode the agent's seat is among the winners of (a shared or team win included), "
+    "a draw one of several seats that nobody won, a loss any other."
+)
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -66,23 +78,44 @@ def merge_stats(total: dict[str, Any], more: dict[str, Any] | None) -> dict[str,
     return total
 
 
+def score_range(values: list[float]) -> tuple[float, float]:
+    """The range a mean of ``values`` is bounded by: the values seen, and -1 to 1 (every game's loss and win, its forfeit's -1).
+
+    No record states the returns a game can pay; the values seen are known to be possible, and so are a
+    loss and a win, so an interval inside this range stays inside the score's, and the range is never a point.
+    """
+    return min([-1.0, *values]), max([1.0, *values])
+
+
+def bounded_interval(mean: float, se: float, trials: float, bounds: tuple[float, float], critical: float) -> list[float]:
+    """Wilson's score interval for a ``mean`` of values in ``bounds`` with standard error ``se``: inside ``bounds``, never a point.
+
+    The mean is mapped onto [0, 1] and weighed as ``n_eff = p (1 - p) / se**2``
+    Bernoulli trials, as many as would make a rate that precise; where that
+    says nothing (``se`` is 0, or the mean sits at a bound) it weighs ``trials``.
+    """
+    low, high = bounds
+    width = high - low
+    p = min(1.0, max(0.0, (mean - low) / width))
+    spread = (se / width) ** 2
+    weight = p * (1 - p) / spread if spread > 0.0 and 0.0 < p < 1.0 else trials
+    low_p, high_p = _score_interval(p, max(weight, 1e-9), critical)
+    return [max(low, low + width * low_p), min(high, low + width * high_p)]
+
+
 def mean_ci(
     values: list[float], bounds: tuple[float, float] | None = None, confidence: float = 0.95
 ) -> tuple[float, list[float] | None]:
     """The mean of ``values`` and its confidence interval (``None`` below two values).
 
-    Without ``bounds``, the Student-t interval. With ``bounds``, the range
-    the values lie in, a score interval that never leaves it: the values
-    are mapped onto [0, 1] and the interval is the set of means ``p`` with
-    ``(mean - p)**2 <= c**2 * p * (1 - p) / n_eff``, where ``n_eff = mean *
-    (1 - mean) / se**2`` is the number of Bernoulli trials whose mean would be
-    as precise as this one (``se`` the standard error) and ``c`` the Student-t
-    critical value with ``n - 1`` degrees of freedom. This is Wilson's interval
-    where the values are all at the bounds, so a sample of all wins still has a
-    width, reaching down from the top of the range; it is near the t interval
-    where they are spread inside it, and near nominal coverage either way,
-    small samples included, where the t interval is too short for skewed data
-    and passes the bounds. Values all equal inside the range give a point.
+    Without ``bounds``, the Student-t interval. With ``bounds`` (see
+    :func:`score_range`), :func:`bounded_interval` with the sample's standard
+    error and the Student-t critical value with ``n - 1`` degrees of freedom:
+    Wilson's interval where the values are all at the bounds, so a sample of
+    all wins still has a width, reaching down from the top of the range; near
+    the t interval where they are spread inside it, and near nominal coverage
+    either way, small samples included, where the t interval is too short for
+    skewed data and passes the bounds. Values all equal weigh as ``n`` trials.
     """
     n = len(values)
     mean = math.fsum(values) / n
@@ -93,18 +126,7 @@ def mean_ci(
     if bounds is None:
         half = critical * math.sqrt(variance / n)
         return mean, [mean - half, mean + half]
-    low, high = bounds
-    if high <= low:
-        return mean, [mean, mean]
-    width = high - low
-    p = min(1.0, max(0.0, (mean - low) / width))
-    spread = variance / width**2 / n
-    if spread == 0.0 and 0.0 < p < 1.0:
-        return mean, [mean, mean]
-    # Values all at one bound (no spread) weigh as many Bernoulli trials.
-    trials = p * (1 - p) / spread if spread > 0.0 and 0.0 < p < 1.0 else n
-    low_p, high_p = _score_interval(p, trials, critical)
-    return mean, [max(low, low + width * low_p), min(high, low + width * high_p)]
+    return mean, bounded_interval(mean, math.sqrt(variance / n), n, bounds, critical)
 
 
 def wilson_interval(successes: float, trials: int, confidence: float = 0.95) -> list[float]:
@@ -233,6 +255,22 @@ def _negotiation_block(deals: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def result_of(record: dict[str, Any], seat: str) -> str:
+    """``"win"``, ``"draw"`` or ``"loss"`` for ``seat`` in ``record``, the one meaning of :data:`WIN_DRAW_LOSS_SENTENCE`.
+
+    Read from the outcome's ``winners`` (its single ``winner`` in records without
+    them): a team or shared win is a win for every winner, where one ``winner``
+    alone called it a draw for all.
+    """
+    outcome = record.get("outcome") or {}
+    winners = outcome.get("winners")
+    if winners is None:
+        winners = [] if outcome.get("winner") is None else [outcome["winner"]]
+    if seat in winners:
+        return "win"
+    return "draw" if not winners and len(record["agents"]) > 1 else "loss"
+
+
 def summarize(records: list[dict[str, Any]], with_winner: bool) -> dict[str, Any]:
     """Per agent, over all its seats and per seat: episodes, mean reward with 95% CI, invalid-action rate, W/D/L rates with 95% CIs.
 
@@ -241,17 +279,15 @@ def summarize(records: list[dict[str, Any]], with_winner: bool) -> dict[str, Any
     ``negotiation``: agreement rate with its Wilson interval, mean utility,
     mean social welfare, Pareto-optimal rate, mean Pareto and Nash distances.
 
-    The reward intervals (see :func:`mean_ci`) stay within the range of every
-    return in ``records``, every seat's: no record states the rewards a game
-    can pay, and the returns observed are the tightest range known to hold
-    them. The W/D/L intervals are Wilson's (:func:`wilson_interval`).
+    The reward intervals (see :func:`mean_ci`) stay within :func:`score_range`
+    of every return in ``records``, every seat's. Win, draw and loss are
+    :func:`result_of`'s; their intervals are Wilson's (:func:`wilson_interval`).
     """
     samples: dict[str, list[dict[str, Any]]] = {}
     for record in records:
-        winner = (record.get("outcome") or {}).get("winner")
         for seat, name in record["agents"].items():
             steps = [step for step in record["steps"] if step["player"] == seat]
-            result = "draw" if winner is None else "win" if winner == seat else "loss"
+            result = result_of(record, seat)
             samples.setdefault(name, []).append(
                 {
                     "seat": seat,
@@ -262,8 +298,7 @@ def summarize(records: list[dict[str, Any]], with_winner: bool) -> dict[str, Any
                     "negotiation": negotiation_metrics(record, seat),
                 }
             )
-    rewards = [s["reward"] for mine in samples.values() for s in mine]
-    bounds = (min(rewards), max(rewards)) if rewards else (0.0, 0.0)
+    bounds = score_range([s["reward"] for mine in samples.values() for s in mine])
     summary = {}
     for name, mine in samples.items():
         seats = sorted({s["seat"] for s in mine}, key=lambda seat: records[0]["players"].index(seat))
@@ -315,7 +350,8 @@ class Results:
 
     def has_winner(self) -> bool:
         """Whether win/draw/loss rates mean something: a multi-player zero-sum or competitive game, or any episode with a winner."""
-        if any((record.get("outcome") or {}).get("winner") is not None for record in self.records):
+        if any((record.get("outcome") or {}).get("winner") is not None or (record.get("outcome") or {}).get("winners")
+               for record in self.records):
             return True
         from parlour.envs.registry import game_class
         from parlour.envs.core.match import make_game
@@ -412,7 +448,6 @@ class Results:
         rows = []
         for record in self.records:
             outcome = record.get("outcome") or {}
-            winner = outcome.get("winner")
             for seat, name in record["agents"].items():
                 steps = [step for step in record["steps"] if step["player"] == seat]
                 row: dict[str, Any] = {
@@ -422,7 +457,7 @@ class Results:
                     "seat": seat,
                     "agent": name,
                     "reward": float(record["returns"][seat]),
-                    "result": ("draw" if winner is None else "win" if winner == seat else "loss") if with_winner else None,
+                    "result": result_of(record, seat) if with_winner else None,
                     "actions": len(steps),
                     "invalid_actions": sum(step["error"] is not None for step in steps),
                     "truncated": bool(outcome.get("truncated", False)),
@@ -535,6 +570,9 @@ class Results:
             worst = max(failures["reasons"], key=failures["reasons"].get)
             notes.append(f"{len(failures['episodes'])} episode(s) had turns an agent could not decide ({failures['turns']} turns, "
                          f"played as invalid actions); the most frequent reason: {worst[:200]}")
+        notes.append(INTERVAL_SENTENCE)
+        if any(row[4] != "-" for row in rows[1:]):
+            notes.append(WIN_DRAW_LOSS_SENTENCE)
         return f"{self.env_id}: {len(self.records)} episodes, seed {self.seed}\n" + "\n".join(lines + notes)
 
 

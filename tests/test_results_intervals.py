@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from parlour.evaluation.results import mean_ci, summarize, wilson_interval
+from parlour.evaluation.results import INTERVAL_SENTENCE, WIN_DRAW_LOSS_SENTENCE, Results, mean_ci, summarize, wilson_interval
 
 
 def record(returns: dict[str, float], winner: str | None) -> dict[str, Any]:
@@ -50,8 +50,42 @@ def test_a_mostly_winning_sample_stays_below_the_top_reward() -> None:
         assert -1.0 <= seat_block["ci95"][0] <= seat_block["ci95"][1] <= 1.0
 
 
-def test_all_draws_have_a_point_interval() -> None:
-    assert summarize([DRAW] * 4, with_winner=True)["champ"]["ci95"] == [0.0, 0.0]
+def test_all_draws_have_an_interval_with_width_inside_the_win_loss_range() -> None:
+    # Every return 0: the old interval was the point [0, 0], as if four draws proved the agents equal forever.
+    low, high = summarize([DRAW] * 4, with_winner=True)["champ"]["ci95"]
+    assert -1.0 <= low < 0.0 < high <= 1.0
+
+
+def solo(reward: float, won: bool) -> dict[str, Any]:
+    """A finished one-seat task episode of "solver"."""
+    return {"players": ["player_0"], "agents": {"player_0": "solver"}, "steps": [{"player": "player_0", "error": None}],
+            "returns": {"player_0": reward}, "outcome": {"winner": "player_0" if won else None, "winners": ["player_0"] if won else []}}
+
+
+def test_a_perfect_score_has_an_interval_reaching_down_from_the_top() -> None:
+    # The CLI showed [1.000, 1.000] for a task solved every time.
+    summary = summarize([solo(1.0, True)] * 10, with_winner=True)
+    low, high = summary["solver"]["ci95"]
+    assert -1.0 <= low < high == 1.0
+
+
+def test_one_meaning_of_win_draw_loss_in_every_table() -> None:
+    # A team win has several winners (no single "winner"): it counted as a draw for everyone; a failed one-seat
+    # task counted as a draw too. A win is being among the winners; a draw, a game of several seats nobody won.
+    team = {"players": ["a_0", "a_1", "b_0"], "agents": {"a_0": "alpha", "a_1": "alpha", "b_0": "beta"},
+            "steps": [], "returns": {"a_0": 1.0, "a_1": 1.0, "b_0": -1.0},
+            "outcome": {"winner": None, "winners": ["a_0", "a_1"]}}
+    summary = summarize([team], with_winner=True)
+    assert summary["alpha"]["win_rate"] == 1.0 and summary["beta"]["loss_rate"] == 1.0
+    assert summarize([solo(0.2, False)] * 2, with_winner=True)["solver"]["loss_rate"] == 1.0
+    assert summarize([DRAW], with_winner=True)["champ"]["draw_rate"] == 1.0
+
+
+def test_the_cli_table_states_the_interval_method_and_what_win_draw_loss_mean() -> None:
+    results = Results(env_id="parlour/TicTacToe-v0", env_version=0, agents=["champ", "chump"], seed=0, episodes=3,
+                      env_kwargs={}, records=[WIN, LOSS, DRAW])
+    table = results.table()
+    assert INTERVAL_SENTENCE in table and WIN_DRAW_LOSS_SENTENCE in table
 
 
 def test_the_range_of_the_run_bounds_every_interval() -> None:

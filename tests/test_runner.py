@@ -114,7 +114,9 @@ def test_fewer_agents_than_seats_the_last_agent_fills_them() -> None:
     self_play = parlour.evaluate(TTT, "minimax", episodes=4, progress=False)
     assert set(self_play.summary) == {"minimax"}
     assert self_play.summary["minimax"]["draw_rate"] == 1.0
-    assert self_play.summary["minimax"]["ci95"] == [0.0, 0.0]
+    # Four draws bound the mean reward, but not to a point: the interval keeps a width inside the win/loss range.
+    low, high = self_play.summary["minimax"]["ci95"]
+    assert -1.0 <= low < 0.0 < high <= 1.0
 
 
 def test_seating_errors_and_fixed_seats() -> None:
