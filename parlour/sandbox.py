@@ -35,7 +35,7 @@ Containment (the bubblewrap backend, the default):
   (``memory.limit_in_bytes`` and ``memory.memsw.limit_in_bytes`` on v1, ``memory.max`` and ``memory.swap.max``
   0 on v2) is ``memory_mb`` for all its processes together, and counts all that the kernel charges: pages,
   the scratch tmpfs' files, pipe and socket buffers. Its CPU weight is one share whatever its number of
-  processes or sessions, so a neighbour spinning in 48 sessions cannot starve a run into a timeout. Where no
+  processes or sessions, so a neighbour spinning in 32 sessions cannot starve a run into a timeout. Where no
   writable memory cgroup is to be had, ``memory_mb`` falls back to ``RLIMIT_AS`` per process (and no run is
   judged ``memory``: a ``MemoryError`` is only the program's word).
 * Limits set in the program's own process just before it runs: ``RLIMIT_CPU`` (SIGXCPU at ``cpu_seconds``,
@@ -1774,14 +1774,24 @@ def _probe_time(bwrap: str | None) -> list[Probe]:
 
 
 def _probe_starvation(bwrap: str | None) -> list[Probe]:
-    """A neighbour spinning in 48 sessions cannot turn an honest run's ok into a timeout."""
-    name = "CPU: a neighbour spinning in 48 sessions does not starve a run here into timeout"
-    spinners = 48
+    """A neighbour spinning in 32 sessions cannot turn an honest run's ok into a timeout.
+
+    Both sandboxes are pinned to one CPU, so that the probe tells a fair share (half the CPU: 0.6 s for 0.3 s of
+    work) from none (a 33rd of it: 10 s) on a machine of any size.
+    """
+    name = "CPU: a neighbour spinning in 32 sessions on the same CPU does not starve a run here into timeout"
+    spinners = 32
     hog = (f"import os\nfor _ in range({spinners - 1}):\n    if os.fork() == 0:\n        os.setsid()\n        break\n"
            "while True:\n    pass")
     worker = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end:\n    pass\nprint('done')"
+    cpu = {min(os.sched_getaffinity(0))}
     with Sandbox(bwrap=bwrap) as spinning, Sandbox(bwrap=bwrap) as honest:
-        result, _hog = _beside(spinning, hog, Limits(max_processes=64, cpu_seconds=30, wall_seconds=30), spinners,
+        for sandbox in (spinning, honest):
+            # Init and the server: every process they fork inherits the affinity.
+            if sandbox._cgroup is not None:
+                for pid in (sandbox._cgroup.memory / "cgroup.procs").read_text().split():
+                    os.sched_setaffinity(int(pid), cpu)
+        result, _hog = _beside(spinning, hog, Limits(max_processes=40, cpu_seconds=30, wall_seconds=30), spinners,
                                lambda: honest.run(worker, limits=Limits(cpu_seconds=1, wall_seconds=5)))
     return [Probe(name, (result.verdict, result.stdout) == ("ok", "done\n"),
                   f"verdict {result.verdict} after {result.wall_seconds:.2f} s wall "
