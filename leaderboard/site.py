@@ -32,6 +32,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from parlour.evaluation.results import INTERVAL_SENTENCE
 from parlour.leaderboard.ratings import CATEGORY_TITLES
 from parlour.leaderboard.store import slug
 
@@ -47,6 +48,11 @@ CHAR_PX = 7
 #: Longest label drawn in a plot (the full name is in the tooltip).
 LABEL_CHARS = 24
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+#: What the Bradley–Terry tables' score rate and their head-to-head matrix count: the one meaning of a result there.
+SCORE_RATE_SENTENCE = (
+    "Score rate: the share of pairwise results won, each pair of seats held by different agents in an episode "
+    "counting once, a draw counting half."
+)
 
 
 def _number(value: Any, digits: int = 1) -> str:
@@ -75,6 +81,8 @@ def _environment() -> Any:
     env.filters["short"] = short_env
     env.filters["pct"] = lambda value: "–" if value is None else f"{100 * value:.0f}%"
     env.globals["categories"] = CATEGORY_TITLES
+    env.globals["interval_sentence"] = INTERVAL_SENTENCE
+    env.globals["score_rate_sentence"] = SCORE_RATE_SENTENCE
     return env
 
 
@@ -148,7 +156,7 @@ def _colour(share: float) -> str:
 
 
 def heat_map(table: dict[str, Any], cell: int = 48) -> dict[str, Any] | None:
-    """Geometry of the head-to-head matrix: the row agent's win rate (Bradley–Terry) or mean payoff against the column agent.
+    """Geometry of the head-to-head matrix: the row agent's score rate (Bradley–Terry; a draw counts half) or mean payoff against the column agent.
 
     The label bands are sized to the longest (shortened) name, so no blank band sits above the cells.
     """
@@ -175,7 +183,7 @@ def heat_map(table: dict[str, Any], cell: int = 48) -> dict[str, Any] | None:
             if value is None or (row_agent == col_agent and what == "rate"):
                 fill, text, tip = "#eeeeee", "", "no games"
             elif what == "rate":
-                fill, text, tip = _colour(value), f"{100 * value:.0f}", f"wins {100 * value:.0f}%"
+                fill, text, tip = _colour(value), f"{100 * value:.0f}", f"score rate {100 * value:.0f}% (a draw counts half)"
             else:
                 fill, text = _colour(0.5 + 0.5 * value / scale), f"{value:.2f}"
                 interval = f" [{lows[i][j]:.2f}, {highs[i][j]:.2f}]" if lows and highs and lows[i][j] is not None else ""
@@ -186,7 +194,8 @@ def heat_map(table: dict[str, Any], cell: int = 48) -> dict[str, Any] | None:
         # The last column's label leans right by its length times cos(60°): the width leaves room for it.
         "cell": cell, "left": left, "top": top, "width": left + cell * len(order) + longest // 2 + 8, "height": top + cell * len(order) + 8,
         "agents": [{"name": name, "label": _label(name)} for name in order], "cells": cells,
-        "what": "win rate (row against column, %)" if what == "rate" else "mean payoff of the row agent with the column agent",
+        "what": "score rate of the row agent against the column agent (%, a draw counting half)" if what == "rate"
+        else "mean payoff of the row agent with the column agent",
     }
 
 
