@@ -18,6 +18,8 @@ distance is the Euclidean distance between rescaled vectors divided by
 from __future__ import annotations
 
 import math
+import operator
+from itertools import repeat
 from typing import Any, Mapping, Sequence
 
 Vector = tuple[float, ...]
@@ -49,7 +51,12 @@ def _dominates(a: Vector, b: Vector) -> bool:
 
 def pareto_frontier(outcomes: Sequence[Sequence[float]]) -> list[tuple[float, ...]]:
     """The distinct non-dominated utility vectors among ``outcomes``, sorted in decreasing lexicographic order."""
-    candidates = sorted({tuple(float(x) for x in o) for o in outcomes}, reverse=True)
+    return _frontier({tuple(map(float, o)) for o in outcomes})
+
+
+def _frontier(vectors: set[Vector]) -> list[Vector]:
+    """:func:`pareto_frontier` of distinct vectors of floats."""
+    candidates = sorted(vectors, reverse=True)
     if candidates and len(candidates[0]) == 2:
         # Two players: in decreasing lexicographic order a point is undominated
         # exactly when it beats every earlier point on the second utility.
@@ -75,12 +82,16 @@ def nash_solutions(outcomes: Sequence[Sequence[float]], disagreement: Sequence[f
     When no outcome weakly improves on the disagreement point for everyone, the
     disagreement point itself is the only solution.
     """
-    d = tuple(float(x) for x in disagreement)
-    improving = {tuple(float(x) for x in o) for o in outcomes}
-    improving = {o for o in improving if all(x >= y for x, y in zip(o, d))}
+    d = tuple(map(float, disagreement))
+    return _nash_solutions({tuple(map(float, o)) for o in outcomes}, d)
+
+
+def _nash_solutions(vectors: set[Vector], d: Vector) -> list[Vector]:
+    """:func:`nash_solutions` of distinct vectors of floats."""
+    improving = [o for o in vectors if all(map(operator.ge, o, d))]
     if not improving:
         return [d]
-    products = {o: math.prod(x - y for x, y in zip(o, d)) for o in improving}
+    products = {o: math.prod(map(operator.sub, o, d)) for o in improving}
     best = max(products.values())
     return sorted((o for o, p in products.items() if p == best), reverse=True)
 
@@ -92,7 +103,11 @@ def nash_solution(outcomes: Sequence[Sequence[float]], disagreement: Sequence[fl
     count. Ties go to the highest social welfare, then to the lexicographically
     largest vector; with no improving outcome the disagreement point is returned.
     """
-    solutions = nash_solutions(outcomes, disagreement)
+    return _best_nash(nash_solutions(outcomes, disagreement))
+
+
+def _best_nash(solutions: list[Vector]) -> Vector:
+    """The solution :func:`nash_solution` picks: the highest social welfare, then the largest vector."""
     return max(solutions, key=lambda o: (sum(o), o))
 
 
@@ -119,32 +134,40 @@ def negotiation_report(
     product maximiser), both distances normalised as the module docstring says.
     """
     players = list(utilities)
+    n = len(players)
     achieved = tuple(float(utilities[p]) for p in players)
     d = tuple(float(disagreement[p]) for p in players)
-    feasible = [tuple(float(x) for x in o) for o in outcomes]
+    feasible = [tuple(map(float, o)) for o in outcomes]
     for o in feasible:
-        if len(o) != len(players):
+        if len(o) != n:
             raise ValueError(f"outcome {o} has {len(o)} coordinates; expected one per player {players}")
     feasible.append(d)
-    lows = [min(o[i] for o in feasible) for i in range(len(players))]
-    highs = [max(o[i] for o in feasible) for i in range(len(players))]
+    # An episode's last step pays for this over every feasible outcome: each pass is one builtin call or
+    # comprehension, the frontier and Nash solutions are found once, and points are rescaled column by column.
+    columns = list(zip(*feasible))
+    lows = [min(column) for column in columns]
+    spans = [max(column) - low for column, low in zip(columns, lows)]
 
-    def scaled(vector: Vector) -> Vector:
-        return tuple((x - lo) / (hi - lo) if hi > lo else 0.0 for x, lo, hi in zip(vector, lows, highs))
+    def scaled(points: list[Vector]) -> list[Vector]:
+        # Column by column: one comprehension per player, not one generator per point.
+        rescaled = [[(x - lo) / span for x in column] if span > 0 else [0.0] * len(points) for column, lo, span in zip(zip(*points), lows, spans)]
+        return list(zip(*rescaled))
 
-    def distance(a: Vector, b: Vector) -> float:
-        return math.dist(scaled(a), scaled(b)) / math.sqrt(len(players))
+    def distance(points: list[Vector]) -> float:
+        # Dividing by sqrt(n) keeps the order of distances, so it is done once, on the smallest.
+        return min(map(math.dist, repeat(scaled([achieved])[0]), scaled(points))) / math.sqrt(n)
 
-    frontier = pareto_frontier(feasible)
-    solutions = nash_solutions(feasible, d)
-    nash = nash_solution(feasible, d)
+    distinct = set(feasible)
+    frontier = _frontier(distinct)
+    solutions = _nash_solutions(distinct, d)
+    nash = _best_nash(solutions)
     return {
         "agreement": bool(agreed),
         "utilities": {p: u for p, u in zip(players, achieved)},
         "social_welfare": float(sum(achieved)),
-        "max_social_welfare": float(max(sum(o) for o in feasible)),
-        "pareto_optimal": not any(_dominates(o, achieved) for o in frontier),
-        "pareto_distance": float(min(distance(achieved, o) for o in frontier)),
+        "max_social_welfare": float(max(map(sum, feasible))),
+        "pareto_optimal": not any(o != achieved and all(map(operator.ge, o, achieved)) for o in frontier),
+        "pareto_distance": float(distance(frontier)),
         "nash_solution": {p: x for p, x in zip(players, nash)},
-        "nash_distance": float(min(distance(achieved, o) for o in solutions)),
+        "nash_distance": float(distance(solutions)),
     }
