@@ -6,6 +6,15 @@ refuse a bad one before it starts anything; it also tries what can fail on the
 network (a hub model, a server) with a short timeout, so a typo or a missing
 connection fails in seconds.
 
+Options and names. Extra keyword arguments of :func:`make_agent` are the
+agent's options (``hf:PATH`` takes ``mode``, ``temperature``,
+``max_new_tokens``, ...; see :func:`parlour.wrappers.make_llm_agent`);
+:class:`AgentSpec` holds a spec with its options and name as one picklable
+value, for :func:`parlour.evaluate` and the command line's ``--agent-kwarg``
+and ``--name``. An agent built from a spec is named after the spec (or the
+name given), never after its class, so the same agent carries the same name
+in an evaluation, a live match and the Gymnasium face.
+
 ``openai:MODEL@BASE_URL``: ``BASE_URL`` is the API root, the URL that
 ``/chat/completions`` is appended to, which for vLLM, Ollama, llama.cpp's
 server, TGI and the OpenAI API ends in ``/v1`` (``http://localhost:8000/v1``).
@@ -17,11 +26,14 @@ the fix; another path that does not end in ``/v1`` only draws a warning from
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import inspect
 import os
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit
 
 from parlour.baselines import make_scripted
@@ -34,23 +46,47 @@ OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 _KNOWN_HUB_MODELS: set[str] = set()
 
 
-def make_agent(spec: Any, env_id: str | None = None, **kwargs: Any) -> Any:
-    """Build an agent from ``spec``.
+@dataclass(frozen=True)
+class AgentSpec:
+    """An agent spec string with its options and, optionally, its name: what to build, not yet built.
 
-    ``spec`` may be an object with ``act(observation) -> str`` (returned as is),
-    the name of a scripted baseline for ``env_id`` (``"random"``, ``"minimax"``,
-    ``"nash"``, ...), an LLM (``"hf:PATH_OR_ID"``, ``"openai:MODEL@BASE_URL"``;
-    see :func:`parlour.wrappers.make_llm_agent` and the module docstring for the
-    URL), a stable-baselines3 policy (``"sb3:PATH"``, the ``.zip`` that
-    ``parlour train sb3`` wrote; see :mod:`parlour.baselines.sb3_agent`),
-    or ``"python:module:factory"`` (``factory(**kwargs)`` is called; the
-    module must be importable). Extra ``kwargs`` go to the agent's constructor.
-    A hub id that is neither cached nor reachable fails within :data:`NETWORK_TIMEOUT` seconds.
+    Picklable, so an evaluation's worker processes each build their own agent
+    from it. ``AgentSpec("hf:ckpt", kwargs={"mode": "generate"}, name="mine")``
+    is ``make_agent("hf:ckpt", mode="generate", name="mine")``; its name is
+    ``name``, else the spec string.
     """
+
+    spec: str
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    name: str | None = None
+
+
+def make_agent(spec: Any, env_id: str | None = None, *, name: str | None = None, **kwargs: Any) -> Any:
+    """Build an agent from ``spec``, named ``name`` or after the spec.
+
+    ``spec`` may be an object with ``act(observation) -> str`` (returned as is,
+    renamed if ``name`` is given), an :class:`AgentSpec`, the name of a scripted
+    baseline for ``env_id`` (``"random"``, ``"minimax"``, ``"nash"``, ...), an LLM
+    (``"hf:PATH_OR_ID"``, ``"openai:MODEL@BASE_URL"``; see
+    :func:`parlour.wrappers.make_llm_agent` for their options, and the module
+    docstring for the URL), a stable-baselines3 policy (``"sb3:PATH"``, the
+    ``.zip`` that ``parlour train sb3`` wrote; see :mod:`parlour.baselines.sb3_agent`),
+    or ``"python:module:factory"`` (``factory(**kwargs)`` is called; the
+    module must be importable). Extra ``kwargs`` are the agent's options.
+    A hub id that is neither cached nor reachable fails within :data:`NETWORK_TIMEOUT` seconds.
+
+    The agent's ``name`` is set to ``name``, else to the spec string, whatever
+    its class calls itself: :func:`agent_name` of the spec and of the agent agree.
+    """
+    if isinstance(spec, AgentSpec):
+        return make_agent(spec.spec, env_id, name=name or spec.name, **{**spec.kwargs, **kwargs})
     if hasattr(spec, "act"):
-        return spec
+        if kwargs:
+            raise ValueError(f"options {sorted(kwargs)} are for agent specs; an agent object is used as it is: set them when you build it")
+        return _named(spec, name) if name is not None else spec
     if not isinstance(spec, str):
         raise TypeError(f"an agent is an object with act(observation) -> str, or a spec string; got {type(spec).__name__}")
+    name = spec if name is None else name
     if spec.startswith(("hf:", "openai:")):
         if spec.startswith("hf:"):
             check_hf_model(spec)
@@ -59,25 +95,39 @@ def make_agent(spec: Any, env_id: str | None = None, **kwargs: Any) -> Any:
         # Imported here so that torch, transformers and httpx load only when an LLM agent is asked for.
         from parlour.wrappers.llm_agent import make_llm_agent
 
-        return make_llm_agent(spec, **kwargs)
+        return _named(make_llm_agent(spec, name=name, **kwargs), name)
     if spec.startswith("sb3:"):
         # Imported here so that torch and stable-baselines3 load only when a policy is asked for.
         from parlour.baselines.sb3_agent import load_agent
 
-        return load_agent(spec, env_id=env_id, **kwargs)
+        return _named(load_agent(spec, env_id=env_id, name=name, **kwargs), name)
     if spec.startswith("python:"):
         agent = python_factory(spec)(**kwargs)
         if not hasattr(agent, "act"):
             raise TypeError(f"{spec} returned {type(agent).__name__}, which has no act(observation) method")
-        return agent
+        return _named(agent, name)
     if env_id is None:
         raise ValueError(f"agent {spec!r} is a scripted baseline name; pass env_id to know which game it plays")
-    return make_scripted(spec, env_id, **kwargs)
+    return _named(make_scripted(spec, env_id, **kwargs), name)
+
+
+def _named(agent: Any, name: str) -> Any:
+    """``agent`` with its ``name`` attribute set to ``name``; a clear error when its class does not allow that."""
+    if getattr(agent, "name", None) != name:
+        try:
+            agent.name = name
+        except AttributeError:
+            raise TypeError(
+                f"cannot name the {type(agent).__name__} agent {name!r}: its name attribute is read-only; make it a plain attribute"
+            ) from None
+    return agent
 
 
 def check_agent_spec(spec: Any, env_id: str) -> list[str]:
     """Check that ``spec`` can be built for ``env_id`` without loading a model or calling a factory; returns warnings.
 
+    ``spec`` may be an :class:`AgentSpec`, whose options are checked too: an
+    option the agent does not take is an error naming the closest one.
     Raises ``ValueError``, ``ImportError``, ``FileNotFoundError`` or
     ``ConnectionError`` with a message naming the fix: an unknown scripted name
     (with the closest one), a module that cannot be imported, a missing model
@@ -85,28 +135,57 @@ def check_agent_spec(spec: Any, env_id: str) -> list[str]:
     that is malformed or whose server does not answer. Network checks give up
     after :data:`NETWORK_TIMEOUT` seconds.
     """
+    options: Mapping[str, Any] = {}
+    if isinstance(spec, AgentSpec):
+        spec, options = spec.spec, spec.kwargs
     if hasattr(spec, "act"):
         return []
     if not isinstance(spec, str):
         raise TypeError(f"an agent is an object with act(observation) -> str, or a spec string; got {type(spec).__name__}")
-    if spec.startswith("hf:"):
-        check_hf_model(spec)
-        return []
-    if spec.startswith("openai:"):
-        base_url, warning = openai_base_url(spec)
-        check_server(spec, base_url)
-        return [warning] if warning else []
+    if spec.startswith(("hf:", "openai:")):
+        from parlour.wrappers.llm_agent import llm_options
+
+        warnings: list[str] = []
+        if spec.startswith("hf:"):
+            check_hf_model(spec)
+        else:
+            base_url, warning = openai_base_url(spec)
+            warnings += [warning] if warning else []
+        llm_options(spec, options)
+        if spec.startswith("openai:"):
+            check_server(spec, base_url)
+        return warnings
     if spec.startswith("sb3:"):
-        from parlour.baselines.sb3_agent import check_spec
+        from parlour.baselines.sb3_agent import check_spec, load_agent
 
         check_spec(spec, env_id)
+        check_options(spec, load_agent, options, fixed=("spec", "env_id", "name"))
         return []
     if spec.startswith("python:"):
-        python_factory(spec)
+        check_options(spec, python_factory(spec), options)
         return []
-    # Scripted agents are cheap to build, and building one is the check.
-    make_scripted(spec, env_id)
+    # Scripted agents are cheap to build, and building one is the check (of the options' values too).
+    check_options(spec, type(make_scripted(spec, env_id)), options, fixed=("env_id",))
+    make_scripted(spec, env_id, **options)
     return []
+
+
+def check_options(spec: str, factory: Callable[..., Any], options: Mapping[str, Any], fixed: tuple[str, ...] = ()) -> None:
+    """``ValueError`` naming the closest option when ``factory`` takes no keyword named like one of ``options``.
+
+    ``fixed`` are parameters the spec itself sets. A factory that takes
+    ``**kwargs`` accepts anything here and judges for itself when called.
+    """
+    parameters = inspect.signature(factory).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    known = [key for key, p in parameters.items()
+             if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY) and key not in fixed]
+    for key in options:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"no option {key!r} for agent {spec!r}{hint}; its options: {', '.join(known) or 'none'}")
 
 
 def python_factory(spec: str) -> Callable[..., Any]:
@@ -259,7 +338,9 @@ def _within(probe: Callable[[], None], seconds: float) -> str | None:
 
 
 def agent_name(spec: Any) -> str:
-    """A display name for an agent or its spec."""
+    """The name of an agent or its spec: an :class:`AgentSpec`'s name, else its spec string; a spec string; an agent's ``name``, else its class's."""
+    if isinstance(spec, AgentSpec):
+        return spec.name or spec.spec
     if isinstance(spec, str):
         return spec
     return str(getattr(spec, "name", type(spec).__name__))

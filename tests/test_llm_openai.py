@@ -183,7 +183,7 @@ def test_agent_plays_tic_tac_toe_with_retries() -> None:
     with serve(tic_tac_toe_model) as (url, log):
         env = gymnasium.make("parlour/TicTacToe-v0", opponent=f"openai:tiny@{url}")
         agent = env.unwrapped.opponents["player_1"]
-        assert agent.name == "openai:tiny"
+        assert agent.name == f"openai:tiny@{url}"  # named after its spec, as an evaluation names it
         observation, info = env.reset(seed=3)
         done = False
         while not done:

@@ -309,3 +309,29 @@ def test_scoring_in_smaller_passes_gives_the_same_policy(model_dir: str) -> None
         assert logprobs == pytest.approx(results[0][1], abs=1e-5)
     with pytest.raises(ValueError, match="score_batch"):
         LMPolicy(backend, score_batch=0)
+
+
+def test_parlour_eval_of_the_checkpoint_reproduces_the_trainers_last_evaluation(model_dir: str, tmp_path: Path) -> None:
+    """Issue 22: the trainer reported 0.64 against random in score_legal mode, and `parlour eval --agent hf:CHECKPOINT`
+    then played free text with every move invalid. The checkpoint now plays as the trainer's evaluation played it:
+    on the evaluation's seed, the same games."""
+    from parlour.cli import main
+
+    out = tmp_path / "run"
+    config = LLMTrainConfig(env_id=ENV, model=model_dir, out=str(out), updates=1, episodes=8, group_size=4, learning_rate=3e-3,
+                            eval_every=1, eval_episodes=20, eval_opponents=["random"], device="cpu", dtype="float32", progress=False)
+    last = LLMTrainer(config).run()["last"][0]
+    spec, bundle = f"hf:{out / 'checkpoint'}", tmp_path / "eval"
+    assert main(["eval", ENV, "--agent", spec, "--opponent", "random", "--episodes", "20", "--seed", str(config.eval_seed),
+                 "--out", str(bundle), "--quiet"]) == 0
+    records = [json.loads(line) for line in (bundle / "episodes.jsonl").read_text().splitlines()]
+    results = {"wins": 0, "draws": 0, "losses": 0}
+    returns, invalid = [], 0
+    for record in records:
+        (seat,) = [seat for seat, name in record["agents"].items() if name == spec]
+        winners = record["outcome"].get("winners") or []
+        results["wins" if seat in winners else "losses" if winners else "draws"] += 1
+        returns.append(record["returns"][seat])
+        invalid += sum(step["error"] is not None for step in record["steps"] if step["player"] == seat)
+    assert invalid == 0 and results == {key: last[key] for key in results}
+    assert sum(returns) / len(returns) == pytest.approx(last["mean_return"])

@@ -1,9 +1,18 @@
 """``parlour eval`` (evaluate agents, print the summary, write a bundle) and ``parlour play`` (a person against an agent).
 
-Both check the environment id, its options and every agent spec before they
-start anything (no progress bar, no bundle folder, no model loaded), so a typo
-costs nothing. A failed ``parlour eval`` removes the bundle it began when no
-episode made it into the bundle; one with episodes stays, to resume.
+Both check the environment id, its options and every agent spec (with its
+options and name) before they start anything (no progress bar, no bundle
+folder, no model loaded), so a typo costs nothing. A failed ``parlour eval``
+removes the bundle it began when no episode made it into the bundle; one with
+episodes stays, to resume.
+
+Agent options and names. ``--agent-kwarg KEY=VALUE`` (repeatable) is an option
+of the ``--agent`` (``mode=generate``, ``temperature=0.5``, ``failure_limit=3``,
+...; see :func:`parlour.make_agent`), and ``--opponent-kwarg KEY=VALUE`` one of
+the ``--opponent`` given just before it. ``--name`` names the agent in the
+bundle and on a leaderboard (default: its spec, as ``parlour connect`` names
+it too); a name must be canonical, visible, and not a built-in agent's or a
+look-alike of one.
 
 ``parlour play`` tries each line the person types on a snapshot of the match
 (``Match.snapshot`` / ``Match.restore``): text the engine rejects is undone and
@@ -24,7 +33,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from parlour.agents import check_agent_spec, make_agent
+from parlour.agents import AgentSpec, agent_name, check_agent_spec, make_agent
 from parlour.envs.core.agent import act_batch, reset_agent, wants_vector
 from parlour.envs.core.match import Match
 from parlour.envs.core.rendering import render_message
@@ -65,12 +74,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "`parlour train sb3`) or python:module:factory "
         "(the module must be importable: PYTHONPATH)",
     )
+    add_agent_options(evaluate)
     evaluate.add_argument(
         "--opponent",
         action="append",
         default=[],
         metavar="SPEC",
         help="an opponent, repeatable; the last one fills the remaining seats (default: random in multi-player games)",
+    )
+    evaluate.add_argument(
+        "--opponent-kwarg",
+        action=OpponentOption,
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option of the --opponent given just before it, repeatable (VALUE read as JSON, else text)",
     )
     evaluate.add_argument("--episodes", type=positive_int, default=100, help="number of episodes, at least 1 (default 100)")
     evaluate.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
@@ -114,19 +131,49 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     play.add_argument("env_id", metavar="ENV_ID", help="environment id, e.g. parlour/TicTacToe-v0")
     play.add_argument("--opponent", default="random", metavar="SPEC", help="who plays the other seats (default random)")
+    play.add_argument("--opponent-kwarg", action="append", default=[], metavar="KEY=VALUE",
+                      help="an option of the opponent, repeatable (VALUE read as JSON, else text)")
     play.add_argument("--seat", default="0", help="your seat: a player name or index (default 0, the first player)")
     play.add_argument("--seed", type=int, default=None, help="the game's seed (default: a fresh one)")
     play.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE", help="a game option (VALUE read as JSON, else text)")
     play.set_defaults(handler=run_play)
 
 
-def parse_kwargs(pairs: list[str]) -> dict[str, Any]:
+def add_agent_options(parser: argparse.ArgumentParser) -> None:
+    """Give a command that takes an agent spec its ``--agent-kwarg`` and ``--name`` options."""
+    parser.add_argument(
+        "--agent-kwarg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option of the agent, repeatable (VALUE read as JSON, else text): for hf: mode=score_legal|generate, "
+        "temperature, greedy, max_new_tokens, ...; for openai: max_response_bytes, failure_limit, ... (an hf: checkpoint "
+        "of `parlour train llm` plays as it was trained unless told otherwise)",
+    )
+    parser.add_argument(
+        "--name",
+        help="the agent's name in the bundle and on a leaderboard (default: its spec); not a built-in agent's name or a look-alike",
+    )
+
+
+class OpponentOption(argparse.Action):
+    """``--opponent-kwarg KEY=VALUE``: kept with the number of the ``--opponent`` given just before it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, value: Any, option: str | None = None) -> None:
+        """Append ``(opponent number, KEY=VALUE)``; an error naming the fix when no ``--opponent`` came before."""
+        opponents = getattr(namespace, "opponent", None) or []
+        if not opponents:
+            parser.error(f"{option} applies to the --opponent before it: give --opponent SPEC first")
+        setattr(namespace, self.dest, [*getattr(namespace, self.dest), (len(opponents) - 1, value)])
+
+
+def parse_kwargs(pairs: list[str], option: str = "--env-kwarg") -> dict[str, Any]:
     """``["key=value", ...]`` as a dict; each value is read as JSON (numbers, booleans, lists) or else kept as text."""
     options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise ValueError(f"--env-kwarg takes KEY=VALUE, got {pair!r} (e.g. --env-kwarg {key or 'name'}=VALUE)")
+            raise ValueError(f"{option} takes KEY=VALUE, got {pair!r} (e.g. {option} {key or 'name'}=VALUE)")
         try:
             options[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -134,7 +181,41 @@ def parse_kwargs(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
-def prepare(args: argparse.Namespace, specs: list[str]) -> Match:
+def agent_spec(spec: str, pairs: list[str], name: str | None = None, option: str = "--agent-kwarg") -> str | AgentSpec:
+    """``spec`` with the options ``pairs`` and ``name``: the spec string itself when there are neither."""
+    if not pairs and name is None:
+        return spec
+    return AgentSpec(spec, parse_kwargs(pairs, option), None if name is None else checked_name(name))
+
+
+def checked_name(name: str) -> str:
+    """``name`` if a leaderboard would take it for one's own agent; else ``ValueError`` saying what to change.
+
+    The rules are the leaderboard's (:func:`parlour.leaderboard.verify.check_name`: canonical, visible, no look-alike
+    of a built-in agent), checked here so that a run is not played under a name its submission would be refused for.
+    """
+    from parlour.leaderboard.verify import Rejected, builtin_base, check_name
+
+    try:
+        check_name(name, "--name")
+    except Rejected as refused:
+        raise ValueError(refused.reason) from None
+    if builtin_base(name) is not None:
+        raise ValueError(f"--name {name!r} is a built-in agent's name; name your own agent differently")
+    return name
+
+
+def eval_specs(args: argparse.Namespace) -> list[str | AgentSpec]:
+    """The agent and the opponents of ``parlour eval``, each with its ``--*-kwarg`` options and the agent's ``--name``."""
+    opponents = [[] for _ in args.opponent]
+    for number, pair in args.opponent_kwarg:
+        opponents[number].append(pair)
+    return [agent_spec(args.agent, args.agent_kwarg, args.name)] + [
+        agent_spec(spec, pairs, option="--opponent-kwarg") for spec, pairs in zip(args.opponent, opponents)
+    ]
+
+
+def prepare(args: argparse.Namespace, specs: list[Any]) -> Match:
     """A match of ``args.env_id`` with ``args.env_kwarg`` once the id, the options and every agent spec check out.
 
     Raises with a message naming the fix (closest environment id, option or
@@ -151,16 +232,17 @@ def run_eval(args: argparse.Namespace) -> int:
     """Evaluate, print the summary table, write the bundle; a failed run leaves no bundle without episodes."""
     from parlour.evaluation.runner import evaluate
 
-    match = prepare(args, [args.agent, *args.opponent])
+    agent, *opponents = eval_specs(args)
+    match = prepare(args, [agent, *opponents])
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         raise ValueError("--plot needs matplotlib: pip install matplotlib (it comes with parlour[train]), or leave out --plot")
-    opponents = list(args.opponent) or (["random"] if len(match.players) > 1 else [])
-    out = Path(args.out or default_bundle_dir(args.env_id, [args.agent, *opponents]))
+    opponents = opponents or (["random"] if len(match.players) > 1 else [])
+    out = Path(args.out or default_bundle_dir(args.env_id, [agent, *opponents]))
     created = [path for path in (out / name for name in BUNDLE_FILES) if not path.exists()] + missing_folders(out)
     try:
         results = evaluate(
             args.env_id,
-            [args.agent, *opponents],
+            [agent, *opponents],
             episodes=args.episodes,
             seed=args.seed,
             rotate_seats=not args.no_rotate,
@@ -220,20 +302,29 @@ def remove_created(created: list[Path]) -> None:
             path.rmdir()
 
 
-def default_bundle_dir(env_id: str, specs: list[str]) -> str:
-    """``results/<Env>/<agent>-vs-<opponent>...``, with characters unsafe in file names replaced."""
-    name = "-vs-".join(re.sub(r"[^\w.-]+", "_", spec).strip("_") for spec in specs)
+def default_bundle_dir(env_id: str, specs: list[Any]) -> str:
+    """``results/<Env>/<agent>-vs-<opponent>...``, each agent by name with its options, characters unsafe in file names replaced.
+
+    The options are in the folder's name so that a run with other options starts a bundle of its own instead of
+    resuming one whose agents have the same names but played otherwise.
+    """
+    labels = []
+    for spec in specs:
+        options = spec.kwargs if isinstance(spec, AgentSpec) else {}
+        labels.append(" ".join([agent_name(spec), *(f"{key}={json.dumps(value)}" for key, value in sorted(options.items()))]))
+    name = "-vs-".join(re.sub(r"[^\w.=-]+", "_", label).strip("_") for label in labels)
     return str(Path("results") / env_id.split("/")[-1] / name)
 
 
 def run_play(args: argparse.Namespace) -> int:
     """Play one episode at the terminal; the other seats are played by the opponent agent."""
-    match = prepare(args, [args.opponent])
+    spec = agent_spec(args.opponent, args.opponent_kwarg, option="--opponent-kwarg")
+    match = prepare(args, [spec])
     players = match.players
     seat = players[int(args.seat)] if args.seat.isdigit() and int(args.seat) < len(players) else args.seat
     if seat not in players:
         raise ValueError(f"--seat must be one of {', '.join(players)} or an index below {len(players)}, got {args.seat!r}")
-    opponent = make_agent(args.opponent, env_id=args.env_id)
+    opponent = make_agent(spec, env_id=args.env_id)
     match.reset(args.seed)
     reset_agent(opponent, match.seed)
     print(f"{args.env_id}, seed {match.seed}: you are {seat}; the other seats are played by {args.opponent}. Ctrl-D quits.\n")

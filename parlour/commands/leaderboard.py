@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from parlour.commands.evaluate import add_agent_options, agent_spec
+
 DEFAULT_DB = "sqlite:///leaderboard.db"
 #: Where ``parlour demo`` (with its default ``--out results/demo``) keeps its leaderboard.
 DEMO_DB = Path("results/demo/leaderboard.db")
@@ -93,6 +95,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="The server keeps the seeds and the hidden state; the agent sees only its own observations. Token from $PARLOUR_TOKEN.",
     )
     connect.add_argument("agent", metavar="AGENT", help="the agent spec (a scripted name, hf:..., openai:...@URL, python:module:factory)")
+    add_agent_options(connect)
     connect.add_argument("--server", required=True, help="leaderboard base URL, e.g. http://127.0.0.1:8000")
     connect.add_argument("--env", required=True, dest="env_id", metavar="ENV_ID", help="environment id, e.g. parlour/KuhnPoker-v0")
     connect.add_argument("--opponent", default="random", help="the built-in agent the server seats against yours (default random)")
@@ -159,14 +162,16 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def run_connect(args: argparse.Namespace) -> int:
     """Play a live match and print the server's result."""
-    from parlour.agents import check_agent_spec
+    from parlour.agents import check_agent_spec, make_agent
     from parlour.envs.registry import game_class
     from parlour.leaderboard.live import connect
 
     game_class(args.env_id)
-    for warning in check_agent_spec(args.agent, args.env_id):
+    # The same spec, options and name as `parlour eval` takes, so one agent has one name on both paths.
+    spec = agent_spec(args.agent, args.agent_kwarg, args.name)
+    for warning in check_agent_spec(spec, args.env_id):
         print(f"{args.command_prog}: warning: {warning}", file=sys.stderr)
-    result = connect(args.agent, args.server, args.env_id, opponent=args.opponent, episodes=args.episodes)
+    result = connect(make_agent(spec, env_id=args.env_id), args.server, args.env_id, opponent=args.opponent, episodes=args.episodes)
     means = ", ".join(f"{name} {value:+.3f}" for name, value in result["returns"].items())
     print(f"live match stored as submission {result['submission']}: {result['episodes']} episodes, mean return {means} (seed {result['seed']})")
     return 0
