@@ -115,6 +115,13 @@ def evaluate(
     if executor not in ("local", "ray"):
         raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
     plan = make_plan(env_id, agents, env_kwargs, seed, rotate_seats, in_flight)
+    if plan.rotate_seats and game_class(env_id).fixed_roles and len(plan.names) > 1:
+        # Refused before any episode: rotation would seat, say, a judge as a debater and fail mid-run.
+        raise ValueError(
+            f"{env_id} has fixed roles (seats {', '.join(plan.players)}): rotating seats would put an agent in a role it "
+            "was not built for. Give the agents in seat order without rotation: --no-rotate on the command line, "
+            "rotate_seats=False in parlour.evaluate (or a dict {seat: agent})"
+        )
     issued = None
     if challenge is not None:
         from parlour.evaluation.challenges import challenge_seed, resolve_challenge

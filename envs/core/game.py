@@ -127,6 +127,9 @@ class Game:
     reference_agents: ClassVar[tuple[str, ...]] = ()
     #: Whether a higher score (the leaderboard's rating of this game) is better; normalisation follows it.
     higher_is_better: ClassVar[bool] = True
+    #: Whether each seat is a role some agents cannot take (a debate's judge): a run then keeps its line-up in
+    #: seat order, since rotating seats would put an agent in a role it was not built for.
+    fixed_roles: ClassVar[bool] = False
 
     players: list[str]
     #: All move names of an enumerable game, in ``Discrete`` index order; ``None``

@@ -137,6 +137,7 @@ class Debate(Game):
     description = "Two debaters argue a generated case by quoting verified facts; a judge who sees only the transcript decides."
     category = "social"
     zero_sum = False
+    fixed_roles = True
 
     def __init__(self, *, people: int = 8, chain: int = 3, distractors: int = 6, rounds: int = 2, max_speech: int = 1500):
         self.chain_length = int_option("chain", chain, 2, 6)
