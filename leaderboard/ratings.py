@@ -70,11 +70,13 @@ from __future__ import annotations
 import math
 import re
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.special import expit
 
 ANCHOR = "random"
 ANCHOR_RATING = 1000.0
@@ -233,8 +235,9 @@ def pairwise(results: Sequence[Result], agents: list[str], players: Sequence[str
 
 
 def fit_bradley_terry(
-    wins: np.ndarray, games: np.ndarray | None = None, first_mover: bool = False, prior_sd: float = PRIOR_SD, iterations: int = 100
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    wins: np.ndarray, games: np.ndarray | None = None, first_mover: bool = False, prior_sd: float = PRIOR_SD, iterations: int = 100,
+    start: np.ndarray | None = None, covariance: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Maximise the Bradley–Terry posterior; returns (log-strengths centred on their mean, first-mover term, covariance).
 
     ``wins[..., i, j]`` is the score the agent in the earlier seat, i, took
@@ -242,45 +245,102 @@ def fit_bradley_terry(
     such games there were (default ``wins + wins.T``, for a model without the
     first-mover term). With ``first_mover`` the win probability of the earlier
     seat is ``σ(θ_i - θ_j + η)``. The covariance is the inverse of the
-    posterior's negative Hessian over (θ, η).
+    posterior's negative Hessian over (θ, η); None with ``covariance=False``.
+
+    The data enter only as the aggregated counts per ordered pair, so a fit
+    costs the same whatever the number of games. A stack of problems
+    (``wins[b]``, a bootstrap) is solved at once. Given ``start`` (θ then η,
+    such as the fit of the full data), a stack is solved by the chord method
+    (:func:`_chord`): one Hessian, inverted once, serves every sample, so a step
+    costs k² per sample rather than the k³ of a Newton step; a sample it does
+    not settle is solved by Newton's method from ``start``.
     """
     wins = np.asarray(wins, dtype=float)
     if games is None:
         games = wins + np.swapaxes(wins, -1, -2)
     games = np.asarray(games, dtype=float)
     k = wins.shape[-1]
+    params = np.zeros(wins.shape[:-2] + (k + 1,))
+    hessian = None
+    if start is not None:
+        params[...] = start
+    if start is not None and params.ndim == 2:
+        params, settled = _chord(params, wins, games, first_mover, prior_sd, iterations)
+        if not settled.all():
+            rest = ~settled
+            params[rest] = _newton(np.broadcast_to(start, params[rest].shape).copy(), wins[rest], games[rest], first_mover, prior_sd, iterations)[0]
+    else:
+        params, hessian = _newton(params, wins, games, first_mover, prior_sd, iterations)
+    theta = params[..., :k]
+    if covariance and hessian is None:
+        hessian = _derivatives(params, wins, games, first_mover, prior_sd)[1]
+    # Only the full data's fit needs the covariance; inverting every bootstrap sample's Hessian cost as much as the fit.
+    return theta - theta.mean(axis=-1, keepdims=True), params[..., k], np.linalg.inv(-hessian) if covariance else None
+
+
+def _derivatives(
+    params: np.ndarray, wins: np.ndarray, games: np.ndarray, first_mover: bool, prior_sd: float, hessian: bool = True
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The gradient and (with ``hessian``) the Hessian of the Bradley–Terry log-posterior at ``params`` (θ then η)."""
+    k = wins.shape[-1]
     size = k + 1
-    params = np.zeros(wins.shape[:-2] + (size,))
+    theta, eta = params[..., :k], params[..., k]
+    logit = theta[..., :, None] - theta[..., None, :]
+    if first_mover:
+        logit += eta[..., None, None]
+    # In place: on a bootstrap stack each array is B·k² numbers, and the passes over memory are the cost.
+    p = expit(logit, out=logit)
+    residual = np.subtract(wins, games * p)
+    gradient = np.empty_like(params)
+    gradient[..., :k] = residual.sum(axis=-1) - residual.sum(axis=-2) - theta / prior_sd**2
+    gradient[..., k] = residual.sum(axis=(-1, -2)) - eta / prior_sd**2 if first_mover else 0.0
+    if not hessian:
+        return gradient, None
+    weight = games * p * (1.0 - p)
     eye_k = np.eye(k)
-    hessian = np.broadcast_to(-np.eye(size) / prior_sd**2, params.shape + (size,))
-    for _ in range(iterations):
-        theta, eta = params[..., :k], params[..., k]
-        logit = theta[..., :, None] - theta[..., None, :] + (eta[..., None, None] if first_mover else 0.0)
-        p = 1.0 / (1.0 + np.exp(-logit))
-        residual = wins - games * p
-        weight = games * p * (1.0 - p)
-        gradient = np.empty_like(params)
-        gradient[..., :k] = residual.sum(axis=-1) - residual.sum(axis=-2) - theta / prior_sd**2
-        gradient[..., k] = residual.sum(axis=(-1, -2)) - eta / prior_sd**2
-        both = weight + np.swapaxes(weight, -1, -2)
-        hessian = np.zeros(params.shape + (size,))
-        hessian[..., :k, :k] = both - eye_k * both.sum(axis=-1)[..., None] - eye_k / prior_sd**2
+    both = weight + np.swapaxes(weight, -1, -2)
+    matrix = np.zeros(params.shape + (size,))
+    matrix[..., :k, :k] = both - eye_k * both.sum(axis=-1)[..., None] - eye_k / prior_sd**2
+    matrix[..., k, k] = -weight.sum(axis=(-1, -2)) - 1.0 / prior_sd**2
+    if first_mover:
         cross = -weight.sum(axis=-1) + weight.sum(axis=-2)
-        hessian[..., :k, k] = cross
-        hessian[..., k, :k] = cross
-        hessian[..., k, k] = -weight.sum(axis=(-1, -2)) - 1.0 / prior_sd**2
-        if not first_mover:
-            hessian[..., :k, k] = hessian[..., k, :k] = 0.0
-            gradient[..., k] = 0.0
-        step = np.linalg.solve(hessian, gradient[..., None])[..., 0]
+        matrix[..., :k, k] = cross
+        matrix[..., k, :k] = cross
+    return gradient, matrix
+
+
+def _newton(
+    params: np.ndarray, wins: np.ndarray, games: np.ndarray, first_mover: bool, prior_sd: float, iterations: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Newton's method on the posterior from ``params``; the optimum and the Hessian of the last step."""
+    hessian = None
+    for _ in range(iterations):
+        gradient, hessian = _derivatives(params, wins, games, first_mover, prior_sd)
         # Clipped steps keep Newton's method from overshooting on lopsided data; the posterior is concave.
-        step = np.clip(step, -2.0, 2.0)
+        step = np.clip(np.linalg.solve(hessian, gradient[..., None])[..., 0], -2.0, 2.0)
         params = params - step
         if np.max(np.abs(step)) < 1e-9:
             break
-    covariance = np.linalg.inv(-hessian)
-    theta = params[..., :k]
-    return theta - theta.mean(axis=-1, keepdims=True), params[..., k], covariance
+    return params, hessian
+
+
+def _chord(
+    params: np.ndarray, wins: np.ndarray, games: np.ndarray, first_mover: bool, prior_sd: float, iterations: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The chord method for a stack of fits near ``params``: every step uses the Hessian of the stack's mean data at
+    the start, inverted once. Bootstrap samples differ from the data by sampling noise, so the steps shrink
+    geometrically to the same optimum Newton's method finds; returns the fits and which of them settled."""
+    _, hessian = _derivatives(params.mean(axis=0), wins.mean(axis=0), games.mean(axis=0), first_mover, prior_sd)
+    inverse = np.linalg.inv(hessian)
+    settled = np.zeros(len(params), dtype=bool)
+    for _ in range(iterations):
+        gradient, _ = _derivatives(params, wins, games, first_mover, prior_sd, hessian=False)
+        step = np.clip(gradient @ inverse.T, -2.0, 2.0)
+        params = params - step
+        settled = np.max(np.abs(step), axis=-1) < 1e-9
+        if settled.all():
+            break
+    return params, settled
 
 
 def _elo(theta: np.ndarray, anchor: int | None) -> np.ndarray:
@@ -311,7 +371,7 @@ def bradley_terry(
     ones = np.ones(len(score))
     wins, games = _first_seat_matrices(first, second, score, ones, k)
     anchor_index = agents.index(anchor) if anchor in agents else None
-    theta, eta, _ = fit_bradley_terry(wins, games, first_mover)
+    theta, eta, _ = fit_bradley_terry(wins, games, first_mover, covariance=False)
     ratings = _elo(theta, anchor_index)
     low, high = ratings.copy(), ratings.copy()
     n = len(results)
@@ -320,15 +380,17 @@ def bradley_terry(
         sample_games = np.empty((bootstrap, k, k))
         for b, counts in enumerate(_bootstrap_counts(n, bootstrap, seed)):
             samples[b], sample_games[b] = _first_seat_matrices(first, second, score, counts[episode], k)
-        resampled = _elo(fit_bradley_terry(samples, sample_games, first_mover)[0], anchor_index)
+        fitted = np.r_[theta, eta]
+        resampled = _elo(fit_bradley_terry(samples, sample_games, first_mover, start=fitted, covariance=False)[0], anchor_index)
         # A parametric bootstrap from a fit with one virtual draw per pairing: where every game went the same way,
         # resampling the episodes repeats it, but the model still says how likely another result was.
         met = (games > 0).astype(float)
-        smooth_theta, smooth_eta, _ = fit_bradley_terry(wins + 0.5 * met, games + met, first_mover)
+        smooth_theta, smooth_eta, _ = fit_bradley_terry(wins + 0.5 * met, games + met, first_mover, start=fitted, covariance=False)
         logit = smooth_theta[:, None] - smooth_theta[None, :] + (smooth_eta if first_mover else 0.0)
         chance = 1.0 / (1.0 + np.exp(-logit))
         simulated = np.random.default_rng(seed + 1).binomial(np.rint(games).astype(np.int64), chance, size=(bootstrap, k, k))
-        parametric = _elo(fit_bradley_terry(simulated.astype(float), np.broadcast_to(games, simulated.shape), first_mover)[0], anchor_index)
+        parametric = _elo(fit_bradley_terry(simulated.astype(float), np.broadcast_to(games, simulated.shape), first_mover,
+                                            start=np.r_[smooth_theta, smooth_eta], covariance=False)[0], anchor_index)
         low = np.minimum(np.percentile(resampled, 2.5, axis=0), np.percentile(parametric, 2.5, axis=0))
         high = np.maximum(np.percentile(resampled, 97.5, axis=0), np.percentile(parametric, 97.5, axis=0))
 
@@ -432,18 +494,32 @@ def nash_averaging(antisymmetric: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     p = np.clip(lp.x[:k], 0.0, None)
     p /= p.sum()
     slack = max(float(lp.x[k]), 0.0) + 1e-9
+    # Every equilibrium of a zero-sum game is a best response to every other (interchangeability), so the most
+    # entropic one lives on the best responses to p: the entropy is maximised over them alone, often a handful of
+    # agents, instead of over all k (SLSQP's step costs the cube of its variables).
+    support = np.flatnonzero(a @ p >= float(np.max(a @ p)) - 1e-6 * max(1.0, float(np.max(np.abs(a)))))
+    if len(support) == 1:
+        return p, a @ p
+    sub = a[:, support]
+    m = len(support)
 
     def negative_entropy(q: np.ndarray) -> float:
         q = np.clip(q, 1e-12, None)
         return float(np.sum(q * np.log(q)))
 
+    def negative_entropy_gradient(q: np.ndarray) -> np.ndarray:
+        return np.log(np.clip(q, 1e-12, None)) + 1.0
+
+    # Exact gradients: SLSQP's finite differences took a pass over every constraint per variable and step.
     refined = minimize(
-        negative_entropy, p, method="SLSQP", bounds=[(0.0, 1.0)] * k,
-        constraints=[{"type": "eq", "fun": lambda q: q.sum() - 1.0}, {"type": "ineq", "fun": lambda q: slack - a @ q}],
+        negative_entropy, p[support] / p[support].sum(), jac=negative_entropy_gradient, method="SLSQP", bounds=[(0.0, 1.0)] * m,
+        constraints=[{"type": "eq", "fun": lambda q: q.sum() - 1.0, "jac": lambda q: np.ones((1, m))},
+                     {"type": "ineq", "fun": lambda q: slack - sub @ q, "jac": lambda q: -sub}],
         options={"maxiter": 200, "ftol": 1e-12},
     )
-    if refined.success and np.all(a @ refined.x <= slack + 1e-6):
-        p = np.clip(refined.x, 0.0, None)
+    if refined.success and np.all(sub @ refined.x <= slack + 1e-6):
+        p = np.zeros(k)
+        p[support] = np.clip(refined.x, 0.0, None)
         p /= p.sum()
     return p, a @ p
 
@@ -515,13 +591,15 @@ def payoff_table(
             ratings_b[b], matrices_b[b] = statistic(counts[episode])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            low, high = np.nanpercentile(ratings_b, 2.5, axis=0), np.nanpercentile(ratings_b, 97.5, axis=0)
-            matrix_low, matrix_high = np.nanpercentile(matrices_b, 2.5, axis=0), np.nanpercentile(matrices_b, 97.5, axis=0)
+            low, high = _nan_percentile(ratings_b, 2.5), _nan_percentile(ratings_b, 97.5)
+            matrix_low, matrix_high = _nan_percentile(matrices_b, 2.5), _nan_percentile(matrices_b, 97.5)
     # Smoothed standard errors: per cell from its values, per agent from the cells (or roles) its rating averages.
     cell_se = _grouped_se(cells, value, k * k, lowest, highest).reshape(k, k)
     role_se = _grouped_se(role_cells, value, k * r, lowest, highest).reshape(k, r) if r else np.zeros((k, 0))
     rows = []
     means = _mean_returns(results, agents)
+    # Episodes per agent in one pass: counting them agent by agent went over every result once per agent.
+    played = Counter(name for result in results for name in set(result[1].values()))
     role_matrix = _cell_means(role_cells, value, np.ones(len(value)), k * r)[0].reshape(k, r) if r else np.zeros((k, 0))
     for i, name in enumerate(agents):
         if kind == "roles":
@@ -533,7 +611,7 @@ def payoff_table(
             continue
         lo, hi = _widen(float(rating[i]), float(low[i]), float(high[i]), se, (lowest, highest))
         rows.append({"agent": name, "rating": float(rating[i]), "low": lo, "high": hi,
-                     "games": int(sum(name in result[1].values() for result in results)), "score": means.get(name),
+                     "games": played[name], "score": means.get(name),
                      "mean_payoff": means.get(name)})
     cell_low = np.where(count > 0, np.minimum(matrix_low, matrix - Z95 * cell_se), np.nan)
     cell_high = np.where(count > 0, np.maximum(matrix_high, matrix + Z95 * cell_se), np.nan)
@@ -565,6 +643,24 @@ def payoff_table(
     rows.sort(key=lambda row: (-row["rating"], row["agent"]))
     table["rows"] = rows
     return table
+
+
+def _nan_percentile(samples: np.ndarray, q: float) -> np.ndarray:
+    """``np.nanpercentile(samples, q, axis=0)`` (linear interpolation) for all columns at once.
+
+    NumPy's own goes column by column in Python once any value is NaN, which a payoff matrix's bootstrap always
+    holds (pairs that never met); sorting puts the NaNs last, so each column's valid values lead.
+    """
+    ordered = np.sort(samples, axis=0)
+    valid = np.sum(~np.isnan(samples), axis=0)
+    position = q / 100.0 * np.maximum(valid - 1, 0)
+    below = np.floor(position).astype(np.int64)
+    above = np.minimum(below + 1, np.maximum(valid - 1, 0))
+    low = np.take_along_axis(ordered, below[None], axis=0)[0]
+    high = np.take_along_axis(ordered, above[None], axis=0)[0]
+    with np.errstate(invalid="ignore"):
+        found = low + (position - below) * (high - low)
+    return np.where(valid > 0, found, np.nan)
 
 
 def _nanmean_rows(matrix: np.ndarray) -> np.ndarray:
