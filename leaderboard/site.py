@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from parlour.evaluation.results import INTERVAL_SENTENCE
-from parlour.leaderboard.ratings import CATEGORY_TITLES
+from parlour.leaderboard.ratings import CATEGORY_TITLES, role_of
 from parlour.leaderboard.store import slug
 
 if TYPE_CHECKING:
@@ -317,7 +317,10 @@ class Site:
         stored = self.board.store.episode(episode_id)
         if stored is None:
             return None
-        return self._render("episode.html", root="../", stored=stored, view=episode_view(stored["record"]), title=f"episode {episode_id}")
+        view = episode_view(stored["record"])
+        # The role each seat played (its team where the outcome names teams), as the ratings by role count it.
+        roles = {player: role_of(player, stored["record"].get("outcome")) for player in view["players"]}
+        return self._render("episode.html", root="../", stored=stored, view=view, roles=roles, title=f"episode {episode_id}")
 
 
 def export_site(board: Leaderboard, out: str | Path) -> list[Path]:

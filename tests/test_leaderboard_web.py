@@ -217,6 +217,8 @@ def test_episode_viewer_shows_every_turn_as_the_player_saw_it_and_the_final_stat
     assert "Your card" in seen and "Legal moves" in seen
     assert page.locator("#final-state").inner_text().strip()
     assert page.locator("details.final").count() == 2
+    # The viewer names each seat's role (the viewer showed seats only); Kuhn's two seats are both "player".
+    assert page.eval_on_selector_all("#seats td.role", "cells => cells.map(c => c.innerText)") == ["player", "player"]
     fits(page)
     page.click("a[href*='submission/']")
     page.wait_for_url("**/submission/*.html")
