@@ -275,9 +275,11 @@ class LiveHub:
 
     def _start_episode(self, live: LiveMatch) -> None:
         game_seed, seat_seeds = episode_seeds(live.seed, live.index, len(live.players))
-        live.match = Match(game_class(live.env_id), {})
+        game_cls = game_class(live.env_id)
+        live.match = Match(game_cls, {})
         live.match.reset(game_seed)
-        order = seat_order(default_lineup(len(live.names), len(live.players)), live.index, True)
+        # A fixed-role game keeps its seats, as evaluate requires (--no-rotate): rotating would make the remote agent judge.
+        order = seat_order(default_lineup(len(live.names), len(live.players)), live.index, not game_cls.fixed_roles)
         live.seats, live.agent_seeds = {}, {}
         live.seat_names = {player: live.names[number] for player, number in zip(live.players, order)}
         for player, number, seat_seed in zip(live.players, order, seat_seeds):
@@ -350,7 +352,7 @@ class LiveHub:
                 record=fresh, details=outcome_details(fresh),
             ))
         summary = {"env_id": env_id, "env_version": game_cls.version, "agents": list(live.names), "seed": live.seed,
-                   "episodes": live.episodes, "rotate_seats": True, "live": live.id,
+                   "episodes": live.episodes, "rotate_seats": not game_cls.fixed_roles, "live": live.id,
                    "commitment": live.commitment, "secret": live.secret}
         from parlour.leaderboard.verify import VerifiedBundle
 
