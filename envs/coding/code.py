@@ -7,7 +7,7 @@ examples arrive in the first observation.
 Tools (calls in any syntax of the core: OpenAI ``tool_calls``, ``{"tool": ..., "arguments": ...}``,
 ``<tool_call>`` JSON, or ``<submit>code</submit>`` tags):
 
-* ``run_python(code, stdin="")``: run a program in the process's warm scratch sandbox and see its exit
+* ``run_python(code, stdin="")``: run a program in the coder's own warm scratch sandbox (one per player and episode) and see its exit
   status, stdout and stderr;
 * ``run_tests(code)``: run a solution on the visible examples and see each test's result;
 * ``submit(code)`` (final): the move. The code is judged on the hidden tests in a fresh sandbox and the
@@ -57,7 +57,7 @@ from typing import Any
 from parlour.envs.coding import judge
 from parlour.envs.coding.common import (
     REWARD_MODES, REWARD_TEXT, RUN_PYTHON, RUN_TESTS, TOOL_SYNTAX, TaskSource, bool_option, choice_option, code_tool, float_option,
-    pose, reward_of, scratch_run, visible_report,
+    pose, reward_of, ScratchSandboxes, scratch_run, visible_report,
 )
 from parlour.envs.coding.task import Task
 from parlour.envs.core.context import Context
@@ -89,6 +89,7 @@ class Code(Game):
         self.reward_mode = choice_option("reward", reward, REWARD_MODES)
         self.tool_cost = float_option("tool_cost", tool_cost, 0.0, 1.0)
         self.allow_unsafe = bool_option("allow_unsafe", allow_unsafe)
+        self.scratch = ScratchSandboxes(self.allow_unsafe)
         #: Whether every verdict here comes from the host: false for task files whose asserts a solution can defeat.
         self.rateable = self.source.rateable
         self.players = ["coder"]
@@ -101,6 +102,7 @@ class Code(Game):
     def start(self, ctx: Context) -> None:
         """Check that code can run here, draw the task and show it."""
         judge.require_sandbox(self.name, self.allow_unsafe)
+        self.scratch.close()
         self.task, self.handle = pose(ctx, self.source)
         self.result = None
         ctx.tell(self.task.statement, to="coder")
@@ -126,11 +128,11 @@ class Code(Game):
         raise InvalidMove(f"Reply with a tool call: run_python(code, stdin), run_tests(code) or submit(code). {TOOL_SYNTAX}")
 
     def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
-        """Scratch runs and visible tests, in the warm sandbox (recorded tools: this changes nothing in the game)."""
+        """Scratch runs and visible tests, in the player's own scratch sandbox (recorded tools: this changes nothing in the game)."""
         assert self.task is not None
         if name == "run_python":
-            return scratch_run(arguments["code"], arguments.get("stdin", ""), self.allow_unsafe)
-        return visible_report(self.task, arguments["code"], self.allow_unsafe)
+            return scratch_run(self.scratch.of(player), arguments["code"], arguments.get("stdin", ""))
+        return visible_report(self.task, arguments["code"], self.scratch.of(player))
 
     def apply(self, ctx: Context, moves: dict[str, Any]) -> None:
         """Judge the submission on the hidden tests in a fresh sandbox and end the episode."""
@@ -142,12 +144,14 @@ class Code(Game):
         self.result = judgement.summary()
         ctx.tell(f"Submitted: {judgement.verdict.replace('_', ' ')}, {judgement.passed} of {judgement.total} hidden tests passed.",
                  to="coder", kind="move", sender="coder")
+        self.scratch.close()
         ctx.finish({"coder": reward}, reason=f"the coder submitted ({judgement.verdict.replace('_', ' ')}, "
                    f"{judgement.passed}/{judgement.total} hidden tests)", winners=["coder"] if judgement.verdict == "pass" else [],
                    details=self._details(ctx, self.result))
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """Too many replies without a valid tool call: -1 minus the tool costs."""
+        self.scratch.close()
         ctx.finish({player: -1.0 - self.tool_cost * ctx.tool_calls[player]}, reason=reason, details=self._details(ctx, None))
 
     def _details(self, ctx: Context, result: dict[str, Any] | None) -> dict[str, Any]:

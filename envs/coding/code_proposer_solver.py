@@ -43,7 +43,7 @@ import hashlib
 from typing import Any
 
 from parlour.envs.coding import judge
-from parlour.envs.coding.common import RUN_PYTHON, bool_option, choice_option, code_tool, float_option, scratch_run
+from parlour.envs.coding.common import RUN_PYTHON, ScratchSandboxes, bool_option, choice_option, code_tool, float_option, scratch_run
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, InvalidMove, int_option
 from parlour.envs.core.tools import Tool
@@ -90,6 +90,7 @@ class CodeProposerSolver(Game):
         self.max_output_chars = int_option("max_output_chars", max_output_chars, 1, 10000)
         self.cpu_seconds = float_option("cpu_seconds", cpu_seconds, 0.1, 5.0)
         self.allow_unsafe = bool_option("allow_unsafe", allow_unsafe)
+        self.scratch = ScratchSandboxes(self.allow_unsafe)
         self.players = ["proposer", "solver"]
         if self.mode == "output":
             propose = Tool("propose", "Propose a program and the input it reads; the sandbox computes its output. Your move.",
@@ -120,6 +121,7 @@ class CodeProposerSolver(Game):
     def start(self, ctx: Context) -> None:
         """Check that code can run here; round 1 begins with the proposer."""
         judge.require_sandbox(self.name, self.allow_unsafe)
+        self.scratch.close()
         self.round = 0
         self.phase = "propose"
         self.current = None
@@ -171,7 +173,7 @@ class CodeProposerSolver(Game):
         """Scratch runs, except for the solver of output prediction, who must read the program."""
         if player == "solver" and self.mode == "output":
             return "run_python is not available to the solver in output prediction: work the output out by reading the program."
-        return scratch_run(arguments["code"], arguments.get("stdin", ""), self.allow_unsafe)
+        return scratch_run(self.scratch.of(player), arguments["code"], arguments.get("stdin", ""))
 
     def apply(self, ctx: Context, moves: dict[str, Any]) -> None:
         """Check and run a proposal, or judge an answer; pay the rounds and end after the last."""
@@ -276,11 +278,13 @@ class CodeProposerSolver(Game):
         learnability = 1.0 - rate if 0 < rate < 1 else 0.0
         ctx.reward("proposer", learnability)
         winners = ["solver"] if valid and solved == len(valid) else (["proposer"] if learnability > 0 else [])
+        self.scratch.close()
         ctx.finish(reason=f"{self.rounds} rounds played: the solver solved {solved} of {len(valid)} valid programs",
                    winners=winners, details=self._details(rate, learnability))
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """Too many replies without a valid tool call: -1 for the offender, 0 for the other."""
+        self.scratch.close()
         ctx.finish({player: -1.0, self.other(player): 0.0}, reason=reason, winners=[self.other(player)], details=self._details(None, None))
 
     def _details(self, rate: float | None, learnability: float | None) -> dict[str, Any]:

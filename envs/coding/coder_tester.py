@@ -51,7 +51,7 @@ from typing import Any
 from parlour.envs.coding import judge
 from parlour.envs.coding.common import (
     REWARD_MODES, REWARD_TEXT, RUN_PYTHON, RUN_TESTS, TOOL_SYNTAX, TaskSource, bool_option, choice_option, code_tool, float_option,
-    pose, reward_of, scratch_run, visible_report,
+    pose, reward_of, ScratchSandboxes, scratch_run, visible_report,
 )
 from parlour.envs.coding.mutants import mutants as mutants_of
 from parlour.envs.coding.task import Task
@@ -160,6 +160,7 @@ class CoderTester(Game):
         self.invalid_cost = float_option("invalid_cost", invalid_cost, 0.0, 1.0)
         self.bonus = float_option("bonus", bonus, 0.0, 1.0)
         self.allow_unsafe = bool_option("allow_unsafe", allow_unsafe)
+        self.scratch = ScratchSandboxes(self.allow_unsafe)
         #: Always true: CoderTester poses function tasks only, judged on the host.
         self.rateable = self.source.rateable
         self.players = ["coder", "tester"]
@@ -172,6 +173,7 @@ class CoderTester(Game):
     def start(self, ctx: Context) -> None:
         """Check that code can run here, draw the task and show it to both."""
         judge.require_sandbox(self.name, self.allow_unsafe)
+        self.scratch.close()
         self.task, self.handle = pose(ctx, self.source)
         self.result = None
         ctx.tell(self.task.statement)
@@ -196,11 +198,11 @@ class CoderTester(Game):
         raise InvalidMove(f"Reply with a tool call: run_python(code, stdin), run_tests(code) or submit(code). {TOOL_SYNTAX}")
 
     def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
-        """Scratch runs and visible tests in the warm sandbox (recorded tools: this changes nothing in the game)."""
+        """Scratch runs and visible tests, in the player's own scratch sandbox (recorded tools: this changes nothing in the game)."""
         assert self.task is not None
         if name == "run_python":
-            return scratch_run(arguments["code"], arguments.get("stdin", ""), self.allow_unsafe)
-        return visible_report(self.task, arguments["code"], self.allow_unsafe)
+            return scratch_run(self.scratch.of(player), arguments["code"], arguments.get("stdin", ""))
+        return visible_report(self.task, arguments["code"], self.scratch.of(player))
 
     def apply(self, ctx: Context, moves: dict[str, Any]) -> None:
         """Judge the tests on the reference and the mutants, the solution on the hidden tests and the valid tests; end."""
@@ -253,6 +255,7 @@ class CoderTester(Game):
                  f"The tester's tests: {len(valid)} valid, {len(invalid)} invalid; they killed {killed} of the {told_apart} "
                  f"mutants told apart" + ("; one of them fails on the coder's solution." if caught else "."), kind="move")
         winners = ["tester"] if caught else (["coder"] if hidden.verdict == "pass" else [])
+        self.scratch.close()
         ctx.finish({"coder": coder, "tester": tester}, reason=f"both submitted: the solution {hidden.verdict.replace('_', ' ')}, "
                    f"the tests killed {killed}/{told_apart} mutants" + (" and caught the coder" if caught else ""),
                    winners=winners, details=self._details(ctx))
@@ -260,6 +263,7 @@ class CoderTester(Game):
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """Too many replies without a valid tool call: -1 (minus tool costs) for the offender, 0 for the other."""
         other = self.other(player)
+        self.scratch.close()
         ctx.finish({player: -1.0 - self.tool_cost * ctx.tool_calls[player], other: 0.0}, reason=reason, winners=[other],
                    details=self._details(ctx))
 

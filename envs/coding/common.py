@@ -18,6 +18,7 @@ from parlour.envs.coding.task import Task
 from parlour.envs.coding.tasks import FROZEN_SETS, MAX_DEPTH, MAX_SIZE, frozen_tasks, generate_task
 from parlour.envs.core.game import int_option
 from parlour.envs.core.tools import Tool
+from parlour.sandbox import Sandbox
 
 #: Characters of a scratch run's stdout and stderr shown to the agent.
 SHOWN_OUTPUT = 4000
@@ -145,9 +146,44 @@ def _cut(text: str, limit: int = SHOWN_OUTPUT) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters]"
 
 
-def scratch_run(code: str, stdin: str, allow_unsafe: bool) -> str:
-    """Run a program in the warm sandbox; what the agent is told (no timings: replay compares this text)."""
-    result = judge.warm_sandbox(allow_unsafe).run(code, stdin)
+class ScratchSandboxes:
+    """The warm sandboxes of one episode's scratch runs: one per player, started on its first run, closed with the episode.
+
+    A warm sandbox carries state between its runs (PID numbering, tmpfs inode numbers; see
+    :mod:`parlour.sandbox`), so sharing one would let a player signal the other player, or one tenant's live
+    match another's. Each player of each episode therefore runs in a sandbox of its own, with its own uid.
+    They are not part of the game's state: a snapshot or a pickled copy starts with none and opens its own.
+    """
+
+    def __init__(self, allow_unsafe: bool = False) -> None:
+        self.allow_unsafe = allow_unsafe
+        self.open: dict[str, Sandbox] = {}
+
+    def of(self, player: str) -> Sandbox:
+        """``player``'s sandbox, started on first use."""
+        if player not in self.open:
+            self.open[player] = Sandbox(judge.SCRATCH_LIMITS, allow_unsafe=self.allow_unsafe)
+        return self.open[player]
+
+    def close(self) -> None:
+        """Stop every sandbox of the episode (the game calls this when a new episode starts and when one ends)."""
+        for sandbox in self.open.values():
+            sandbox.close()
+        self.open = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"allow_unsafe": self.allow_unsafe}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["allow_unsafe"])
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def scratch_run(sandbox: Sandbox, code: str, stdin: str) -> str:
+    """Run a program in a player's scratch sandbox; what the agent is told (no timings: replay compares this text)."""
+    result = sandbox.run(code, stdin)
     status = {"ok": "ran to the end", "error": "failed", "timeout": "ran out of time", "memory": "ran out of memory",
               "output_limit": "wrote too much output and was stopped"}[result.verdict]
     exit_text = f"exit status {result.exit_code}" if result.exit_code is not None else f"killed by signal {result.signal}"
@@ -168,11 +204,11 @@ def describe_test(task: Task, index: int) -> str:
     return test.strip()[:300]
 
 
-def visible_report(task: Task, code: str, allow_unsafe: bool) -> str:
-    """Judge ``code`` on the visible tests in the warm sandbox; the agent's report, one line per test."""
+def visible_report(task: Task, code: str, sandbox: Sandbox) -> str:
+    """Judge ``code`` on the visible tests in a player's scratch sandbox; the agent's report, one line per test."""
     if not task.visible:
         return "This task has no visible tests; try your code with run_python."
-    result = task.judge(judge.warm_sandbox(allow_unsafe), code, hidden=False)
+    result = task.judge(sandbox, code, hidden=False)
     if result.verdict == "syntax_error":
         return f"Your code does not compile: {result.detail}"
     lines = [f"{result.passed} of {result.total} visible tests passed."]

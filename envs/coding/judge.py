@@ -42,8 +42,10 @@ hash seed is fixed, and each judgement starts a fresh sandbox. What a judgement 
 (:meth:`Judgement.summary`) is the verdict and one letter per test, never the values a program returned or
 printed, so a wrong program that prints the clock still replays as the same wrong answer.
 
-Scratch runs (an agent trying code) use one warm sandbox per process (:func:`warm_sandbox`, closed at
-exit); judgements that count use :func:`fresh_sandbox`.
+Scratch runs (an agent trying code) use a warm sandbox of their player's own, one per player and episode
+(:class:`parlour.envs.coding.common.ScratchSandboxes`), so no two players or tenants share one;
+judgements that count use :func:`fresh_sandbox`. :func:`warm_sandbox` keeps one per process for checking
+that code can run here and for tools outside episodes.
 """
 
 from __future__ import annotations
