@@ -40,6 +40,7 @@ EPISODES = {
     "parlour/LiarsDice-v0": 40,
     "parlour/Nim-v0": 40,
     "parlour/TicTacToe-v0": 40,
+    "parlour/Othello-v0": 10,
     "parlour/Bargaining-v0": 40,
     "parlour/Commons-v0": 20,
     "parlour/PriceNegotiation-v0": 20,

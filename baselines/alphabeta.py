@@ -1,0 +1,105 @@
+"""Depth-limited alpha-beta search on copies of a real two-player game, shared by the board games' ``minimax`` agents.
+
+The search holds no rules of its own: it plays ahead on ``clone()`` copies of
+the game (loaded from a player's view, where nothing is hidden), each move
+applied by the game's own ``apply`` through a scratch
+:class:`~parlour.envs.core.context.Context`. A move ends the game when the
+context's ``ending`` is set, and wins when its ``winners`` name the mover.
+Only the scoring of positions at the depth limit is the agent's, handed in as
+``evaluate(game, player)``.
+
+The player to move need not alternate (in Dots and Boxes a player who closes
+a box moves again): a child's value is negated only when the turn passes to
+the other player.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+import numpy as np
+
+from parlour.envs.core.context import Context
+from parlour.envs.core.game import Game
+
+#: Above any evaluation, so that a forced result always dominates the heuristic.
+WIN = 1e9
+#: How far below the best root score a move's search window starts, so that a move equal to the best comes back exact.
+TIE = 1e-6
+
+
+class AlphaBeta:
+    """Fail-soft alpha-beta (negamax form) over a game's legal actions; scores are from the view of the player to move.
+
+    Args:
+        evaluate: ``(game, player) -> float``, the heuristic value of a position that is not over, for ``player``.
+        rng: the generator the scratch contexts carry (deterministic games never draw from it).
+        order: ``(game, player, actions) -> actions``, the order to search moves in (good moves first prune more);
+            legal-action order when ``None``.
+    """
+
+    def __init__(
+        self,
+        evaluate: Callable[[Game, str], float],
+        rng: np.random.Generator,
+        order: Callable[[Game, str, list[int]], list[int]] | None = None,
+    ):
+        self.evaluate = evaluate
+        self.rng = rng
+        self.order = order
+
+    def children(self, game: Game) -> Iterator[tuple[int, Game, float | None]]:
+        """``(action, position after it, result for the mover if the move ended the game, else None)`` per legal action."""
+        (player,) = game.to_move()
+        actions = game.legal_actions(player)
+        if self.order is not None:
+            actions = self.order(game, player, actions)
+        moves = game.moves
+        assert moves is not None
+        for action in actions:
+            child = game.clone()
+            ctx = Context(child.players, self.rng)
+            child.apply(ctx, {player: moves[action]})
+            result = None
+            if ctx.ending is not None:
+                winners = ctx.ending.winners
+                result = 0.0 if not winners else WIN if player in winners else -WIN
+            yield action, child, result
+
+    def score(self, player: str, child: Game, result: float | None, depth: int, alpha: float, beta: float) -> float:
+        """The value for ``player`` of the move that led to ``child``, with ``depth`` plies left after it."""
+        if result is not None:
+            # Sooner wins and later losses score higher, so a won position is converted, not toyed with.
+            return result + (depth if result > 0 else -depth if result < 0 else 0.0)
+        (next_player,) = child.to_move()
+        if next_player == player:
+            return self.value(child, depth, alpha, beta)
+        return -self.value(child, depth, -beta, -alpha)
+
+    def value(self, game: Game, depth: int, alpha: float = -np.inf, beta: float = np.inf) -> float:
+        """Fail-soft alpha-beta value for the player to move in a game not over, ``depth`` plies deep."""
+        (player,) = game.to_move()
+        if depth == 0:
+            return self.evaluate(game, player)
+        best = -np.inf
+        for _, child, result in self.children(game):
+            score = self.score(player, child, result, depth - 1, alpha, beta)
+            if score > best:
+                best = score
+                alpha = max(alpha, score)
+                if alpha >= beta:
+                    break
+        return best
+
+    def best_actions(self, game: Game, depth: int) -> list[int]:
+        """Every legal action whose ``depth``-ply value is the best one (``depth`` >= 1)."""
+        (player,) = game.to_move()
+        best = -np.inf
+        chosen: list[int] = []
+        for action, child, result in self.children(game):
+            score = self.score(player, child, result, depth - 1, best - TIE, np.inf)
+            if score > best + TIE:
+                best, chosen = score, [action]
+            elif score >= best - TIE:
+                chosen.append(action)
+        return chosen
