@@ -91,8 +91,10 @@ def test_ctrl_c_during_llm_training_saves_the_checkpoint_and_the_plots(tiny: Pat
     command = [sys.executable, "-m", "parlour.cli", "train", "llm", TTT, "--model", str(tiny), "--out", str(out),
                "--updates", "1000", "--episodes", "4", "--group-size", "2", "--eval-episodes", "2", "--eval-every", "1000",
                "--device", "cpu", "--dtype", "float32", "--quiet"]
+    # A shell starts background jobs with SIGINT ignored, and Python keeps that: give the trainer the default back,
+    # so that it sees Ctrl-C however this suite was started.
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "OMP_NUM_THREADS": "1"})
+                               env={**os.environ, "OMP_NUM_THREADS": "1"}, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         # Interrupt once training is under way: its first update is in train.csv.
         train_csv = out / "train.csv"

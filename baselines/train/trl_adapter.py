@@ -18,12 +18,13 @@ TRL's GRPO samples several completions per prompt and compares their rewards.
   position and the move, so equal moves of one group get equal play-outs and
   the group compares moves, not luck.
 
-Example::
+Example (on a GPU; on a CPU add ``use_cpu=True, bf16=False`` to the config, since TRL turns bf16 on by
+default; the README's TRL example runs on a CPU as written, with the tiny model)::
 
     from trl import GRPOConfig, GRPOTrainer
     positions = ParlourPositions("parlour/TicTacToe-v0", episodes=64)
     trainer = GRPOTrainer(model="Qwen/Qwen2.5-0.5B-Instruct", reward_funcs=positions.reward,
-                          train_dataset=positions.dataset(), args=GRPOConfig(output_dir="out"))
+                          train_dataset=positions.dataset(), args=GRPOConfig(output_dir="runs/ttt-grpo"))
     trainer.train()
 
 The trained model is a Hugging Face folder, so ``hf:PATH`` plays it in every
