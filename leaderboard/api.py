@@ -272,7 +272,7 @@ class Leaderboard:
         players = list(make_game(game_cls, {}).players)
         table = rating_math.env_table(
             self.store.results(env_id, counted=counted), len(players), bootstrap=self.bootstrap, category=game_cls.category,
-            zero_sum=game_cls.zero_sum, players=players, simultaneous=game_cls.simultaneous,
+            zero_sum=game_cls.zero_sum, players=players, simultaneous=game_cls.simultaneous, fixed_roles=game_cls.fixed_roles,
         )
         table["env_id"] = env_id
         table["counted"] = counted

@@ -25,19 +25,25 @@ holds the one sentence each page shows about it:
   partner; the team table, the per-role table and the mixed-partner matrix
   go beside it, with the ``random`` team and the best scripted team as
   reference points.
-* ``roles`` (social games with roles and teams): the mean over the roles an
-  agent played of its mean return in that role, so an agent is rated on
-  every side it plays; a role is the player's team in the outcome, else its
-  seat name without the trailing number.
+* ``roles`` (social games, and any game with ``Game.fixed_roles``): rated per
+  role. Each row is one agent in one role (:func:`role_of`: a fixed-role
+  seat's role, such as a debate's ``judge`` and ``debater``; else the
+  player's team in the outcome, such as Mafia's ``mafia`` and ``village``),
+  rated by its mean return in that role and ranked only against the other
+  agents of that role, so judges and debaters never share a scale.
 * ``score`` (single-agent tasks such as search and coding): mean score.
 
-Intervals (95%): a percentile bootstrap over episodes, widened where needed
-to a normal interval whose variance is smoothed with two pseudo-observations
-at the environment's lowest and highest return (Bradley–Terry: to a
-parametric bootstrap from a fit with one virtual draw per pairing), so a
-perfect record never shows a zero-width interval: a bootstrap of identical
-episodes alone would. A mean of returns is cut to the range of the returns
-seen, so its interval never leaves the score's range.
+Intervals (95%), the one method the CLI states
+(:data:`parlour.evaluation.results.INTERVAL_SENTENCE`): a mean of returns
+gets :func:`parlour.evaluation.results.bounded_interval`, Wilson's score
+interval on :func:`parlour.evaluation.results.score_range` (the returns seen,
+and -1 to 1) with the standard error of the episodes, or for a value that
+averages several means (expected payoff against the field, a team score
+across partners, a cell of the payoff matrix) the standard deviation of its
+bootstrap over episodes; so no interval leaves the score's range or shrinks
+to a point, even where every return is equal. Bradley–Terry ratings, on the
+unbounded Elo scale, take the wider of a bootstrap over episodes and a
+parametric bootstrap from a fit with one virtual draw per pairing.
 
 Ranks (:func:`rank_rows`): an agent with fewer than :data:`MIN_EPISODES`
 episodes, or fewer than :data:`MIN_OPPONENTS` distinct other agents met (where
@@ -45,7 +51,9 @@ the table has that many), is provisional: shown, with the reason, but kept out
 of the rank order, so twenty lucky hands against one opponent rank nobody.
 Ranked agents are ordered by the method's value, and each also gets the range
 of ranks its interval allows (the agents whose intervals lie wholly above or
-below its own are certainly above or below it).
+below its own are certainly above or below it). In a ``roles`` table all of
+this holds within each role: its episodes and opponents are those of the
+agent in that role, and ranks restart at 1 in every role.
 
 Overall (:func:`overall`): per environment, scores are normalised so that
 ``random`` is 0 and the environment's strongest declared reference agent
@@ -54,7 +62,11 @@ reference whose interval lies wholly above ``random``'s (below it where
 ``Game.higher_is_better`` is false); an environment without one is not
 normalised, and the table says why (:func:`normalised`). Provisional entries
 count as not played. An agent's overall score is its mean over all the
-environments of the table, one it has not played counting as ``random``'s 0:
+environments of the table, one it has not played counting as ``random``'s 0
+(a ``roles`` table is normalised role by role, and an agent's score there is
+the mean over the environment's normalised roles of its score in each, a role
+it did not hold counting 0, so every environment weighs the same however many
+roles it has):
 so a specialist that beats ``random`` where it plays ranks above it, and
 playing only one's best environments lifts nobody above an agent as good
 everywhere. Coverage is shown beside it, and a reference row (each
@@ -78,6 +90,8 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from parlour.evaluation.results import bounded_interval, mean_ci, score_range
+
 ANCHOR = "random"
 ANCHOR_RATING = 1000.0
 ELO_PER_NAT = 400.0 / math.log(10.0)
@@ -86,7 +100,7 @@ BOOTSTRAP = 200
 BOOTSTRAP_SEED = 0
 Z95 = 1.959963984540054
 #: The version of the tables' layout and methods: a table saved under another is recomputed.
-FORMAT = 2
+FORMAT = 3
 #: Fewest episodes an agent needs in an environment to be ranked there; below it its entry is provisional.
 MIN_EPISODES = 20
 #: Fewest distinct other agents (opponents or partners) an agent needs to have met to be ranked, where the table has
@@ -114,27 +128,26 @@ METHODS = {
     "bradley-terry": Method(
         "bradley-terry", "rating",
         "Bradley–Terry ratings from every pair of seats in every episode (win 1, draw ½) with a first-mover term, "
-        "on the Elo scale with random at 1000; 95% intervals are the wider of a bootstrap over episodes and a parametric one.",
+        "on the Elo scale with random at 1000.",
     ),
     "payoff": Method(
         "payoff", "expected payoff",
-        "Expected payoff against the field: the mean over opponents of the agent's mean payoff per episode against each, "
-        "with 95% bootstrap intervals over episodes; the game-theoretic column reads the same payoff matrix "
-        "(Nash averaging for zero-sum games, α-Rank mass for general-sum ones).",
+        "Expected payoff against the field: the mean over opponents of the agent's mean payoff per episode against each; "
+        "the game-theoretic column reads the same payoff matrix (Nash averaging for zero-sum games, α-Rank mass for general-sum ones).",
     ),
     "team": Method(
         "team", "team score",
-        "Cross-play team score: the mean over partners (the agent itself included) of the agent's mean return with that partner, "
-        "with 95% bootstrap intervals over episodes; random and the best scripted team are the reference points.",
+        "Cross-play team score: the mean over partners (the agent itself included) of the agent's mean return with that partner; "
+        "random and the best scripted team are the reference points.",
     ),
     "roles": Method(
-        "roles", "role-balanced payoff",
-        "Role-balanced payoff: the mean over the roles an agent played of its mean return in that role, "
-        "with 95% bootstrap intervals over episodes.",
+        "roles", "mean return in role",
+        "Rated per role: each row is an agent in one role (a fixed seat's role, such as a debate's judge, else its team, "
+        "such as Mafia's mafia or village), rated by its mean return in that role and ranked only among that role's agents.",
     ),
     "score": Method(
         "score", "mean score",
-        "Mean score per episode, each agent alone, with a 95% interval (normal, variance smoothed toward the task's range).",
+        "Mean score per episode (per seat, where a task has several).",
     ),
 }
 
@@ -161,18 +174,27 @@ def win_loss_only(results: Sequence[Result]) -> bool:
     return all(value in (-1.0, 0.0, 1.0) for result in results for value in result[2].values())
 
 
-def method_for(category: str, zero_sum: bool, seats: int, results: Sequence[Result] = ()) -> str:
-    """The rating method of an environment of ``category`` (see :data:`CATEGORY_METHODS`)."""
+def method_for(category: str, zero_sum: bool, seats: int, results: Sequence[Result] = (), fixed_roles: bool = False) -> str:
+    """The rating method of an environment of ``category`` (see :data:`CATEGORY_METHODS`); a game with fixed roles is rated per role."""
     if seats == 1:
         return "score"
+    if fixed_roles:
+        return "roles"
     declared = CATEGORY_METHODS.get(category, "competitive" if zero_sum else "payoff")
     if declared == "competitive":
         return "bradley-terry" if zero_sum and win_loss_only(results) else "payoff"
     return declared
 
 
-def role_of(seat: str, details: dict[str, Any] | None = None) -> str:
-    """A seat's role: its team in the episode's outcome if it had one, else its name without the trailing number."""
+def role_of(seat: str, details: dict[str, Any] | None = None, fixed_roles: bool = False) -> str:
+    """A seat's role: its team in the episode's outcome if it had one, else its name without the trailing number.
+
+    In a game with ``fixed_roles`` the seat alone decides, without its trailing number or letter
+    (``debater_a`` and ``debater_b`` are both ``debater``): a debate's teams are the sides its
+    debaters happen to defend in one episode, not roles an agent is built for.
+    """
+    if fixed_roles:
+        return re.sub(r"(_[a-z]|_?[0-9]+)$", "", seat) or seat
     teams = (details or {}).get("teams") or {}
     for team, members in teams.items():
         if seat in members:
@@ -188,26 +210,30 @@ def _bootstrap_counts(n: int, bootstrap: int, seed: int) -> Iterable[np.ndarray]
         yield np.bincount(rng.integers(0, n, size=n), minlength=n).astype(float)
 
 
-def smoothed_se(values: np.ndarray, low: float, high: float) -> float:
-    """The standard error of the mean of ``values``, its variance smoothed by two pseudo-observations at ``low`` and ``high``.
+def mean_interval(values: Sequence[float], bounds: tuple[float, float]) -> tuple[float, float, float]:
+    """The mean of ``values`` (one per episode) and its 95% interval by the CLI's method, inside ``bounds``, never a point.
 
-    Like Agresti–Coull for proportions: when every value is the same (a perfect
-    record) the interval still has the width the payoffs' range allows.
+    :func:`parlour.evaluation.results.mean_ci`; a single value, which shows no spread, weighs as one trial.
     """
-    n = len(values)
-    if n == 0:
-        return math.inf
-    padded = np.concatenate([values, [low, high]])
-    return float(padded.std(ddof=1) / math.sqrt(n))
+    mean, interval = mean_ci(list(values), bounds)
+    if interval is None:
+        interval = bounded_interval(mean, 0.0, 1, bounds, Z95)
+    return mean, interval[0], interval[1]
 
 
-def _widen(value: float, low: float, high: float, se: float, bounds: tuple[float, float]) -> tuple[float, float]:
-    """The wider of [low, high] and value ± 1.96 se, cut to ``bounds`` (the lowest and highest return seen).
+def bootstrap_se(samples: np.ndarray) -> np.ndarray:
+    """The standard error of a statistic averaging several means: the standard deviation of its bootstrap ``samples``
+    (axis 0; a NaN is a sample that lacks it), 0 where fewer than two samples have it.
 
-    A mean of returns cannot leave their range, so neither may its interval (a perfect 1 showed [0.6, 1.4]);
-    the smoothed ``se`` keeps it from shrinking to a point even at a bound.
+    With it, :func:`parlour.evaluation.results.bounded_interval` gives such a value the CLI's interval, inside the
+    score's range; where it is 0 (every return equal) the interval weighs the value's episodes instead, never a point.
     """
-    return max(bounds[0], min(low, value - Z95 * se)), min(bounds[1], max(high, value + Z95 * se))
+    valid = np.isfinite(samples)
+    count = valid.sum(axis=0)
+    filled = np.where(valid, samples, 0.0)
+    mean = filled.sum(axis=0) / np.maximum(count, 1)
+    squares = (np.where(valid, samples - mean, 0.0) ** 2).sum(axis=0)
+    return np.where(count > 1, np.sqrt(squares / np.maximum(count - 1, 1)), 0.0)
 
 
 # ------------------------------------------------------------- Bradley–Terry
@@ -555,18 +581,17 @@ def alpha_rank(matrix: np.ndarray, alpha: float = ALPHA_RANK_ALPHA, population: 
 def payoff_table(
     results: Sequence[Result], bootstrap: int = BOOTSTRAP, seed: int = BOOTSTRAP_SEED, zero_sum: bool = True, kind: str = "payoff"
 ) -> dict[str, Any]:
-    """Expected payoff against the field (``kind="payoff"``), cross-play team score (``"team"``) or role-balanced payoff (``"roles"``).
+    """Expected payoff against the field (``kind="payoff"``) or cross-play team score (``"team"``).
 
-    Every table carries the per-pair mean-payoff matrix with its bootstrap
-    intervals; ``payoff`` adds Nash averaging (``zero_sum``) or α-Rank mass,
-    ``team`` and ``roles`` the per-role table.
+    Every table carries the per-pair mean-payoff matrix with its intervals;
+    ``payoff`` adds Nash averaging (``zero_sum``) or α-Rank mass, ``team`` the
+    per-role table and the team table. Intervals: :func:`bootstrap_interval`.
     """
     agents = sorted({name for result in results for name in result[1].values()})
     k = len(agents)
     n = len(results)
-    episode, mine, theirs, value, role, role_names = payoff_samples(results, agents, roles=kind in ("team", "roles"))
-    returns = [float(v) for result in results for v in result[2].values()]
-    lowest, highest = (min(returns), max(returns)) if returns else (0.0, 0.0)
+    episode, mine, theirs, value, role, role_names = payoff_samples(results, agents, roles=kind == "team")
+    bounds = score_range([float(v) for result in results for v in result[2].values()])
     cells = mine * k + theirs
     matrix, count = _cell_means(cells, value, np.ones(len(value)), k * k)
     matrix, count = matrix.reshape(k, k), count.reshape(k, k)
@@ -576,45 +601,29 @@ def payoff_table(
     def statistic(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(rating per agent, matrix) of the episodes weighted by ``weights``."""
         m = _cell_means(cells, value, weights, k * k)[0].reshape(k, k)
-        if kind == "roles":
-            by_role = _cell_means(role_cells, value, weights, k * r)[0].reshape(k, r)
-            return _nanmean_rows(by_role), m
         return _field(m, include_self=kind == "team"), m
 
     rating, _ = statistic(np.ones(len(value)))
-    low, high = rating.copy(), rating.copy()
-    matrix_low, matrix_high = matrix.copy(), matrix.copy()
+    ratings_b = np.full((max(bootstrap, 1) if n else 1, k), np.nan)
+    matrices_b = np.full(ratings_b.shape + (k,), np.nan)
     if bootstrap and n:
-        ratings_b = np.empty((bootstrap, k))
-        matrices_b = np.empty((bootstrap, k, k))
         for b, counts in enumerate(_bootstrap_counts(n, bootstrap, seed)):
             ratings_b[b], matrices_b[b] = statistic(counts[episode])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            low, high = _nan_percentile(ratings_b, 2.5), _nan_percentile(ratings_b, 97.5)
-            matrix_low, matrix_high = _nan_percentile(matrices_b, 2.5), _nan_percentile(matrices_b, 97.5)
-    # Smoothed standard errors: per cell from its values, per agent from the cells (or roles) its rating averages.
-    cell_se = _grouped_se(cells, value, k * k, lowest, highest).reshape(k, k)
-    role_se = _grouped_se(role_cells, value, k * r, lowest, highest).reshape(k, r) if r else np.zeros((k, 0))
+    rating_se, cell_se = bootstrap_se(ratings_b), bootstrap_se(matrices_b)
     rows = []
     means = _mean_returns(results, agents)
     # Episodes per agent in one pass: counting them agent by agent went over every result once per agent.
     played = Counter(name for result in results for name in set(result[1].values()))
-    role_matrix = _cell_means(role_cells, value, np.ones(len(value)), k * r)[0].reshape(k, r) if r else np.zeros((k, 0))
     for i, name in enumerate(agents):
-        if kind == "roles":
-            parts = [role_se[i, q] for q in range(r) if not math.isnan(role_matrix[i, q])]
-        else:
-            parts = [cell_se[i, j] for j in range(k) if count[i, j] and (j != i or kind == "team")]
-        se = math.sqrt(sum(part**2 for part in parts)) / len(parts) if parts else math.inf
         if math.isnan(rating[i]):
             continue
-        lo, hi = _widen(float(rating[i]), float(low[i]), float(high[i]), se, (lowest, highest))
+        lo, hi = bounded_interval(float(rating[i]), float(rating_se[i]), played[name], bounds, Z95)
         rows.append({"agent": name, "rating": float(rating[i]), "low": lo, "high": hi,
                      "games": played[name], "score": means.get(name),
                      "mean_payoff": means.get(name)})
-    cell_low = np.where(count > 0, np.minimum(matrix_low, matrix - Z95 * cell_se), np.nan)
-    cell_high = np.where(count > 0, np.maximum(matrix_high, matrix + Z95 * cell_se), np.nan)
+    cell_low, cell_high = np.full((k, k), np.nan), np.full((k, k), np.nan)
+    for i, j in zip(*np.nonzero(count)):
+        cell_low[i, j], cell_high[i, j] = bounded_interval(float(matrix[i, j]), float(cell_se[i, j]), float(count[i, j]), bounds, Z95)
     table: dict[str, Any] = {
         "kind": kind, "anchor": None, "agents": agents, "episodes": n,
         "payoff": _nested(matrix), "payoff_low": _nested(cell_low), "payoff_high": _nested(cell_high),
@@ -634,33 +643,15 @@ def payoff_table(
             table["view"] = "alpha-rank"
             for row in rows:
                 row["alpha_rank"] = float(mass[agents.index(row["agent"])])
-    if kind in ("team", "roles"):
+    if kind == "team":
+        role_matrix = _cell_means(role_cells, value, np.ones(len(value)), k * r)[0].reshape(k, r)
         table["roles"] = list(role_names)
         table["by_role"] = {name: {role_names[q]: float(role_matrix[i, q]) for q in range(r) if not math.isnan(role_matrix[i, q])}
                             for i, name in enumerate(agents)}
-    if kind == "team":
-        table["teams"] = team_table(results, lowest, highest)
+        table["teams"] = team_table(results, bounds)
     rows.sort(key=lambda row: (-row["rating"], row["agent"]))
     table["rows"] = rows
     return table
-
-
-def _nan_percentile(samples: np.ndarray, q: float) -> np.ndarray:
-    """``np.nanpercentile(samples, q, axis=0)`` (linear interpolation) for all columns at once.
-
-    NumPy's own goes column by column in Python once any value is NaN, which a payoff matrix's bootstrap always
-    holds (pairs that never met); sorting puts the NaNs last, so each column's valid values lead.
-    """
-    ordered = np.sort(samples, axis=0)
-    valid = np.sum(~np.isnan(samples), axis=0)
-    position = q / 100.0 * np.maximum(valid - 1, 0)
-    below = np.floor(position).astype(np.int64)
-    above = np.minimum(below + 1, np.maximum(valid - 1, 0))
-    low = np.take_along_axis(ordered, below[None], axis=0)[0]
-    high = np.take_along_axis(ordered, above[None], axis=0)[0]
-    with np.errstate(invalid="ignore"):
-        found = low + (position - below) * (high - low)
-    return np.where(valid > 0, found, np.nan)
 
 
 def _nanmean_rows(matrix: np.ndarray) -> np.ndarray:
@@ -670,23 +661,13 @@ def _nanmean_rows(matrix: np.ndarray) -> np.ndarray:
         return np.nanmean(matrix, axis=-1)
 
 
-def _grouped_se(group: np.ndarray, value: np.ndarray, size: int, low: float, high: float) -> np.ndarray:
-    """:func:`smoothed_se` of the values of each group at once (inf for an empty group)."""
-    count = np.bincount(group, minlength=size).astype(float)
-    first = np.bincount(group, weights=value, minlength=size) + low + high
-    second = np.bincount(group, weights=value**2, minlength=size) + low**2 + high**2
-    padded = count + 2.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        variance = np.maximum(second - first**2 / padded, 0.0) / (padded - 1.0)
-        return np.where(count > 0, np.sqrt(variance / np.maximum(count, 1.0)), np.inf)
-
-
 def _nested(matrix: np.ndarray) -> list[list[float | None]]:
     return [[None if (x is None or math.isnan(x) or math.isinf(x)) else float(x) for x in line] for line in np.asarray(matrix, dtype=float)]
 
 
-def team_table(results: Sequence[Result], lowest: float, highest: float) -> list[dict[str, Any]]:
-    """Per line-up (the agents of an episode, with how many seats each held): mean team score (mean return over seats) and interval."""
+def team_table(results: Sequence[Result], bounds: tuple[float, float]) -> list[dict[str, Any]]:
+    """Per line-up (the agents of an episode, with how many seats each held): mean team score (mean return over seats) and
+    its interval (:func:`mean_interval`, inside ``bounds``)."""
     scores: dict[str, list[float]] = {}
     for result in results:
         seating, returns = result[1], result[2]
@@ -695,34 +676,49 @@ def team_table(results: Sequence[Result], lowest: float, highest: float) -> list
         scores.setdefault(lineup, []).append(float(np.mean([returns.get(seat, 0.0) for seat in seating])))
     rows = []
     for lineup, values in scores.items():
-        array = np.array(values)
-        mean = float(array.mean())
-        se = smoothed_se(array, lowest, highest)
-        low, high = _widen(mean, mean, mean, se, (lowest, highest))
+        mean, low, high = mean_interval(values, bounds)
         rows.append({"team": lineup, "score": mean, "low": low, "high": high, "episodes": len(values)})
     rows.sort(key=lambda row: (-row["score"], row["team"]))
     return rows
 
 
 def mean_scores(results: Sequence[Result]) -> dict[str, Any]:
-    """The single-agent table of ``results``: rows of agent, mean return, 95% interval (smoothed standard error), episodes."""
+    """The single-agent table of ``results``: rows of agent, mean return per seat, 95% interval (:func:`mean_interval`), episodes."""
     by_agent: dict[str, list[float]] = {}
     for result in results:
         for seat, name in result[1].items():
             by_agent.setdefault(name, []).append(float(result[2].get(seat, 0.0)))
-    everything = [value for values in by_agent.values() for value in values]
-    lowest, highest = (min(everything), max(everything)) if everything else (0.0, 0.0)
+    bounds = score_range([value for values in by_agent.values() for value in values])
     rows = []
-    for name, scores in by_agent.items():
-        values = np.array(scores)
-        plain = float(values.std(ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
-        error = max(plain, smoothed_se(values, lowest, highest))
-        mean = float(values.mean())
-        low, high = _widen(mean, mean, mean, error, (lowest, highest))
+    for name, values in by_agent.items():
+        mean, low, high = mean_interval(values, bounds)
         rows.append({"agent": name, "rating": mean, "low": low, "high": high,
-                     "stderr": error, "games": len(values), "score": mean, "mean_payoff": mean})
+                     "games": len(values), "score": mean, "mean_payoff": mean})
     rows.sort(key=lambda row: (-row["rating"], row["agent"]))
     return {"kind": "score", "anchor": None, "rows": rows, "agents": sorted(by_agent), "win_rate": None, "episodes": len(results)}
+
+
+def role_table(results: Sequence[Result], fixed_roles: bool = False) -> dict[str, Any]:
+    """The ``roles`` table: one row per (agent, role) of its mean return in that role, with its interval (:func:`mean_interval`).
+
+    An episode counts once for an agent in a role: where it held several seats of the role (self-play), their mean.
+    """
+    by_key: dict[tuple[str, str], list[float]] = {}
+    for result in results:
+        details = result[3] if len(result) > 3 else None
+        seats: dict[tuple[str, str], list[float]] = {}
+        for seat, name in result[1].items():
+            seats.setdefault((name, role_of(seat, details, fixed_roles)), []).append(float(result[2].get(seat, 0.0)))
+        for key, values in seats.items():
+            by_key.setdefault(key, []).append(sum(values) / len(values))
+    bounds = score_range([float(v) for result in results for v in result[2].values()])
+    rows = []
+    for (name, role), values in by_key.items():
+        mean, low, high = mean_interval(values, bounds)
+        rows.append({"agent": name, "role": role, "rating": mean, "low": low, "high": high, "games": len(values),
+                     "score": mean, "mean_payoff": mean})
+    return {"kind": "roles", "anchor": None, "rows": rows, "agents": sorted({name for name, _ in by_key}),
+            "roles": sorted({role for _, role in by_key}), "win_rate": None, "episodes": len(results)}
 
 
 def negotiation_metrics(results: Sequence[Result]) -> list[dict[str, Any]]:
@@ -754,19 +750,25 @@ def env_table(
     zero_sum: bool = True,
     players: Sequence[str] | None = None,
     simultaneous: bool = False,
+    fixed_roles: bool = False,
 ) -> dict[str, Any]:
-    """The rating table of one environment, by the method its category declares (see the module docstring)."""
+    """The rating table of one environment, by the method its category declares (see the module docstring).
+
+    ``fixed_roles`` (``Game.fixed_roles``): each seat is a role, and the table is rated per role.
+    """
     results = sorted(results, key=lambda result: result[0])
-    method = method_for(category, zero_sum, seats, results)
+    method = method_for(category, zero_sum, seats, results, fixed_roles)
     if not results:
         table: dict[str, Any] = {"kind": method, "anchor": None, "rows": [], "agents": [], "win_rate": None, "episodes": 0}
     elif method == "score":
         table = mean_scores(results)
     elif method == "bradley-terry":
         table = bradley_terry(results, bootstrap=bootstrap, players=players, first_mover=not simultaneous)
+    elif method == "roles":
+        table = role_table(results, fixed_roles)
     else:
         table = payoff_table(results, bootstrap=bootstrap, zero_sum=zero_sum, kind=method)
-    table["rows"] = rank_rows(table["rows"], results, seats)
+    table["rows"] = rank_rows(table["rows"], results, seats, fixed_roles=fixed_roles)
     table["min_episodes"], table["min_opponents"] = MIN_EPISODES, MIN_OPPONENTS
     table["method"] = method
     table["sentence"] = METHODS[method].sentence
@@ -777,13 +779,19 @@ def env_table(
     return table
 
 
-def meetings(results: Sequence[Result]) -> tuple[dict[str, int], dict[str, set[str]]]:
-    """Each agent's episode count and the set of other agents it shared an episode with."""
+def meetings(
+    results: Sequence[Result], role: str | None = None, fixed_roles: bool = False
+) -> tuple[dict[str, int], dict[str, set[str]]]:
+    """Each agent's episode count and the set of other agents it shared an episode with (with ``role``: as that role)."""
     episodes: dict[str, int] = {}
     met: dict[str, set[str]] = {}
     for result in results:
         names = set(result[1].values())
-        for name in names:
+        holders = names
+        if role is not None:
+            details = result[3] if len(result) > 3 else None
+            holders = {name for seat, name in result[1].items() if role_of(seat, details, fixed_roles) == role}
+        for name in holders:
             episodes[name] = episodes.get(name, 0) + 1
             met.setdefault(name, set()).update(names - {name})
     return episodes, met
@@ -791,15 +799,30 @@ def meetings(results: Sequence[Result]) -> tuple[dict[str, int], dict[str, set[s
 
 def rank_rows(
     rows: list[dict[str, Any]], results: Sequence[Result], seats: int,
-    min_episodes: int = MIN_EPISODES, min_opponents: int = MIN_OPPONENTS,
+    min_episodes: int = MIN_EPISODES, min_opponents: int = MIN_OPPONENTS, fixed_roles: bool = False,
 ) -> list[dict[str, Any]]:
     """``rows`` with ``rank``, ``rank_low``/``rank_high`` (the ranks their intervals allow) and ``provisional`` (why not ranked, or None).
 
     A row is provisional below ``min_episodes`` episodes, or (several seats) when it met fewer
     distinct other agents than ``min_opponents`` or than the table holds besides it. Ranked rows
-    come first, best rating first; provisional ones follow, unranked.
+    come first, best rating first; provisional ones follow, unranked. Rows with a ``role`` (a
+    ``roles`` table) are ranked within their role, roles in name order, counting the episodes
+    and opponents of the agent in that role (``fixed_roles`` as in :func:`role_of`).
     """
-    episodes, met = meetings(results)
+    groups: dict[str | None, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(row.get("role"), []).append(row)
+    ordered: list[dict[str, Any]] = []
+    for role in sorted(groups, key=lambda role: role or ""):
+        ordered += _rank_group(groups[role], meetings(results, role, fixed_roles), seats, min_episodes, min_opponents)
+    return ordered
+
+
+def _rank_group(
+    rows: list[dict[str, Any]], met_by: tuple[dict[str, int], dict[str, set[str]]], seats: int, min_episodes: int, min_opponents: int
+) -> list[dict[str, Any]]:
+    """:func:`rank_rows` for the rows of one rating unit, given each agent's episodes and the agents it met there."""
+    episodes, met = met_by
     agents = {row["agent"] for row in rows}
     for row in rows:
         name = row["agent"]
@@ -832,16 +855,55 @@ def normalised(
     the best rated of those (``anchor`` aside) whose 95% interval lies wholly on the better side of
     the anchor's (``higher_is_better`` says which side that is), so a reference that is not
     measured to beat ``random`` can never turn the scale upside down. Returns
-    ``{"normalised", "reason", "reference", "scores"}``: ``scores`` maps each agent to its
-    ``score``, ``low`` and ``high`` on the scale (None, with ``normalised`` false and the
-    ``reason`` in words, where no reference qualifies).
+    ``{"normalised", "reason", "reference", "reference_score", "scores"}``: ``scores`` maps each
+    agent to its ``score``, ``low`` and ``high`` on the scale, ``reference_score`` is the
+    reference's own (its 100) (None, with ``normalised`` false and the ``reason`` in words, where
+    no reference qualifies).
+
+    A ``roles`` table is normalised role by role (each role's ``random`` is its 0 and its strongest
+    measured reference its 100); an agent's score is its mean over the normalised roles, a role it
+    did not hold counting 0, and a role that cannot be normalised is left out, its reason given.
     """
+    if table.get("kind") == "roles":
+        return _normalised_by_role(table, tuple(references), anchor, higher_is_better)
+    return _normalised_rows(table["rows"], references, anchor, higher_is_better)
+
+
+def _normalised_by_role(table: dict[str, Any], references: tuple[str, ...], anchor: str, higher_is_better: bool) -> dict[str, Any]:
+    """:func:`normalised` of a ``roles`` table: each role on its own scale, then each agent's mean over the roles."""
+    parts = {role: _normalised_rows([row for row in table["rows"] if row["role"] == role], references, anchor, higher_is_better)
+             for role in table.get("roles", [])}
+    usable = {role: part for role, part in parts.items() if part["normalised"]}
+    reason = "; ".join(f"{role}: {part['reason']}" if part["normalised"] else f"{role}: not normalised, {part['reason']}"
+                       for role, part in parts.items())
+    if not usable:
+        return {"normalised": False, "reason": reason or "no role has been played", "reference": None, "reference_score": None,
+                "scores": None}
+
+    def combined(entries: list[dict[str, float]]) -> dict[str, float]:
+        # A role not held adds 0 with no uncertainty, as an environment not played does overall.
+        score = sum(entry["score"] for entry in entries) / len(usable)
+        below = math.sqrt(sum((entry["score"] - entry["low"]) ** 2 for entry in entries)) / len(usable)
+        above = math.sqrt(sum((entry["high"] - entry["score"]) ** 2 for entry in entries)) / len(usable)
+        return {"score": score, "low": score - below, "high": score + above}
+
+    agents = sorted({name for part in usable.values() for name in part["scores"]})
+    scores = {name: combined([part["scores"][name] for part in usable.values() if name in part["scores"]]) for name in agents}
+    reference = ", ".join(f"{part['reference']} ({role})" for role, part in usable.items())
+    return {"normalised": True, "reason": reason, "reference": reference,
+            "reference_score": combined([part["reference_score"] for part in usable.values()]), "scores": scores}
+
+
+def _normalised_rows(
+    table_rows: list[dict[str, Any]], references: Iterable[str], anchor: str, higher_is_better: bool
+) -> dict[str, Any]:
+    """:func:`normalised` of one rating unit's rows (an environment, or one role of it)."""
     # Provisional entries are too thin to be a reference or to be scored: they count as not played.
-    rows = {row["agent"]: row for row in table["rows"] if not row.get("provisional")}
+    rows = {row["agent"]: row for row in table_rows if not row.get("provisional")}
     declared = [name for name in references if name != anchor]
 
     def refuse(reason: str) -> dict[str, Any]:
-        return {"normalised": False, "reason": reason, "reference": None, "scores": None}
+        return {"normalised": False, "reason": reason, "reference": None, "reference_score": None, "scores": None}
 
     if not declared:
         return refuse("the environment declares no strong reference agent")
@@ -876,7 +938,8 @@ def normalised(
     for name, row in rows.items():
         ends = sorted((scale(row.get("low", row["rating"])), scale(row.get("high", row["rating"]))))
         scores[name] = {"score": scale(row["rating"]), "low": ends[0], "high": ends[1]}
-    return {"normalised": True, "reason": f"{anchor} is 0 and {reference} is 100", "reference": reference, "scores": scores}
+    return {"normalised": True, "reason": f"{anchor} is 0 and {reference} is 100", "reference": reference,
+            "reference_score": scores[reference], "scores": scores}
 
 
 def overall(normalised_by_env: dict[str, dict[str, Any]], categories: dict[str, str] | None = None) -> dict[str, Any]:
@@ -924,7 +987,8 @@ def _aggregate(normalised_by_env: dict[str, dict[str, Any]]) -> dict[str, Any]:
     rows = sorted((row_of(name, envs) for name, envs in per_agent.items()), key=lambda row: (-row["score"], row["agent"]))
     reference = None
     if total:
-        reference = row_of("reference (best built-in per environment)", {env: usable[env][name] for env, name in references.items()})
+        reference = row_of("reference (best built-in per environment)",
+                           {env: normalised_by_env[env]["reference_score"] for env in references})
         reference["names"] = references
     unnormalised = sorted(set(normalised_by_env) - set(usable))
     return {"rows": rows, "reference": reference, "environments": sorted(usable), "unnormalised": unnormalised,

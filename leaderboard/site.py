@@ -32,6 +32,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from parlour.envs.registry import game_class
 from parlour.evaluation.results import INTERVAL_SENTENCE
 from parlour.leaderboard.ratings import CATEGORY_TITLES, role_of
 from parlour.leaderboard.store import slug
@@ -115,10 +116,16 @@ def _label(name: str) -> str:
     return name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "…"
 
 
+def row_label(row: dict[str, Any]) -> str:
+    """How a table row is named in plots: its agent, and in a table rated per role its role (``verifier · judge``)."""
+    return f"{row['agent']} · {row['role']}" if row.get("role") else row["agent"]
+
+
 def rating_plot(table: dict[str, Any], width: int = 640) -> dict[str, Any]:
-    """Geometry of the ratings-with-intervals plot: one row per agent, a dot at the rating and a bar over the interval."""
+    """Geometry of the ratings-with-intervals plot: one row per agent (per agent and role where rated per role), a dot at
+    the rating and a bar over the interval; rows in the table's order, so a role's agents stand together."""
     rows = table["rows"]
-    label_width = min(LABEL_CHARS, max((len(row["agent"]) for row in rows), default=4)) * CHAR_PX + 16
+    label_width = min(LABEL_CHARS, max((len(row_label(row)) for row in rows), default=4)) * CHAR_PX + 16
     row_height, top = 24, 12
     finite = [v for row in rows for v in (row["low"], row["high"]) if math.isfinite(v)]
     ticks = nice_ticks(min(finite, default=0.0), max(finite, default=1.0))
@@ -138,7 +145,7 @@ def rating_plot(table: dict[str, Any], width: int = 640) -> dict[str, Any]:
         "axis_y": axis_y,
         "ticks": [{"x": x(t), "label": _tick_label(t, ticks)} for t in ticks],
         "points": [
-            {"agent": row["agent"], "label": _label(row["agent"]), "y": top + row_height * k + row_height // 2, "x": x(row["rating"]),
+            {"agent": row_label(row), "label": _label(row_label(row)), "y": top + row_height * k + row_height // 2, "x": x(row["rating"]),
              "x_low": x(row["low"]), "x_high": x(row["high"])}
             for k, row in enumerate(rows)
         ],
@@ -318,8 +325,9 @@ class Site:
         if stored is None:
             return None
         view = episode_view(stored["record"])
-        # The role each seat played (its team where the outcome names teams), as the ratings by role count it.
-        roles = {player: role_of(player, stored["record"].get("outcome")) for player in view["players"]}
+        # The role each seat played (a fixed seat's role, else its team where the outcome names teams), as the ratings count it.
+        fixed = game_class(stored["record"]["env_id"]).fixed_roles
+        roles = {player: role_of(player, stored["record"].get("outcome"), fixed) for player in view["players"]}
         return self._render("episode.html", root="../", stored=stored, view=view, roles=roles, title=f"episode {episode_id}")
 
 

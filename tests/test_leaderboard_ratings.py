@@ -10,6 +10,7 @@ import pytest
 
 from parlour.envs.registry import game_class
 from parlour.leaderboard import ratings
+from parlour.evaluation.results import mean_ci
 from parlour.evaluation.runner import evaluate
 
 SEATS = ("player_0", "player_1")
@@ -111,17 +112,16 @@ def test_the_first_mover_term_is_recovered_and_keeps_it_out_of_the_strengths():
     assert {row["agent"]: row["rating"] for row in plain["rows"]}["c"] - ratings.ANCHOR_RATING > fitted["c"] + 60
 
 
-def test_single_agent_tasks_use_mean_and_a_smoothed_standard_error():
+def test_single_agent_tasks_use_the_mean_and_the_clis_bounded_interval():
     results = [(f"{i}", {"solo": "a"}, {"solo": value}) for i, value in enumerate([1.0, 2.0, 3.0, 6.0])]
     results += [("z", {"solo": "b"}, {"solo": 5.0})]
     table = ratings.env_table(results, seats=1, category="search")
     assert table["kind"] == "score" and table["method"] == "score" and "Mean score" in table["sentence"]
     row = {r["agent"]: r for r in table["rows"]}["a"]
     assert row["rating"] == pytest.approx(3.0)
-    plain = math.sqrt(14.0 / 3.0) / 2.0
-    smoothed = float(np.std([1.0, 2.0, 3.0, 6.0, 1.0, 6.0], ddof=1) / 2.0)
-    assert row["stderr"] == pytest.approx(max(plain, smoothed))
-    assert row["high"] - row["rating"] == pytest.approx(ratings.Z95 * row["stderr"])
+    # Wilson's interval on the range of the returns (-1 to 6 here), with the sample's standard error.
+    assert [row["low"], row["high"]] == pytest.approx(mean_ci([1.0, 2.0, 3.0, 6.0], (-1.0, 6.0))[1])
+    assert -1.0 <= row["low"] < 3.0 < row["high"] <= 6.0
     assert [r["agent"] for r in table["rows"]] == ["b", "a"]
 
 
@@ -147,7 +147,8 @@ def test_a_mean_score_interval_stays_inside_the_range_of_the_scores():
     for table in (ratings.env_table(solo, seats=1, category="search"),
                   ratings.env_table(team, seats=2, bootstrap=50, category="cooperation", zero_sum=False, players=["a_0", "b_1"])):
         for row in table["rows"] + table.get("teams", []):
-            assert 0.0 <= row["low"] < row["high"] <= 1.0, (table["kind"], row)
+            # The range the returns can take, as the CLI states it: those seen, and -1 to 1 (a forfeit's loss).
+            assert -1.0 <= row["low"] < row["high"] <= 1.0, (table["kind"], row)
 
 
 @functools.cache
@@ -312,8 +313,8 @@ def test_team_and_role_tables():
         returns = {seat: (1.0 if seating[seat] == "sly" else -1.0) for seat in seating}
         social.append((f"{index:03d}", seating, returns, {"teams": {"wolves": wolves, "villagers": villagers}}))
     roles = ratings.env_table(social, seats=3, bootstrap=20, category="social", zero_sum=True, players=["player_0", "player_1", "player_2"])
-    assert roles["method"] == "roles" and roles["rows"][0]["agent"] == "sly"
-    assert roles["by_role"] == {"sly": {"wolves": 1.0}, "meek": {"villagers": -1.0}}
+    assert roles["method"] == "roles" and roles["roles"] == ["villagers", "wolves"]
+    assert [(row["role"], row["agent"], row["rating"]) for row in roles["rows"]] == [("villagers", "meek", -1.0), ("wolves", "sly", 1.0)]
 
 
 def test_methods_are_declared_once_per_category():

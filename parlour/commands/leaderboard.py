@@ -240,7 +240,9 @@ def _num(value: float | None, digits: int = 1) -> str:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    """Print a leaderboard table to the terminal."""
+    """Print a leaderboard table to the terminal, with the one sentence on its intervals the pages give."""
+    from parlour.evaluation.results import INTERVAL_SENTENCE
+
     board = _board(args, existing=True)
     if args.env is None:
         table = board.ratings()
@@ -251,6 +253,7 @@ def run_show(args: argparse.Namespace) -> int:
             rows.insert(0, ["-", reference["agent"], _num(reference["score"]), f"[{_num(reference['low'])}, {_num(reference['high'])}]", "all"])
         print("normalised score: random 0, each environment's strongest measured reference 100; an environment not played counts 0")
         print(_format_table(["#", "agent", "score", "95% interval", "envs"], rows))
+        print(INTERVAL_SENTENCE)
         if table["unnormalised"]:
             print("\nnot normalised: " + "; ".join(f"{env_id} ({table['reasons'][env_id]})" for env_id in table["unnormalised"]))
         return 0
@@ -263,15 +266,21 @@ def run_show(args: argparse.Namespace) -> int:
         raise ValueError(f"no episodes of {args.env!r} on this leaderboard; it has: {', '.join(stored) or 'none yet'}")
     table = board.ratings(args.env)
     poker = "exploitability" in table
-    rows = [[str(row["rank"]) if row["rank"] else "prov.", row["agent"]]
+    # A table rated per role ranks each role apart: the role column says which ranking a rank belongs to.
+    by_role = table["kind"] == "roles"
+    rows = [[str(row["rank"]) if row["rank"] else "prov.", row["agent"]] + ([row["role"]] if by_role else [])
             + ([_num(row["exploitability"], 3) if row["exploitability"] is not None else "unknown"] if poker else [])
             + [_num(row["rating"], 3), f"[{_num(row['low'], 3)}, {_num(row['high'], 3)}]", str(row["episodes"])]
             for row in table["rows"]]
     print(f"{args.env} ({table['method']}, {table['episodes']} counted episodes): {table['sentence']}")
-    print(_format_table(["#"] + (["agent", "exploitability"] if poker else ["agent"]) + [table["value"], "95% interval", "episodes"], rows))
+    headers = ["#", "agent"] + (["role"] if by_role else []) + (["exploitability"] if poker else []) + [table["value"], "95% interval", "episodes"]
+    print(_format_table(headers, rows))
+    if by_role:
+        print(f"ranked within each role: {', '.join(table['roles'])}")
+    print(INTERVAL_SENTENCE)
     for row in table["rows"]:
         if row["provisional"]:
-            print(f"prov. {row['agent']}: provisional, not ranked ({row['provisional']})")
+            print(f"prov. {row['agent']}{' as ' + row['role'] if by_role else ''}: provisional, not ranked ({row['provisional']})")
         if poker and row["exploitability"] is None:
             print(f"{row['agent']}: exploitability {row['exploitability_note']}")
     return 0
