@@ -22,7 +22,10 @@ so a parlour agent can play from the client side; its reward is what the
 seat was paid since its previous action (its opponents' moves included), so
 the rewards of a session's reset and steps sum to the seat's return. The last
 observation carries the episode's ``record`` (agent seeds included), which
-:func:`parlour.replay` re-executes. A session whose client disconnects is
+:func:`parlour.replay` re-executes. A reset with seed ``s`` deals the episode
+the Gymnasium face's ``reset(seed=s)`` deals, with the same agent seeds; one
+that the other seats end before the session's seat acts comes back from
+``reset`` already done, with its record. A session whose client disconnects is
 freed; its seat forfeits the episode when next to act.
 
 OpenEnv's HTTP ``/reset``, ``/step`` and ``/state`` are stateless (a fresh
@@ -69,8 +72,6 @@ class ParlourAction(Action):
 
 class ParlourObservation(Observation):
     """What the seat sees: the fields a parlour agent is given, and the record once the episode is over."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=False, arbitrary_types_allowed=True)
 
     player: str = Field(default="", description="the seat this session plays")
     env_id: str = Field(default="", description="the environment")

@@ -17,6 +17,7 @@ import pytest
 
 pytest.importorskip("openenv.core", reason="pip install 'parlour[bridges]'")
 
+import gymnasium
 import requests
 import websockets
 from openenv.core import GenericEnvClient
@@ -53,6 +54,21 @@ def test_tictactoe_episode_rewards_and_a_record_that_replays_with_the_served_age
     tampered["returns"]["player_0"] = 1.0
     with pytest.raises(parlour.ReplayMismatch):
         parlour.replay(tampered)
+
+
+def test_a_served_episode_is_the_gymnasium_faces_episode_of_the_same_seed():
+    with BackgroundServer(create_app(TTT, opponent="random")) as url:
+        _, record = asyncio.run(play(url, TTT, "minimax", seed=21))
+    env = gymnasium.make(TTT, opponent="random").unwrapped
+    agent = parlour.make_agent("minimax", env_id=TTT)
+    agent.reset(seed=21)
+    env.reset(seed=21)
+    done = False
+    while not done:
+        _, _, terminated, truncated, _ = env.step(agent.act(env.match.agent_observation(env.player)))
+        done = terminated or truncated
+    assert [step["move"] for step in record["steps"]] == [step["move"] for step in env.record()["steps"]]
+    assert record["agent_seeds"] == env.record()["agent_seeds"]
 
 
 def test_a_reset_picks_the_seat_and_the_sync_client_plays_it():
