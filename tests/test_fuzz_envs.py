@@ -69,7 +69,9 @@ class Fuzzer:
             return self.text(legal)
         move = self.rng.choice(legal)
         if isinstance(move, int):
-            return self.rng.choice([np.int64(move), np.int8(move), float(move), np.float32(move), str(move), -move - 1, move + 10**6])
+            # A small numpy int that still holds the move: int8 overflows past 127 moves (Breakthrough has hundreds).
+            small = np.int8(move) if move <= np.iinfo(np.int8).max else np.int16(move)
+            return self.rng.choice([np.int64(move), small, float(move), np.float32(move), str(move), -move - 1, move + 10**6])
         return self.rng.choice([f"  {move.upper()}  ", f"I play {move}.", f"\\boxed{{{move}}}", f"{move}\ud800", f"<answer>{move}</answer>", move * 3])
 
     def text(self, legal: list[Any]) -> str:
