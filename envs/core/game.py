@@ -130,6 +130,9 @@ class Game:
     #: Whether each seat is a role some agents cannot take (a debate's judge): a run then keeps its line-up in
     #: seat order, since rotating seats would put an agent in a role it was not built for.
     fixed_roles: ClassVar[bool] = False
+    #: Whether every seat is paid one shared reward (AskOrSearch's asker and expert): agents are then seated as teams, in
+    #: self-play and mixed, as in cooperative games; as a rotated pair two agents would always share one mean.
+    shared_reward: ClassVar[bool] = False
 
     players: list[str]
     #: All move names of an enumerable game, in ``Discrete`` index order; ``None``

@@ -97,6 +97,7 @@ class AskOrSearch(UsesCorpus, Game):
     description = "Answer a question by searching or by asking an expert who privately holds part of the knowledge base; shared reward minus costs."
     category = "search"
     zero_sum = False
+    shared_reward = True
 
     def __init__(
         self,

@@ -5,9 +5,10 @@ The built-in agents play every environment, seated as its category asks
 newly registered environment needs nothing here):
 
 * single-agent tasks (search, coding, one seat): each scripted agent alone;
-* cooperative games: every agent in self-play (a whole team of it), and every
-  pair of agents mixed (one seat each way round, seats rotated), so each
-  agent is also seen with the baseline as its partner;
+* cooperative games and tasks whose seats share one reward
+  (``Game.shared_reward``, such as AskOrSearch): every agent in self-play (a
+  whole team of it), and every pair of agents mixed (one seat each way round,
+  seats rotated), so each agent is also seen with the baseline as its partner;
 * games whose seats have roles some agents cannot take (a debate's judge, a
   search proposer): agents are seated by role, one line-up per combination of
   agents able to hold each role (seats fixed);
@@ -130,7 +131,8 @@ def lineups(env_id: str, names: list[str] | None = None) -> list[Lineup]:
                 runs.append(Lineup(agents, True, "-".join(f"{role}={name}" for role, name in by_role.items())))
             return runs
     pairs = [Lineup((a, b), False, f"{a}-vs-{b}") for a, b in itertools.combinations(names, 2)]
-    if game_cls.category == "cooperation":
+    # A shared reward makes a rotated pair's agents score alike: only self-play tells the team of one agent from another's.
+    if game_cls.category == "cooperation" or game_cls.shared_reward:
         return [Lineup((name,), False, f"{name}-team") for name in names] + [
             Lineup(lineup.agents, False, lineup.label.replace("-vs-", "-with-")) for lineup in pairs
         ]
@@ -257,10 +259,11 @@ def print_round_robin(env_id: str, rows: list[tuple[str, str, dict]]) -> None:
 
 
 def print_table(table: dict) -> None:
-    """The environment's rating table: method, then each agent's value and 95% interval."""
+    """The environment's rating table: method, then each agent's value and 95% interval (per role where it is rated per role)."""
     print(f"  rating: {table['method']} ({table['episodes']} counted episodes)")
     for row in table["rows"]:
-        print(f"    {row['agent'][:20]:<22}{row['rating']:>10.3f}   [{row['low']:.3f}, {row['high']:.3f}]")
+        name = f"{row['agent']} as {row['role']}" if row.get("role") else row["agent"]
+        print(f"    {name[:28]:<30}{row['rating']:>10.3f}   [{row['low']:.3f}, {row['high']:.3f}]")
 
 
 def print_overall(table: dict) -> None:
