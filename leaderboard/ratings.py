@@ -31,7 +31,7 @@ holds the one sentence each page shows about it:
   player's team in the outcome, such as Mafia's ``mafia`` and ``village``),
   rated by its mean return in that role and ranked only against the other
   agents of that role, so judges and debaters never share a scale.
-* ``score`` (single-agent tasks such as search and coding): mean score.
+* ``score`` (single-agent tasks such as search, coding and puzzles): mean score.
 
 Intervals (95%), the one method the CLI states
 (:data:`parlour.evaluation.results.INTERVAL_SENTENCE`): a mean of returns
@@ -160,12 +160,13 @@ CATEGORY_METHODS = {
     "social": "roles",
     "search": "score",
     "coding": "score",
+    "puzzle": "score",
 }
 
 #: The categories in the order the overall page lists their tables, with their headings.
 CATEGORY_TITLES = {
     "game": "Games", "negotiation": "Negotiation", "search": "Search", "coding": "Coding",
-    "cooperation": "Cooperation", "social": "Social",
+    "cooperation": "Cooperation", "social": "Social", "puzzle": "Puzzles",
 }
 
 

@@ -318,11 +318,11 @@ def test_team_and_role_tables():
 
 
 def test_methods_are_declared_once_per_category():
-    assert set(ratings.CATEGORY_METHODS) == {"game", "negotiation", "cooperation", "social", "search", "coding"}
+    assert set(ratings.CATEGORY_METHODS) == {"game", "negotiation", "cooperation", "social", "search", "coding", "puzzle"}
     assert ratings.method_for("game", True, 2, [("e", {"a": "x"}, {"a": 1.0})]) == "bradley-terry"
     assert ratings.method_for("game", True, 2, [("e", {"a": "x"}, {"a": 2.0})]) == "payoff"
     assert ratings.method_for("game", False, 2, [("e", {"a": "x"}, {"a": 1.0})]) == "payoff"
-    assert ratings.method_for("coding", False, 1) == ratings.method_for("game", True, 1) == "score"
+    assert ratings.method_for("coding", False, 1) == ratings.method_for("game", True, 1) == ratings.method_for("puzzle", False, 1) == "score"
     assert ratings.method_for("cooperation", False, 4) == "team" and ratings.method_for("social", True, 5) == "roles"
     for method in ratings.METHODS.values():
         assert method.sentence.count(". ") <= 1 and method.sentence.endswith(".")

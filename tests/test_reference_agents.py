@@ -59,6 +59,7 @@ EPISODES = {
     "parlour/Hanabi-v0": 10,
     "parlour/Mafia-v0": 600,
     "parlour/SplitMaze-v0": 10,
+    "parlour/Sokoban-v0": 20,
 }
 
 
