@@ -124,14 +124,17 @@ class KVStore:
         self.tokens = 0
 
 
-def layout(lengths: list[int], cached: list[int]) -> tuple[int, int, list[Any]]:
+def layout(lengths: list[int], cached: list[int], multiple: int = 1) -> tuple[int, int, list[Any]]:
     """``(prefix width, width, columns)`` of a batch of rows of ``lengths`` tokens whose first ``cached`` come from a cache.
 
     Each row's cached prefix is right-aligned in the first ``prefix width`` columns and the rest of the row
-    right-aligned in the columns after; ``columns[row]`` lists the column of each of the row's tokens.
+    right-aligned in the columns after, whose number is rounded up to a ``multiple`` (aligned widths keep
+    attention kernels off their padding copies and give few distinct shapes); ``columns[row]`` lists the
+    column of each of the row's tokens.
     """
     prefix = max(cached)
-    width = prefix + max(length - n for length, n in zip(lengths, cached))
+    suffix = max(length - n for length, n in zip(lengths, cached))
+    width = prefix + -(-suffix // multiple) * multiple
     columns = [np.concatenate([np.arange(prefix - n, prefix), np.arange(width - (length - n), width)]) for length, n in zip(lengths, cached)]
     return prefix, width, columns
 
@@ -144,7 +147,6 @@ def pack(rows: list[list[int]], reused: list[tuple[int, Layers | None]], pad_id:
     anything; ``columns`` are each row's token columns (see :func:`layout`).
     """
     import torch
-    from transformers import DynamicCache
 
     cached, width, columns = layout([len(row) for row in rows], [n for n, _ in reused])
     ids = np.full((len(rows), width), pad_id, dtype=np.int64)
@@ -154,20 +156,27 @@ def pack(rows: list[list[int]], reused: list[tuple[int, Layers | None]], pad_id:
         mask[index, where] = 1
     input_ids = torch.from_numpy(ids).to(device)
     attention_mask = torch.from_numpy(mask).to(device)
-    if cached == 0:
-        return input_ids, attention_mask, None, columns
+    return input_ids, attention_mask, stack_cache(reused, cached), columns
+
+
+def stack_cache(reused: list[tuple[int, Layers | None]], prefix: int) -> Any:
+    """A ``DynamicCache`` of the rows' cached prefixes, each right-aligned in ``prefix`` columns; ``None`` when nothing is reused."""
+    from transformers import DynamicCache
+
+    if prefix == 0:
+        return None
     cache = DynamicCache()
     first = next(layers for _, layers in reused if layers is not None)
     for layer, (k0, v0) in enumerate(first):
         # Each row's cached prefix is copied into place; the left padding stays zero (and masked out).
-        keys = k0.new_zeros((len(reused), k0.shape[0], cached, k0.shape[2]))
-        values = v0.new_zeros((len(reused), v0.shape[0], cached, v0.shape[2]))
+        keys = k0.new_zeros((len(reused), k0.shape[0], prefix, k0.shape[2]))
+        values = v0.new_zeros((len(reused), v0.shape[0], prefix, v0.shape[2]))
         for index, (n, layers) in enumerate(reused):
             if n:
-                keys[index, :, cached - n :] = layers[layer][0]
-                values[index, :, cached - n :] = layers[layer][1]
+                keys[index, :, prefix - n :] = layers[layer][0]
+                values[index, :, prefix - n :] = layers[layer][1]
         cache.update(keys, values, layer)
-    return input_ids, attention_mask, cache, columns
+    return cache
 
 
 def plain_cache(config: Any) -> bool:

@@ -52,7 +52,9 @@ import copy
 import functools
 import inspect
 import time
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -60,7 +62,7 @@ import numpy as np
 from parlour.envs.core.agent import Action
 from parlour.wrappers.backend import Message
 from parlour.wrappers.extraction import Extractor, default_extraction, resolve_extractor, strip_reasoning
-from parlour.wrappers.kv_store import KVStore, pack, plain_cache
+from parlour.wrappers.kv_store import KVStore, layout, plain_cache, stack_cache
 from parlour.wrappers.prompting import SYSTEM_TEMPLATE, Conversation, EpisodeConversations
 
 #: The action modes.
@@ -128,100 +130,252 @@ def _tree_mask(model: Any, segments: Any, prefix: int) -> Any:
     return torch.zeros(seen.shape, dtype=dtype, device=seen.device).masked_fill(~seen, torch.finfo(dtype).min)
 
 
+#: Columns of a scoring or update pass are a multiple of this: aligned widths keep attention kernels off their padding
+#: copies and give few distinct shapes.
+ALIGN = 16
+#: The score of a candidate slot a decision does not have: its softmax weight is exactly 0 and, unlike -inf,
+#: differences and products with it stay finite, so padded slots never turn a loss or its gradient into NaN.
+FILL = -1e9
+
+
+def to_device(array: np.ndarray, device: Any) -> Any:
+    """A numpy array as a tensor on ``device``; to a GPU through pinned memory without waiting.
+
+    A plain copy from pageable memory waits for everything queued on the GPU first (a stream synchronisation):
+    one per small tensor was thousands per update.
+    """
+    import torch
+
+    tensor = torch.from_numpy(np.ascontiguousarray(array))
+    if device.type != "cuda":
+        return tensor.to(device)
+    return tensor.pin_memory().to(device, non_blocking=True)
+
+
+def attention_kernels(device: Any) -> Any:
+    """The context to run a model in: on a GPU, scaled-dot-product attention without the cuDNN kernel.
+
+    On an H100 the cuDNN kernel took 3.2 ms of host time per call with a custom mask (an execution plan per
+    new shape, and every batch has a new one); the flash kernel (plain causal) and the memory-efficient one
+    (any mask) need no plan.
+    """
+    import contextlib
+
+    if device.type != "cuda":
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
+
+
+@functools.cache
+def _cache_argument(model_class: type) -> str:
+    """The name ``forward`` takes a key/value cache by: ``cache`` since transformers 5 renamed ``past_key_values``."""
+    return "cache" if "cache" in inspect.signature(model_class.forward).parameters else "past_key_values"
+
+
+@dataclass
+class CandidateBatch:
+    """A scoring pass laid out on the host by :func:`candidate_batch`: everything the device needs, in numpy.
+
+    ``grid`` holds the rows' token ids, segments (-1 padding, 0 prompt, ``j`` candidate ``j``) and positions;
+    the model is fed the columns after ``prefix`` (the cached ones) and its logits kept for the last ``kept``.
+    ``gather`` holds, per candidate token in order (decision, candidate, token): the flat index of the logits
+    that predict it, the token, and its candidate's slot (``decision * most + candidate``). ``counts`` are
+    the candidates per decision, ``lengths`` the tokens per candidate.
+    """
+
+    grid: np.ndarray
+    prefix: int
+    kept: int
+    gather: np.ndarray
+    counts: np.ndarray
+    lengths: np.ndarray
+    most: int
+    prompts: list[list[int]]
+    cache: Any = None
+
+
+@dataclass
+class CandidateScores:
+    """What :func:`candidate_scores` gives: tensors on the model's device, differentiable when gradients are on.
+
+    ``scores`` (decisions x most candidates): each candidate's summed token log-likelihood, :data:`FILL` in
+    the slots a decision does not have (``present`` is false there); ``tokens``: every candidate token's
+    log-probability, flat in the order of ``batch.gather``.
+    """
+
+    scores: Any
+    present: Any
+    tokens: Any
+    batch: CandidateBatch
+
+
+def candidate_batch(
+    prompts: Sequence[Sequence[int]], candidates: Sequence[Sequence[Sequence[int]]], pad_id: int, reused: Sequence[tuple[int, Any]] | None = None
+) -> CandidateBatch:
+    """Lay out one scoring pass (see :func:`candidate_scores`) on the host; ``reused`` is what a KV store found per prompt."""
+    if any(not option for options in candidates for option in options):
+        raise ValueError("a candidate move has no tokens")
+    prompts = [list(prompt) for prompt in prompts]
+    reused = list(reused) if reused is not None else [(0, None)] * len(prompts)
+    # A candidate's last token is only predicted, never fed: nothing is scored after it.
+    tails = [sum(len(option) - 1 for option in options) for options in candidates]
+    prefix, width, columns = layout([len(p) + t for p, t in zip(prompts, tails)], [n for n, _ in reused], ALIGN)
+    grid = np.zeros((3, len(prompts), width), dtype=np.int64)
+    grid[0], grid[1] = pad_id, -1
+    most = max((len(options) for options in candidates), default=0)
+    kept = max(tails, default=0) + 1
+    flat, tokens, slots, lengths = [], [], [], []
+    for index, (prompt, options, tail, where) in enumerate(zip(prompts, candidates, tails, columns)):
+        fed = [option[:-1] for option in options]
+        grid[0, index, where] = prompt + [token for part in fed for token in part]
+        grid[1, index, where] = np.repeat(np.arange(len(options) + 1), [len(prompt), *map(len, fed)])
+        grid[2, index, where] = np.concatenate([np.arange(len(prompt)), *[np.arange(len(prompt), len(prompt) + len(part)) for part in fed]])
+        # Token t of a candidate is predicted at the last prompt token (t = 0) or at the candidate's token t - 1.
+        last = index * kept + kept - tail - 1
+        start = last + 1
+        for number, option in enumerate(options):
+            flat += [last, *range(start, start + len(option) - 1)]
+            tokens += option
+            slots += [index * most + number] * len(option)
+            lengths.append(len(option))
+            start += len(option) - 1
+    gather = np.array([flat, tokens, slots], dtype=np.int64).reshape(3, -1)
+    counts = np.array([len(options) for options in candidates], dtype=np.int64)
+    return CandidateBatch(grid, prefix, kept, gather, counts, np.array(lengths, dtype=np.int64), most, prompts, stack_cache(reused, prefix))
+
+
+def candidate_scores(model: Any, batch: CandidateBatch, kv_store: KVStore | None = None) -> CandidateScores:
+    """Score every candidate of every decision of ``batch`` in one forward pass (differentiable with gradients on).
+
+    A row holds the prompt, then each candidate but its last token, one after another; a tree-shaped attention
+    mask (:func:`_tree_mask`) lets a candidate's tokens see the prompt and their own candidate's earlier tokens
+    only, at the positions they would have right after the prompt. So the prompt runs once and its keys and
+    values are never copied per candidate. The log-probabilities of all candidate tokens come out of one
+    gather, and the candidates' sums out of one scatter: no tensor per decision or candidate, no wait on the
+    device. With a ``kv_store`` (inference only), the batch was laid out from its lookups, and each prompt's
+    cache is stored for the next turn.
+    """
+    import torch
+
+    device = next(model.parameters()).device
+    grid, gather, counts = batch.grid, batch.gather, batch.counts
+    # One copy to the device for all of the pass's integers.
+    payload = to_device(np.concatenate([grid.ravel(), gather.ravel(), counts]), device)
+    ids, segments, positions = payload[: grid.size].view(grid.shape)
+    flat, tokens, slots = payload[grid.size : grid.size + gather.size].view(gather.shape)
+    prefix, kept = batch.prefix, batch.kept
+    options: dict[str, Any] = {"logits_to_keep": kept} if _keeps_some_logits(type(model)) else {}
+    if batch.cache is not None:
+        options[_cache_argument(type(model))] = batch.cache
+    with attention_kernels(device):
+        out = model(
+            input_ids=ids[:, prefix:],
+            attention_mask=_tree_mask(model, segments, prefix),
+            position_ids=positions[:, prefix:],
+            use_cache=kv_store is not None,
+            **options,
+        )
+    if kv_store is not None:
+        for index, prompt in enumerate(batch.prompts):
+            kv_store.keep(out.past_key_values, index, segments[index] >= 0, prompt)
+    logits = out.logits[:, -kept:]
+    picked = logits.reshape(-1, logits.shape[-1]).index_select(0, flat).float()
+    token_logprobs = picked.gather(1, tokens.unsqueeze(1)).squeeze(1) - picked.logsumexp(-1)
+    n = grid.shape[1]
+    sums = token_logprobs.new_zeros(n * batch.most).index_add(0, slots, token_logprobs).view(n, batch.most)
+    present = torch.arange(batch.most, device=device) < payload[-n:].unsqueeze(1)
+    return CandidateScores(sums.masked_fill(~present, FILL), present, token_logprobs, batch)
+
+
 def candidate_logprobs(
     model: Any, prompts: Sequence[Sequence[int]], candidates: Sequence[Sequence[Sequence[int]]], pad_id: int, kv_store: KVStore | None = None
 ) -> list[list[Any]]:
     """Per decision, per candidate: the 1-d tensor of the candidate's token log-probabilities given the prompt.
 
-    One forward pass scores every candidate of every decision. A row holds the prompt, then each candidate
-    but its last token, one after another; a tree-shaped attention mask (:func:`_tree_mask`) lets a
-    candidate's tokens see the prompt and their own candidate's earlier tokens only, at the positions they
-    would have right after the prompt. So the prompt runs once and its keys and values are never copied
-    per candidate. Differentiable when called with gradients enabled. With a ``kv_store`` (inference
-    only), each prompt starts from the cache of its longest stored prefix and its own cache is stored for
-    the next turn.
+    :func:`candidate_scores` of one :func:`candidate_batch`, split per candidate; differentiable when called
+    with gradients enabled. With a ``kv_store`` (inference only), each prompt starts from the cache of its
+    longest stored prefix and its own cache is stored for the next turn.
+    """
+    reused = [kv_store.lookup(list(prompt)) for prompt in prompts] if kv_store is not None else None
+    scored = candidate_scores(model, candidate_batch(prompts, candidates, pad_id, reused), kv_store)
+    parts = list(scored.tokens.split(scored.batch.lengths.tolist()))
+    ends = np.cumsum([len(options) for options in candidates]).tolist()
+    return [parts[end - len(options) : end] for options, end in zip(candidates, ends)]
+
+
+@dataclass
+class CompletionScores:
+    """What :func:`completion_scores` gives: per decision (rows) and completion token (columns), zero past each end.
+
+    ``logprobs`` and ``entropies`` (``None`` unless asked for) are tensors on the model's device; ``mask`` is true
+    at each completion's tokens; ``lengths`` (numpy) are the completions' lengths.
+    """
+
+    logprobs: Any
+    entropies: Any
+    mask: Any
+    lengths: np.ndarray
+
+
+def completion_scores(
+    model: Any, prompts: Sequence[Sequence[int]], completions: Sequence[Sequence[int]], pad_id: int, temperature: float = 1.0,
+    entropies: bool = False,
+) -> CompletionScores:
+    """The completions' token log-probabilities (and per-token entropies) under ``softmax(logits / temperature)``, in one pass.
+
+    Rows are right-padded and run with no attention mask: plain causal attention, the fast path of every
+    attention kernel, since a real token never sees the padding after it and positions count from the row's
+    start. The logits are projected only from the first column any completion needs, and the log-probabilities
+    of every completion token come out of one gather. Differentiable when called with gradients enabled.
     """
     import torch
 
-    if any(not option for options in candidates for option in options):
-        raise ValueError("a candidate move has no tokens")
     device = next(model.parameters()).device
-    prompts = [list(prompt) for prompt in prompts]
-    reused = [kv_store.lookup(prompt) for prompt in prompts] if kv_store is not None else [(0, None)] * len(prompts)
-    rows, segments, positions = [], [], []
-    for prompt, options in zip(prompts, candidates):
-        row, segment, position = list(prompt), [0] * len(prompt), list(range(len(prompt)))
-        for number, option in enumerate(options, 1):
-            fed = list(option[:-1])
-            row += fed
-            segment += [number] * len(fed)
-            position += range(len(prompt), len(prompt) + len(fed))
-        rows.append(row)
-        segments.append(segment)
-        positions.append(position)
-    ids, valid, cache, columns = pack(rows, reused, pad_id, device)
-    prefix, width = max(n for n, _ in reused), ids.shape[1]
-    segment_grid = np.full((len(rows), width), -1, dtype=np.int64)
-    position_grid = np.zeros((len(rows), width), dtype=np.int64)
-    for index, where in enumerate(columns):
-        segment_grid[index, where] = segments[index]
-        position_grid[index, where] = positions[index]
-    # The candidates sit at the right end of every row: only the last prompt token's logits and theirs are needed.
-    tails = [len(row) - len(prompt) for row, prompt in zip(rows, prompts)]
-    kept = max(tails) + 1
-    out = model(
-        input_ids=ids[:, prefix:],
-        attention_mask=_tree_mask(model, torch.from_numpy(segment_grid).to(device), prefix),
-        position_ids=torch.from_numpy(position_grid[:, prefix:]).to(device),
-        past_key_values=cache,
-        use_cache=kv_store is not None,
-        **({"logits_to_keep": kept} if _keeps_some_logits(type(model)) else {}),
-    )
-    if kv_store is not None:
-        for index, prompt in enumerate(prompts):
-            kv_store.keep(out.past_key_values, index, valid[index], prompt)
-    logprobs = torch.log_softmax(out.logits[:, -kept:].float(), dim=-1)
-    result: list[list[Any]] = []
-    for index, (options, tail) in enumerate(zip(candidates, tails)):
-        last = kept - tail - 1
-        start = last + 1
-        scored = []
-        for option in options:
-            # Token t of a candidate is predicted at the last prompt token (t = 0) or at the candidate's token t - 1.
-            at = [last, *range(start, start + len(option) - 1)]
-            scored.append(logprobs[index, at, list(option)])
-            start += len(option) - 1
-        result.append(scored)
-    return result
+    n = len(prompts)
+    lengths = np.array([len(c) for c in completions], dtype=np.int64)
+    longest = int(lengths.max(initial=0))
+    if longest == 0:
+        empty = torch.zeros((n, 0), device=device)
+        return CompletionScores(empty, empty if entropies else None, empty.bool(), lengths)
+    sizes = [len(p) + len(c) for p, c in zip(prompts, completions)]
+    width = -(-max(sizes) // ALIGN) * ALIGN
+    ids = np.full((n, width), pad_id, dtype=np.int64)
+    starts = [len(p) - 1 for p in prompts]
+    first = min(start for start, length in zip(starts, lengths) if length)
+    kept = width - first
+    flat, tokens, slots = [], [], []
+    for row, (prompt, completion, start) in enumerate(zip(prompts, completions, starts)):
+        ids[row, : sizes[row]] = [*prompt, *completion]
+        # The logits at position t predict token t + 1.
+        flat += range(row * kept + start - first, row * kept + start - first + len(completion))
+        tokens += completion
+        slots += range(row * longest, row * longest + len(completion))
+    payload = to_device(np.concatenate([ids.ravel(), np.array([flat, tokens, slots], dtype=np.int64).ravel(), lengths]), device)
+    index = payload[n * width : -n].view(3, -1)
+    options = {"logits_to_keep": kept} if _keeps_some_logits(type(model)) else {}
+    with attention_kernels(device):
+        logits = model(input_ids=payload[: n * width].view(n, width), **options).logits[:, -kept:]
+    scores = torch.log_softmax(logits.reshape(-1, logits.shape[-1]).index_select(0, index[0]).float() / temperature, dim=-1)
+    picked = scores.gather(1, index[1].unsqueeze(1)).squeeze(1)
+    mask = torch.arange(longest, device=device) < payload[-n:].unsqueeze(1)
+    logprobs = picked.new_zeros(n * longest).index_copy(0, index[2], picked).view(n, longest)
+    entropy = None
+    if entropies:
+        entropy = picked.new_zeros(n * longest).index_copy(0, index[2], -(scores.exp() * scores).sum(-1)).view(n, longest)
+    return CompletionScores(logprobs, entropy, mask, lengths)
 
 
 def completion_logprobs(
     model: Any, prompts: Sequence[Sequence[int]], completions: Sequence[Sequence[int]], pad_id: int, temperature: float = 1.0
 ) -> tuple[list[Any], list[Any]]:
-    """Per decision: the completion's token log-probabilities and per-token entropies under ``softmax(logits / temperature)``.
-
-    Differentiable when called with gradients enabled.
-    """
-    import torch
-
-    device = next(model.parameters()).device
-    sequences = [list(p) + list(c) for p, c in zip(prompts, completions)]
-    ids, mask, positions = _pad_left(sequences, pad_id, device)
-    logits = model(input_ids=ids, attention_mask=mask, position_ids=positions).logits.float() / temperature
-    width = ids.shape[1]
-    logprobs, entropies = [], []
-    for row, completion in enumerate(completions):
-        n = len(completion)
-        if n == 0:
-            logprobs.append(logits.new_zeros(0))
-            entropies.append(logits.new_zeros(0))
-            continue
-        # The logits at position t predict token t + 1; the completion fills the last n positions.
-        scores = torch.log_softmax(logits[row, width - n - 1 : width - 1], dim=-1)
-        target = ids[row, width - n :]
-        logprobs.append(scores.gather(1, target.unsqueeze(1)).squeeze(1))
-        entropies.append(-(scores.exp() * scores).sum(-1))
-    return logprobs, entropies
+    """Per decision: the completion's token log-probabilities and per-token entropies (:func:`completion_scores`, split per row)."""
+    scored = completion_scores(model, prompts, completions, pad_id, temperature, entropies=True)
+    return (
+        [scored.logprobs[row, :length] for row, length in enumerate(scored.lengths.tolist())],
+        [scored.entropies[row, :length] for row, length in enumerate(scored.lengths.tolist())],
+    )
 
 
 class LMPolicy(EpisodeConversations):
@@ -373,7 +527,6 @@ class LMPolicy(EpisodeConversations):
         actions: list[Action | None] = [None] * len(observations)
         scored = [i for i, obs in enumerate(observations) if self.mode == "score_legal" and obs.get("legal_moves")]
         free = [i for i in range(len(observations)) if i not in set(scored)]
-        started = time.perf_counter()
         with torch.no_grad():
             if scored:
                 for i, action in zip(scored, self._score([observations[i]["legal_moves"] for i in scored], [prompts[i] for i in scored])):
@@ -381,7 +534,6 @@ class LMPolicy(EpisodeConversations):
             if free:
                 for i, action in zip(free, self._generate([prompts[i] for i in free], [observations[i] for i in free], [extractors[i][1] for i in free])):
                     actions[i] = action
-        self.usage["model_s"] += time.perf_counter() - started
         self.usage["decisions"] += len(actions)
         for action in actions:
             self.usage["prompt_tokens"] += len(action.metadata["prompt_ids"])
@@ -390,6 +542,16 @@ class LMPolicy(EpisodeConversations):
             conversation.reply(action.metadata.pop("reply"))
         return actions  # type: ignore[return-value]
 
+    @contextmanager
+    def _model_time(self) -> Iterator[None]:
+        """Count the time inside as the model's (``usage["model_s"]``): its forward passes and ``generate`` calls,
+        up to the copy of their results to the host (which waits for the device), and nothing of the policy's own code."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.usage["model_s"] += time.perf_counter() - started
+
     def _score(self, legal: list[list[str]], prompts: list[list[int]]) -> list[Action]:
         import torch
 
@@ -397,30 +559,39 @@ class LMPolicy(EpisodeConversations):
         store = self._usable_kv_store()
         reused = store.reused_tokens if store is not None else 0
         size = self.score_batch or len(prompts)
-        token_logprobs = []
+        actions = []
         for start in range(0, len(prompts), size):
-            token_logprobs += candidate_logprobs(self.model, prompts[start : start + size], candidates[start : start + size], self.pad_id, kv_store=store)
+            chunk_prompts, chunk_candidates = prompts[start : start + size], candidates[start : start + size]
+            found = [store.lookup(prompt) for prompt in chunk_prompts] if store is not None else None
+            batch = candidate_batch(chunk_prompts, chunk_candidates, self.pad_id, found)
+            with self._model_time():
+                scored = candidate_scores(self.model, batch, store)
+                log_policy = torch.log_softmax(scored.scores / self.temperature, dim=1)
+                # One copy to the host for the whole pass: every decision's policy and every candidate token.
+                host = torch.cat([log_policy.ravel(), scored.tokens]).cpu().numpy()
+            log_policy, token_logprobs = host[: log_policy.numel()].reshape(log_policy.shape), host[log_policy.numel() :]
+            ends = np.cumsum(batch.lengths)
+            first = 0
+            for row, (moves, options, prompt) in enumerate(zip(legal[start : start + size], chunk_candidates, chunk_prompts)):
+                logp = log_policy[row, : len(options)]
+                probs = np.exp(logp).astype(np.float64)
+                choice = int(np.argmax(probs)) if self.greedy else int(self.rng.choice(len(moves), p=probs / probs.sum()))
+                end = ends[first + choice]
+                metadata = {
+                    "mode": "score_legal",
+                    "prompt_ids": prompt,
+                    "completion_ids": options[choice],
+                    "logprobs": token_logprobs[end - len(options[choice]) : end].tolist(),
+                    "policy_logprob": float(logp[choice]),
+                    "entropy": float(-(probs * logp).sum()),
+                    "candidates": options,
+                    "choice": choice,
+                    "reply": moves[choice],
+                }
+                actions.append(Action(moves[choice], metadata))
+                first += len(options)
         if store is not None:
             self.usage["cached_tokens"] += store.reused_tokens - reused
-        actions = []
-        for moves, options, prompt, per_token in zip(legal, candidates, prompts, token_logprobs):
-            scores = torch.stack([t.sum() for t in per_token]) / self.temperature
-            log_policy = torch.log_softmax(scores, dim=0)
-            probs = log_policy.exp().cpu().numpy().astype(np.float64)
-            choice = int(np.argmax(probs)) if self.greedy else int(self.rng.choice(len(moves), p=probs / probs.sum()))
-            entropy = float(-(probs * log_policy.cpu().numpy()).sum())
-            metadata = {
-                "mode": "score_legal",
-                "prompt_ids": prompt,
-                "completion_ids": options[choice],
-                "logprobs": per_token[choice].tolist(),
-                "policy_logprob": float(log_policy[choice]),
-                "entropy": entropy,
-                "candidates": options,
-                "choice": choice,
-                "reply": moves[choice],
-            }
-            actions.append(Action(moves[choice], metadata))
         return actions
 
     def _generate(self, prompts: list[list[int]], observations: list[Mapping[str, Any]], extractors: list[Extractor]) -> list[Action]:
@@ -430,7 +601,7 @@ class LMPolicy(EpisodeConversations):
         ids, mask, _ = _pad_left(prompts, self.pad_id, device)
         sampling: dict[str, Any] = {"do_sample": False} if self.greedy else {"do_sample": True, "temperature": self.temperature, "top_k": 0, "top_p": 1.0}
         devices = [device.index or 0] if device.type == "cuda" else []
-        with torch.random.fork_rng(devices=devices):
+        with self._model_time(), torch.random.fork_rng(devices=devices), attention_kernels(device):
             torch.manual_seed(int(self.rng.integers(1 << 31)))
             output = self.model.generate(
                 input_ids=ids,
@@ -440,15 +611,19 @@ class LMPolicy(EpisodeConversations):
                 eos_token_id=self.eos_id,
                 **sampling,
             )
+            generated = output[:, ids.shape[1] :].tolist()
         completions = []
-        for tokens in output[:, ids.shape[1] :].tolist():
+        for tokens in generated:
             length = tokens.index(self.eos_id) + 1 if self.eos_id in tokens else len(tokens)
             completions.append(tokens[:length])
-        logprobs, entropies = completion_logprobs(self.model, prompts, completions, self.pad_id, self.temperature)
+        with self._model_time():
+            scored = completion_scores(self.model, prompts, completions, self.pad_id, self.temperature, entropies=True)
+            logprobs, entropies = torch.stack([scored.logprobs, scored.entropies]).cpu().numpy()
         actions = []
-        for prompt, completion, lp, ent, obs, extractor in zip(prompts, completions, logprobs, entropies, observations, extractors):
+        for row, (prompt, completion, obs, extractor) in enumerate(zip(prompts, completions, observations, extractors)):
             reply = strip_reasoning(self.tokenizer.decode(completion, skip_special_tokens=True))
             move = extractor(reply, obs.get("legal_moves"))
+            lp, ent = logprobs[row, : len(completion)], entropies[row, : len(completion)]
             metadata = {
                 "mode": "generate",
                 "prompt_ids": prompt,

@@ -84,7 +84,7 @@ from parlour.envs.registry import game_class
 from parlour.agents import agent_name
 from parlour.evaluation.rollout import Plan, Played, Rollout, agent_names, make_plan
 from parlour.wrappers.llm_agent import write_checkpoint_settings
-from parlour.wrappers.llm_policy import MODES, LMPolicy, candidate_logprobs, completion_logprobs
+from parlour.wrappers.llm_policy import MODES, LMPolicy, candidate_batch, candidate_scores, completion_scores, to_device
 
 #: Loss names.
 LOSSES = ("reinforce", "ppo")
@@ -265,11 +265,12 @@ def llm_tabular_policy(env_id: str, policy: LMPolicy, micro_batch: int = 64) -> 
     table.action_probability_array[:] = 0.0
     with torch.no_grad():
         for start in range(0, len(prompts), micro_batch):
-            scored = candidate_logprobs(policy.model, prompts[start : start + micro_batch], candidates[start : start + micro_batch], policy.pad_id)
-            for row, per_token in enumerate(scored, start):
-                probs = torch.softmax(torch.stack([t.sum() for t in per_token]) / policy.temperature, dim=0).tolist()
+            batch = candidate_batch(prompts[start : start + micro_batch], candidates[start : start + micro_batch], policy.pad_id)
+            scores = candidate_scores(policy.model, batch).scores
+            probs = torch.softmax(scores / policy.temperature, dim=1).cpu().numpy()
+            for row, chunk_row in zip(range(start, start + len(probs)), probs):
                 for action, index in targets[row]:
-                    table.action_probability_array[row, action] = probs[index]
+                    table.action_probability_array[row, action] = chunk_row[index]
     return table, prompts
 
 
@@ -429,113 +430,148 @@ class LLMTrainer:
             return len(metadata["candidates"]) > 1
         return bool(metadata.get("completion_ids"))
 
-    def _forward(self, model: Any, rows: Sequence[_Row]) -> list[Any]:
-        """Per row: the log-probabilities the loss needs, with gradients when enabled.
+    @staticmethod
+    def _chunks(rows: Sequence[_Row], order: Sequence[int], size: int) -> list[list[int]]:
+        """``order``'s rows in passes of at most ``size``, one mode each, sorted by length so that little of a pass is padding."""
 
-        ``score_legal`` rows give the log-softmax over their candidates; ``generate`` rows their token log-probabilities.
+        def key(i: int) -> tuple[bool, int]:
+            meta = rows[i].metadata
+            if meta["mode"] == "score_legal":
+                return False, len(meta["prompt_ids"]) + sum(len(option) - 1 for option in meta["candidates"])
+            return True, len(meta["prompt_ids"]) + len(meta["completion_ids"])
+
+        chunks: list[list[int]] = []
+        for i in sorted(order, key=key):
+            if not chunks or len(chunks[-1]) == size or key(chunks[-1][0])[0] != key(i)[0]:
+                chunks.append([])
+            chunks[-1].append(int(i))
+        return chunks
+
+    def _logprobs(self, model: Any, rows: Sequence[_Row]) -> tuple[Any, Any]:
+        """``(values, mask)`` of rows of one mode in one pass, with gradients when enabled.
+
+        ``score_legal`` rows give the log-softmax over their candidates (rows x most candidates, the missing
+        slots nearly -inf), ``generate`` rows their token log-probabilities (rows x longest reply, zero past
+        each end); ``mask`` is true where a row has a value.
         """
-        out: list[Any] = [None] * len(rows)
-        scored = [i for i, row in enumerate(rows) if row.metadata["mode"] == "score_legal"]
-        free = [i for i, row in enumerate(rows) if row.metadata["mode"] != "score_legal"]
-        if scored:
-            import torch
+        import torch
 
-            per_token = candidate_logprobs(
-                model, [rows[i].metadata["prompt_ids"] for i in scored], [rows[i].metadata["candidates"] for i in scored], self.policy.pad_id
-            )
-            for i, tokens in zip(scored, per_token):
-                out[i] = torch.log_softmax(torch.stack([t.sum() for t in tokens]) / self.config.temperature, dim=0)
-        if free:
-            logprobs, _ = completion_logprobs(
-                model,
-                [rows[i].metadata["prompt_ids"] for i in free],
-                [rows[i].metadata["completion_ids"] for i in free],
-                self.policy.pad_id,
-                self.config.temperature,
-            )
-            for i, lp in zip(free, logprobs):
-                out[i] = lp
-        return out
+        prompts = [row.metadata["prompt_ids"] for row in rows]
+        if rows[0].metadata["mode"] == "score_legal":
+            batch = candidate_batch(prompts, [row.metadata["candidates"] for row in rows], self.policy.pad_id)
+            scored = candidate_scores(model, batch)
+            return torch.log_softmax(scored.scores / self.config.temperature, dim=1), scored.present
+        completions = [row.metadata["completion_ids"] for row in rows]
+        scored = completion_scores(model, prompts, completions, self.policy.pad_id, self.config.temperature)
+        return scored.logprobs, scored.mask
 
-    def _references(self, rows: list[_Row]) -> None:
-        """Fill each row's log-probabilities under the initial policy (for the KL term)."""
+    def _references(self, rows: list[_Row]) -> Any:
+        """Every row's :meth:`_logprobs` under the initial policy (for the KL term): one tensor, a row per row."""
         import torch
 
         config = self.config
         unwrapped = self.accelerator.unwrap_model(self.model)
-        for start in range(0, len(rows), config.micro_batch):
-            chunk = rows[start : start + config.micro_batch]
+        widest = max(len(r.metadata["candidates"]) if r.metadata["mode"] == "score_legal" else len(r.metadata["completion_ids"]) for r in rows)
+        device = next(unwrapped.parameters()).device
+        refs = torch.zeros((len(rows), widest), device=device)
+        for chunk in self._chunks(rows, range(len(rows)), config.micro_batch):
             with torch.no_grad():
                 if config.lora:
                     with unwrapped.disable_adapter():
-                        refs = self._forward(self.model, chunk)
+                        values, _ = self._logprobs(self.model, [rows[i] for i in chunk])
                 else:
-                    refs = self._forward(self.reference, chunk)
-            for row, ref in zip(chunk, refs):
-                row.ref = ref.detach()
+                    values, _ = self._logprobs(self.reference, [rows[i] for i in chunk])
+            refs.index_copy_(0, to_device(np.array(chunk), device), torch.nn.functional.pad(values, (0, widest - values.shape[1])))
+        return refs
+
+    def _targets(self, rows: Sequence[_Row], width: int) -> np.ndarray:
+        """Per row of one pass, the loss's constants as one array: the advantage, the old log-probabilities
+        (``width`` columns; the chosen move's in the first for ``score_legal``) and, for ``score_legal``, the
+        chosen move as a one-hot row of ``width``."""
+        scored = rows[0].metadata["mode"] == "score_legal"
+        targets = np.zeros((len(rows), 1 + width + (width if scored else 0)), dtype=np.float32)
+        for index, row in enumerate(rows):
+            targets[index, 0] = row.advantage
+            if scored:
+                targets[index, 1] = row.metadata["policy_logprob"]
+                targets[index, 1 + width + row.metadata["choice"]] = 1.0
+            else:
+                targets[index, 1 : 1 + len(row.metadata["logprobs"])] = row.metadata["logprobs"]
+        return targets
 
     def update(self, rows: list[_Row]) -> dict[str, float]:
-        """One policy update on ``rows``; returns the mean loss, KL and clipped fraction."""
+        """One policy update on ``rows``; returns the mean loss, KL and clipped fraction.
+
+        Each minibatch runs in passes of up to ``micro_batch`` rows of one mode, sorted by length; a pass's
+        loss is computed for all its rows at once, and the figures stay on the device until the update ends.
+        """
         import torch
 
         config = self.config
         if not rows:
             return {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0}
-        if config.kl_coef > 0:
-            self._references(rows)
+        device = next(self.accelerator.unwrap_model(self.model).parameters()).device
+        refs = self._references(rows) if config.kl_coef > 0 else None
         epochs = config.ppo_epochs if config.loss == "ppo" else 1
         minibatch = config.minibatch or len(rows)
-        losses, kls, clipped, counted = [], [], 0, 0
+        losses, kl_sum, clipped = [], torch.zeros((), device=device), torch.zeros((), device=device)
+        kl_rows = counted = 0
         order = np.arange(len(rows))
         for _ in range(epochs):
             if config.loss == "ppo":
                 self.rng.shuffle(order)
             for start in range(0, len(rows), minibatch):
-                batch = [rows[i] for i in order[start : start + minibatch]]
-                n_scored = sum(1 for row in batch if row.metadata["mode"] == "score_legal")
-                n_tokens = sum(len(row.metadata["completion_ids"]) for row in batch if row.metadata["mode"] != "score_legal")
+                indices = order[start : start + minibatch]
+                n_scored = sum(1 for i in indices if rows[i].metadata["mode"] == "score_legal")
+                n_tokens = sum(len(rows[i].metadata["completion_ids"]) for i in indices if rows[i].metadata["mode"] != "score_legal")
                 self.optimizer.zero_grad()
-                total_loss = 0.0
-                for micro in range(0, len(batch), config.micro_batch):
-                    chunk = batch[micro : micro + config.micro_batch]
-                    new = self._forward(self.model, chunk)
-                    terms = []
-                    for row, logp in zip(chunk, new):
-                        scored = row.metadata["mode"] == "score_legal"
+                total = torch.zeros((), device=device)
+                for chunk in self._chunks(rows, indices, config.micro_batch):
+                    batch = [rows[i] for i in chunk]
+                    scored = batch[0].metadata["mode"] == "score_legal"
+                    values, mask = self._logprobs(self.model, batch)
+                    width = values.shape[1]
+                    targets = to_device(self._targets(batch, width), device)
+                    advantage = targets[:, :1]
+                    if scored:
+                        # One term per decision: the chosen move's log-probability under the policy.
+                        current = (values * targets[:, 1 + width :]).sum(1, keepdim=True)
+                        old, valid = targets[:, 1:2], torch.ones_like(current, dtype=torch.bool)
+                        norm, counted = n_scored, counted + len(batch)
+                    else:
+                        current, old, valid = values, targets[:, 1 : 1 + width], mask
+                        norm, counted = n_tokens, counted + int(sum(len(row.metadata["completion_ids"]) for row in batch))
+                    if config.loss == "ppo":
+                        ratio = torch.exp(current - old)
+                        surrogate = torch.minimum(ratio * advantage, torch.clamp(ratio, 1 - config.clip, 1 + config.clip) * advantage)
+                        clipped = clipped + (((ratio - 1).abs() > config.clip) & valid).sum()
+                        term = -(surrogate * valid).sum()
+                    else:
+                        term = -(advantage * current * valid).sum()
+                    if refs is not None:
+                        ref = refs.index_select(0, to_device(np.array(chunk), device))[:, :width]
                         if scored:
-                            current = logp[row.metadata["choice"]].unsqueeze(0)
-                            old = torch.tensor([row.metadata["policy_logprob"]], device=logp.device)
-                            norm = n_scored
+                            kl = (values.exp() * (values - ref)).sum(1)
                         else:
-                            current = logp
-                            old = torch.tensor(row.metadata["logprobs"], device=logp.device)
-                            norm = n_tokens
-                        advantage = torch.tensor(row.advantage, device=logp.device, dtype=current.dtype)
-                        if config.loss == "ppo":
-                            ratio = torch.exp(current - old)
-                            surrogate = torch.minimum(ratio * advantage, torch.clamp(ratio, 1 - config.clip, 1 + config.clip) * advantage)
-                            clipped += int(((ratio - 1).abs() > config.clip).sum())
-                            term = -surrogate.sum()
-                        else:
-                            term = -(advantage * current).sum()
-                        counted += current.numel()
-                        if config.kl_coef > 0:
-                            if scored:
-                                kl = (logp.exp() * (logp - row.ref)).sum()
-                            else:
-                                q = row.ref - logp
-                                kl = (torch.exp(q) - q - 1).sum()
-                            kls.append(float(kl.detach()) / current.numel())
-                            term = term + config.kl_coef * kl
-                        terms.append(term / norm)
-                    loss = torch.stack(terms).sum()
+                            q = ref - values
+                            kl = ((torch.exp(q) - q - 1) * mask).sum(1)
+                        kl_sum = kl_sum + (kl.detach() / valid.sum(1)).sum()
+                        kl_rows += len(batch)
+                        term = term + config.kl_coef * kl.sum()
+                    loss = term / norm
                     self.accelerator.backward(loss)
-                    total_loss += float(loss.detach())
+                    total = total + loss.detach()
                 if config.max_grad_norm:
                     self.accelerator.clip_grad_norm_(self.parameters, config.max_grad_norm)
                 self.optimizer.step()
-                losses.append(total_loss)
-        return {"loss": float(np.mean(losses)), "kl": float(np.mean(kls)) if kls else 0.0, "clip_fraction": clipped / max(1, counted)}
+                losses.append(total)
+        # The only waits on the device: once per update, for its figures.
+        loss_values = torch.stack(losses).cpu().numpy()
+        return {
+            "loss": float(np.mean(loss_values)),
+            "kl": float(kl_sum) / kl_rows if kl_rows else 0.0,
+            "clip_fraction": float(clipped) / max(1, counted),
+        }
 
     # -------------------------------------------------------------- evaluation
     def evaluate(self, update: int) -> list[dict[str, Any]]:
