@@ -1,0 +1,185 @@
+"""Hex.
+
+Players ``player_0`` (X, moves first) and ``player_1`` (O) take turns placing
+a stone on an empty cell of a rhombus of ``board_size`` x ``board_size``
+hexagonal cells (default 5; OpenSpiel's ``hex`` option of the same name,
+whose default is 11). X connects the top and bottom edges, O the left and
+right edges: the first player whose stones join their two edges in an
+unbroken chain wins. A full board always holds exactly one such chain, so
+there are no draws. There is no swap rule (OpenSpiel's ``swap=False``).
+
+Each row is drawn shifted half a cell right of the one above, so the cell in
+row r, column c touches (r, c-1), (r, c+1), (r-1, c), (r-1, c+1), (r+1, c-1)
+and (r+1, c). Moves are cell names ``a1`` .. (column letter, row number, row 1
+on top); the ``Discrete`` index of (r, c) is ``board_size * r + c``, as in
+OpenSpiel. Vector observation: ``2 * board_size ** 2`` values, the player's
+own stones then the opponent's, row-major.
+
+Rewards (zero-sum): +1 to the winner and -1 to the loser at the last move. A
+player who exceeds the invalid-action allowance gets -1 and the opponent +1.
+
+Version history: v0, first release.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from parlour.envs.core.context import Context
+from parlour.envs.core.game import Game, int_option
+
+MARKS = ("X", "O")
+MAX_SIZE = 26
+#: Row and column steps to the six neighbours of a cell.
+STEPS = ((0, -1), (0, 1), (-1, 0), (-1, 1), (1, -1), (1, 0))
+
+RULES = """You are playing Hex as {mark} ({player}); {first}.
+The board is a {size}x{size} rhombus of hexagonal cells; each row is shifted half a cell to the right of the row above, so a cell touches six others: two in its own row, two in the row above (same column and one to the right) and two in the row below (same column and one to the left).
+Players take turns placing a stone on an empty cell. X wins by joining the top edge (row 1) to the bottom edge (row {size}) with a chain of touching X stones; O wins by joining the left edge (column a) to the right edge (column {last}) with a chain of O stones. Someone always wins: there are no draws.
+You are {mark}: connect {goal}. Cells are named by column letter and row number: a1 is the top-left cell.
+Reply with the cell you choose, for example: {example}"""
+
+
+@functools.cache
+def neighbours(size: int) -> tuple[tuple[int, ...], ...]:
+    """The cells touching each cell of a board of ``size``, worked out once per size."""
+    table = []
+    for cell in range(size * size):
+        row, column = divmod(cell, size)
+        table.append(tuple((row + dr) * size + column + dc for dr, dc in STEPS if 0 <= row + dr < size and 0 <= column + dc < size))
+    return tuple(table)
+
+
+class Hex(Game):
+    """Hex for two players; see the module docstring for moves and rewards.
+
+    ``board`` holds one entry per cell, row-major (-1 empty, 0 X, 1 O).
+    """
+
+    name = "Hex"
+    reference_agents = ("minimax", "random")
+    description = (
+        "Join your two edges of a rhombus of hexagons with a chain of stones; no draws "
+        "(difficulty: option board_size, 2-26, default 5, as OpenSpiel's hex)."
+    )
+    zero_sum = True
+    fixed_rules = True
+
+    def __init__(self, *, board_size: int = 5):
+        self.size = int_option("board_size", board_size, 2, MAX_SIZE)
+        self.players = ["player_0", "player_1"]
+        self.moves = [f"{chr(ord('a') + c % board_size)}{c // board_size + 1}" for c in range(board_size * board_size)]
+        self.vector_size = 2 * board_size * board_size
+        self._neighbours = neighbours(board_size)
+        self.board = [-1] * (board_size * board_size)
+        self.turn = 0
+
+    @classmethod
+    def from_view(cls, view: dict[str, Any]) -> Hex:
+        """A game in the position a player's :meth:`view` shows (nothing is hidden), for lookahead on ``clone()`` copies."""
+        game = cls(board_size=view["board_size"])
+        board = [mark for row in view["board"] for mark in row]
+        if len(board) != game.size * game.size:
+            raise ValueError(f"the view's board is not {game.size} rows of {game.size} cells")
+        game.board = board
+        game.turn = view["to_move"]
+        return game
+
+    def clone(self) -> Hex:
+        """An independent copy: the board is copied; the options and tables, never changed, are shared."""
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.board = list(self.board)
+        return copy
+
+    def start(self, ctx: Context) -> None:
+        """An empty board, X to move."""
+        self.board = [-1] * (self.size * self.size)
+        self.turn = 0
+
+    def to_move(self) -> list[str]:
+        """The player whose turn it is."""
+        return [self.players[self.turn]]
+
+    def rules(self, player: str) -> str:
+        """Rules, the board size and the player's edges."""
+        index = self.players.index(player)
+        first = "you move first" if index == 0 else "your opponent moves first"
+        last = chr(ord("a") + self.size - 1)
+        goal = f"the top edge (row 1) to the bottom edge (row {self.size})" if index == 0 else f"the left edge (column a) to the right edge (column {last})"
+        return RULES.format(
+            mark=MARKS[index], player=player, first=first, size=self.size, last=last, goal=goal,
+            example=self.moves[(self.size // 2) * (self.size + 1)],
+        )
+
+    def prompt(self, player: str, legal: list[str] | None) -> str:
+        """The board and the empty cells."""
+        me = self.players.index(player)
+        goal = "top to bottom" if me == 0 else "left to right"
+        return f"Board:\n{self.board_text()}\nYou are {MARKS[me]} (connect {goal}). Empty cells: {', '.join(legal or [])}."
+
+    def legal_actions(self, player: str) -> list[int]:
+        """Empty cells."""
+        return [cell for cell, mark in enumerate(self.board) if mark == -1]
+
+    def connects(self, cell: int) -> bool:
+        """Whether the chain through the stone on ``cell`` joins its owner's two edges."""
+        mark, size, board = self.board[cell], self.size, self.board
+        # X's edges are the first and last rows, O's the first and last columns.
+        side = (lambda c: c // size) if mark == 0 else (lambda c: c % size)
+        seen, frontier = {cell}, [cell]
+        low = high = False
+        while frontier:
+            here = frontier.pop()
+            position = side(here)
+            low |= position == 0
+            high |= position == size - 1
+            for near in self._neighbours[here]:
+                if near not in seen and board[near] == mark:
+                    seen.add(near)
+                    frontier.append(near)
+        return low and high
+
+    def apply(self, ctx: Context, moves: dict[str, str]) -> None:
+        """Place the stone; end the game when it completes a chain between its owner's edges."""
+        ((player, move),) = moves.items()
+        cell = self.move_index(move)
+        mark = self.turn
+        self.board[cell] = mark
+        ctx.tell(f"{player} ({MARKS[mark]}) plays {move}.", kind="move", sender=player)
+        # Only a chain through the new stone can be new.
+        if self.connects(cell):
+            edges = "top and bottom" if mark == 0 else "left and right"
+            ctx.finish({player: 1.0, self.other(player): -1.0}, winners=[player], reason=f"{player} joined the {edges} edges")
+        else:
+            self.turn = 1 - mark
+
+    def view(self, player: str) -> dict:
+        """The board (rows from the top; -1 empty, 0 X, 1 O), the player's mark, whose turn it is and the size."""
+        size = self.size
+        board = [self.board[r * size : (r + 1) * size] for r in range(size)]
+        return {"board": board, "mark": self.players.index(player), "to_move": self.turn, "board_size": size}
+
+    def vector(self, player: str) -> np.ndarray:
+        """Own stones then opponent stones, row-major."""
+        me = self.players.index(player)
+        board = np.asarray(self.board)
+        return np.concatenate([board == me, board == 1 - me]).astype(np.float32)
+
+    def board_text(self) -> str:
+        """The rhombus, each row shifted right, with row numbers and column letters."""
+        size = self.size
+        width = len(str(size))
+        symbols = {-1: ".", 0: "X", 1: "O"}
+        lines = [" " * (width + 1) + " ".join(chr(ord("a") + c) for c in range(size))]
+        for r in range(size):
+            cells = " ".join(symbols[m] for m in self.board[r * size : (r + 1) * size])
+            lines.append(f"{' ' * r}{str(r + 1).rjust(width)} {cells}")
+        return "\n".join(lines)
+
+    def render(self) -> str:
+        """The board."""
+        return self.board_text()
