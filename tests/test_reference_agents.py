@@ -61,6 +61,7 @@ EPISODES = {
     "parlour/Mafia-v0": 600,
     "parlour/SplitMaze-v0": 10,
     "parlour/Sokoban-v0": 20,
+    "parlour/FrozenLake-v0": 20,
 }
 
 
