@@ -190,3 +190,25 @@ def test_prompts_are_tokenised_from_the_last_turn_exactly_as_whole_texts(model_d
         for chat in chats:
             reply = "".join(rng.choice(pieces) for _ in range(6))
             chat += [{"role": "assistant", "content": reply}, {"role": "user", "content": "".join(rng.choice(pieces) for _ in range(8))}]
+
+
+def test_greedy_batched_decoding_gives_the_tokens_of_one_at_a_time(model_dir: str) -> None:
+    """Issue 25: greedy decoding of a left-padded batch of prompts of different lengths yields, token for token, what
+    each prompt decodes to alone (float32 on a CPU; the backend's docstring gives the tolerance in half precision),
+    through the backend with and without KV reuse and through the trainer's policy in generate mode."""
+    from parlour.wrappers.llm_policy import LMPolicy
+
+    chats: list[list[Message]] = [
+        [{"role": "system", "content": "You play Nim. " * n}, {"role": "user", "content": f"Heaps: {n} {n + 2}. Your move."}] for n in (1, 4, 9, 2, 6)
+    ]
+    for kv_reuse in (False, True):
+        backend = TransformersBackend(model_dir, device="cpu", do_sample=False, max_new_tokens=8, kv_reuse=kv_reuse)
+        batched = backend.generate(chats)
+        alone = [backend.generate([chat])[0] for chat in chats]
+        assert [(c.text, c.completion_tokens) for c in batched] == [(c.text, c.completion_tokens) for c in alone]
+    policy = LMPolicy(TransformersBackend(model_dir, device="cpu", kv_reuse=False), mode="generate", greedy=True, max_new_tokens=8)
+    observations = [{"episode": i, "player": "player_0", "text": chat[1]["content"], "env_id": "parlour/Nim-v0"} for i, chat in enumerate(chats)]
+    together = policy.act_batch(observations)
+    single = [policy.copy_with(policy.model).act_batch([observation])[0] for observation in observations]
+    assert [a.metadata["completion_ids"] for a in together] == [a.metadata["completion_ids"] for a in single]
+    assert sum((a.metadata["logprobs"] for a in together), []) == pytest.approx(sum((a.metadata["logprobs"] for a in single), []), abs=1e-5)

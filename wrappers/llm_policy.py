@@ -341,7 +341,9 @@ def completion_scores(
         return CompletionScores(empty, empty if entropies else None, empty.bool(), lengths)
     sizes = [len(p) + len(c) for p, c in zip(prompts, completions)]
     width = -(-max(sizes) // ALIGN) * ALIGN
-    ids = np.full((n, width), pad_id, dtype=np.int64)
+    # Any token may pad (no real token sees it), but not the model's own pad token: with no mask, transformers warns of that one.
+    filler = pad_id if pad_id != getattr(model.config, "pad_token_id", None) else (pad_id + 1) % model.config.vocab_size
+    ids = np.full((n, width), filler, dtype=np.int64)
     starts = [len(p) - 1 for p in prompts]
     first = min(start for start, length in zip(starts, lengths) if length)
     kept = width - first

@@ -18,6 +18,7 @@ from typing import Any
 
 from parlour.wrappers.backend import Completion, Message
 from parlour.wrappers.kv_store import KVStore, plain_cache
+from parlour.wrappers.llm_policy import attention_kernels
 
 #: Token counts of message lists remembered by :meth:`TransformersBackend.count_tokens` (oldest dropped first).
 COUNT_CACHE_SIZE = 1 << 14
@@ -57,6 +58,13 @@ class TransformersBackend:
             0.45-0.55x (storing and gathering each row's cache is many small
             kernel launches per layer), so it is off there unless asked for.
         kv_cache_tokens: the most tokens whose KV cache is kept for reuse.
+
+    Greedy decoding of a batch (left-padded) gives each prompt the tokens it decodes to alone in float32
+    (tested on a CPU). In bfloat16 or float16 a batch's matrix shapes round differently from one prompt's,
+    so where the two most likely tokens are within that rounding of each other the choice can differ:
+    often with an untrained model, whose next-token distribution is nearly flat, rarely with a trained one
+    (``benchmarks/rollout_throughput.py`` prints the share of identical moves). On a GPU, ``generate`` runs
+    without cuDNN attention (:func:`~parlour.wrappers.llm_policy.attention_kernels`).
 
     ``usage`` accounts ``model_s`` (seconds in the model's ``generate``
     calls), ``prompt_tokens``, ``cached_tokens`` (prompt tokens taken from a
@@ -203,7 +211,7 @@ class TransformersBackend:
         width = attention_mask.shape[1]
         devices = [self.device.index or 0] if self.device.type == "cuda" else []
         started = time.perf_counter()
-        with torch.random.fork_rng(devices=devices), torch.inference_mode():
+        with torch.random.fork_rng(devices=devices), torch.inference_mode(), attention_kernels(self.device):
             if seed is not None:
                 torch.manual_seed(seed)
             output = self.model.generate(
