@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,15 @@ def test_grpo_trainer_smoke(tmp_path: Path) -> None:
     assert logged["reward"] == pytest.approx(sum(calls[0]) / 4)
     trainer.save_model(str(tmp_path / "trained"))
     assert (tmp_path / "trained" / "config.json").exists()
+
+
+def test_docstring_example_runs_on_cpu_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import parlour.baselines.train.trl_adapter as adapter
+
+    torch.set_num_threads(1)
+    make_tiny_model(tmp_path / "tiny")
+    monkeypatch.chdir(tmp_path)
+    example = adapter.__doc__.split("::", 1)[1].split("\n\n")[1]
+    namespace = {"ParlourPositions": ParlourPositions}
+    exec(textwrap.dedent(example), namespace)
+    assert namespace["trainer"].state.global_step == 2

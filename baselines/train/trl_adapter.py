@@ -18,14 +18,16 @@ TRL's GRPO samples several completions per prompt and compares their rewards.
   position and the move, so equal moves of one group get equal play-outs and
   the group compares moves, not luck.
 
-Example (on a GPU; on a CPU add ``use_cpu=True, bf16=False`` to the config, since TRL turns bf16 on by
-default; the README's TRL example runs on a CPU as written, with the tiny model)::
+Example (on a CPU as written: ``parlour tiny-model tiny`` builds the model, and TRL's default
+``bf16`` is turned off; any causal LM, such as ``"Qwen/Qwen2.5-0.5B-Instruct"``, takes its place)::
 
     from trl import GRPOConfig, GRPOTrainer
-    positions = ParlourPositions("parlour/TicTacToe-v0", episodes=64)
-    trainer = GRPOTrainer(model="Qwen/Qwen2.5-0.5B-Instruct", reward_funcs=positions.reward,
-                          train_dataset=positions.dataset(), args=GRPOConfig(output_dir="runs/ttt-grpo"))
+    positions = ParlourPositions("parlour/TicTacToe-v0", episodes=4)
+    trainer = GRPOTrainer(model="tiny", reward_funcs=positions.reward, train_dataset=positions.dataset(),
+                          args=GRPOConfig(output_dir="out", bf16=False, max_completion_length=8, max_steps=2, report_to=[]))
     trainer.train()
+
+Whole episodes with tools and per-turn rewards go through :mod:`parlour.bridges.trl` instead.
 
 The trained model is a Hugging Face folder, so ``hf:PATH`` plays it in every
 parlour command.
