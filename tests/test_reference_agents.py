@@ -43,6 +43,7 @@ EPISODES = {
     "parlour/Othello-v0": 10,
     "parlour/Breakthrough-v0": 10,
     "parlour/Hex-v0": 10,
+    "parlour/DotsAndBoxes-v0": 10,
     "parlour/Bargaining-v0": 40,
     "parlour/Commons-v0": 20,
     "parlour/PriceNegotiation-v0": 20,
