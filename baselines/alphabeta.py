@@ -15,10 +15,11 @@ the other player.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
+from parlour.baselines.seeded import SeededAgent
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game
 
@@ -103,3 +104,28 @@ class AlphaBeta:
             elif score >= best - TIE:
                 chosen.append(action)
         return chosen
+
+
+class MinimaxAgent(SeededAgent):
+    """The board games' ``minimax``: searches ``depth`` plies with :class:`AlphaBeta` on the game rebuilt from the
+    player's view and plays a best move, breaking ties at random.
+
+    Each game's baseline subclasses it, setting ``game`` (the game class, which rebuilds a position with
+    ``from_view``) and ``evaluate`` (its score of a position at the depth limit, a static method).
+    """
+
+    name = "minimax"
+    game: type[Game]
+    evaluate: Callable[[Game, str], float]
+
+    def __init__(self, env_id: str | None = None, seed: int | None = None, depth: int = 2):
+        if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
+            raise ValueError(f"depth must be a positive int, got {depth!r}")
+        self.depth = depth
+        super().__init__(env_id, seed)
+
+    def act(self, observation: Mapping[str, Any]) -> str:
+        """A best move for the player to move."""
+        game = self.game.from_view(observation["view"])
+        choices = AlphaBeta(self.evaluate, self.rng).best_actions(game, self.depth)
+        return game.moves[choices[int(self.rng.integers(len(choices)))]]

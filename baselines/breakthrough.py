@@ -8,11 +8,8 @@ at home, and a capture that stops it is worth the trade.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 from parlour.baselines import register_scripted
-from parlour.baselines.alphabeta import AlphaBeta
-from parlour.baselines.seeded import SeededAgent
+from parlour.baselines.alphabeta import MinimaxAgent
 from parlour.envs.games.breakthrough import Breakthrough
 
 #: What a piece is worth before it advances.
@@ -33,22 +30,11 @@ def evaluate(game: Breakthrough, player: str) -> float:
     return float(score)
 
 
-class MinimaxAgent(SeededAgent):
-    """Searches ``depth`` plies with alpha-beta and plays a best move, breaking ties at random."""
+class BreakthroughMinimax(MinimaxAgent):
+    """``minimax`` for Breakthrough: alpha-beta to ``depth`` plies scored by :func:`evaluate`, playing a best move (ties at random)."""
 
-    name = "minimax"
-
-    def __init__(self, env_id: str | None = None, seed: int | None = None, depth: int = 2):
-        if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
-            raise ValueError(f"depth must be a positive int, got {depth!r}")
-        self.depth = depth
-        super().__init__(env_id, seed)
-
-    def act(self, observation: Mapping[str, Any]) -> str:
-        """The chosen move for the player to move."""
-        game = Breakthrough.from_view(observation["view"])
-        choices = AlphaBeta(evaluate, self.rng).best_actions(game, self.depth)
-        return game.moves[choices[int(self.rng.integers(len(choices)))]]
+    game = Breakthrough
+    evaluate = staticmethod(evaluate)
 
 
-register_scripted("minimax", "parlour/Breakthrough-v0", MinimaxAgent)
+register_scripted("minimax", "parlour/Breakthrough-v0", BreakthroughMinimax)

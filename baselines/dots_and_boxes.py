@@ -9,11 +9,8 @@ opponent a box is seen as the loss it is.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 from parlour.baselines import register_scripted
-from parlour.baselines.alphabeta import AlphaBeta
-from parlour.baselines.seeded import SeededAgent
+from parlour.baselines.alphabeta import MinimaxAgent
 from parlour.envs.games.dots_and_boxes import DotsAndBoxes, layout
 
 
@@ -26,22 +23,11 @@ def evaluate(game: DotsAndBoxes, player: str) -> float:
     return float(mine - theirs + ready)
 
 
-class MinimaxAgent(SeededAgent):
-    """Searches ``depth`` plies with alpha-beta and draws a best line, breaking ties at random."""
+class DotsAndBoxesMinimax(MinimaxAgent):
+    """``minimax`` for DotsAndBoxes: alpha-beta to ``depth`` plies scored by :func:`evaluate`, playing a best line (ties at random)."""
 
-    name = "minimax"
-
-    def __init__(self, env_id: str | None = None, seed: int | None = None, depth: int = 2):
-        if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
-            raise ValueError(f"depth must be a positive int, got {depth!r}")
-        self.depth = depth
-        super().__init__(env_id, seed)
-
-    def act(self, observation: Mapping[str, Any]) -> str:
-        """The chosen line for the player to move."""
-        game = DotsAndBoxes.from_view(observation["view"])
-        choices = AlphaBeta(evaluate, self.rng).best_actions(game, self.depth)
-        return game.moves[choices[int(self.rng.integers(len(choices)))]]
+    game = DotsAndBoxes
+    evaluate = staticmethod(evaluate)
 
 
-register_scripted("minimax", "parlour/DotsAndBoxes-v0", MinimaxAgent)
+register_scripted("minimax", "parlour/DotsAndBoxes-v0", DotsAndBoxesMinimax)

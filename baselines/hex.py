@@ -11,11 +11,9 @@ essence of Hex, scores twice.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Mapping
 
 from parlour.baselines import register_scripted
-from parlour.baselines.alphabeta import AlphaBeta
-from parlour.baselines.seeded import SeededAgent
+from parlour.baselines.alphabeta import MinimaxAgent
 from parlour.envs.games.hex import Hex, neighbours
 
 
@@ -51,22 +49,11 @@ def evaluate(game: Hex, player: str) -> float:
     return distance(game.board, game.size, 1 - me) - distance(game.board, game.size, me)
 
 
-class MinimaxAgent(SeededAgent):
-    """Searches ``depth`` plies with alpha-beta and plays a best cell, breaking ties at random."""
+class HexMinimax(MinimaxAgent):
+    """``minimax`` for Hex: alpha-beta to ``depth`` plies scored by :func:`evaluate`, playing a best cell (ties at random)."""
 
-    name = "minimax"
-
-    def __init__(self, env_id: str | None = None, seed: int | None = None, depth: int = 2):
-        if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
-            raise ValueError(f"depth must be a positive int, got {depth!r}")
-        self.depth = depth
-        super().__init__(env_id, seed)
-
-    def act(self, observation: Mapping[str, Any]) -> str:
-        """The chosen cell for the player to move."""
-        game = Hex.from_view(observation["view"])
-        choices = AlphaBeta(evaluate, self.rng).best_actions(game, self.depth)
-        return game.moves[choices[int(self.rng.integers(len(choices)))]]
+    game = Hex
+    evaluate = staticmethod(evaluate)
 
 
-register_scripted("minimax", "parlour/Hex-v0", MinimaxAgent)
+register_scripted("minimax", "parlour/Hex-v0", HexMinimax)

@@ -9,11 +9,8 @@ is forced into bad ones.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 from parlour.baselines import register_scripted
-from parlour.baselines.alphabeta import AlphaBeta
-from parlour.baselines.seeded import SeededAgent
+from parlour.baselines.alphabeta import MinimaxAgent
 from parlour.envs.games.othello import Othello, cells_of, legal_bits
 
 #: Square weights, row-major from a1 (the usual table of Othello programs).
@@ -40,22 +37,11 @@ def evaluate(game: Othello, player: str) -> float:
     return float(squares + MOBILITY * mobility)
 
 
-class MinimaxAgent(SeededAgent):
-    """Searches ``depth`` plies with alpha-beta and plays a best move, breaking ties at random."""
+class OthelloMinimax(MinimaxAgent):
+    """``minimax`` for Othello: alpha-beta to ``depth`` plies scored by :func:`evaluate`, playing a best move (ties at random)."""
 
-    name = "minimax"
-
-    def __init__(self, env_id: str | None = None, seed: int | None = None, depth: int = 2):
-        if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
-            raise ValueError(f"depth must be a positive int, got {depth!r}")
-        self.depth = depth
-        super().__init__(env_id, seed)
-
-    def act(self, observation: Mapping[str, Any]) -> str:
-        """The chosen move for the player to move."""
-        game = Othello.from_view(observation["view"])
-        choices = AlphaBeta(evaluate, self.rng).best_actions(game, self.depth)
-        return game.moves[choices[int(self.rng.integers(len(choices)))]]
+    game = Othello
+    evaluate = staticmethod(evaluate)
 
 
-register_scripted("minimax", "parlour/Othello-v0", MinimaxAgent)
+register_scripted("minimax", "parlour/Othello-v0", OthelloMinimax)
