@@ -335,3 +335,56 @@ def test_parlour_eval_of_the_checkpoint_reproduces_the_trainers_last_evaluation(
         invalid += sum(step["error"] is not None for step in record["steps"] if step["player"] == seat)
     assert invalid == 0 and results == {key: last[key] for key in results}
     assert sum(returns) / len(returns) == pytest.approx(last["mean_return"])
+
+
+@pytest.mark.parametrize("mode", ["score_legal", "generate"])
+def test_batched_update_gives_the_per_row_loss_and_gradients(model_dir: str, tmp_path: Path, mode: str) -> None:
+    """Issue 25: the update computes its loss for whole passes (rows sorted by length, one gather per pass) and must
+    give what the per-row formula of the module docstring gives: PPO's clipped surrogate and the KL term, rows
+    scored one at a time, with the live model moved away from the reference so that the KL term is not zero."""
+    from parlour.baselines.train.llm import _Row
+
+    config = LLMTrainConfig(env_id=ENV, model=model_dir, out=str(tmp_path), mode=mode, loss="ppo", ppo_epochs=1, kl_coef=0.5,
+                            clip=0.01, episodes=8, group_size=4, micro_batch=3, max_new_tokens=4, max_grad_norm=0.0,
+                            anchor_agents=["random"], device="cpu", dtype="float32", progress=False)
+    trainer = LLMTrainer(config)
+    _, metadata = trainer.table(trainer.play(1))
+    rows = [_Row(meta, float(index % 3 - 1)) for index, meta in enumerate(metadata) if trainer._trainable(meta)]
+    model = trainer.model
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.add_(0.05 * torch.randn_like(parameter))
+
+    def per_row(net: torch.nn.Module, row: _Row) -> torch.Tensor:
+        meta = row.metadata
+        if mode == "score_legal":
+            (per_token,) = candidate_logprobs(net, [meta["prompt_ids"]], [meta["candidates"]], trainer.policy.pad_id)
+            return torch.log_softmax(torch.stack([t.sum() for t in per_token]), dim=0)
+        (logprobs,), _ = completion_logprobs(net, [meta["prompt_ids"]], [meta["completion_ids"]], trainer.policy.pad_id)
+        return logprobs
+
+    norm = len(rows) if mode == "score_legal" else sum(len(row.metadata["completion_ids"]) for row in rows)
+    total, kls = torch.zeros(()), []
+    for row in rows:
+        logp = per_row(model, row)
+        with torch.no_grad():
+            ref = per_row(trainer.reference, row)
+        if mode == "score_legal":
+            current, old = logp[row.metadata["choice"]].unsqueeze(0), torch.tensor([row.metadata["policy_logprob"]])
+            kl = (logp.exp() * (logp - ref)).sum()
+        else:
+            current, old = logp, torch.tensor(row.metadata["logprobs"])
+            q = ref - logp
+            kl = (torch.exp(q) - q - 1).sum()
+        ratio = torch.exp(current - old)
+        surrogate = torch.minimum(ratio * row.advantage, torch.clamp(ratio, 1 - config.clip, 1 + config.clip) * row.advantage)
+        kls.append(float(kl.detach()) / current.numel())
+        total = total + (-surrogate.sum() + config.kl_coef * kl) / norm
+    total.backward()
+    expected = [parameter.grad.clone() for parameter in model.parameters()]
+    trainer.optimizer.step = lambda: None  # keep the gradients of the update to compare
+    stats = trainer.update(rows)
+    assert stats["loss"] == pytest.approx(float(total), abs=1e-5)
+    assert stats["kl"] == pytest.approx(sum(kls) / len(kls), rel=1e-4) and stats["kl"] > 0
+    for want, parameter in zip(expected, model.parameters()):
+        torch.testing.assert_close(parameter.grad, want, atol=1e-5, rtol=1e-4)
