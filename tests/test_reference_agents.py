@@ -63,6 +63,7 @@ EPISODES = {
     "parlour/SplitMaze-v0": 10,
     "parlour/Sokoban-v0": 20,
     "parlour/FrozenLake-v0": 20,
+    "parlour/Sudoku-v0": 20,
     "parlour/Goofspiel-v0": 20,
     "parlour/Minesweeper-v0": 20,
 }
