@@ -60,6 +60,7 @@ EPISODES = {
     "parlour/GraphCoordination-v0": 20,
     "parlour/Hanabi-v0": 10,
     "parlour/Mafia-v0": 600,
+    "parlour/Codenames-v0": 80,
     "parlour/SplitMaze-v0": 10,
     "parlour/Sokoban-v0": 20,
     "parlour/FrozenLake-v0": 20,
