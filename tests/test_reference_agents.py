@@ -65,6 +65,7 @@ EPISODES = {
     "parlour/Sokoban-v0": 20,
     "parlour/FrozenLake-v0": 20,
     "parlour/Sudoku-v0": 20,
+    "parlour/Countdown-v0": 20,
     "parlour/Goofspiel-v0": 20,
     "parlour/Minesweeper-v0": 20,
 }
