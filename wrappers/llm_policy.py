@@ -168,6 +168,12 @@ def attention_kernels(device: Any) -> Any:
     return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
 
 
+def output_cache(output: Any) -> Any:
+    """The key/value cache a model's forward or ``generate`` returned: ``cache`` since transformers 5 renamed
+    ``past_key_values`` (reading the old name warns), the old name before."""
+    return output["cache"] if "cache" in output.keys() else output.past_key_values
+
+
 @functools.cache
 def _cache_argument(model_class: type) -> str:
     """The name ``forward`` takes a key/value cache by: ``cache`` since transformers 5 renamed ``past_key_values``."""
@@ -279,7 +285,7 @@ def candidate_scores(model: Any, batch: CandidateBatch, kv_store: KVStore | None
         )
     if kv_store is not None:
         for index, prompt in enumerate(batch.prompts):
-            kv_store.keep(out.past_key_values, index, segments[index] >= 0, prompt)
+            kv_store.keep(output_cache(out), index, segments[index] >= 0, prompt)
     logits = out.logits[:, -kept:]
     picked = logits.reshape(-1, logits.shape[-1]).index_select(0, flat).float()
     token_logprobs = picked.gather(1, tokens.unsqueeze(1)).squeeze(1) - picked.logsumexp(-1)

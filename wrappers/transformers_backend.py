@@ -18,7 +18,7 @@ from typing import Any
 
 from parlour.wrappers.backend import Completion, Message
 from parlour.wrappers.kv_store import KVStore, plain_cache
-from parlour.wrappers.llm_policy import attention_kernels
+from parlour.wrappers.llm_policy import attention_kernels, output_cache
 
 #: Token counts of message lists remembered by :meth:`TransformersBackend.count_tokens` (oldest dropped first).
 COUNT_CACHE_SIZE = 1 << 14
@@ -231,7 +231,7 @@ class TransformersBackend:
         for row, (tokens, ids) in enumerate(zip(generated, prompts)):
             length = tokens.index(self.tokenizer.eos_token_id) + 1 if self.tokenizer.eos_token_id in tokens else len(tokens)
             if self.kv_reuse:
-                self.kv_store.keep(output.past_key_values, row, attention_mask[row], ids + tokens[:length])
+                self.kv_store.keep(output_cache(output), row, attention_mask[row], ids + tokens[:length])
             text = self.tokenizer.decode(tokens[:length], skip_special_tokens=True)
             completions.append(Completion(text=text, prompt_tokens=len(ids), completion_tokens=length))
         self.usage["prompt_tokens"] += sum(len(ids) for ids in prompts)
