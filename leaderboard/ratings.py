@@ -892,6 +892,7 @@ def _normalised_by_role(table: dict[str, Any], references: tuple[str, ...], anch
     scores = {name: combined([part["scores"][name] for part in usable.values() if name in part["scores"]]) for name in agents}
     reference = ", ".join(f"{part['reference']} ({role})" for role, part in usable.items())
     return {"normalised": True, "reason": reason, "reference": reference,
+            "reference_agents": sorted({part["reference"] for part in usable.values()}),
             "reference_score": combined([part["reference_score"] for part in usable.values()]), "scores": scores}
 
 
@@ -939,7 +940,7 @@ def _normalised_rows(
     for name, row in rows.items():
         ends = sorted((scale(row.get("low", row["rating"])), scale(row.get("high", row["rating"]))))
         scores[name] = {"score": scale(row["rating"]), "low": ends[0], "high": ends[1]}
-    return {"normalised": True, "reason": f"{anchor} is 0 and {reference} is 100", "reference": reference,
+    return {"normalised": True, "reason": f"{anchor} is 0 and {reference} is 100", "reference": reference, "reference_agents": [reference],
             "reference_score": scores[reference], "scores": scores}
 
 
@@ -993,4 +994,5 @@ def _aggregate(normalised_by_env: dict[str, dict[str, Any]]) -> dict[str, Any]:
         reference["names"] = references
     unnormalised = sorted(set(normalised_by_env) - set(usable))
     return {"rows": rows, "reference": reference, "environments": sorted(usable), "unnormalised": unnormalised,
+            "reference_agents": sorted({name for env in references for name in normalised_by_env[env]["reference_agents"]}),
             "reasons": {env: normalised_by_env[env]["reason"] for env in unnormalised}, "references": references}

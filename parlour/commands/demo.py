@@ -18,7 +18,8 @@ Every run is played for a challenge of the embedded SQLite leaderboard (so it
 counts; the challenges' nonces derive from ``--seed``, so a demo is
 reproducible), printed, and submitted. How many episodes is fixed before
 any is played: ``--episodes`` per line-up, and for competitive games at least
-``--game-episodes`` per environment shared by its line-ups, since poker needs
+``--game-episodes`` per environment shared by its line-ups (games rated per
+role too, whose roles split an agent's episodes), since poker needs
 hundreds of hands to tell an equilibrium from random play (Kuhn poker's
 equilibrium gains 0.12 chips a hand against random, with a spread of over a
 chip). Stopping when the result looks good would bias it; the leaderboard replays every episode and
@@ -150,9 +151,12 @@ def counted_lineups(env_id: str) -> tuple[list[Lineup], list[Lineup]]:
 
 
 def episodes_per_lineup(env_id: str, lineups: int, episodes: int, game_episodes: int) -> int:
-    """Episodes of each line-up: ``episodes``, or for a competitive game enough for ``game_episodes`` in all."""
+    """Episodes of each line-up: ``episodes``, or for a competitive game, and a game rated per role, enough for
+    ``game_episodes`` in all: a role splits an agent's episodes (Mafia's random held the mafia side in 8 of 20), and an
+    agent under the leaderboard's minimum in a role is provisional there."""
     game_cls = game_class(env_id)
-    if game_cls.category != "game" or len(make_game(game_cls, {}).players) == 1:
+    rated_by_role = game_cls.category == "social" or game_cls.fixed_roles
+    if (game_cls.category != "game" and not rated_by_role) or len(make_game(game_cls, {}).players) == 1:
         return episodes
     return max(episodes, -(-game_episodes // max(lineups, 1)))
 
