@@ -61,6 +61,7 @@ EPISODES = {
     "parlour/Hanabi-v0": 40,
     "parlour/Mafia-v0": 600,
     "parlour/Codenames-v0": 80,
+    "parlour/Avalon-v0": 200,
     "parlour/SplitMaze-v0": 40,
     "parlour/Sokoban-v0": 20,
     "parlour/FrozenLake-v0": 20,
