@@ -69,6 +69,7 @@ EPISODES = {
     "parlour/Countdown-v0": 20,
     "parlour/Goofspiel-v0": 20,
     "parlour/PhantomTicTacToe-v0": 40,
+    "parlour/Battleship-v0": 20,
     "parlour/Minesweeper-v0": 20,
 }
 
