@@ -27,8 +27,8 @@ column c) is ``r * W + c``, an across placement ``W * H + r * W + c``, a down
 placement ``2 * W * H + r * W + c`` (a one-cell ship is placed across only).
 Vector observation (5 planes of W * H cells, row-major, then the rest): own
 ship cells, cells the opponent fired at, own misses, own hits (sinking ones
-included), own shots answered "sunk", a one-hot of the ship being placed (zero while firing), and the
-fraction of own shots fired.
+included), own shots answered "sunk", a one-hot of the ship being placed
+(zero while firing), and the fraction of own shots fired.
 
 Rewards (zero-sum: OpenSpiel's returns with every ship worth 1 and
 ``loss_multiplier`` 1), paid when a ship sinks: +1 to the player who sank it,
