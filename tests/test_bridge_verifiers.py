@@ -23,7 +23,10 @@ from parlour.bridges.verifiers_env import install, seat_names  # noqa: E402
 
 
 def scripted_reply(model: str, messages: list[dict]) -> str:
-    """The scripted players: model ``first`` takes the first empty cell it is shown, ``last`` thinks aloud and takes the last."""
+    """The scripted players: model ``first`` takes the first empty cell it is shown, ``last`` thinks aloud and takes the
+    last, ``cooperator`` always cooperates."""
+    if model == "cooperator":
+        return "I cooperate."
     cells = re.findall(r"Empty cells: (.*)\.", messages[-1]["content"])[-1].split(", ")
     if model == "first":
         return cells[0]
@@ -68,10 +71,10 @@ def model_url(monkeypatch) -> Iterator[str]:
     server.server_close()
 
 
-def evaluate(model_url: str, output_dir: Path, episodes: int, **env: object) -> list:
-    """Run verifiers' eval runner on TicTacToe episodes from seed 7, the run's model ``first``, with ``env``'s settings."""
+def evaluate(model_url: str, output_dir: Path, episodes: int, env_id: str = "parlour/TicTacToe-v0", **env: object) -> list:
+    """Run verifiers' eval runner on ``env_id`` episodes from seed 7, the run's model ``first``, with ``env``'s settings."""
     config = EvalConfig(
-        env={"taskset": {"id": install(), "env_id": "parlour/TicTacToe-v0", "episodes": episodes, "seed": 7}, **env},
+        env={"taskset": {"id": install(), "env_id": env_id, "episodes": episodes, "seed": 7}, **env},
         model="first",
         client={"base_url": model_url, "api_key_var": "SCRIPTED_MODEL_KEY"},
         push=False, rich=None, output_dir=output_dir,
@@ -130,6 +133,19 @@ def test_self_play_seat_out_of_turns_forfeits(model_url, tmp_path) -> None:
     assert [traces[seat].num_turns for seat in ("player_0", "player_1")] == [2, 2]
     assert traces["player_0"].stop_condition == "max_turns" and episode.ok
     assert {seat: trace.reward for seat, trace in traces.items()} == record["returns"]
+    parlour.replay(record)
+
+
+def test_simultaneous_moves_in_self_play(model_url, tmp_path) -> None:
+    (episode,) = evaluate(model_url, tmp_path, 1, "parlour/IteratedPrisonersDilemma-v0", learner_seats=[0, 1],
+                          learner={"model": "cooperator"})
+    assert episode.ok, episode.errors
+    record = episode.traces[0].info["record"]
+    rounds = len(record["steps"]) // 2
+    assert rounds > 1 and {step["move"] for step in record["steps"]} == {"cooperate"}
+    for trace in episode.traces:
+        assert trace.agent.trainable and trace.num_turns == rounds
+        assert trace.info["turn_rewards"] == [3.0] * rounds and trace.reward == record["returns"][trace.info["seat"]] == 3.0 * rounds
     parlour.replay(record)
 
 
