@@ -49,14 +49,14 @@ from typing import Any
 
 import httpx
 import verifiers.v1 as vf
-from pydantic import Field
+from pydantic import Field, field_validator
 from verifiers.v1.dialects.chat import message_to_wire
 
 from parlour.envs.core.agent import AgentFailure
 from parlour.envs.core.match import Match
 from parlour.envs.core.rendering import render
 from parlour.envs.registry import game_class
-from parlour.wrappers.extraction import FORMAT_HINTS, default_extraction, extract_action
+from parlour.wrappers.extraction import FORMAT_HINTS, default_extraction, extract_action, resolve_extractor
 from parlour.wrappers.prompting import system_prompt
 
 __all__ = ["ChatHarness", "ParlourEnv", "ParlourEnvConfig", "ParlourTask", "ParlourTaskset", "ParlourTasksetConfig", "install"]
@@ -122,6 +122,14 @@ class ParlourEnvConfig(vf.EnvConfig):
     extraction: str | None = None
     """How a move is read from a reply (a name from ``parlour.wrappers.extraction``); default: the game's."""
 
+    @field_validator("extraction")
+    @classmethod
+    def _known_extraction(cls, extraction: str | None) -> str | None:
+        """Refuse an unknown extraction when the run is configured, not at an episode's first reply."""
+        if extraction is not None:
+            resolve_extractor(extraction)
+        return extraction
+
 
 class ParlourEnv(vf.Env[ParlourEnvConfig]):
     """One parlour episode per task, each seat a verifiers interaction of its role (see the module docstring)."""
@@ -137,7 +145,7 @@ class ParlourEnv(vf.Env[ParlourEnvConfig]):
         match.reset(seed=data.seed)
         learners = seat_names(match.players, self.config.learner_seats)
         extraction = self.config.extraction or default_extraction(data.env_id)
-        hint = FORMAT_HINTS.get(extraction, FORMAT_HINTS["auto"])
+        hint = FORMAT_HINTS[extraction]
         roles = {player: "learner" if player in learners else "frozen" for player in match.players}
         async with AsyncExitStack() as stack:
             seats = {}
@@ -162,9 +170,10 @@ async def play(match: Match, seats: dict[str, vf.Interaction], extraction: str) 
 
     A seat's turn reward is what it was paid from one of its replies up to its
     next one, so there is one per reply (one per turn of its trace); what it was
-    paid before its first reply counts toward the first, and a seat that never
-    replied gets its return as its only one. A seat whose run ended (a turn or token limit, a failed model call) forfeits
-    at its next turn, as parlour's agents do when they cannot decide.
+    paid before its first reply counts toward the first, and a seat paid without
+    ever replying gets one entry, that pay. A seat whose run ended (a turn or
+    token limit, a failed model call) forfeits at its next turn, as parlour's
+    agents do when they cannot decide.
     """
     turn_rewards: dict[str, list[float]] = {player: [] for player in match.players}
     before = dict(match.returns)

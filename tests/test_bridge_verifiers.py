@@ -19,7 +19,7 @@ from verifiers.v1.configs.cli.eval import EvalConfig  # noqa: E402
 from verifiers.v1.utils.trace_store import TRACES_FILE  # noqa: E402
 
 import parlour  # noqa: E402
-from parlour.bridges.verifiers_env import install, seat_names  # noqa: E402
+from parlour.bridges.verifiers_env import ParlourEnvConfig, install, seat_names  # noqa: E402
 
 
 def scripted_reply(model: str, messages: list[dict]) -> str:
@@ -149,7 +149,9 @@ def test_simultaneous_moves_in_self_play(model_url, tmp_path) -> None:
     parlour.replay(record)
 
 
-def test_unknown_seat_is_refused() -> None:
+def test_unknown_seat_or_extraction_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown extraction 'xml'"):
+        ParlourEnvConfig(taskset={"id": install()}, extraction="xml")
     assert seat_names(["buyer", "seller"], [1, "buyer"]) == {"buyer", "seller"}
     with pytest.raises(ValueError, match="no seat 'judge'"):
         seat_names(["buyer", "seller"], ["judge"])
