@@ -213,9 +213,13 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=64, help="LLM episodes per update (default 64)")
     parser.add_argument("--micro-batch", type=int, default=64, help="LLM rows per update pass, and the raw passes' batch (default 64)")
     parser.add_argument("--device", help="LLM device (default: the GPU when there is one)")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: CPU time is summed over them, and spinning threads on a shared machine inflate it)")
     args = parser.parse_args()
     print(json.dumps({"cpus": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()]}))
     if args.llm:
+        import torch
+
+        torch.set_num_threads(args.threads)
         for env_id in args.envs or ["parlour/TicTacToe-v0"]:
             print(json.dumps(measure_llm(env_id, args.llm_model, args.llm_size, args.updates, args.episodes, args.micro_batch, args.device)), flush=True)
         return
