@@ -13,7 +13,10 @@ Two action modes:
   end-of-turn token, and ``pi(m) = softmax(s / temperature)``. Exact, no invalid
   moves, and one forward pass per batch of decisions: each prompt is followed
   by all its legal moves under a tree-shaped attention mask, so the prompt
-  runs once and its keys and values are shared, never copied per move.
+  runs once and its keys and values are shared, never copied per move. Every
+  candidate token's log-probability comes out of one gather over the pass and
+  the candidates' sums out of one scatter, and the whole batch's results reach
+  the host in one copy (:func:`candidate_batch`, :func:`candidate_scores`).
 * ``generate``: free text sampled from the model (``temperature``, up to
   ``max_new_tokens``), read by the extractors of
   :mod:`parlour.wrappers.extraction`; for negotiation and talk, where moves
@@ -25,7 +28,9 @@ across turns when its backend reuses caches (by default on a CPU; see
 :mod:`parlour.wrappers.kv_store`): a turn runs only the tokens added since the
 last one. The store belongs to the policy and its model; it is emptied when the
 model's weights change (an optimiser step, a loaded state) and not used while
-the model is in training mode.
+the model is in training mode. On a GPU, attention runs without the cuDNN
+kernel (:func:`attention_kernels`), and inputs are copied there without waiting
+(:func:`to_device`).
 
 Prompts are built as :class:`parlour.wrappers.LLMAgent` builds them (the
 system prompt with the rules from :func:`~parlour.wrappers.prompting.system_prompt`,
