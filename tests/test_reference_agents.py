@@ -70,6 +70,7 @@ EPISODES = {
     "parlour/Goofspiel-v0": 20,
     "parlour/PhantomTicTacToe-v0": 40,
     "parlour/Battleship-v0": 20,
+    "parlour/Mancala-v0": 10,
     "parlour/Minesweeper-v0": 20,
 }
 

@@ -1,0 +1,61 @@
+"""Depth-limited alpha-beta ``minimax`` for Mancala, on copies of the real game (see :mod:`parlour.baselines.alphabeta`).
+
+Positions at the depth limit are scored by the difference of the stores
+(seeds there are kept for good) plus a quarter of the difference of the seeds
+on each side (they count for their owner if the game ends now, but can still
+be sown away or captured). Moves that end in the mover's own store search
+first: they are often best and prune the rest.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from parlour.baselines import register_scripted
+from parlour.baselines.alphabeta import AlphaBeta
+from parlour.baselines.seeded import SeededAgent
+from parlour.envs.games.mancala import PITS, PLACES, STORES, Mancala, first_pit
+
+#: Weight of a seed still on the board against one in a store.
+ON_BOARD = 0.25
+
+
+def evaluate(game: Mancala, player: str) -> float:
+    """Store difference plus a quarter of the on-board seed difference, for ``player``."""
+    seat = game.players.index(player)
+    board = game.board
+    sides = [sum(board[first_pit(s) : first_pit(s) + PITS]) for s in (0, 1)]
+    return float(board[STORES[seat]] - board[STORES[1 - seat]] + ON_BOARD * (sides[seat] - sides[1 - seat]))
+
+
+def order(game: Mancala, player: str, actions: list[int]) -> list[int]:
+    """Moves whose last seed lands in the mover's store first (sowing skips one store, so it comes round every 13 seeds)."""
+    seat = game.players.index(player)
+    base = first_pit(seat)
+
+    def lands_in_store(action: int) -> bool:
+        pit = base + action
+        return game.board[pit] % (PLACES - 1) == (STORES[seat] - pit) % PLACES
+
+    return sorted(actions, key=lambda action: not lands_in_store(action))
+
+
+class MinimaxAgent(SeededAgent):
+    """Searches ``depth`` plies (a move again counts as a ply) with alpha-beta and plays a best move, ties at random."""
+
+    name = "minimax"
+
+    def __init__(self, env_id: str | None = None, seed: int | None = None, depth: int = 4):
+        if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
+            raise ValueError(f"depth must be a positive int, got {depth!r}")
+        self.depth = depth
+        super().__init__(env_id, seed)
+
+    def act(self, observation: Mapping[str, Any]) -> str:
+        """The chosen pit for the player to move."""
+        game = Mancala.from_view(observation["view"])
+        choices = AlphaBeta(evaluate, self.rng, order).best_actions(game, self.depth)
+        return game.moves[choices[int(self.rng.integers(len(choices)))]]
+
+
+register_scripted("minimax", "parlour/Mancala-v0", MinimaxAgent)
