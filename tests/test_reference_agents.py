@@ -72,6 +72,7 @@ EPISODES = {
     "parlour/Battleship-v0": 20,
     "parlour/Mancala-v0": 10,
     "parlour/Minesweeper-v0": 20,
+    "parlour/TowerOfHanoi-v0": 20,
 }
 
 
