@@ -48,6 +48,7 @@ EPISODES = {
     "parlour/Commons-v0": 20,
     "parlour/PriceNegotiation-v0": 20,
     "parlour/ResourceTrade-v0": 20,
+    "parlour/Market-v0": 20,
     "parlour/Ultimatum-v0": 40,
     "parlour/AskOrSearch-v0": 20,
     "parlour/Search-v0": 20,
