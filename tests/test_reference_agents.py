@@ -74,6 +74,7 @@ EPISODES = {
     "parlour/Mancala-v0": 10,
     "parlour/Minesweeper-v0": 20,
     "parlour/TowerOfHanoi-v0": 20,
+    "parlour/Wordle-v0": 20,
 }
 
 
