@@ -93,7 +93,7 @@ def test_a_pending_allocation_is_never_shown_to_the_other_player():
     assert match.agent_observation("player_1") == before
     match.submit("player_1", "3 3 4")
     assert "your opponent sent A10 B0 C0" in match.observation_text("player_1")
-    assert match.agent_observation("player_1")["view"]["history"] == [{"you": [3, 3, 4], "opponent": [10, 0, 0]}]
+    assert match.agent_observation("player_1")["view"]["history"] == ({"you": (3, 3, 4), "opponent": (10, 0, 0)},)
 
 
 def test_vector_holds_rounds_and_the_last_allocations():

@@ -36,6 +36,7 @@ import string
 import numpy as np
 
 from parlour.envs.core.context import Context
+from parlour.envs.core.frozen import FrozenDict
 from parlour.envs.core.game import Game, InvalidMove, int_option
 
 #: Most moves for which the game is enumerable (has a ``Discrete`` action).
@@ -106,12 +107,22 @@ class ColonelBlotto(Game):
         self.vector_size = 3 + 2 * fields
         self.round = 0
         self.history: list[dict[str, list[int]]] = []
+        self._clear_views()
         self.wins = {p: 0 for p in self.players}
+
+    def _clear_views(self) -> None:
+        """Empty the per-player histories that views share (see :mod:`parlour.envs.core.frozen`).
+
+        Each player's rounds are kept as it sees them, in a tuple of read-only entries that grows by one each
+        round, so a view holds it as it is instead of copying every past allocation.
+        """
+        self.rounds_seen: dict[str, tuple[FrozenDict, ...]] = {p: () for p in self.players}
 
     def start(self, ctx: Context) -> None:
         """Round 1, no allocations yet."""
         self.round = 0
         self.history = []
+        self._clear_views()
         self.wins = {p: 0 for p in self.players}
 
     def example(self) -> str:
@@ -165,6 +176,9 @@ class ColonelBlotto(Game):
         """Reveal both allocations, score the round, and end the game after the last round."""
         allocations = {p: [int(n) for n in moves[p].split()] for p in self.players}
         self.history.append(allocations)
+        frozen = {p: tuple(allocations[p]) for p in self.players}
+        for player in self.players:
+            self.rounds_seen[player] += (FrozenDict(you=frozen[player], opponent=frozen[self.other(player)]),)
         first, second = self.players
         won = {p: fields_won(allocations[p], allocations[self.other(p)]) for p in self.players}
         round_winner = first if won[first] > won[second] else second if won[second] > won[first] else None
@@ -201,14 +215,17 @@ class ColonelBlotto(Game):
         return " ".join(f"{label}{n}" for label, n in zip(self.labels, allocation))
 
     def view(self, player: str) -> dict:
-        """The sizes, the round, both players' past allocations and rounds won; never a pending allocation."""
+        """The sizes, the round, both players' past allocations and rounds won; never a pending allocation.
+
+        The history is a shared, read-only tuple (the game only ever replaces it by a longer one).
+        """
         them = self.other(player)
         return {
             "fields": self.fields,
             "soldiers": self.soldiers,
             "round": self.round,
             "rounds": self.rounds,
-            "history": [{"you": list(a[player]), "opponent": list(a[them])} for a in self.history],
+            "history": self.rounds_seen[player],
             "wins": {"you": self.wins[player], "opponent": self.wins[them]},
         }
 
