@@ -60,6 +60,7 @@ import re
 from typing import Any
 
 from parlour.envs.core.context import Context
+from parlour.envs.core.frozen import FrozenDict
 from parlour.envs.core.game import Game, InvalidMove, int_option
 
 MAFIA, DETECTIVE, DOCTOR, VILLAGER = "mafia", "detective", "doctor", "villager"
@@ -129,13 +130,15 @@ class Mafia(Game):
         self.night = 0
         self.discussion_round = 0
         self.speaker = 0
-        self.log: list[dict[str, Any]] = []
-        self.votes: list[dict[str, Any]] = []
-        self.deaths: list[dict[str, Any]] = []
+        # The records views show are tuples of read-only entries that only grow: every view shares them instead
+        # of copying them (see parlour.envs.core.frozen). The suspects are never shown, so they stay a list.
+        self.log: tuple[FrozenDict, ...] = ()
+        self.votes: tuple[FrozenDict, ...] = ()
+        self.deaths: tuple[FrozenDict, ...] = ()
         self.suspects: list[dict[str, Any]] = []
-        self.checks: list[dict[str, Any]] = []
-        self.protections: list[dict[str, Any]] = []
-        self.mafia_log: list[dict[str, Any]] = []
+        self.checks: tuple[FrozenDict, ...] = ()
+        self.protections: tuple[FrozenDict, ...] = ()
+        self.mafia_log: tuple[FrozenDict, ...] = ()
 
     # ----------------------------------------------------------------- episode
     def start(self, ctx: Context) -> None:
@@ -147,8 +150,8 @@ class Mafia(Game):
         self.alive = list(self.players)
         self.day = 0
         self.night = 0
-        self.log, self.votes, self.deaths, self.suspects = [], [], [], []
-        self.checks, self.protections, self.mafia_log = [], [], []
+        self.log, self.votes, self.deaths, self.suspects = (), (), (), []
+        self.checks, self.protections, self.mafia_log = (), (), ()
         mafia = self.team(MAFIA)
         ctx.tell(f"The mafia are {', '.join(mafia)}.", to=mafia)
         if self.has_detective:
@@ -318,7 +321,7 @@ class Mafia(Game):
             return
         choices = {p: moves[p]["target"] for p in mafia}
         for p in mafia:
-            self.mafia_log.append({"night": self.night, "player": p, "target": choices[p], "say": moves[p]["say"]})
+            self.mafia_log += (FrozenDict(night=self.night, player=p, target=choices[p], say=moves[p]["say"]),)
             ctx.tell(f"Night {self.night}: {p} chooses to kill {choices[p]}.", to=mafia, kind="move", sender=p)
             if moves[p]["say"]:
                 ctx.say(p, moves[p]["say"], to=mafia)
@@ -334,7 +337,7 @@ class Mafia(Game):
                 self._investigate(ctx, player, move["target"])
             elif role == DOCTOR:
                 protected = move["target"]
-                self.protections.append({"night": self.night, "target": protected})
+                self.protections += (FrozenDict(night=self.night, target=protected),)
                 ctx.tell(f"You protect {protected} tonight.", to=player)
         if victim == protected:
             ctx.tell(f"Dawn of day {self.day + 1}: nobody died in the night.")
@@ -346,12 +349,12 @@ class Mafia(Game):
     def _investigate(self, ctx: Context, detective: str, target: str) -> None:
         """Tell the detective alone whether ``target`` is mafia."""
         guilty = self.roles[target] == MAFIA
-        self.checks.append({"night": self.night, "target": target, "mafia": guilty})
+        self.checks += (FrozenDict(night=self.night, target=target, mafia=guilty),)
         ctx.tell(f"Your investigation: {target} {'IS' if guilty else 'is NOT'} a member of the mafia.", to=detective)
 
     def _speak(self, ctx: Context, player: str, message: str) -> None:
         """One speech; then the next speaker, the next round, or the vote."""
-        self.log.append({"day": self.day, "round": self.discussion_round, "player": player, "text": message})
+        self.log += (FrozenDict(day=self.day, round=self.discussion_round, player=player, text=message),)
         if message:
             ctx.say(player, message)
         else:
@@ -370,9 +373,9 @@ class Mafia(Game):
     def _resolve_vote(self, ctx: Context, moves: dict[str, Any]) -> None:
         """Show the votes; the player with the most is out, a tie puts nobody out; record the village's suspects."""
         living_mafia = sum(self.roles[p] == MAFIA for p in self.alive)
+        self.votes += tuple(FrozenDict(day=self.day, player=player, target=moves[player]["vote"]) for player in self.alive)
         for player in self.alive:
             move = moves[player]
-            self.votes.append({"day": self.day, "player": player, "target": move["vote"]})
             if self.roles[player] != MAFIA:
                 suspect = move["suspect"]
                 self.suspects.append(
@@ -399,7 +402,7 @@ class Mafia(Game):
         ctx.tell(announcement)
         self.alive.remove(player)
         day = self.day + 1 if how == "killed" else self.day
-        self.deaths.append({"player": player, "role": self.roles[player], "day": day, "how": how})
+        self.deaths += (FrozenDict(player=player, role=self.roles[player], day=day, how=how),)
         ctx.eliminate(player, f"{player} was {how}")
 
     def _settled(self, ctx: Context) -> bool:
@@ -441,7 +444,10 @@ class Mafia(Game):
 
     # ------------------------------------------------------------ observations
     def view(self, player: str) -> dict[str, Any]:
-        """What ``player`` knows: its role (and team), the public record, and its own private results."""
+        """What ``player`` knows: its role (and team), the public record, and its own private results.
+
+        The records (deaths, talk, votes, checks, protections, the mafia's log) are shared, read-only tuples.
+        """
         role = self.roles[player]
         view: dict[str, Any] = {
             "player": player,
@@ -456,17 +462,17 @@ class Mafia(Game):
             "discussion_round": self.discussion_round,
             "discussion_rounds": self.discussion_rounds,
             "num_mafia": self.num_mafia,
-            "deaths": [dict(d) for d in self.deaths],
-            "talk": [dict(entry) for entry in self.log],
-            "votes": [dict(v) for v in self.votes],
+            "deaths": self.deaths,
+            "talk": self.log,
+            "votes": self.votes,
             "night_targets": self.night_targets(player) if self.phase == "night" and role in NIGHT_VERBS and player in self.alive else [],
         }
         if role == DETECTIVE:
-            view["checks"] = [dict(c) for c in self.checks]
+            view["checks"] = self.checks
         if role == DOCTOR:
-            view["protections"] = [dict(p) for p in self.protections]
+            view["protections"] = self.protections
         if role == MAFIA:
-            view["mafia_log"] = [dict(entry) for entry in self.mafia_log]
+            view["mafia_log"] = self.mafia_log
         return view
 
     def render(self) -> str:
