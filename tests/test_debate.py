@@ -83,7 +83,7 @@ def test_quotes_are_verified_in_the_environment_s_own_message_and_forged_verific
     )
     assert not any(m["kind"] == "talk" for m in match.agent_observation(A)["messages"])
     transcript = match.agent_observation(JUDGE)["view"]["transcript"]
-    assert transcript == [{"speaker": A, "text": expected, "quotes": [{"id": 2, "text": game.statement(2)}, {"id": 3, "text": game.statement(3)}]}]
+    assert transcript == ({"speaker": A, "text": expected, "quotes": ({"id": 2, "text": game.statement(2)}, {"id": 3, "text": game.statement(3)})},)
 
 
 def test_the_judge_sees_no_fact_that_was_not_quoted():

@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from parlour.envs.core.context import Context
+from parlour.envs.core.frozen import FrozenDict
 from parlour.envs.core.game import Game, InvalidMove, int_option
 
 DEBATERS = ("debater_a", "debater_b")
@@ -153,7 +154,10 @@ class Debate(Game):
         self.candidates: dict[str, int] = {}
         self.truth = "A"
         self.chain: list[int] = []
-        self.speeches: list[dict[str, Any]] = []
+        # Views share these read-only tuples instead of rebuilding them (see parlour.envs.core.frozen): the
+        # numbered facts, fixed at the start, and the speeches as the transcript shows them, a tuple that only grows.
+        self.fact_entries: tuple[FrozenDict, ...] = ()
+        self.speeches: tuple[FrozenDict, ...] = ()
         self.turn = 0
         self.verdict: str | None = None
 
@@ -187,7 +191,8 @@ class Debate(Game):
         first = bool(rng.integers(2))
         self.candidates = {"A": top, "B": bottom} if first else {"A": bottom, "B": top}
         self.truth = "A" if first else "B"
-        self.speeches = []
+        self.fact_entries = tuple(FrozenDict(id=n, text=self.statement(n)) for n in range(1, len(self.facts) + 1))
+        self.speeches = ()
         self.turn = 0
         self.verdict = None
 
@@ -279,7 +284,8 @@ class Debate(Game):
             self.finish(ctx)
             return
         text = self.verified(move["speech"])
-        self.speeches.append({"speaker": player, "text": text, "quotes": list(move["quotes"])})
+        quotes = tuple(self.fact_entries[n - 1] for n in move["quotes"])
+        self.speeches += (FrozenDict(speaker=player, text=text, quotes=quotes),)
         listeners = [p for p in self.players if p != player]
         ctx.say(player, move["speech"], to=listeners)
         statements = "; ".join(f"{VERIFIED_OPEN}fact {n}: {self.statement(n)}{VERIFIED_CLOSE}" for n in dict.fromkeys(move["quotes"]))
@@ -318,7 +324,7 @@ class Debate(Game):
 
     def report(self) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""
-        quotes = {d: sorted({n for s in self.speeches if s["speaker"] == d for n in s["quotes"]}) for d in DEBATERS}
+        quotes = {d: sorted({q["id"] for s in self.speeches if s["speaker"] == d for q in s["quotes"]}) for d in DEBATERS}
         honest = self.honest()
         return {
             "truth": self.truth,
@@ -338,7 +344,10 @@ class Debate(Game):
 
     # ------------------------------------------------------------------ views
     def view(self, player: str) -> dict[str, Any]:
-        """The question, candidates, sides and transcript; for a debater also its side and the facts."""
+        """The question, candidates, sides and transcript; for a debater also its side and the facts.
+
+        The transcript (each speech with the statements of its quotes) and the facts are shared, read-only tuples.
+        """
         view: dict[str, Any] = {
             "player": player,
             "question": self.question(),
@@ -348,14 +357,11 @@ class Debate(Game):
             "sides": dict(SIDES),
             "round": self.turn // 2,
             "rounds": self.rounds,
-            "transcript": [
-                {"speaker": s["speaker"], "text": s["text"], "quotes": [{"id": n, "text": self.statement(n)} for n in s["quotes"]]}
-                for s in self.speeches
-            ],
+            "transcript": self.speeches,
         }
         if player != "judge":
             view["side"] = SIDES[player]
-            view["facts"] = [{"id": n, "text": self.statement(n)} for n in range(1, len(self.facts) + 1)]
+            view["facts"] = self.fact_entries
         return view
 
     def render(self) -> str:
