@@ -162,9 +162,9 @@ def test_talk_reaches_only_the_partner_verbatim_and_the_last_step_tag_counts():
     (talk,) = [m for m in seen["messages"] if m["kind"] == "talk"]
     assert talk == {"sender": "player_0", "to": ["player_1"], "kind": "talk", "text": message}
     assert f"player_0: {json.dumps(message, ensure_ascii=False)}\n\n" in seen["text"]
-    assert seen["view"]["heard"] == [message]
+    assert seen["view"]["heard"] == (message,)
     assert not any(m["kind"] == "talk" for m in match.agent_observation("player_0")["messages"])
-    assert match.agent_observation("player_0")["view"]["heard"] == []
+    assert match.agent_observation("player_0")["view"]["heard"] == ()
     assert match.game.position == (0, 1)
 
 

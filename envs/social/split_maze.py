@@ -191,7 +191,8 @@ class SplitMaze(Game):
         self.bumps = 0
         self.disagreements = 0
         self.last: dict[str, str] = {}
-        self.heard: dict[str, list[str]] = {p: [] for p in self.players}
+        # Tuples that only grow: every view shares its player's messages instead of copying them.
+        self.heard: dict[str, tuple[str, ...]] = {p: () for p in self.players}
 
     # ------------------------------------------------------------------ setup
     def start(self, ctx: Context) -> None:
@@ -205,7 +206,7 @@ class SplitMaze(Game):
         self.start_cell = self.position = (0, 0)
         self.turn = self.steps = self.bumps = self.disagreements = 0
         self.last = {}
-        self.heard = {p: [] for p in self.players}
+        self.heard = {p: () for p in self.players}
         self.known = {p: np.zeros((size, size), dtype=bool) for p in self.players}
         if self.mode == "solo":
             self.known["player_0"][:] = True
@@ -315,7 +316,7 @@ class SplitMaze(Game):
                 proposals[player] = move["step"]
                 partner = self.other(player)
                 if move["talk"]:
-                    self.heard[partner].append(move["talk"])
+                    self.heard[partner] += (move["talk"],)
                     ctx.say(player, move["talk"], to=partner)
             else:
                 proposals[player] = move
@@ -383,7 +384,7 @@ class SplitMaze(Game):
     # ------------------------------------------------------------------ views
     def view(self, player: str) -> dict[str, Any]:
         """What ``player`` knows: its map (rows of ``.``, ``#``, ``?``), the token, start, goal, turn, the last
-        proposals and every message its partner sent it."""
+        proposals and every message its partner sent it (a shared, read-only tuple)."""
         return {
             "player": player,
             "mode": self.mode,
@@ -397,7 +398,7 @@ class SplitMaze(Game):
             "steps": self.steps,
             "legal_steps": self.legal_steps(),
             "last_proposals": dict(self.last),
-            "heard": list(self.heard[player]),
+            "heard": self.heard[player],
         }
 
     def vector(self, player: str) -> np.ndarray:
