@@ -164,7 +164,7 @@ def test_a_hint_names_the_touched_cards_and_rules_out_the_value_for_the_others()
     assert game.clued == {first}
     view = game.view("player_1")
     assert view["hands"]["player_1"][0] == {"id": first, "color": None, "rank": None, "colors": ["red", "yellow"], "ranks": [2], "clued": True}
-    assert view["log"][-1] == {"player": "player_0", "type": "hint", "target": "player_1", "value": "2", "slots": [1], "touched": [first], "new": [first]}
+    assert view["log"][-1] == {"player": "player_0", "type": "hint", "target": "player_1", "value": "2", "slots": (1,), "touched": (first,), "new": (first,)}
     assert "player_0 hints player_1: slot 1 is 2" in match.observation_text("player_1")
     play(match, "hint player_0 red")
     assert all(game._possible(card) == (["red"], [1, 2, 3, 4, 5]) for card in game.hands[0])

@@ -73,6 +73,7 @@ from typing import Any
 import numpy as np
 
 from parlour.envs.core.context import Context
+from parlour.envs.core.frozen import FrozenDict, freeze
 from parlour.envs.core.game import Game, int_option
 
 COLOR_NAMES = ("red", "yellow", "green", "white", "blue")
@@ -178,11 +179,14 @@ class Hanabi(Game):
         self.hints = self.max_hints
         self.lives = self.max_lives
         self.discards: list[int] = []
+        # The discards by name and the log of moves are tuples of read-only entries that only grow: every view
+        # shares them instead of copying them (see parlour.envs.core.frozen).
+        self.discarded: tuple[str, ...] = ()
         self.turn = 0
         self.turns = 0
         self.turns_left = self.num_players
         self.misplays = 0
-        self.log: list[dict[str, Any]] = []
+        self.log: tuple[FrozenDict, ...] = ()
 
     # ----------------------------------------------------------------- episode
     def start(self, ctx: Context) -> None:
@@ -320,8 +324,9 @@ class Hanabi(Game):
         """Discard a card and regain a hint token."""
         card, drew = self._remove(seat, slot)
         self.discards.append(self.cards[card])
+        self.discarded += (self.name_of(card),)
         self.hints += 1
-        self.log.append({"player": player, "type": "discard", "slot": slot + 1, "id": card, "card": self.name_of(card)})
+        self.log += (FrozenDict(player=player, type="discard", slot=slot + 1, id=card, card=self.name_of(card)),)
         ctx.tell(f"{player} discards {self.name_of(card)} (slot {slot + 1}) and regains a hint token.{drew}", kind="move", sender=player)
 
     def _play(self, ctx: Context, player: str, seat: int, slot: int) -> None:
@@ -339,8 +344,9 @@ class Hanabi(Game):
             self.lives -= 1
             self.misplays += 1
             self.discards.append(self.cards[card])
+            self.discarded += (self.name_of(card),)
             result = f"it does not fit (the {COLOR_NAMES[color]} firework is at {self.fireworks[color]}): a life token is lost, {self.lives} left"
-        self.log.append({"player": player, "type": "play", "slot": slot + 1, "id": card, "card": self.name_of(card), "success": success})
+        self.log += (FrozenDict(player=player, type="play", slot=slot + 1, id=card, card=self.name_of(card), success=success),)
         ctx.tell(f"{player} plays {self.name_of(card)} (slot {slot + 1}): {result}.{drew}", kind="move", sender=player)
 
     def _hint(self, ctx: Context, player: str, target: int, touches, value: str, *, color: int | None = None, rank: int | None = None) -> None:
@@ -358,7 +364,7 @@ class Hanabi(Game):
         self.clued.update(touched)
         slots = [i + 1 for i, card in enumerate(hand) if card in touched]
         name = self.players[target]
-        self.log.append({"player": player, "type": "hint", "target": name, "value": value, "slots": slots, "touched": touched, "new": new})
+        self.log += (freeze({"player": player, "type": "hint", "target": name, "value": value, "slots": slots, "touched": touched, "new": new}),)
         which = " and ".join(", ".join(map(str, slots)).rsplit(", ", 1))
         kind = "colour" if color is not None else "rank"
         ctx.tell(f"{player} hints {name}: slot{'s' if len(slots) > 1 else ''} {which} {'are' if len(slots) > 1 else 'is'} {value} (a {kind} hint; {self.hints} hint token(s) left).", kind="move", sender=player)
@@ -432,7 +438,10 @@ class Hanabi(Game):
         return "\n".join(lines)
 
     def view(self, player: str) -> dict[str, Any]:
-        """Everything the player may know: the public state, every hand but its own, and what the hints say of all cards."""
+        """Everything the player may know: the public state, every hand but its own, and what the hints say of all cards.
+
+        The discards and the log are shared, read-only tuples.
+        """
         seat = self.players.index(player)
         hands = {}
         for s, hand in enumerate(self.hands):
@@ -463,9 +472,9 @@ class Hanabi(Game):
             "max_hint_tokens": self.max_hints,
             "life_tokens": self.lives,
             "deck_size": self.deck_size,
-            "discards": [card_name(k // self.ranks, k % self.ranks + 1) for k in self.discards],
+            "discards": self.discarded,
             "hands": hands,
-            "log": [dict(entry) for entry in self.log],
+            "log": self.log,
             "turns_left": self.turns_left if self.deck_size == 0 else None,
             "score": self.score,
         }
