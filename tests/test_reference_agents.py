@@ -63,6 +63,7 @@ EPISODES = {
     "parlour/Mafia-v0": 600,
     "parlour/Codenames-v0": 80,
     "parlour/Avalon-v0": 200,
+    "parlour/ConstrainedWriting-v0": 60,
     "parlour/SplitMaze-v0": 40,
     "parlour/Sokoban-v0": 20,
     "parlour/FrozenLake-v0": 20,
