@@ -41,6 +41,7 @@ from __future__ import annotations
 from typing import Any
 
 from parlour.envs.core.context import Context
+from parlour.envs.core.frozen import FrozenDict, freeze
 from parlour.envs.core.game import Game, InvalidMove, int_option
 from parlour.envs.core.tools import Tool
 from parlour.envs.search.scoring import exact_match, f1
@@ -131,9 +132,22 @@ class AskOrSearch(UsesCorpus, Game):
         self.note_ids: list[str] = []
         self.hidden: frozenset[str] = frozenset()
         self.retrieval: list[dict[str, Any]] = []
-        self.dialogue: list[dict[str, Any]] = []
+        self._clear_views()
         self.turn = "asker"
         self.answered: str | None = None
+
+    def _clear_views(self) -> None:
+        """Empty what views share (see :mod:`parlour.envs.core.frozen`): read-only tuples the game replaces, never changes.
+
+        ``calls`` (the asker's calls as its view shows them) and ``dialogue`` grow by one entry at a time;
+        ``retrieved`` is rebuilt from ``passages_seen`` (each passage as the asker was last shown it, in the order
+        first seen) only when a call shows a passage, not at every observation; ``notes`` are the expert's passages.
+        """
+        self.calls: tuple[FrozenDict, ...] = ()
+        self.dialogue: tuple[FrozenDict, ...] = ()
+        self.passages_seen: dict[str, FrozenDict] = {}
+        self.retrieved: tuple[FrozenDict, ...] = ()
+        self.notes_shown: tuple[FrozenDict, ...] = ()
 
     def start(self, ctx: Context) -> None:
         """Draw the question, choose the hops the expert holds and its other notes, and tell each player its part."""
@@ -154,10 +168,12 @@ class AskOrSearch(UsesCorpus, Game):
                 notes.add(doc_id)
         self.note_ids = sorted(notes)
         self.hidden = frozenset(notes)
-        self.retrieval, self.dialogue = [], []
+        self.retrieval = []
+        self._clear_views()
+        self.notes_shown = tuple(FrozenDict(id=doc_id, title=corpus.passage(doc_id)["title"], text=corpus.passage(doc_id)["text"]) for doc_id in self.note_ids)
         self.turn, self.answered = "asker", None
         ctx.tell(f"Question: {question['question']}", to="asker")
-        shown = "\n\n".join(f"[{doc_id}] {corpus.passage(doc_id)['title']}\n{corpus.passage(doc_id)['text']}" for doc_id in self.note_ids)
+        shown = "\n\n".join(f"[{note['id']}] {note['title']}\n{note['text']}" for note in self.notes_shown)
         ctx.tell(f"Your notes ({len(self.note_ids)} passages the asker cannot search):\n\n{shown}", to="expert")
 
     def to_move(self) -> list[str]:
@@ -201,6 +217,13 @@ class AskOrSearch(UsesCorpus, Game):
             return "The expert has no tools: reply to the asker in plain text."
         text, entry = (run_search if name == "search" else run_open)(self.corpus, arguments, self.hidden)
         self.retrieval.append(entry)
+        self.calls += (freeze({key: value for key, value in entry.items() if key != "text_sha256"}),)
+        # The passages this call showed, merged as retrieved_passages merges the whole log: a search adds the
+        # passages not seen yet, an open replaces the snippet by the whole text and keeps the passage's place.
+        for passage in retrieved_passages(self.corpus, [entry]):
+            if passage["id"] not in self.passages_seen or entry["tool"] == "open":
+                self.passages_seen[passage["id"]] = FrozenDict(passage)
+        self.retrieved = tuple(self.passages_seen.values())
         return text
 
     def apply(self, ctx: Context, moves: dict[str, Any]) -> None:
@@ -208,7 +231,7 @@ class AskOrSearch(UsesCorpus, Game):
         ((player, move),) = moves.items()
         if player == "expert":
             reply = move if isinstance(move, str) else str(next(iter(move["arguments"].values()), ""))[:MAX_REPLY_CHARS]
-            self.dialogue[-1]["reply"] = reply
+            self.dialogue = (*self.dialogue[:-1], FrozenDict(self.dialogue[-1], reply=reply))
             ctx.say("expert", reply, to="asker")
             self.turn = "asker"
             return
@@ -219,7 +242,7 @@ class AskOrSearch(UsesCorpus, Game):
         if self.questions_left() <= 0:
             self._finish(ctx, None)
             return
-        self.dialogue.append({"message": message, "reply": None})
+        self.dialogue += (FrozenDict(message=message, reply=None),)
         ctx.say("asker", message, to="expert")
         self.turn = "expert"
 
@@ -254,18 +277,18 @@ class AskOrSearch(UsesCorpus, Game):
         ctx.finish({player: -1.0, self.other(player): 0.0}, winners=[self.other(player)], reason=reason, details=self.details())
 
     def view(self, player: str) -> dict[str, Any]:
-        """The expert's notes and the dialogue, or the asker's question, retrieved passages, calls, dialogue and questions left."""
-        dialogue = [dict(turn) for turn in self.dialogue]
+        """The expert's notes and the dialogue, or the asker's question, retrieved passages, calls, dialogue and questions left.
+
+        The notes, passages, calls and dialogue are shared, read-only tuples.
+        """
         if player == "expert":
-            corpus = self.corpus
-            notes = [{"id": doc_id, **{k: corpus.passage(doc_id)[k] for k in ("title", "text")}} for doc_id in self.note_ids]
-            return {"role": "expert", "notes": notes, "dialogue": dialogue}
+            return {"role": "expert", "notes": self.notes_shown, "dialogue": self.dialogue}
         return {
             "role": "asker",
             "question": self.question.get("question"),
-            "retrieved": retrieved_passages(self.corpus, self.retrieval) if self.retrieval else [],
-            "calls": [{key: value for key, value in entry.items() if key != "text_sha256"} for entry in self.retrieval],
-            "dialogue": dialogue,
+            "retrieved": self.retrieved,
+            "calls": self.calls,
+            "dialogue": self.dialogue,
             "questions_left": self.questions_left(),
             "max_k": self.max_k,
         }
