@@ -1,0 +1,297 @@
+"""DealOrWalk: Deal-or-No-Deal over more issues, with a private walk-away value per player and an explicit walk move.
+
+Bargaining (Lewis et al. 2017) with outside options, as in the negotiation
+literature's BATNA: ``player_0`` and ``player_1`` split a pool of items of
+several types (books, hats, balls, pens, cups). ``difficulty`` (1 to 4,
+default 3) sets the issues: 2, 3, 4 or 5 item types. The instance, drawn from
+the seed: 1 to 4 items of each type; each player values each type privately,
+a whole number from 0 to 10 (every type valued by someone, some type by both,
+each player's pool worth something); and each player has a private walk-away
+value, the payoff it can always secure by leaving: a whole number from 20% to
+60% of what the whole pool is worth to it.
+
+Players alternate, ``player_0`` first. On each turn a player writes free text
+and one move (the last well-formed one counts; everything outside it reaches
+the other player verbatim as talk):
+
+* ``[propose] 2 books, 1 hat, 0 balls, 1 pen`` -- the items the proposer KEEPS
+  (every type named once, in any order; bare counts ``[propose] 2, 1, 0, 1`` in
+  pool order also work); the rest go to the other player. It replaces the
+  standing proposal.
+* ``[accept]`` -- accept the other player's standing proposal: the deal is made.
+* ``[walk]`` -- leave: no deal, and each player gets its walk-away value.
+* ``[pass]`` -- talk only.
+
+Text with no well-formed move, ``[accept]`` with no proposal of the other
+player standing, or a proposal keeping more than the pool holds is an invalid
+action. After ``deadline`` turns (default 10) without a deal the game ends as
+a walk does (an outcome of the rules; the engine's own ``max_turns`` option,
+if set, truncates the episode instead, unpaid).
+
+Rewards, paid at the end: on a deal, the value of the items each player gets,
+at its own values; otherwise each player's walk-away value. A deal worth less
+than a player's walk-away value is its loss to accept. On a deal the sole
+best-off player wins; nobody wins without one. A player who exceeds the
+invalid-action allowance gets -1 (below anything it could have secured) and
+the other its walk-away value, and the other wins.
+
+Outcome details: :func:`parlour.envs.negotiation.analysis.negotiation_report`
+over every split of the pool, with the walk-away values as the disagreement
+point, plus ``difficulty``, ``walked`` (the player who walked, or ``None``)
+and ``walk_away`` (both values, revealed at the end).
+
+Version history: v0, first release.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any, Sequence
+
+from parlour.envs.core.context import Context
+from parlour.envs.core.frozen import FrozenDict
+from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
+from parlour.envs.negotiation.analysis import negotiation_report
+from parlour.envs.negotiation.bargaining import bundle_text
+
+ITEMS = ("book", "hat", "ball", "pen", "cup")
+#: difficulty -> number of item types.
+LEVELS = {1: 2, 2: 3, 3: 4, 4: 5}
+MAX_COUNT = 4
+MAX_VALUE = 10
+#: A walk-away value lies in this range of percentages of the pool's worth to its player.
+WALK_PERCENT = (20, 60)
+
+MOVE = re.compile(r"\[\s*+(propose|accept|walk|pass)\s*+\]((?:\s*+\d++\s*+[a-z]*+\s*+(?:,|;|\band\b)?)*+)", re.IGNORECASE)
+COUNT = re.compile(r"(\d+)\s*([a-z]+)?", re.IGNORECASE)
+
+RULES = """You are {player} in a Deal-or-No-Deal negotiation with a walk-away option, against {other}.
+A pool of items must be split between you: {pool}.
+Your private values per item: {values}. The whole pool is worth {worth} to you.
+Your private walk-away value: {walk}. You get it if you walk away, if {other} does, or if no deal is made in time. {other} has its own private values and walk-away value, unknown to you; yours are unknown to it.
+Players alternate turns, player_0 first; the game lasts at most {deadline} turns in all.
+On your turn, write anything you like (it is sent to {other} word for word) and include one move (the last one counts):
+  [propose] <count> <item>, ...   the items YOU keep (name every item type); {other} gets the rest
+  [accept]                        accept {other}'s standing proposal: you get the rest of the pool
+  [walk]                          end the negotiation: both get their walk-away values
+  [pass]                          talk only
+Example: "Books matter most to me. [propose] 3 books, 0 hats, 1 ball, 0 pens\""""
+
+
+def draw_instance(rng: Any, types: int) -> dict[str, Any]:
+    """Pool, values and walk-away values (see the module docstring)."""
+    pool = [int(n) for n in rng.integers(1, MAX_COUNT + 1, size=types)]
+    while True:
+        values = [[int(v) for v in rng.integers(0, MAX_VALUE + 1, size=types)] for _ in range(2)]
+        both = any(a > 0 and b > 0 for a, b in zip(*values))
+        if both and all(a > 0 or b > 0 for a, b in zip(*values)):
+            break
+    walk = []
+    for own in values:
+        worth = sum(v * n for v, n in zip(own, pool))
+        low, high = -(-WALK_PERCENT[0] * worth // 100), WALK_PERCENT[1] * worth // 100
+        walk.append(int(rng.integers(low, high + 1)))
+    return {"pool": pool, "values": values, "walk": walk}
+
+
+class DealOrWalk(Game):
+    """Two-player multi-issue bargaining with private walk-away values; see the module docstring."""
+
+    name = "DealOrWalk"
+    reference_agents = ("boulware", "random")
+    description = ("Deal-or-No-Deal with 2-5 issues and a private walk-away value each: talk, propose, accept or walk; "
+                   "difficulty 1-4 (default 3) sets the number of item types.")
+    category = "negotiation"
+    zero_sum = False
+
+    def __init__(self, *, difficulty: int = 3, deadline: int = 10):
+        self.difficulty = int_option("difficulty", difficulty, 1, len(LEVELS))
+        self.deadline = int_option("deadline", deadline, 1, 1000)
+        self.players = ["player_0", "player_1"]
+        self.names = list(ITEMS[: LEVELS[difficulty]])
+        self.pool: list[int] = []
+        self.values: list[list[int]] = []
+        self.walk: list[int] = []
+        self.turn = 0
+        # Read-only entries in a tuple that only grows: every view shares it instead of copying it.
+        self.proposals: tuple[FrozenDict, ...] = ()
+        self.walked: str | None = None
+
+    def start(self, ctx: Context) -> None:
+        """Draw the pool, the private values and the walk-away values."""
+        instance = draw_instance(ctx.rng, len(self.names))
+        self.pool, self.values, self.walk = instance["pool"], instance["values"], instance["walk"]
+        self.turn = 0
+        self.proposals = ()
+        self.walked = None
+
+    # ----------------------------------------------------------------- helpers
+    def seat(self, player: str) -> int:
+        """``player``'s index."""
+        return self.players.index(player)
+
+    def value(self, player: str, counts: Sequence[int]) -> int:
+        """What ``counts`` items are worth to ``player``."""
+        return sum(v * c for v, c in zip(self.values[self.seat(player)], counts))
+
+    def rest(self, keep: Sequence[int]) -> list[int]:
+        """The items left to the other player when ``keep`` is kept."""
+        return [p - k for p, k in zip(self.pool, keep)]
+
+    def standing(self) -> FrozenDict | None:
+        """The latest proposal, ``{"player": proposer, "keep": counts}``, or ``None``."""
+        return self.proposals[-1] if self.proposals else None
+
+    # -------------------------------------------------------------------- text
+    def to_move(self) -> list[str]:
+        """Players alternate, ``player_0`` first."""
+        return [self.players[self.turn % 2]]
+
+    def rules(self, player: str) -> str:
+        """Rules, the pool, this player's private values and walk-away value."""
+        return RULES.format(
+            player=player,
+            other=self.other(player),
+            pool=bundle_text(self.pool, self.names),
+            values=", ".join(f"{v} per {n}" for v, n in zip(self.values[self.seat(player)], self.names)),
+            worth=self.value(player, self.pool),
+            walk=self.walk[self.seat(player)],
+            deadline=self.deadline,
+        )
+
+    def prompt(self, player: str, legal: list[str] | None) -> str:
+        """Turns left, the walk-away value and the standing proposal, valued with this player's own values."""
+        lines = [f"Turn {self.turn + 1} of {self.deadline}. Pool: {bundle_text(self.pool, self.names)}. "
+                 f"Your walk-away value: {self.walk[self.seat(player)]}."]
+        standing = self.standing()
+        if standing is None:
+            lines.append("No proposal stands yet.")
+        elif standing["player"] == player:
+            lines.append(f"Your proposal stands: you keep {bundle_text(standing['keep'], self.names)}.")
+        else:
+            yours = self.rest(standing["keep"])
+            lines.append(f"{standing['player']}'s proposal stands: you would get {bundle_text(yours, self.names)}, "
+                         f"worth {self.value(player, yours)} to you.")
+        lines.append("Write your message and include [propose] ..., [accept], [walk] or [pass].")
+        return "\n".join(lines)
+
+    def parse(self, player: str, text: str) -> dict[str, Any]:
+        """The last well-formed move, and the talk around it."""
+        for found in reversed(list(MOVE.finditer(text))):
+            kind = found.group(1).lower()
+            end = found.end() if kind == "propose" else found.start(2)
+            talk = (text[: found.start()] + text[end:]).strip()
+            if kind == "propose":
+                keep = self.counts(found.group(2))
+                if keep is None:
+                    continue
+                if any(k > p for k, p in zip(keep, self.pool)):
+                    raise InvalidMove(f"You cannot keep more than the pool holds ({bundle_text(self.pool, self.names)}).")
+                return {"move": "propose", "keep": keep, "talk": talk}
+            if kind == "accept":
+                standing = self.standing()
+                if standing is None or standing["player"] == player:
+                    raise InvalidMove("There is no proposal of the other player to accept; use [propose], [walk] or [pass].")
+            return {"move": kind, "talk": talk}
+        raise InvalidMove(f"No move found. Include [propose] <count> <item>, ... naming every item ({', '.join(self.names)}), "
+                          "[accept], [walk] or [pass].")
+
+    def counts(self, body: str) -> list[int] | None:
+        """Counts per type from ``2 books, 1 hat`` (any order) or bare ``2, 1``; ``None`` if malformed."""
+        pairs = COUNT.findall(body)
+        if len(pairs) != len(self.pool):
+            return None
+        if all(not name for _, name in pairs):
+            return [int(c) for c, _ in pairs]
+        keep: dict[int, int] = {}
+        for count, name in pairs:
+            singular = name.lower().rstrip("s") if name else ""
+            if singular not in self.names or self.names.index(singular) in keep:
+                return None
+            keep[self.names.index(singular)] = int(count)
+        return [keep[i] for i in range(len(self.pool))]
+
+    # ------------------------------------------------------------------- rules
+    def apply(self, ctx: Context, moves: dict[str, dict[str, Any]]) -> None:
+        """Deliver the talk, then record the proposal, close the deal or walk; end at the deadline."""
+        ((player, move),) = moves.items()
+        other = self.other(player)
+        if move["talk"]:
+            ctx.say(player, move["talk"], to=other)
+        self.turn += 1
+        kind = move["move"]
+        if kind == "propose":
+            keep = move["keep"]
+            self.proposals += (FrozenDict(player=player, keep=tuple(keep)),)
+            ctx.tell(f"{player} proposes: {player} keeps {bundle_text(keep, self.names)}; {other} gets "
+                     f"{bundle_text(self.rest(keep), self.names)}.", kind="move", sender=player)
+        elif kind == "accept":
+            standing = self.standing()
+            assert standing is not None
+            ctx.tell(f"{player} accepts {other}'s proposal.", kind="move", sender=player)
+            proposer = standing["player"]
+            utilities = {proposer: float(self.value(proposer, standing["keep"])), player: float(self.value(player, self.rest(standing["keep"])))}
+            self.end(ctx, {p: utilities[p] for p in self.players}, agreed=True, reason=f"{player} accepted {proposer}'s proposal")
+            return
+        elif kind == "walk":
+            self.walked = player
+            ctx.tell(f"{player} walks away.", kind="move", sender=player)
+            self.end(ctx, self.walk_away(), agreed=False, reason=f"{player} walked away")
+            return
+        else:
+            ctx.tell(f"{player} makes no proposal this turn.", to=other, kind="move", sender=player)
+        if self.turn >= self.deadline:
+            self.end(ctx, self.walk_away(), agreed=False, reason=f"no deal within {self.deadline} turns")
+
+    def walk_away(self) -> dict[str, float]:
+        """Each player's walk-away value, as payoffs."""
+        return {p: float(w) for p, w in zip(self.players, self.walk)}
+
+    def report(self, utilities: dict[str, float], agreed: bool) -> dict[str, Any]:
+        """The negotiation report over every split of the pool, from the walk-away point, and the walk."""
+        outcomes = [(self.value("player_0", share), self.value("player_1", self.rest(share)))
+                    for share in itertools.product(*(range(c + 1) for c in self.pool))]
+        details = negotiation_report(utilities, outcomes, self.walk_away(), agreed)
+        details.update(difficulty=self.difficulty, walked=self.walked, walk_away=self.walk_away())
+        return details
+
+    def end(self, ctx: Context, utilities: dict[str, float], agreed: bool, reason: str) -> None:
+        """Pay ``utilities`` and finish; a deal's sole best-off player wins, nobody wins without a deal."""
+        leaders = winners_by_score(utilities)
+        ctx.finish(utilities, winners=leaders if agreed and len(leaders) == 1 else [], reason=reason,
+                   details=self.report(utilities, agreed))
+
+    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
+        """-1 to the offender, its walk-away value to the other, who wins; the analysis treats it as no deal."""
+        other = self.other(player)
+        rewards = {player: -1.0, other: float(self.walk[self.seat(other)])}
+        ctx.finish(rewards, winners=[other], reason=reason, details=self.report(self.walk_away(), agreed=False))
+
+    # ------------------------------------------------------------------- views
+    def view(self, player: str) -> dict[str, Any]:
+        """Own values and walk-away value (also as ``disagreement``), the pool, the public proposals (shared) and the clock."""
+        own = self.walk[self.seat(player)]
+        return {
+            "player": player,
+            "items": list(self.names),
+            "pool": list(self.pool),
+            "values": list(self.values[self.seat(player)]),
+            "walk_away": own,
+            # The payoff without a deal, under the name the scripted negotiators read.
+            "disagreement": float(own),
+            "turn": self.turn,
+            "deadline": self.deadline,
+            "proposals": self.proposals,
+            "standing": self.standing(),
+        }
+
+    def render(self) -> str:
+        """The instance, both players' values and walk-away values, the proposals and the turns played."""
+        lines = [f"Pool: {bundle_text(self.pool, self.names)}"]
+        for p, values, walk in zip(self.players, self.values, self.walk):
+            lines.append(f"{p} values: {', '.join(f'{v}/{n}' for v, n in zip(values, self.names))}; walk-away {walk}")
+        for proposal in self.proposals:
+            lines.append(f"  {proposal['player']} keeps {bundle_text(proposal['keep'], self.names)}")
+        lines.append(f"{self.turn} of {self.deadline} turns played")
+        return "\n".join(lines)
