@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import json
 import math
+import random
 
 import pytest
 
-from parlour.envs.negotiation.analysis import gini, nash_solution, nash_solutions, negotiation_report, pareto_frontier
+from parlour.envs.negotiation.analysis import (
+    VECTORISE_FROM,
+    NegotiationSpace,
+    gini,
+    nash_solution,
+    nash_solutions,
+    negotiation_report,
+    pareto_frontier,
+)
 
 # Pool: 1 book, 2 hats. player_0 values (4, 3), player_1 values (2, 4): each whole pool is worth 10.
 # Splits (books, hats) to player_0 and the utilities (u0, u1):
@@ -67,3 +76,29 @@ def test_report_at_the_nash_point_and_at_disagreement():
 def test_report_rejects_outcomes_of_the_wrong_length():
     with pytest.raises(ValueError, match="coordinates"):
         negotiation_report(ZERO, [(1.0, 2.0, 3.0)], ZERO, agreed=False)
+
+
+def test_a_kept_space_reports_exactly_what_a_scan_of_every_frontier_point_gives():
+    # Frontiers longer than VECTORISE_FROM are narrowed with numpy first: the distances and the Pareto verdict
+    # must still be the exact ones of a plain scan, since replay compares outcome details exactly.
+    rng = random.Random(0)
+    players = ["player_0", "player_1"]
+    for _ in range(20):
+        outcomes = [(float(x), float(300 - x - rng.randint(0, 2))) for x in range(300)]
+        space = NegotiationSpace(outcomes, (0.0, 0.0))
+        feasible = outcomes + [(0.0, 0.0)]
+        lows = [min(c) for c in zip(*feasible)]
+        spans = [max(c) - lo for c, lo in zip(zip(*feasible), lows)]
+        frontier = pareto_frontier(feasible)
+        assert len(frontier) > VECTORISE_FROM
+
+        def scaled(v):
+            return tuple((x - lo) / span for x, lo, span in zip(v, lows, spans))
+
+        for achieved in (rng.choice(outcomes), (0.0, 0.0), (rng.uniform(0, 300), rng.uniform(0, 300)), frontier[rng.randrange(len(frontier))]):
+            utilities = dict(zip(players, achieved))
+            report = space.report(utilities, agreed=True)
+            assert report == negotiation_report(utilities, outcomes, {p: 0.0 for p in players}, agreed=True)
+            assert report["pareto_distance"] == min(math.dist(scaled(achieved), scaled(o)) for o in frontier) / math.sqrt(2)
+            dominated = any(o != achieved and o[0] >= achieved[0] and o[1] >= achieved[1] for o in frontier)
+            assert report["pareto_optimal"] is (not dominated)

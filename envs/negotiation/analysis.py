@@ -13,6 +13,12 @@ min_i)`` (a player whose utility cannot vary gets 0 in every vector). A
 distance is the Euclidean distance between rescaled vectors divided by
 ``sqrt(n)`` for ``n`` players, so it lies in [0, 1]: 0 means the point itself,
 1 means opposite corners of the utility box.
+
+The part that depends only on the game's instance (the feasible outcomes and
+the disagreement point: their frontier, Nash solutions and rescaling) is a
+:class:`NegotiationSpace`; a game that meets the same instance again (a
+replay, a branch from a snapshot, another agent on the same seed) can keep it
+and pay only :meth:`NegotiationSpace.report` at its end.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ import math
 import operator
 from itertools import repeat
 from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 Vector = tuple[float, ...]
 
@@ -111,6 +119,95 @@ def _best_nash(solutions: list[Vector]) -> Vector:
     return max(solutions, key=lambda o: (sum(o), o))
 
 
+#: Above this many points a nearest-point search first narrows the candidates with numpy; below, numpy costs more.
+VECTORISE_FROM = 64
+
+
+def _scaled(points: Sequence[Vector], lows: Sequence[float], spans: Sequence[float]) -> list[Vector]:
+    """``points`` rescaled to the utility box, column by column (one comprehension per player, not one per point)."""
+    rescaled = [[(x - lo) / span for x in column] if span > 0 else [0.0] * len(points) for column, lo, span in zip(zip(*points), lows, spans)]
+    return list(zip(*rescaled))
+
+
+class _Points:
+    """Points to query: the nearest one to a point, and whether one dominates a point; exact as a scan of them all.
+
+    Large sets are narrowed with numpy first: its distances may differ from ``math.dist`` in the last bits, so
+    every point within a relative 1e-7 (and an absolute 1e-100) of numpy's smallest is measured again with
+    ``math.dist``, far more than any rounding can move, and the smallest of those is the scan's minimum.
+    """
+
+    def __init__(self, points: Sequence[Vector]):
+        self.points = list(points)
+        self.array = np.array(self.points, dtype=float) if len(self.points) >= VECTORISE_FROM else None
+
+    def nearest(self, point: Vector) -> float:
+        """The smallest ``math.dist`` from ``point`` to one of the points."""
+        if self.array is None:
+            return min(map(math.dist, repeat(point), self.points))
+        gaps = self.array - np.asarray(point, dtype=float)
+        approximate = np.sqrt(np.einsum("ij,ij->i", gaps, gaps))
+        close = np.flatnonzero(approximate <= approximate.min() * (1 + 1e-7) + 1e-100)
+        return min(math.dist(point, self.points[i]) for i in close)
+
+    def dominated(self, point: Vector) -> bool:
+        """Whether a point other than ``point`` is at least as good as it in every coordinate."""
+        if self.array is None:
+            return any(o != point and all(map(operator.ge, o, point)) for o in self.points)
+        target = np.asarray(point, dtype=float)
+        return bool(((self.array >= target).all(axis=1) & (self.array != target).any(axis=1)).any())
+
+
+class NegotiationSpace:
+    """The per-instance part of :func:`negotiation_report`: the outcomes' range, Pareto frontier and Nash solutions.
+
+    Built once from the feasible outcomes and the disagreement point (both as :func:`negotiation_report` takes
+    them, coordinates in player order); :meth:`report` then analyses any result of that instance in time that
+    no longer depends on the number of outcomes, bar a vectorised pass over the frontier.
+    """
+
+    def __init__(self, outcomes: Sequence[Sequence[float]], disagreement: Sequence[float]):
+        d = tuple(map(float, disagreement))
+        n = self.players = len(d)
+        feasible = [tuple(map(float, o)) for o in outcomes]
+        for o in feasible:
+            if len(o) != n:
+                raise ValueError(f"outcome {o} has {len(o)} coordinates; expected one per player ({n})")
+        feasible.append(d)
+        columns = list(zip(*feasible))
+        self.lows = [min(column) for column in columns]
+        self.spans = [max(column) - low for column, low in zip(columns, self.lows)]
+        self.max_social_welfare = float(max(map(sum, feasible)))
+        distinct = set(feasible)
+        frontier = _frontier(distinct)
+        solutions = _nash_solutions(distinct, d)
+        self.nash = _best_nash(solutions)
+        self.frontier = _Points(frontier)
+        self.scaled_frontier = _Points(_scaled(frontier, self.lows, self.spans))
+        self.scaled_solutions = _Points(_scaled(solutions, self.lows, self.spans))
+
+    def report(self, utilities: Mapping[str, float], agreed: bool) -> dict[str, Any]:
+        """:func:`negotiation_report` of this instance for ``utilities`` (its key order is the players' order)."""
+        players = list(utilities)
+        if len(players) != self.players:
+            raise ValueError(f"utilities name {len(players)} players {players}; the outcomes have {self.players} coordinates")
+        n = len(players)
+        achieved = tuple(float(utilities[p]) for p in players)
+        point = _scaled([achieved], self.lows, self.spans)[0]
+        # Dividing by sqrt(n) keeps the order of distances, so it is done once, on the smallest.
+        root = math.sqrt(n)
+        return {
+            "agreement": bool(agreed),
+            "utilities": {p: u for p, u in zip(players, achieved)},
+            "social_welfare": float(sum(achieved)),
+            "max_social_welfare": self.max_social_welfare,
+            "pareto_optimal": not self.frontier.dominated(achieved),
+            "pareto_distance": float(self.scaled_frontier.nearest(point) / root),
+            "nash_solution": {p: x for p, x in zip(players, self.nash)},
+            "nash_distance": float(self.scaled_solutions.nearest(point) / root),
+        }
+
+
 def negotiation_report(
     utilities: Mapping[str, float],
     outcomes: Sequence[Sequence[float]],
@@ -132,42 +229,7 @@ def negotiation_report(
     the result), ``pareto_distance`` (to the nearest frontier point),
     ``nash_solution`` (per player), ``nash_distance`` (to the nearest Nash
     product maximiser), both distances normalised as the module docstring says.
+    A game that analyses one instance more than once keeps its
+    :class:`NegotiationSpace` instead.
     """
-    players = list(utilities)
-    n = len(players)
-    achieved = tuple(float(utilities[p]) for p in players)
-    d = tuple(float(disagreement[p]) for p in players)
-    feasible = [tuple(map(float, o)) for o in outcomes]
-    for o in feasible:
-        if len(o) != n:
-            raise ValueError(f"outcome {o} has {len(o)} coordinates; expected one per player {players}")
-    feasible.append(d)
-    # An episode's last step pays for this over every feasible outcome: each pass is one builtin call or
-    # comprehension, the frontier and Nash solutions are found once, and points are rescaled column by column.
-    columns = list(zip(*feasible))
-    lows = [min(column) for column in columns]
-    spans = [max(column) - low for column, low in zip(columns, lows)]
-
-    def scaled(points: list[Vector]) -> list[Vector]:
-        # Column by column: one comprehension per player, not one generator per point.
-        rescaled = [[(x - lo) / span for x in column] if span > 0 else [0.0] * len(points) for column, lo, span in zip(zip(*points), lows, spans)]
-        return list(zip(*rescaled))
-
-    def distance(points: list[Vector]) -> float:
-        # Dividing by sqrt(n) keeps the order of distances, so it is done once, on the smallest.
-        return min(map(math.dist, repeat(scaled([achieved])[0]), scaled(points))) / math.sqrt(n)
-
-    distinct = set(feasible)
-    frontier = _frontier(distinct)
-    solutions = _nash_solutions(distinct, d)
-    nash = _best_nash(solutions)
-    return {
-        "agreement": bool(agreed),
-        "utilities": {p: u for p, u in zip(players, achieved)},
-        "social_welfare": float(sum(achieved)),
-        "max_social_welfare": float(max(map(sum, feasible))),
-        "pareto_optimal": not any(o != achieved and all(map(operator.ge, o, achieved)) for o in frontier),
-        "pareto_distance": float(distance(frontier)),
-        "nash_solution": {p: x for p, x in zip(players, nash)},
-        "nash_distance": float(distance(solutions)),
-    }
+    return NegotiationSpace(outcomes, [disagreement[p] for p in utilities]).report(utilities, agreed)

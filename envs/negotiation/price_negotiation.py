@@ -45,13 +45,14 @@ became ``deadline`` when the engine took that name for truncation).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.frozen import FrozenDict
 from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
-from parlour.envs.negotiation.analysis import negotiation_report
+from parlour.envs.negotiation.analysis import NegotiationSpace
 
 SIDES = ("seller", "buyer")
 SELLER_RANGE = (40, 100)
@@ -61,6 +62,18 @@ GAP_RANGE = (20, 100)
 MAX_PRICE = 10_000
 # A number goes on past a separator or into an exponent (1,200 1e3 1 000): group 4, refused rather than read as 1.
 MOVE = re.compile(r"\[\s*+(offer|accept|pass)\s*+\](\s*+(?:\$\s*+)?(-?\d++(?:\.\d*+)?)([,_'\u00a0\u2009\u202f ]\d|[eE][+-]?\d)?)?", re.IGNORECASE)
+
+@functools.lru_cache(maxsize=256)
+def price_space(max_price: int, seller: int, buyer: int) -> NegotiationSpace:
+    """The analysis of an instance (both surpluses at every whole price; no sale pays 0 each), built once per instance.
+
+    The frontier and Nash solution over every price cost far more than the rest of the final step, and the same
+    instance comes back in replays, branches from snapshots and other agents on the same seeds. The cache is bounded,
+    as reservation prices make thousands of instances.
+    """
+    outcomes = [(float(p - seller), float(buyer - p)) for p in range(max_price + 1)]
+    return NegotiationSpace(outcomes, (0.0, 0.0))
+
 
 RULES = """You are the {player} in a price negotiation over one item.
 Your private reservation price is {reservation}: {meaning}. The {other} has its own private reservation price, which you do not know.
@@ -239,8 +252,7 @@ class PriceNegotiation(Game):
     def analysis(self, agreed: bool) -> dict[str, Any]:
         """The negotiation report over every whole price, with the reservation prices and the price."""
         utilities = {side: self.surplus(side, self.price) if agreed and self.price is not None else 0.0 for side in SIDES}
-        outcomes = [(self.surplus("seller", p), self.surplus("buyer", p)) for p in range(self.max_price + 1)]
-        report = negotiation_report(utilities, outcomes, {side: 0.0 for side in SIDES}, agreed)
+        report = price_space(self.max_price, self.reservation["seller"], self.reservation["buyer"]).report(utilities, agreed)
         report["reservation"] = {side: float(r) for side, r in self.reservation.items()}
         report["price"] = float(self.price) if agreed and self.price is not None else None
         return report

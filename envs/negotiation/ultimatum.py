@@ -33,18 +33,29 @@ Version history: v0, first release.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.frozen import FrozenDict
 from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
-from parlour.envs.negotiation.analysis import negotiation_report
+from parlour.envs.negotiation.analysis import NegotiationSpace
 
 #: Largest ``pie * rounds``: the analysis enumerates every split of the whole game's pies.
 MAX_TOTAL = 10_000
 # A number goes on past a separator or into an exponent (1,200 1e3 1 000): group 4, refused rather than read as 1.
 MOVE = re.compile(r"\[\s*+(offer|accept|reject)\s*+\](\s*+(?:\$\s*+)?(-?\d++(?:\.\d*+)?)([,_'\u00a0\u2009\u202f ]\d|[eE][+-]?\d)?)?", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=8)
+def split_space(whole: int) -> NegotiationSpace:
+    """The analysis of every split of ``whole`` between two players (no deal pays 0 each), built once per size.
+
+    Its frontier has ``whole + 1`` points (up to 10,001), far more work than the rest of a game's final step.
+    """
+    return NegotiationSpace([(float(whole - x), float(x)) for x in range(whole + 1)], (0.0, 0.0))
+
 
 RULES = """You are {player} in the ultimatum game against {other}; {schedule}.
 Each round the proposer offers the responder a whole share of a pie of {pie} and keeps the rest. If the responder accepts, both get their shares; if it rejects, both get nothing that round.
@@ -178,10 +189,8 @@ class Ultimatum(Game):
 
     def analysis(self) -> dict[str, Any]:
         """The negotiation report over every split of the whole game's pies, with the round history."""
-        whole = self.rounds * self.pie
-        outcomes = [(float(whole - x), float(x)) for x in range(whole + 1)]
         accepted = sum(entry["accepted"] for entry in self.history)
-        report = negotiation_report(self.totals(), outcomes, {p: 0.0 for p in self.players}, accepted == self.rounds)
+        report = split_space(self.rounds * self.pie).report(self.totals(), accepted == self.rounds)
         report["accepted_rounds"] = accepted
         report["history"] = [dict(entry) for entry in self.history]
         return report
