@@ -12,7 +12,33 @@ from parlour.envs.core.frozen import FrozenDict, freeze
 from parlour.envs.core.match import Match
 from parlour.envs.registry import game_class
 
-#: Per game: options and the texts its players send in turn (every acting player answers from the list in order).
+def mafia(match: Match, player: str, index: int) -> str:
+    """A legal Mafia move from the view: the first night target, a speech, or a vote for the first other living player."""
+    view = match.game.view(player)
+    if view["phase"] == "night":
+        verb = {"mafia": "kill", "detective": "check", "doctor": "protect"}[view["role"]]
+        return f"{verb} {view['night_targets'][0]}" + (" [say] this one" if view["role"] == "mafia" else "")
+    if view["phase"] == "discussion":
+        return f"[say] speech {index}"
+    return "vote " + next(p for p in view["alive"] if p != player)
+
+
+def hanabi(match: Match, player: str, index: int) -> str:
+    """Hints, and a discard every third move once one is allowed (a token is spent), so both the log and the discards
+    grow without losing a life."""
+    moves = match.legal_moves(player)
+    discards = [m for m in moves if m.startswith("discard")]
+    hints = [m for m in moves if m.startswith("hint")]
+    return discards[0] if discards and (index % 3 == 2 or not hints) else hints[0]
+
+
+def debate(match: Match, player: str, index: int) -> str:
+    """Speeches quoting facts (one of them twice), then a verdict."""
+    return "[verdict] A" if player == "judge" else f"See [fact {index % 3 + 1}] and [fact 1], again [fact 1]."
+
+
+#: Per game: options and the texts its players send in turn (every acting player answers from the list in order),
+#: or a policy ``(match, player, index) -> text`` where the right text depends on the state.
 SCRIPTS = {
     "parlour/IteratedPrisonersDilemma-v0": ({"rounds": 5, "communication": True}, ["hi", "hello", "cooperate", "defect"] * 3),
     "parlour/Bargaining-v0": ({"deadline": 12}, ["Mine. [propose] 0, 0, 0", "No. [pass]", "Take it. [propose] 0, 0, 0", "[pass]"] * 2),
@@ -20,6 +46,15 @@ SCRIPTS = {
     "parlour/ResourceTrade-v0": ({"deadline": 12}, ["[offer] I give 1 wheat; you give 1 ore", "[deny]", "[offer] I give 1 wood; you give 1 brick", "[pass]"] * 2),
     "parlour/Ultimatum-v0": ({"rounds": 6}, ["Fair? [offer] 4", "[reject]", "[offer] 5", "[accept]"] * 3),
     "parlour/GraphCoordination-v0": ({"num_players": 4, "rounds": 3}, ["[all] group 1 here"] * 12),
+    "parlour/ColonelBlotto-v0": ({"rounds": 6}, ["10 0 0", "3 3 4", "2 4 4", "5 5 0"] * 3),
+    "parlour/Mafia-v0": ({}, mafia),
+    "parlour/Debate-v0": ({"rounds": 5}, debate),
+    "parlour/SplitMaze-v0": ({"mode": "pair"}, ["Try east? [step] stay", "Wait. [step] stay", "[step] stay", "Stay put [step] stay"] * 3),
+    "parlour/Hanabi-v0": ({}, hanabi),
+    "parlour/AskOrSearch-v0": (
+        {"world_seed": 3, "world_size": 600},
+        ["<search>city</search>", "<ask>What do you know?</ask>", "Little.", "<search>river</search>", "<ask>And rivers?</ask>", "None.", "<search>author</search>", "<ask>Any name?</ask>"],
+    ),
 }
 
 #: The keys of each game's view that hold a history shared with the game.
@@ -30,17 +65,40 @@ HISTORIES = {
     "parlour/ResourceTrade-v0": ["history"],
     "parlour/Ultimatum-v0": ["history"],
     "parlour/GraphCoordination-v0": ["received", "sent"],
+    "parlour/ColonelBlotto-v0": ["history"],
+    "parlour/Mafia-v0": ["talk"],
+    "parlour/Debate-v0": ["transcript", "facts"],
+    "parlour/SplitMaze-v0": ["heard"],
+    "parlour/Hanabi-v0": ["log", "discards"],
+    "parlour/AskOrSearch-v0": ["dialogue", "calls", "retrieved"],
 }
+
+
+def action(env_id: str, match: Match, player: str, index: int) -> str:
+    """The text ``player`` sends as the ``index``-th action of ``env_id``'s script."""
+    script = SCRIPTS[env_id][1]
+    return script(match, player, index) if callable(script) else script[index]
+
+
+def go_on(env_id: str, match: Match, start: int, stop: int) -> list[str]:
+    """Play the script's actions ``start`` to ``stop`` while the match lasts; the players who acted."""
+    acted = []
+    for index in range(start, stop):
+        if match.over:
+            break
+        player = match.acting()[0]
+        match.submit(player, action(env_id, match, player, index))
+        assert match.steps[-1]["error"] is None, match.steps[-1]["error"]
+        acted.append(player)
+    return acted
 
 
 def play(env_id: str, moves: int) -> Match:
     """A seeded match of ``env_id`` after ``moves`` scripted actions."""
-    options, texts = SCRIPTS[env_id]
-    match = Match(game_class(env_id), options)
+    match = Match(game_class(env_id), SCRIPTS[env_id][0])
     match.reset(seed=3)
-    for text in texts[:moves]:
-        match.submit(match.acting()[0], text)
-        assert match.steps[-1]["error"] is None, match.steps[-1]["error"]
+    go_on(env_id, match, 0, moves)
+    assert not match.over
     return match
 
 
@@ -95,10 +153,7 @@ def test_a_view_cannot_change_the_game_and_later_play_cannot_change_an_earlier_v
     view[HISTORIES[env_id][0]] = ()
     assert plain(match.game.view(player)) == game_view
     # The game goes on: the histories it shares grow, the view taken before does not.
-    _, texts = SCRIPTS[env_id]
-    for text in texts[4:8]:
-        if not match.over:
-            match.submit(match.acting()[0], text)
+    go_on(env_id, match, 4, 8)
     view[HISTORIES[env_id][0]] = before[HISTORIES[env_id][0]]
     assert plain(view) == before
     assert any(len(match.game.view(player)[key]) > len(before[key]) for key in HISTORIES[env_id])
@@ -132,19 +187,15 @@ def test_restore_brings_back_the_views_and_the_same_play_gives_the_same_views(en
     match = play(env_id, 3)
     snapshot = match.snapshot()
     views = {player: plain(match.game.view(player)) for player in match.players}
-    _, texts = SCRIPTS[env_id]
 
-    def go_on() -> list:
+    def views_after_each_move() -> list:
         seen = []
-        for text in texts[3:8]:
-            if match.over:
-                break
-            player = match.acting()[0]
-            match.submit(player, text)
-            seen.append(plain(match.agent_observation(player)["view"]))
+        for index in range(3, 8):
+            for player in go_on(env_id, match, index, index + 1):
+                seen.append(plain(match.agent_observation(player)["view"]))
         return seen
 
-    first = go_on()
+    first = views_after_each_move()
     match.restore(snapshot)
     assert {player: plain(match.game.view(player)) for player in match.players} == views
-    assert go_on() == first
+    assert views_after_each_move() == first
