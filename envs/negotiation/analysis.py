@@ -23,6 +23,7 @@ and pay only :meth:`NegotiationSpace.report` at its end.
 
 from __future__ import annotations
 
+import bisect
 import math
 import operator
 from itertools import repeat
@@ -182,9 +183,24 @@ class NegotiationSpace:
         frontier = _frontier(distinct)
         solutions = _nash_solutions(distinct, d)
         self.nash = _best_nash(solutions)
-        self.frontier = _Points(frontier)
+        self.frontier = frontier
+        # Two players' frontier falls strictly in the first utility and rises strictly in the second (see _frontier),
+        # so the points at least as good in the first are a prefix, found by bisection, and its last point is the
+        # best of them in the second: the only one to compare. More players query all the points.
+        self.falling_firsts = [-o[0] for o in frontier] if n == 2 else None
+        self.frontier_points = _Points(frontier) if n != 2 else None
         self.scaled_frontier = _Points(_scaled(frontier, self.lows, self.spans))
         self.scaled_solutions = _Points(_scaled(solutions, self.lows, self.spans))
+
+    def dominated(self, achieved: Vector) -> bool:
+        """Whether a frontier point other than ``achieved`` is at least as good for everyone."""
+        if self.frontier_points is not None:
+            return self.frontier_points.dominated(achieved)
+        prefix = bisect.bisect_right(self.falling_firsts, -achieved[0])
+        if prefix == 0:
+            return False
+        best = self.frontier[prefix - 1]
+        return best != achieved and best[1] >= achieved[1]
 
     def report(self, utilities: Mapping[str, float], agreed: bool) -> dict[str, Any]:
         """:func:`negotiation_report` of this instance for ``utilities`` (its key order is the players' order)."""
@@ -201,7 +217,7 @@ class NegotiationSpace:
             "utilities": {p: u for p, u in zip(players, achieved)},
             "social_welfare": float(sum(achieved)),
             "max_social_welfare": self.max_social_welfare,
-            "pareto_optimal": not self.frontier.dominated(achieved),
+            "pareto_optimal": not self.dominated(achieved),
             "pareto_distance": float(self.scaled_frontier.nearest(point) / root),
             "nash_solution": {p: x for p, x in zip(players, self.nash)},
             "nash_distance": float(self.scaled_solutions.nearest(point) / root),
