@@ -17,7 +17,10 @@ ratio alike. Printed per game: the mean CPU time of a move in each window
 (median over rounds) and the ratios ``last/first`` and ``final/first``,
 median and range over the rounds. Target: ``last/first`` <= 2 for the
 5000-round IteratedPrisonersDilemma and the 3000-turn Bargaining (issue 21);
-the other games are reported beside them.
+the other games are reported beside them. The ``final`` window replays one
+instance, so PriceNegotiation and Ultimatum time their analysis with the
+instance's part already cached (``NegotiationSpace``), as a replay, a branch
+or another agent on the same seed finds it.
 
 Run: ``.venv/bin/python benchmarks/observation_cost.py [--rounds 5] [--seconds 0.2] [--window 50] [--games IPD,...]``.
 """
@@ -88,6 +91,16 @@ def ultimatum(match: Match, player: str, index: int) -> str:
     return "[accept]" if index % 4 == 1 else "[reject]"
 
 
+def colonel_blotto(match: Match, player: str, index: int) -> str:
+    """Two allocations in turn, so rounds are won, lost and tied."""
+    return "4 3 3" if index % 4 < 2 else "3 3 4"
+
+
+def split_maze(match: Match, player: str, index: int) -> str:
+    """A message to the partner and a step that keeps the token where it is (the goal is never reached)."""
+    return f"I see walls to the east, turn {index // 2}. [step] stay"
+
+
 def commons(match: Match, player: str, index: int) -> str:
     """Talk, then a harvest the stock regrows from (5 players take 5 each of 100)."""
     return "[harvest] 5" if match.game.phase == "harvest" else "[say] Let us keep the stock high."
@@ -101,6 +114,8 @@ CASES = [
     Case("GraphCoordination", "parlour/GraphCoordination-v0", {"num_players": 32, "rounds": 100}, graph_coordination),
     Case("Ultimatum", "parlour/Ultimatum-v0", {"rounds": 1000}, ultimatum),
     Case("Commons", "parlour/Commons-v0", {"rounds": 1000}, commons),
+    Case("ColonelBlotto", "parlour/ColonelBlotto-v0", {"rounds": 1000}, colonel_blotto),
+    Case("SplitMaze", "parlour/SplitMaze-v0", {"mode": "pair", "turn_limit": 2000}, split_maze),
 ]
 
 
