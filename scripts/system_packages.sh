@@ -5,6 +5,7 @@
 #   postgresql  the shared leaderboard store's tests start a private server
 #   chromium    the leaderboard pages are tested in headless Chromium
 #   libseccomp2 the sandbox's seccomp filter (pyseccomp loads it)
+#   stockfish   the strong agent of Chess (Debian installs it as /usr/games/stockfish)
 # As root with apt-get it installs them; otherwise it says what to run and which
 # tests will be skipped (those tests skip with the same reason), and exits 0.
 set -euo pipefail
@@ -14,6 +15,7 @@ command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 ldconfig -p 2>/dev/null | grep -q "libseccomp.so.2 " || need+=(libseccomp2)
+command -v stockfish >/dev/null 2>&1 || [ -x /usr/games/stockfish ] || need+=(stockfish)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -31,4 +33,5 @@ parlour: missing system packages: ${need[*]}
     bubblewrap, libseccomp2 -> tests/test_sandbox*.py, tests/test_coding_env.py, tests/test_coding_tasks.py
     postgresql -> the PostgreSQL cases of tests/test_leaderboard_*.py
     chromium   -> tests/test_leaderboard_web.py
+    stockfish  -> the stockfish cases of tests/test_chess.py
 MSG
