@@ -74,6 +74,7 @@ EPISODES = {
     "parlour/PhantomTicTacToe-v0": 40,
     "parlour/Battleship-v0": 20,
     "parlour/Mancala-v0": 10,
+    "parlour/Chess-v0": 10,
     "parlour/Minesweeper-v0": 20,
     "parlour/TowerOfHanoi-v0": 20,
     "parlour/Wordle-v0": 20,
