@@ -77,6 +77,7 @@ EPISODES = {
     "parlour/Chess-v0": 10,
     "parlour/Minesweeper-v0": 20,
     "parlour/TowerOfHanoi-v0": 20,
+    "parlour/Clobber-v0": 20,
     "parlour/Wordle-v0": 20,
 }
 
