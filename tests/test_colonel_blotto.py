@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import parlour
@@ -145,3 +146,19 @@ def test_heuristic_beats_uniform_random():
         wins += match.outcome.winner == "player_0"
         losses += match.outcome.winner == "player_1"
     assert wins / (wins + losses) > 0.55
+
+
+def test_nash_is_an_approximate_equilibrium_that_beats_the_even_split_and_random():
+    from parlour.baselines.colonel_blotto import MAX_EQUILIBRIUM_MOVES, equilibrium
+
+    allocations, probabilities = equilibrium(10, 3)
+    mine = np.array(allocations)
+    payoff = np.sign((mine[:, None, :] > mine[None, :, :]).sum(axis=2) - (mine[:, None, :] < mine[None, :, :]).sum(axis=2))
+    assert probabilities.sum() == pytest.approx(1.0) and (probabilities >= 0).all()
+    # No allocation earns more than 0.01 a round against it (the game's value is 0).
+    assert (payoff @ probabilities).max() < 0.01
+    even = allocations.index((4, 3, 3))
+    assert -(payoff[even] @ probabilities) > 0 and -(np.full(len(allocations), 1 / len(allocations)) @ payoff @ probabilities) > 0.05
+    with pytest.raises(ValueError, match="use heuristic"):
+        equilibrium(60, 5)
+    assert len(compositions(60, 5)) > MAX_EQUILIBRIUM_MOVES

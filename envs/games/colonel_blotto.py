@@ -84,7 +84,7 @@ class ColonelBlotto(Game):
     """Colonel Blotto for two players over one or more rounds; see the module docstring."""
 
     name = "ColonelBlotto"
-    reference_agents = ('heuristic', 'random')
+    reference_agents = ('nash', 'random')
     description = "Secretly split soldiers over battlefields; win more fields than the opponent to win the round."
     zero_sum = True
     fixed_rules = True
