@@ -186,4 +186,4 @@ def test_a_lower_is_better_score_is_normalised_the_right_way_round():
 def test_no_declared_reference_refuses_to_normalise():
     table = _table(("random", 0.0, 0.1), ("heuristic", 1.0, 0.1))
     assert ratings.normalised(table, ())["reason"] == "the environment declares no strong reference agent"
-    assert ratings.normalised(table, ("heuristic",), anchor="nobody")["reason"] == "nobody has not played here"
+    assert ratings.normalised(table, ("heuristic",), anchor="nobody")["reason"] == "nobody has not played here (or too little to be ranked)"

@@ -177,10 +177,12 @@ def _bwraps() -> dict[int, tuple[int, str]]:
 
 
 def test_teardown_leaves_no_zombie(budget: None) -> None:
-    # Other sandboxes may come and go on this machine: follow only this one's bubblewrap processes.
+    # Other sandboxes may come and go on this machine, and this process may hold others (a warm sandbox an
+    # earlier test opened): follow only the bubblewrap processes this one started.
+    before = set(_bwraps())
     with Sandbox() as warm:
         assert warm.run("print(1)").stdout == "1\n"
-        running = _bwraps()
+        running = {pid: entry for pid, entry in _bwraps().items() if pid not in before}
         ours = {pid for pid, (parent, _state) in running.items() if parent == os.getpid()}
         ours |= {pid for pid, (parent, _state) in running.items() if parent in ours}
     assert len(ours) == 2
