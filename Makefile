@@ -28,11 +28,18 @@ test: install system
 demo: install system
 	$(BIN)/parlour demo
 
-bench: install
+# Each benchmark prints its ratios beside their targets; the GPU figures come from benchmarks/gpu_trainer.sh on a GPU.
+bench: install system
 	$(BIN)/python benchmarks/env_throughput.py
 	$(BIN)/python benchmarks/aec_floor.py
 	$(BIN)/python benchmarks/vector_throughput.py
 	$(BIN)/python benchmarks/rollout_throughput.py
+	$(BIN)/python benchmarks/trainer_throughput.py --llm
+	$(BIN)/python benchmarks/observation_cost.py
+	$(BIN)/python benchmarks/sandbox_latency.py
+	$(BIN)/python benchmarks/leaderboard_scale.py --skip-verify
+	$(BIN)/python benchmarks/serve_throughput.py
+	$(BIN)/python benchmarks/extraction_speed.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
