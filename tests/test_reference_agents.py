@@ -78,6 +78,7 @@ EPISODES = {
     "parlour/Minesweeper-v0": 20,
     "parlour/TowerOfHanoi-v0": 20,
     "parlour/Clobber-v0": 20,
+    "parlour/Oware-v0": 10,
     "parlour/Wordle-v0": 20,
 }
 
