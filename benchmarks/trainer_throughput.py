@@ -159,7 +159,7 @@ def measure_llm(env_id: str, model: str | None, size: str, updates: int, episode
         rounds = []
         for update in range(1, updates + 1):
             started = clock()
-            row = trainer.step(update)
+            (row,) = trainer.step(update)
             seconds = clock() - started
             width = -(-row["tokens"] // (16 * max(1, row["decisions"]))) * 16
             raw = raw_passes(unwrapped, micro_batch, width, unwrapped.config.vocab_size, clock, repeats=3)

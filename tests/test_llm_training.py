@@ -212,7 +212,7 @@ def test_generate_mode_with_lora_ppo_and_kl_trains_and_penalises_invalid_turns(m
         for i, turn in zip(rows, episode.turns):
             expected = (0.0 if void else turn.reward) - (0.25 if not turn.valid else 0.0)
             assert table["reward"][i] == pytest.approx(expected)
-    row = trainer.step(2)
+    (row,) = trainer.step(2)
     assert row["decisions"] > 0 and row["kl"] >= 0.0 and 0.0 <= row["clip_fraction"] <= 1.0
     assert any(not torch.equal(before, p) for name, p in trainer.model.named_parameters() if name in lora for before in [lora[name]])
     trainer.save(tmp_path / "merged")
@@ -227,6 +227,29 @@ def test_config_errors_name_the_fix(model_dir: str, tmp_path: Path) -> None:
         LLMTrainConfig(**base, estimator="a2c").check()
     with pytest.raises(ValueError, match="use --mode generate"):
         LLMTrainConfig(**{**base, "env_id": "parlour/Bargaining-v0"}).check()
+
+
+
+def test_roles_cover_every_seat_once_and_config_errors_name_the_fix(model_dir: str, tmp_path: Path) -> None:
+    from parlour.baselines.train.llm import role_seats
+
+    assert role_seats(["proposer", "solver_0", "solver_1"], {"solver": "b", "proposer": "a"}) == {"solver": ["solver_0", "solver_1"], "proposer": ["proposer"]}
+    with pytest.raises(ValueError, match="seat 'player_1': no role plays it"):
+        role_seats(["player_0", "player_1"], {"player_0": "a"})
+    with pytest.raises(ValueError, match="roles player, player_0 both claim it"):
+        role_seats(["player_0", "player_1"], {"player": "a", "player_0": "b"})
+    with pytest.raises(ValueError, match="roles solver play no seat"):
+        role_seats(["proposer"], {"proposer": "a", "solver": "b"})
+    base = {"env_id": ENV, "out": str(tmp_path)}
+    roles = {"player_0": model_dir, "player_1": model_dir}
+    with pytest.raises(ValueError, match="not both or neither"):
+        LLMTrainConfig(**base, model=model_dir, roles=roles).check()
+    with pytest.raises(ValueError, match="is not one of"):
+        LLMTrainConfig(**base, model=model_dir, frozen=["player_1"]).check()
+    with pytest.raises(ValueError, match="every role is frozen"):
+        LLMTrainConfig(**base, model="", roles=roles, frozen=["player_0", "player_1"]).check()
+    with pytest.raises(ValueError, match="no role plays it"):
+        LLMTrainConfig(**base, model="", roles={"player_0": model_dir}).check()
 
 
 def test_cli_trains_and_prints_the_checkpoint_spec(model_dir: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -288,9 +311,9 @@ def test_kl_to_a_frozen_copy_of_the_initial_model_starts_at_zero_and_grows(model
     )
     trainer = LLMTrainer(config)
     assert trainer.reference is not None and not any(p.requires_grad for p in trainer.reference.parameters())
-    first = trainer.step(1)
+    (first,) = trainer.step(1)
     assert first["kl"] == pytest.approx(0.0, abs=1e-6)
-    second = trainer.step(2)
+    (second,) = trainer.step(2)
     assert second["kl"] > 1e-6
 
 
@@ -391,3 +414,44 @@ def test_batched_update_gives_the_per_row_loss_and_gradients(model_dir: str, tmp
     assert stats["kl"] == pytest.approx(sum(kls) / len(kls), rel=1e-4) and stats["kl"] > 0
     for want, parameter in zip(expected, model.parameters()):
         torch.testing.assert_close(parameter.grad, want, atol=1e-5, rtol=1e-4)
+
+
+def test_a_model_per_role_trains_the_trainable_role_and_leaves_the_frozen_one_bit_for_bit(model_dir: str, tmp_path: Path) -> None:
+    """Issue 23: two tiny models in two roles of TicTacToe (player_0 learns, player_1 is frozen). The trainable
+    role's weights move and its loss is logged on its own train.csv rows; the frozen role's weights do not change
+    at all; every game records each role's policy in its seat and replays; the trainable role is saved to OUT/ROLE."""
+    from transformers import AutoModelForCausalLM
+
+    second = make_tiny_model(tmp_path / "second", corpus=game_corpus(ENV), vocab_size=1000, n_embd=32)
+    out = tmp_path / "roles"
+    config = LLMTrainConfig(env_id=ENV, model="", roles={"player_0": model_dir, "player_1": second}, frozen=["player_1"], out=str(out),
+                            updates=2, episodes=8, group_size=4, learning_rate=1e-2, eval_every=2, eval_episodes=4,
+                            eval_opponents=["random"], device="cpu", dtype="float32", progress=False)
+    trainer = LLMTrainer(config)
+    learner, frozen = trainer.learners["player_0"], trainer.learners["player_1"]
+    assert learner.seats == ["player_0"] and frozen.seats == ["player_1"] and learner.trainable and not frozen.trainable
+    before = {role: {name: p.detach().clone() for name, p in trainer.learners[role].model.named_parameters()} for role in trainer.learners}
+    summary = trainer.run()
+
+    moved = [name for name, p in learner.model.named_parameters() if not torch.equal(p, before["player_0"][name])]
+    assert moved
+    for name, parameter in frozen.model.named_parameters():
+        assert torch.equal(parameter, before["player_1"][name]), name
+    with open(out / "train.csv", newline="") as handle:
+        train = list(csv.DictReader(handle))
+    assert [(row["update"], row["role"]) for row in train] == [("1", "player_0"), ("1", "player_1"), ("2", "player_0"), ("2", "player_1")]
+    assert all(float(row["loss"]) != 0.0 for row in train if row["role"] == "player_0")
+    assert all(float(row["loss"]) == 0.0 and int(row["decisions"]) > 0 for row in train if row["role"] == "player_1")
+    assert {(row["role"], row["opponent"]) for row in summary["last"]} == {("player_0", "random")}
+
+    with gzip.open(out / "episodes.jsonl.gz", "rt") as handle:
+        records = [json.loads(line) for line in handle]
+    assert len(records) == 2 * 8 and all(r["agents"] == {"player_0": "player_0", "player_1": "player_1"} for r in records)
+    for record in records[-4:]:
+        assert parlour.replay(record)["returns"] == record["returns"]
+
+    assert summary["checkpoints"] == {"player_0": str(out / "player_0")} and not (out / "player_1").exists()
+    assert json.loads((out / "player_0" / "parlour_agent.json").read_text())["mode"] == "score_legal"
+    saved = AutoModelForCausalLM.from_pretrained(out / "player_0")
+    for name, parameter in saved.named_parameters():
+        torch.testing.assert_close(parameter, dict(learner.model.named_parameters())[name], atol=0, rtol=0)

@@ -12,6 +12,20 @@ learner's decisions become training rows; every game's record is kept
 (``DIR/episodes.jsonl.gz`` when ``keep_records``) and replays with
 :func:`parlour.replay`.
 
+Roles. ``roles`` gives a model per role instead of one shared ``model``
+(``parlour train llm ENV --model proposer=PATH --model solver=PATH``), for
+role-specialised self-play (proposer and solver, coder and tester): role
+``R`` plays the seat ``R`` and the seats ``R_0``, ``R_1``, ... (:func:`role_seats`),
+and every seat belongs to one role. Each role has its own policy, its own
+advantages (from its own rows of the turn table, with its own estimator state)
+and its own optimiser; the roles in ``frozen`` play and never learn. Every
+episode seats each role's policy in its seats (there is no league: the roles
+are each other's opponents), ``train.csv`` has a row per role and update
+(``role`` column), the evaluation plays each trainable role in its seats
+against each evaluation opponent in the others, and each trainable role's
+model is saved to ``DIR/ROLE`` (a Hugging Face folder with its
+``parlour_agent.json``, so ``hf:DIR/ROLE`` plays it).
+
 Rewards and advantages. A turn's reward is what its seat was paid from that
 decision to its next (:class:`parlour.evaluation.rollout.Turn`); an invalid action
 costs ``invalid_penalty`` on its own turn only. An episode the learner lost by
@@ -90,12 +104,12 @@ from parlour.wrappers.llm_policy import MODES, LMPolicy, candidate_batch, candid
 LOSSES = ("reinforce", "ppo")
 #: The columns of ``train.csv``.
 TRAIN_COLUMNS = (
-    "update", "wall_s", "episodes", "decisions", "tokens", "mean_return", "win_rate", "invalid_rate", "entropy",
+    "update", "role", "wall_s", "episodes", "decisions", "tokens", "mean_return", "win_rate", "invalid_rate", "entropy",
     "response_tokens", "loss", "kl", "clip_fraction", "rollout_s", "rollout_model_s", "update_s",
 )
 #: The columns of ``eval.csv``.
 EVAL_COLUMNS = (
-    "update", "wall_s", "opponent", "episodes", "wins", "draws", "losses", "win_rate", "win_low", "win_high",
+    "update", "role", "wall_s", "opponent", "episodes", "wins", "draws", "losses", "win_rate", "win_low", "win_high",
     "mean_return", "invalid_rate", "entropy", "response_tokens", "exploitability",
 )
 #: Game seeds whose deal is a given one, per environment: ``{(env_id, cards): seed}`` (see :func:`seed_for_deal`).
@@ -112,8 +126,13 @@ class LLMTrainConfig:
     """Settings of :func:`train_llm` (see the module docstring); every field is a ``parlour train llm`` option."""
 
     env_id: str
+    #: The one model every learning seat shares (``""`` when ``roles`` gives a model per role).
     model: str
     out: str
+    #: A model per role, ``{role: path or hub id}`` (see :func:`role_seats`); each role learns on its own.
+    roles: dict[str, str] = field(default_factory=dict)
+    #: Roles whose model plays but never learns.
+    frozen: list[str] = field(default_factory=list)
     mode: str = "score_legal"
     estimator: str = "grpo"
     loss: str = "reinforce"
@@ -181,6 +200,34 @@ class LLMTrainConfig:
             raise ValueError("learning_rate and temperature must be > 0")
         if self.kl_coef < 0 or self.invalid_penalty < 0:
             raise ValueError("kl_coef and invalid_penalty must be >= 0")
+        if bool(self.model) == bool(self.roles):
+            raise ValueError("give one shared model (--model PATH) or a model per role (--model ROLE=PATH ...), not both or neither")
+        unknown = sorted(set(self.frozen) - set(self.roles))
+        if unknown:
+            raise ValueError(f"--frozen names roles given a model: {', '.join(unknown)} is not one of {sorted(self.roles) or 'them (no roles given)'}")
+        if self.roles:
+            role_seats(game.players, self.roles)
+            if set(self.frozen) == set(self.roles):
+                raise ValueError("every role is frozen, so nothing would learn; leave at least one role out of --frozen")
+
+
+def role_seats(players: Sequence[str], roles: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The seats of each role: role ``R`` plays the seat named ``R`` and the seats ``R_0``, ``R_1``, ...
+
+    So ``player_0`` is one TicTacToe seat, and ``solver`` every solver of SearchSelfPlay. Every seat must
+    belong to exactly one role; a ``ValueError`` names the seats otherwise.
+    """
+    seats: dict[str, list[str]] = {role: [] for role in roles}
+    for player in players:
+        owners = [role for role in roles if player == role or (player.startswith(f"{role}_") and player[len(role) + 1 :].isdigit())]
+        if len(owners) != 1:
+            problem = "no role plays it" if not owners else f"roles {', '.join(owners)} both claim it"
+            raise ValueError(f"seat {player!r}: {problem}; the seats are {list(players)}, and role R plays seat R and seats R_0, R_1, ...")
+        seats[owners[0]].append(player)
+    empty = [role for role, mine in seats.items() if not mine]
+    if empty:
+        raise ValueError(f"roles {', '.join(empty)} play no seat; the seats are {list(players)}, and role R plays seat R and seats R_0, R_1, ...")
+    return seats
 
 
 @dataclass
@@ -298,14 +345,39 @@ class _Row:
     ref: Any = None
 
 
+@dataclass
+class Learner:
+    """One policy of a run: the shared model, or one role's, with the seats it plays and, when it learns, its optimiser."""
+
+    #: The role (``""`` for the one shared model).
+    role: str
+    #: The seats it plays (with roles); the shared model plays whichever seat the league gives it.
+    seats: list[str]
+    backend: Any
+    #: The model as ``accelerate`` prepared it (what the update runs).
+    model: Any
+    policy: LMPolicy
+    #: ``None`` for a frozen role.
+    optimizer: Any = None
+    parameters: list[Any] = field(default_factory=list)
+    #: A frozen copy of the initial model for the KL term (``None`` without it, or with LoRA, whose adapters switch off instead).
+    reference: Any = None
+
+    @property
+    def trainable(self) -> bool:
+        """Whether the update moves this policy."""
+        return self.optimizer is not None
+
+
 class LLMTrainer:
-    """Runs :func:`train_llm`; its attributes expose the live policy, the league and the metrics for tests and benchmarks."""
+    """Runs :func:`train_llm`; its attributes expose the live policies, the league and the metrics for tests and benchmarks.
+
+    ``learners`` holds one :class:`Learner` per role, or the one shared model under the role ``""``.
+    """
 
     def __init__(self, config: LLMTrainConfig):
         import torch
         from accelerate import Accelerator
-
-        from parlour.wrappers.transformers_backend import TransformersBackend
 
         config.check()
         self.config = config
@@ -313,41 +385,91 @@ class LLMTrainer:
         self.out.mkdir(parents=True, exist_ok=True)
         torch.manual_seed(config.seed)
         self.accelerator = Accelerator(cpu=config.device == "cpu", mixed_precision=config.mixed_precision)
-        device = config.device or str(self.accelerator.device)
-        self.backend = TransformersBackend(config.model, device=device, dtype=config.dtype, max_new_tokens=config.max_new_tokens)
-        model = self.backend.model
-        if config.lora:
-            from peft import LoraConfig, get_peft_model
-
-            model = get_peft_model(model, LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"))
-        model.eval()
-        self.reference = None
-        if config.kl_coef > 0 and not config.lora:
-            self.reference = copy.deepcopy(model).eval()
-            self.reference.requires_grad_(False)
-        parameters = [p for p in model.parameters() if p.requires_grad]
-        optimizer = torch.optim.AdamW(parameters, lr=config.learning_rate)
-        self.model, self.optimizer = self.accelerator.prepare(model, optimizer)
-        self.parameters = parameters
-        self.policy = LMPolicy(
-            self.backend,
-            self.accelerator.unwrap_model(self.model),
-            mode=config.mode,
-            temperature=config.temperature,
-            max_new_tokens=config.max_new_tokens,
-            history_turns=config.history_turns,
-            name="learner",
-            seed=config.seed,
-        )
+        if config.roles:
+            seats = role_seats(make_game(game_class(config.env_id), dict(config.env_kwargs)).players, config.roles)
+            models = dict(config.roles)
+        else:
+            seats, models = {"": []}, {"": config.model}
+        self.learners = {role: self._learner(role, seats[role], path, trainable=role not in config.frozen) for role, path in models.items()}
+        #: The role of each seat (empty without roles).
+        self.seat_roles = {seat: role for role, mine in seats.items() for seat in mine}
         strong = strong_agent(config.env_id)
         self.anchor_agents = list(config.anchor_agents) if config.anchor_agents is not None else sorted({"random", strong})
         self.eval_opponents = list(config.eval_opponents) if config.eval_opponents is not None else sorted({"random", strong})
         self.snapshots: list[LMPolicy] = []
         self.rng = np.random.default_rng(config.seed)
-        self.estimator_state: Any = None
+        self.estimator_state: dict[str, Any] = {}
         self.started = time.perf_counter()
         self.train_rows: list[dict[str, Any]] = []
         self.eval_rows: list[dict[str, Any]] = []
+
+    def _learner(self, role: str, seats: list[str], path: str, trainable: bool) -> Learner:
+        """Load one policy's model; a trainable one gets LoRA adapters (when asked), its KL reference and an optimiser."""
+        import torch
+
+        from parlour.wrappers.transformers_backend import TransformersBackend
+
+        config = self.config
+        device = config.device or str(self.accelerator.device)
+        backend = TransformersBackend(path, device=device, dtype=config.dtype, max_new_tokens=config.max_new_tokens)
+        model = backend.model
+        optimizer, reference, parameters = None, None, []
+        if trainable:
+            if config.lora:
+                from peft import LoraConfig, get_peft_model
+
+                model = get_peft_model(model, LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"))
+            if config.kl_coef > 0 and not config.lora:
+                reference = copy.deepcopy(model).eval()
+                reference.requires_grad_(False)
+            parameters = [p for p in model.parameters() if p.requires_grad]
+            model, optimizer = self.accelerator.prepare(model, torch.optim.AdamW(parameters, lr=config.learning_rate))
+        else:
+            model.requires_grad_(False)
+        model.eval()
+        policy = LMPolicy(
+            backend,
+            self.accelerator.unwrap_model(model),
+            mode=config.mode,
+            temperature=config.temperature,
+            max_new_tokens=config.max_new_tokens,
+            history_turns=config.history_turns,
+            name=role or "learner",
+            seed=config.seed,
+        )
+        return Learner(role, seats, backend, model, policy, optimizer, parameters, reference)
+
+    @property
+    def shared(self) -> Learner:
+        """The one shared model's :class:`Learner`; an ``AttributeError`` in a run with roles (read ``learners[role]``)."""
+        if "" not in self.learners:
+            raise AttributeError(f"this run trains a model per role ({', '.join(self.learners)}); read trainer.learners[role]")
+        return self.learners[""]
+
+    @property
+    def policy(self) -> LMPolicy:
+        """The shared model's live policy."""
+        return self.shared.policy
+
+    @property
+    def model(self) -> Any:
+        """The shared model, as ``accelerate`` prepared it."""
+        return self.shared.model
+
+    @property
+    def optimizer(self) -> Any:
+        """The shared model's optimiser."""
+        return self.shared.optimizer
+
+    @property
+    def reference(self) -> Any:
+        """The shared model's KL reference (see :attr:`Learner.reference`)."""
+        return self.shared.reference
+
+    @property
+    def backend(self) -> Any:
+        """The shared model's backend (its tokenizer)."""
+        return self.shared.backend
 
     # ----------------------------------------------------------------- rollouts
     def league(self) -> tuple[list[tuple[str, Any]], list[float]]:
@@ -368,36 +490,52 @@ class LLMTrainer:
         return [(name, agent) for name, agent, _ in entries], [weight / total for *_, weight in entries]
 
     def play(self, update: int) -> list[Played]:
-        """Play one update's episodes; returns them with the learner's turns."""
+        """Play one update's episodes; returns them with the learners' turns.
+
+        With roles every seat is played by its role's policy, and every role's turns are kept; the shared
+        model plays one seat against a league member drawn per group of episodes.
+        """
         config = self.config
+        if self.seat_roles:
+            agents: list[Any] = [learner.policy for learner in self.learners.values()]
+            number = {seat: index for index, learner in enumerate(self.learners.values()) for seat in learner.seats}
+            plan = self._plan(update, agents)
+            lineup = [number[seat] for seat in plan.players]
+            return list(Rollout(plan).play(range(config.episodes), seating=lambda episode: lineup, track=set(range(len(agents)))))
         entries, weights = self.league()
         opponents = [agent for _, agent in entries if agent is not None]
-        agents: list[Any] = [self.policy, *opponents]
-        number = {id(agent): i + 1 for i, agent in enumerate(opponents)}
-        env_kwargs = dict(config.env_kwargs)
-        if config.mode == "generate":
-            env_kwargs.setdefault("error_allowance", config.max_invalid)
-        seed = int(np.random.SeedSequence(config.seed, spawn_key=(2, update)).generate_state(1, np.uint64)[0] >> 1)
-        # The plan is made for the learner alone (a league may hold more agents than the game has seats);
-        # the seating function below puts the league's members in the seats.
-        base = make_plan(config.env_id, [self.policy], env_kwargs, seed=seed, rotate_seats=False, in_flight=config.episodes)
-        settings = {f.name: getattr(base, f.name) for f in dataclasses.fields(Plan)}
-        settings.update(specs=agents, names=agent_names([agent_name(agent) for agent in agents]))
-        plan = _GroupedPlan(**settings, group_size=config.group_size)
+        agents = [self.policy, *opponents]
+        league_number = {id(agent): i + 1 for i, agent in enumerate(opponents)}
+        plan = self._plan(update, agents)
         groups = config.episodes // config.group_size
         seatings: list[list[int]] = []
         for _ in range(groups):
             _, agent = entries[int(self.rng.choice(len(entries), p=weights))]
             seat = int(self.rng.integers(len(plan.players)))
-            opponent = 0 if agent is None else number[id(agent)]
+            opponent = 0 if agent is None else league_number[id(agent)]
             seatings.append([0 if s == seat else opponent for s in range(len(plan.players))])
         rollout = Rollout(plan)
         return list(rollout.play(range(config.episodes), seating=lambda episode: seatings[episode // config.group_size], track={0}))
 
-    def table(self, played: Sequence[Played]) -> tuple[dict[str, np.ndarray], list[dict[str, Any]]]:
-        """The turn table of the learner's decisions (see :mod:`~parlour.baselines.train.advantages`) and their metadata."""
+    def _plan(self, update: int, agents: list[Any]) -> _GroupedPlan:
+        """The update's plan for ``agents``, whose seating :meth:`play` chooses per episode."""
         config = self.config
-        columns: dict[str, list[Any]] = {name: [] for name in ("episode", "env_id", "seed", "seat", "turn", "reward", "state", "valid")}
+        env_kwargs = dict(config.env_kwargs)
+        if config.mode == "generate":
+            env_kwargs.setdefault("error_allowance", config.max_invalid)
+        seed = int(np.random.SeedSequence(config.seed, spawn_key=(2, update)).generate_state(1, np.uint64)[0] >> 1)
+        # The plan is made for the first agent alone (a league may hold more agents than the game has seats);
+        # the seating function of play() puts the agents in the seats.
+        base = make_plan(config.env_id, [agents[0]], env_kwargs, seed=seed, rotate_seats=False, in_flight=config.episodes)
+        settings = {f.name: getattr(base, f.name) for f in dataclasses.fields(Plan)}
+        settings.update(specs=agents, names=agent_names([agent_name(agent) for agent in agents]))
+        return _GroupedPlan(**settings, group_size=config.group_size)
+
+    def table(self, played: Sequence[Played]) -> tuple[dict[str, np.ndarray], list[dict[str, Any]]]:
+        """The turn table of the learners' decisions (see :mod:`~parlour.baselines.train.advantages`), with the ``role``
+        of each (``""`` for the shared model), and their metadata."""
+        config = self.config
+        columns: dict[str, list[Any]] = {name: [] for name in ("episode", "env_id", "seed", "seat", "role", "turn", "reward", "state", "valid")}
         metadata: list[dict[str, Any]] = []
         for episode in played:
             record = episode.record
@@ -411,6 +549,7 @@ class LLMTrainer:
                 columns["env_id"].append(config.env_id)
                 columns["seed"].append(record["seed"])
                 columns["seat"].append(turn.seat)
+                columns["role"].append(self.seat_roles.get(turn.seat, ""))
                 columns["turn"].append(turn.turn)
                 columns["reward"].append(reward)
                 columns["state"].append(view_hash(turn.view))
@@ -447,7 +586,7 @@ class LLMTrainer:
             chunks[-1].append(int(i))
         return chunks
 
-    def _logprobs(self, model: Any, rows: Sequence[_Row]) -> tuple[Any, Any]:
+    def _logprobs(self, model: Any, rows: Sequence[_Row], pad_id: int) -> tuple[Any, Any]:
         """``(values, mask)`` of rows of one mode in one pass, with gradients when enabled.
 
         ``score_legal`` rows give the log-softmax over their candidates (rows x most candidates, the missing
@@ -458,19 +597,20 @@ class LLMTrainer:
 
         prompts = [row.metadata["prompt_ids"] for row in rows]
         if rows[0].metadata["mode"] == "score_legal":
-            batch = candidate_batch(prompts, [row.metadata["candidates"] for row in rows], self.policy.pad_id)
+            batch = candidate_batch(prompts, [row.metadata["candidates"] for row in rows], pad_id)
             scored = candidate_scores(model, batch)
             return torch.log_softmax(scored.scores / self.config.temperature, dim=1), scored.present
         completions = [row.metadata["completion_ids"] for row in rows]
-        scored = completion_scores(model, prompts, completions, self.policy.pad_id, self.config.temperature)
+        scored = completion_scores(model, prompts, completions, pad_id, self.config.temperature)
         return scored.logprobs, scored.mask
 
-    def _references(self, rows: list[_Row]) -> Any:
-        """Every row's :meth:`_logprobs` under the initial policy (for the KL term): one tensor, a row per row."""
+    def _references(self, learner: Learner, rows: list[_Row]) -> Any:
+        """Every row's :meth:`_logprobs` under the learner's initial policy (for the KL term): one tensor, a row per row."""
         import torch
 
         config = self.config
-        unwrapped = self.accelerator.unwrap_model(self.model)
+        pad_id = learner.policy.pad_id
+        unwrapped = self.accelerator.unwrap_model(learner.model)
         widest = max(len(r.metadata["candidates"]) if r.metadata["mode"] == "score_legal" else len(r.metadata["completion_ids"]) for r in rows)
         device = next(unwrapped.parameters()).device
         refs = torch.zeros((len(rows), widest), device=device)
@@ -478,9 +618,9 @@ class LLMTrainer:
             with torch.no_grad():
                 if config.lora:
                     with unwrapped.disable_adapter():
-                        values, _ = self._logprobs(self.model, [rows[i] for i in chunk])
+                        values, _ = self._logprobs(learner.model, [rows[i] for i in chunk], pad_id)
                 else:
-                    values, _ = self._logprobs(self.reference, [rows[i] for i in chunk])
+                    values, _ = self._logprobs(learner.reference, [rows[i] for i in chunk], pad_id)
             refs.index_copy_(0, to_device(np.array(chunk), device), torch.nn.functional.pad(values, (0, widest - values.shape[1])))
         return refs
 
@@ -499,8 +639,8 @@ class LLMTrainer:
                 targets[index, 1 : 1 + len(row.metadata["logprobs"])] = row.metadata["logprobs"]
         return targets
 
-    def update(self, rows: list[_Row]) -> dict[str, float]:
-        """One policy update on ``rows``; returns the mean loss, KL and clipped fraction.
+    def update(self, rows: list[_Row], role: str = "") -> dict[str, float]:
+        """One update of ``role``'s policy (the shared model by default) on ``rows``; returns the mean loss, KL and clipped fraction.
 
         Each minibatch runs in passes of up to ``micro_batch`` rows of one mode, sorted by length; a pass's
         loss is computed for all its rows at once, and the figures stay on the device until the update ends.
@@ -510,8 +650,9 @@ class LLMTrainer:
         config = self.config
         if not rows:
             return {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0}
-        device = next(self.accelerator.unwrap_model(self.model).parameters()).device
-        refs = self._references(rows) if config.kl_coef > 0 else None
+        learner = self.learners[role]
+        device = next(self.accelerator.unwrap_model(learner.model).parameters()).device
+        refs = self._references(learner, rows) if config.kl_coef > 0 else None
         epochs = config.ppo_epochs if config.loss == "ppo" else 1
         minibatch = config.minibatch or len(rows)
         losses, kl_sum, clipped = [], torch.zeros((), device=device), torch.zeros((), device=device)
@@ -524,12 +665,12 @@ class LLMTrainer:
                 indices = order[start : start + minibatch]
                 n_scored = sum(1 for i in indices if rows[i].metadata["mode"] == "score_legal")
                 n_tokens = sum(len(rows[i].metadata["completion_ids"]) for i in indices if rows[i].metadata["mode"] != "score_legal")
-                self.optimizer.zero_grad()
+                learner.optimizer.zero_grad()
                 total = torch.zeros((), device=device)
                 for chunk in self._chunks(rows, indices, config.micro_batch):
                     batch = [rows[i] for i in chunk]
                     scored = batch[0].metadata["mode"] == "score_legal"
-                    values, mask = self._logprobs(self.model, batch)
+                    values, mask = self._logprobs(learner.model, batch, learner.policy.pad_id)
                     width = values.shape[1]
                     targets = to_device(self._targets(batch, width), device)
                     advantage = targets[:, :1]
@@ -562,8 +703,8 @@ class LLMTrainer:
                     self.accelerator.backward(loss)
                     total = total + loss.detach()
                 if config.max_grad_norm:
-                    self.accelerator.clip_grad_norm_(self.parameters, config.max_grad_norm)
-                self.optimizer.step()
+                    self.accelerator.clip_grad_norm_(learner.parameters, config.max_grad_norm)
+                learner.optimizer.step()
                 losses.append(total)
         # The only waits on the device: once per update, for its figures.
         loss_values = torch.stack(losses).cpu().numpy()
@@ -575,26 +716,37 @@ class LLMTrainer:
 
     # -------------------------------------------------------------- evaluation
     def evaluate(self, update: int) -> list[dict[str, Any]]:
-        """Play every evaluation opponent on the fixed evaluation seeds, seats rotated; one ``eval.csv`` row each."""
+        """Play every evaluation opponent on the fixed evaluation seeds; one ``eval.csv`` row each.
+
+        The shared model plays with seats rotated; with roles, each trainable role's policy plays its own
+        seats with the opponent in all the others (one row per role and opponent).
+        """
         config = self.config
-        policy = self.policy.copy_with(self.policy.model, greedy=config.eval_greedy, name="learner")
         rows = []
-        for opponent in self.eval_opponents:
-            plan = make_plan(config.env_id, [policy, opponent], dict(config.env_kwargs), seed=config.eval_seed, in_flight=config.eval_episodes)
-            played = list(Rollout(plan).play(range(config.eval_episodes), track={0}))
-            rows.append(self._summary(update, opponent, played))
-        if config.exploitability and config.mode == "score_legal" and exploitability_supported(config.env_id, config.env_kwargs):
-            value = llm_exploitability(config.env_id, policy)
-            rows.append({"update": update, "wall_s": round(time.perf_counter() - self.started, 3), "opponent": "best response", "exploitability": value})
+        for learner in self.learners.values():
+            if not learner.trainable:
+                continue
+            name = learner.role or "learner"
+            policy = learner.policy.copy_with(learner.policy.model, greedy=config.eval_greedy, name=name)
+            for opponent in self.eval_opponents:
+                agents: Any = [policy, opponent]
+                if learner.seats:
+                    agents = {seat: policy if seat in learner.seats else opponent for seat in self.seat_roles}
+                plan = make_plan(config.env_id, agents, dict(config.env_kwargs), seed=config.eval_seed, in_flight=config.eval_episodes)
+                played = list(Rollout(plan).play(range(config.eval_episodes), track={plan.names.index(name)}))
+                rows.append(self._summary(update, learner.role, opponent, played, name))
+        if not self.seat_roles and config.exploitability and config.mode == "score_legal" and exploitability_supported(config.env_id, config.env_kwargs):
+            value = llm_exploitability(config.env_id, self.policy.copy_with(self.policy.model, greedy=config.eval_greedy))
+            rows.append({"update": update, "role": "", "wall_s": round(time.perf_counter() - self.started, 3), "opponent": "best response", "exploitability": value})
         self.eval_rows.extend(rows)
         return rows
 
-    def _summary(self, update: int, opponent: str, played: Sequence[Played]) -> dict[str, Any]:
+    def _summary(self, update: int, role: str, opponent: str, played: Sequence[Played], name: str) -> dict[str, Any]:
         wins = draws = losses = 0
         returns, invalid, entropy, lengths = [], [], [], []
         for episode in played:
             record = episode.record
-            seats = [seat for seat, name in record["agents"].items() if name == "learner"]
+            seats = [seat for seat, agent in record["agents"].items() if agent == name]
             winners = record["outcome"].get("winners") or []
             if any(seat in winners for seat in seats):
                 wins += 1
@@ -610,53 +762,69 @@ class LLMTrainer:
         n = len(played)
         low, high = wilson(wins, n)
         return {
-            "update": update, "wall_s": round(time.perf_counter() - self.started, 3), "opponent": opponent, "episodes": n,
+            "update": update, "role": role, "wall_s": round(time.perf_counter() - self.started, 3), "opponent": opponent, "episodes": n,
             "wins": wins, "draws": draws, "losses": losses, "win_rate": wins / n if n else 0.0, "win_low": low, "win_high": high,
             "mean_return": float(np.mean(returns)) if returns else 0.0, "invalid_rate": float(np.mean(invalid)) if invalid else 0.0,
             "entropy": float(np.mean(entropy)) if entropy else 0.0, "response_tokens": float(np.mean(lengths)) if lengths else 0.0,
         }
 
     # -------------------------------------------------------------------- loop
-    def step(self, update: int) -> dict[str, Any]:
-        """Play one update's episodes and learn from them; returns the ``train.csv`` row."""
+    def step(self, update: int) -> list[dict[str, Any]]:
+        """Play one update's episodes and learn from them; returns the ``train.csv`` rows, one per role.
+
+        Each role's advantages come from its own rows of the turn table (with its own estimator state), and
+        each trainable role takes its own optimiser step; a frozen role's row has its play, and no loss.
+        """
         config = self.config
+        policies = [learner.policy for learner in self.learners.values()]
         started = time.perf_counter()
-        model_s = self.policy.usage["model_s"]
+        model_s = sum(policy.usage["model_s"] for policy in policies)
         played = self.play(update)
         rollout_s = time.perf_counter() - started
-        rollout_model_s = self.policy.usage["model_s"] - model_s
+        rollout_model_s = sum(policy.usage["model_s"] for policy in policies) - model_s
         table, metadata = self.table(played)
-        advantages, self.estimator_state = compute_advantages(config.estimator, table, self.estimator_state, **config.estimator_options)
-        rows = [
-            _Row(meta, float(a))
-            for meta, a in zip(metadata, advantages)
-            if self._trainable(meta) and (a != 0 or config.kl_coef > 0)
-        ]
-        started = time.perf_counter()
-        stats = self.update(rows)
-        update_s = time.perf_counter() - started
-        if update % config.snapshot_every == 0 and config.snapshots > 0:
+        rows = []
+        for role, learner in self.learners.items():
+            mine = table["role"] == role
+            part = {name: column[mine] for name, column in table.items()}
+            meta = [m for m, keep in zip(metadata, mine) if keep]
+            stats, update_s = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0}, 0.0
+            if learner.trainable and meta:
+                advantages, self.estimator_state[role] = compute_advantages(
+                    config.estimator, part, self.estimator_state.get(role), **config.estimator_options
+                )
+                batch = [_Row(m, float(a)) for m, a in zip(meta, advantages) if self._trainable(m) and (a != 0 or config.kl_coef > 0)]
+                started = time.perf_counter()
+                stats = self.update(batch, role)
+                update_s = time.perf_counter() - started
+            rows.append(self._train_row(update, role, played, part, meta, stats, rollout_s, rollout_model_s, update_s))
+        if not self.seat_roles and update % config.snapshot_every == 0 and config.snapshots > 0:
             self._snapshot(update)
         self._write_episodes(played)
-        learner_returns: dict[tuple[int, str], float] = {}
-        wins = []
+        self.train_rows.extend(rows)
+        return rows
+
+    def _train_row(
+        self, update: int, role: str, played: Sequence[Played], table: Mapping[str, np.ndarray], metadata: Sequence[Mapping[str, Any]],
+        stats: Mapping[str, float], rollout_s: float, rollout_model_s: float, update_s: float,
+    ) -> dict[str, Any]:
+        """The ``train.csv`` row of one role: its play in the update's games (``table``, its turns) and its update."""
+        returns, wins = [], []
         for episode in played:
             winners = episode.record["outcome"].get("winners") or []
-            for seat in {turn.seat for turn in episode.turns}:
-                learner_returns[(episode.record["episode"], seat)] = episode.record["returns"][seat]
+            for seat in {turn.seat for turn in episode.turns if self.seat_roles.get(turn.seat, "") == role}:
+                returns.append(episode.record["returns"][seat])
                 wins.append(seat in winners)
-        row = {
-            "update": update, "wall_s": round(time.perf_counter() - self.started, 3), "episodes": len(played),
+        return {
+            "update": update, "role": role, "wall_s": round(time.perf_counter() - self.started, 3), "episodes": len(played),
             "decisions": len(metadata), "tokens": int(sum(len(m.get("prompt_ids", ())) + len(m.get("completion_ids", ())) for m in metadata)),
-            "mean_return": float(np.mean(list(learner_returns.values()))) if learner_returns else 0.0,
+            "mean_return": float(np.mean(returns)) if returns else 0.0,
             "win_rate": float(np.mean(wins)) if wins else 0.0,
             "invalid_rate": float(np.mean(~table["valid"].astype(bool))) if len(metadata) else 0.0,
             "entropy": float(np.mean([m.get("entropy", 0.0) for m in metadata])) if metadata else 0.0,
             "response_tokens": float(np.mean([len(m.get("completion_ids", ())) for m in metadata])) if metadata else 0.0,
             "rollout_s": round(rollout_s, 3), "rollout_model_s": round(rollout_model_s, 3), "update_s": round(update_s, 3), **stats,
         }
-        self.train_rows.append(row)
-        return row
 
     def _snapshot(self, update: int) -> None:
         frozen = copy.deepcopy(self.accelerator.unwrap_model(self.model)).eval()
@@ -672,7 +840,7 @@ class LLMTrainer:
                 handle.write(json.dumps(episode.record) + "\n")
 
     def run(self) -> dict[str, Any]:
-        """Train for ``updates`` updates with evaluations, write the CSVs, plots and checkpoint; returns a summary.
+        """Train for ``updates`` updates with evaluations, write the CSVs, plots and checkpoints; returns a summary.
 
         Ctrl-C saves the same files for the updates done so far and raises :class:`TrainingInterrupted`.
         """
@@ -687,26 +855,39 @@ class LLMTrainer:
         latest = first
         try:
             for update in bar:
-                row = self.step(update)
+                rows = self.step(update)
                 if update % config.eval_every == 0 or update == config.updates:
                     latest = self.evaluate(update)
                 self._write_csv()
-                shown = {f"win/{r['opponent']}": f"{r['win_rate']:.2f}" for r in latest if "win_rate" in r}
+                shown = {f"return{_suffix(r['role'])}": f"{r['mean_return']:+.2f}" for r in rows}
+                shown.update({f"entropy{_suffix(r['role'])}": f"{r['entropy']:.2f}" for r in rows})
+                shown.update({f"win{_suffix(r['role'])}/{r['opponent']}": f"{r['win_rate']:.2f}" for r in latest if "win_rate" in r})
                 shown.update({"exploit": f"{r['exploitability']:.3f}" for r in latest if "exploitability" in r})
-                bar.set_postfix({"return": f"{row['mean_return']:+.2f}", "entropy": f"{row['entropy']:.2f}", **shown})
+                bar.set_postfix(shown)
         except KeyboardInterrupt:
-            # Ctrl-C keeps what the run has learnt: the model as it stands, the CSVs and the curves so far.
+            # Ctrl-C keeps what the run has learnt: the models as they stand, the CSVs and the curves so far.
             bar.close()
-            raise TrainingInterrupted(len(self.train_rows), self._finish(first, latest)) from None
+            raise TrainingInterrupted(len(self.train_rows) // len(self.learners), self._finish(first, latest)) from None
         return self._finish(first, latest)
 
     def _finish(self, first: list[dict[str, Any]], latest: list[dict[str, Any]]) -> dict[str, Any]:
-        """Write the CSVs, the checkpoint and the curves; the summary :meth:`run` returns."""
+        """Write the CSVs, the checkpoints and the curves; the summary :meth:`run` returns.
+
+        The shared model is saved to ``DIR/checkpoint`` (the summary's ``checkpoint``), each trainable role's
+        model to ``DIR/ROLE``; ``checkpoints`` maps each saved role (``""`` for the shared model) to its folder.
+        """
         config = self.config
         self._write_csv()
-        self.save(self.out / "checkpoint")
+        checkpoints = {}
+        for role, learner in self.learners.items():
+            if learner.trainable:
+                checkpoints[role] = str(self.out / (role or "checkpoint"))
+                self.save(Path(checkpoints[role]), role)
         plot_learning(self.out / "eval.csv", self.out, title=f"LLM self-play on {config.env_id} ({config.mode}, {config.estimator}, {config.loss})")
-        return {"first": first, "last": latest, "checkpoint": str(self.out / "checkpoint")}
+        summary: dict[str, Any] = {"first": first, "last": latest, "checkpoints": checkpoints}
+        if "" in checkpoints:
+            summary["checkpoint"] = checkpoints[""]
+        return summary
 
     def _write_csv(self) -> None:
         for name, columns, rows in (("train.csv", TRAIN_COLUMNS, self.train_rows), ("eval.csv", EVAL_COLUMNS, self.eval_rows)):
@@ -715,20 +896,27 @@ class LLMTrainer:
                 writer.writeheader()
                 writer.writerows(rows)
 
-    def save(self, folder: Path) -> None:
-        """Save the learner as a Hugging Face folder (LoRA adapters merged into a copy), with its tokenizer and how it plays.
+    def save(self, folder: Path, role: str = "") -> None:
+        """Save ``role``'s model (the shared one by default) as a Hugging Face folder (LoRA adapters merged into a
+        copy), with its tokenizer and how it plays.
 
         The mode and the decoding written beside the weights are those of :meth:`evaluate`, so ``hf:FOLDER``
         plays as the evaluations measured it.
         """
         config = self.config
-        model = self.accelerator.unwrap_model(self.model)
-        if config.lora:
+        learner = self.learners[role]
+        model = self.accelerator.unwrap_model(learner.model)
+        if config.lora and learner.trainable:
             model = copy.deepcopy(model).merge_and_unload()
         model.save_pretrained(folder)
-        self.backend.tokenizer.save_pretrained(folder)
+        learner.backend.tokenizer.save_pretrained(folder)
         write_checkpoint_settings(folder, mode=config.mode, temperature=config.temperature, greedy=config.eval_greedy,
                                   max_new_tokens=config.max_new_tokens, history_turns=config.history_turns, env_id=config.env_id)
+
+
+def _suffix(role: str) -> str:
+    """``/ROLE`` for a role's figure on the progress bar, nothing for the shared model's."""
+    return f"/{role}" if role else ""
 
 
 class TrainingInterrupted(KeyboardInterrupt):
