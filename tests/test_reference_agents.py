@@ -79,6 +79,7 @@ EPISODES = {
     "parlour/TowerOfHanoi-v0": 20,
     "parlour/Clobber-v0": 20,
     "parlour/Oware-v0": 10,
+    "parlour/Pig-v0": 20,
     "parlour/Wordle-v0": 20,
 }
 
