@@ -4,7 +4,9 @@ Stockfish is a system package, installed by ``scripts/system_packages.sh``
 (``make test`` and ``make demo`` run it; otherwise ``sudo apt-get install
 stockfish``); Debian puts it at ``/usr/games/stockfish``, outside most
 ``PATH``\\ s, and :func:`stockfish_path` looks there too. The agent talks UCI
-to it through python-chess's ``chess.engine``.
+to it over a pipe (:class:`Engine`): no thread of its own, so a process
+that ends without closing the agent still exits (the engine then reads the
+pipe's end and quits).
 
 Strength has two dials. ``depth`` (default 8) is the engine's search depth
 in plies. ``skill`` (0-20, default 20) weakens the choice as Stockfish's own
@@ -23,12 +25,11 @@ from __future__ import annotations
 import math
 import os
 import shutil
-import weakref
+import subprocess
 from typing import Any, Mapping
 
 from parlour.baselines import register_scripted
 from parlour.baselines.seeded import SeededAgent
-from parlour.envs.games.chess import chess_module
 
 #: Where Debian's ``stockfish`` package installs the engine (``/usr/games`` is often not on ``PATH``).
 DEBIAN_STOCKFISH = "/usr/games/stockfish"
@@ -42,21 +43,82 @@ SKILL_CENTIPAWNS = 15
 MATE_SCORE = 100_000
 
 
-def modules() -> tuple[Any, Any]:
-    """python-chess's ``chess`` and ``chess.engine`` modules (an ImportError naming the extra without them)."""
-    chess_module()
-    import chess
-    import chess.engine
-
-    return chess, chess.engine
-
-
 def stockfish_path() -> str | None:
     """The Stockfish executable: ``stockfish`` on ``PATH``, else Debian's ``/usr/games/stockfish``; ``None`` if neither."""
     found = shutil.which("stockfish")
     if found:
         return found
     return DEBIAN_STOCKFISH if os.access(DEBIAN_STOCKFISH, os.X_OK) else None
+
+
+class Engine:
+    """A Stockfish process spoken to in UCI over pipes: one thread, a small hash, and an empty hash before every search.
+
+    Args:
+        path: the executable.
+    """
+
+    def __init__(self, path: str):
+        self.process = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        text=True, bufsize=1)
+        self.send("uci")
+        self.wait("uciok")
+        self.send("setoption name Threads value 1")
+        self.send("setoption name Hash value 16")
+        self.multipv = 0
+
+    def send(self, command: str) -> None:
+        """Write one UCI command."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+
+    def wait(self, token: str) -> list[str]:
+        """The engine's lines up to the first that starts with ``token`` (included); ``RuntimeError`` if it exits first."""
+        assert self.process.stdout is not None
+        lines = []
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"Stockfish exited (status {self.process.poll()}) before answering {token!r}")
+            lines.append(line.strip())
+            if line.startswith(token):
+                return lines
+
+    def best(self, start_fen: str, moves: list[str], depth: int, multipv: int) -> list[tuple[str, int]]:
+        """The ``multipv`` best moves after ``moves`` from ``start_fen`` at ``depth``, best first, with centipawn scores for the mover."""
+        if multipv != self.multipv:
+            self.send(f"setoption name MultiPV value {multipv}")
+            self.multipv = multipv
+        # ucinewgame empties the hash, so the answer depends on the position alone, not on earlier searches.
+        self.send("ucinewgame")
+        self.send("isready")
+        self.wait("readyok")
+        self.send(f"position fen {start_fen}" + (f" moves {' '.join(moves)}" if moves else ""))
+        self.send(f"go depth {depth}")
+        found: dict[int, tuple[str, int]] = {}
+        for line in self.wait("bestmove"):
+            words = line.split()
+            if words[0] != "info" or "pv" not in words or "score" not in words or "bound" in line:
+                continue
+            rank = int(words[words.index("multipv") + 1]) if "multipv" in words else 1
+            kind, value = words[words.index("score") + 1], int(words[words.index("score") + 2])
+            score = value if kind == "cp" else (MATE_SCORE - value if value > 0 else -MATE_SCORE - value)
+            # Later lines are deeper searches: the last line of each rank is the answer at the full depth.
+            found[rank] = (words[words.index("pv") + 1], score)
+        if not found:
+            raise RuntimeError(f"Stockfish found no move after {moves[-3:]} from {start_fen}")
+        return [found[rank] for rank in sorted(found)]
+
+    def close(self) -> None:
+        """Ask the engine to quit and wait for it."""
+        if self.process.poll() is None:
+            try:
+                self.send("quit")
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait()
 
 
 class StockfishAgent(SeededAgent):
@@ -81,39 +143,28 @@ class StockfishAgent(SeededAgent):
         self.path = path or stockfish_path()
         if self.path is None:
             raise RuntimeError(MISSING)
-        self._engine: Any = None
+        self._engine: Engine | None = None
         super().__init__(env_id, seed)
-
-    def engine(self) -> Any:
-        """The running engine, started on first use (one thread, a small hash) and stopped with the agent."""
-        if self._engine is None:
-            _, engines = modules()
-            engine = engines.SimpleEngine.popen_uci(self.path)
-            engine.configure({"Threads": 1, "Hash": 16})
-            # The callback holds the engine, not the agent: the agent can be collected, and its engine then quits.
-            weakref.finalize(self, engine.quit)
-            self._engine = engine
-        return self._engine
 
     def act(self, observation: Mapping[str, Any]) -> str:
         """The chosen move, in UCI, for the position of the player's view."""
-        chess, engines = modules()
+        if self._engine is None:
+            self._engine = Engine(self.path)
         view = observation["view"]
-        board = chess.Board(view["start_fen"])
-        for move in view["moves"]:
-            board.push_uci(move)
-        multipv = 1 if self.skill == 20 else MULTIPV
-        # A fresh game object makes python-chess send ucinewgame, which empties the hash: the result depends on the position alone.
-        lines = self.engine().analyse(board, engines.Limit(depth=self.depth), multipv=multipv, game=object())
-        candidates = [(line["pv"][0], line["score"].relative.score(mate_score=MATE_SCORE)) for line in lines if line.get("pv")]
-        if len(candidates) == 1 or self.skill == 20:
-            return candidates[0][0].uci()
+        candidates = self._engine.best(view["start_fen"], view["moves"], self.depth, 1 if self.skill == 20 else MULTIPV)
+        if len(candidates) == 1:
+            return candidates[0][0]
         temperature = (20 - self.skill) * SKILL_CENTIPAWNS
         best = max(score for _, score in candidates)
         weights = [math.exp((score - best) / temperature) for _, score in candidates]
         total = sum(weights)
-        pick = int(self.rng.choice(len(candidates), p=[w / total for w in weights]))
-        return candidates[pick][0].uci()
+        return candidates[int(self.rng.choice(len(candidates), p=[w / total for w in weights]))][0]
+
+    def close(self) -> None:
+        """Stop the engine process (a later move starts another)."""
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
 
     def __getstate__(self) -> dict[str, Any]:
         """The agent without its engine process (snapshots pickle opponents); a copy starts its own when it first acts."""

@@ -5,6 +5,7 @@ what to install, where Debian's stockfish is absent)."""
 from __future__ import annotations
 
 import pickle
+import subprocess
 import sys
 
 import numpy as np
@@ -240,3 +241,13 @@ def test_stockfish_beats_random_from_either_seat(skill):
             player = match.acting()[0]
             match.submit(player, agents[player].act(match.agent_observation(player)))
         assert match.outcome.winner == seat, (seed, match.outcome.details)
+
+
+@needs_stockfish
+def test_a_process_that_never_closes_its_stockfish_agent_still_exits():
+    # python-chess's engine thread kept such a process waiting on itself at exit; a pipe needs no thread.
+    script = ("import parlour\nfrom parlour.envs.core.match import Match\nfrom parlour.envs.games.chess import Chess\n"
+              "match = Match(Chess, {})\nmatch.reset(0)\nagent = parlour.make_agent('stockfish', env_id='parlour/Chess-v0', depth=2)\n"
+              "print(agent.act(match.agent_observation('player_0')))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and len(done.stdout.strip()) == 4, done.stderr
