@@ -268,6 +268,23 @@ def test_cli_trains_and_prints_the_checkpoint_spec(model_dir: str, tmp_path: Pat
     assert "--league takes three weights" in capsys.readouterr().err
 
 
+def test_cli_trains_a_model_per_role_and_prints_each_trainable_checkpoint(model_dir: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from parlour.cli import main
+
+    out = tmp_path / "cli-roles"
+    argv = ["train", "llm", "parlour/Nim-v0", "--model", f"player_0={model_dir}", "--model", f"player_1={model_dir}", "--frozen", "player_1",
+            "--out", str(out), "--updates", "1", "--episodes", "4", "--group-size", "2", "--eval-episodes", "2", "--opponent", "random",
+            "--device", "cpu", "--dtype", "float32", "--quiet"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert f"checkpoint of player_0: hf:{out / 'player_0'}" in printed and "after player_0 vs random" in printed
+    assert "player_1:" not in printed and (out / "player_0" / "parlour_agent.json").exists() and (out / "learning.png").exists()
+    settings = json.loads((out / "training.json").read_text())
+    assert settings["roles"] == {"player_0": model_dir, "player_1": model_dir} and settings["frozen"] == ["player_1"]
+    assert main([*argv, "--model", model_dir]) == 2
+    assert "one shared PATH or ROLE=PATH" in capsys.readouterr().err
+
+
 def test_league_weights_split_within_each_kind_and_fall_back_to_the_mirror(model_dir: str, tmp_path: Path) -> None:
     config = LLMTrainConfig(env_id=ENV, model=model_dir, out=str(tmp_path), mirror=0.0, snapshots=1.0, anchors=0.0, device="cpu", dtype="float32")
     trainer = LLMTrainer(config)

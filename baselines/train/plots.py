@@ -1,7 +1,7 @@
 """Learning curves from a trainer's ``eval.csv``: PNG plots with matplotlib (the ``train`` extra).
 
 :func:`plot_learning` draws one panel per metric the CSV has, one line per
-evaluation opponent: the win rate with its Wilson 95% band (``win_low`` ..
+evaluation opponent (per role and opponent when the CSV's ``role`` column names roles): the win rate with its Wilson 95% band (``win_low`` ..
 ``win_high``), the non-losing rate, the mean return, the invalid-move rate, the policy entropy,
 and the exploitability where it was measured (rows whose opponent is
 ``best response``). It writes the panels twice:
@@ -49,6 +49,12 @@ def _has(rows: list[dict[str, Any]], column: str) -> bool:
     return any(isinstance(row.get(column), float) and not math.isnan(row[column]) for row in rows)
 
 
+def _line(row: dict[str, Any]) -> tuple[str, str]:
+    """The (role, opponent) a row's figures belong to; the role is empty where the CSV has none (read as NaN)."""
+    role = row.get("role")
+    return (role if isinstance(role, str) else "", str(row["opponent"]))
+
+
 def plot_learning(eval_csv: str | Path, out: str | Path, title: str = "") -> list[Path]:
     """Write ``learning.png`` and ``learning_time.png`` into ``out`` from ``eval_csv``; returns their paths."""
     import matplotlib
@@ -58,7 +64,7 @@ def plot_learning(eval_csv: str | Path, out: str | Path, title: str = "") -> lis
 
     rows = read_rows(eval_csv)
     panels = [(column, label) for column, label in PANELS if _has(rows, column)]
-    opponents = list(dict.fromkeys(str(row["opponent"]) for row in rows))
+    lines_of = list(dict.fromkeys(_line(row) for row in rows))
     written = []
     for x_column, x_label, name in AXES:
         columns = min(3, len(panels))
@@ -67,12 +73,13 @@ def plot_learning(eval_csv: str | Path, out: str | Path, title: str = "") -> lis
         for axis in axes.flat[len(panels):]:
             axis.set_visible(False)
         for axis, (column, label) in zip(axes.flat, panels):
-            for opponent in opponents:
-                mine = [row for row in rows if str(row["opponent"]) == opponent and not math.isnan(row.get(column, math.nan))]
+            for role, opponent in lines_of:
+                mine = [row for row in rows if _line(row) == (role, opponent) and not math.isnan(row.get(column, math.nan))]
                 if not mine:
                     continue
                 xs = [row[x_column] for row in mine]
-                line = axis.plot(xs, [row[column] for row in mine], marker=".", label=f"vs {opponent}")[0]
+                label = f"{role} vs {opponent}" if role else f"vs {opponent}"
+                line = axis.plot(xs, [row[column] for row in mine], marker=".", label=label)[0]
                 if column == "win_rate" and _has(mine, "win_low"):
                     axis.fill_between(xs, [row["win_low"] for row in mine], [row["win_high"] for row in mine], color=line.get_color(), alpha=0.2)
             axis.set_title(label, fontsize=9)

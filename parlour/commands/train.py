@@ -10,7 +10,9 @@ function below, with its handler beside it:
 * ``parlour train llm ENV_ID --model PATH_OR_ID --out DIR``: a ``transformers``
   causal LM by self-play against a league of itself, its snapshots and the
   scripted agents (:mod:`parlour.baselines.train.llm`); the checkpoint plays
-  everywhere as ``hf:DIR/checkpoint``.
+  everywhere as ``hf:DIR/checkpoint``. ``--model ROLE=PATH`` once per role
+  (``--frozen ROLE`` for a role that only plays) trains a model per role, each
+  saved to ``DIR/ROLE``.
 
 Every trainer writes into ``--out`` its policy, ``eval.csv`` (periodic
 evaluation against fixed opponents), ``train.csv`` and the PNG plots, and
@@ -20,6 +22,7 @@ shows a progress bar.
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import sys
 from typing import Any
@@ -135,10 +138,16 @@ def register_llm(trainers: argparse._SubParsersAction) -> None:
         help="a transformers causal LM by self-play against a league (score_legal or free-text generate mode)",
         description="Train a transformers causal LM by self-play against a league (itself, its snapshots, scripted anchors); "
         "write eval.csv, train.csv, learning curves, every training game (episodes.jsonl.gz) and the checkpoint "
-        "(hf:DIR/checkpoint) to DIR. Runs on CPU, or on a GPU through accelerate when one is there.",
+        "(hf:DIR/checkpoint) to DIR. Runs on CPU, or on a GPU through accelerate when one is there. "
+        "With a model per role (--model ROLE=PATH for every role; role R plays seat R and seats R_0, R_1, ...) each role "
+        "has its own policy, advantages and optimiser, the roles play each other (no league), --frozen ROLE keeps a role's "
+        "model as it is, and each trainable role is saved to DIR/ROLE (hf:DIR/ROLE), e.g. "
+        "--model proposer=models/a --model solver=models/b --frozen solver.",
     )
     llm.add_argument("env_id", metavar="ENV_ID", help="environment id, e.g. parlour/TicTacToe-v0")
-    llm.add_argument("--model", required=True, metavar="PATH_OR_ID", help="a local model folder or a Hugging Face hub id")
+    llm.add_argument("--model", required=True, action="append", dest="models", metavar="[ROLE=]PATH_OR_ID",
+                     help="a local model folder or a Hugging Face hub id shared by every seat, or ROLE=PATH_OR_ID once per role")
+    llm.add_argument("--frozen", action="append", default=[], metavar="ROLE", help="a role whose model plays but does not learn, repeatable")
     llm.add_argument("--out", required=True, metavar="DIR", help="where the checkpoint, CSVs, plots and games go")
     llm.add_argument("--mode", choices=MODES, default=defaults.mode, help=f"score legal moves or generate free text (default {defaults.mode})")
     llm.add_argument("--estimator", choices=list(ESTIMATORS), default=defaults.estimator, help=f"advantage estimator (default {defaults.estimator})")
@@ -189,10 +198,14 @@ def run_llm(args: argparse.Namespace) -> int:
         mirror, snapshots, anchors = (float(weight) for weight in args.league.split(","))
     except ValueError:
         raise ValueError(f"--league takes three weights M,S,A (mirror, snapshots, anchors) such as 0.5,0.25,0.25, got {args.league!r}") from None
-    check_hf_model(f"hf:{args.model}")
+    model, roles = parse_models(args.models)
+    for path in [model] if model else roles.values():
+        check_hf_model(f"hf:{path}")
     config = LLMTrainConfig(
         env_id=args.env_id,
-        model=args.model,
+        model=model,
+        roles=roles,
+        frozen=args.frozen,
         out=args.out,
         mode=args.mode,
         estimator=args.estimator,
@@ -244,16 +257,38 @@ def run_llm(args: argparse.Namespace) -> int:
     return 0
 
 
+def parse_models(values: list[str]) -> tuple[str, dict[str, str]]:
+    """``--model`` values as ``(shared model, {role: model})``: one plain ``PATH``, or ``ROLE=PATH`` once per role.
+
+    A value is ``ROLE=PATH`` when the text before its first ``=`` is a seat-like name (letters, digits, ``_``, ``-``).
+    """
+    roles: dict[str, str] = {}
+    plain = []
+    for value in values:
+        role, equals, path = value.partition("=")
+        if equals and role and path and re.fullmatch(r"[A-Za-z][\w-]*", role):
+            if role in roles:
+                raise ValueError(f"--model gives role {role!r} twice ({roles[role]} and {path}); give each role one model")
+            roles[role] = path
+        else:
+            plain.append(value)
+    if plain and (roles or len(plain) > 1):
+        raise ValueError(f"--model takes one shared PATH or ROLE=PATH once per role, not {values}")
+    return (plain[0] if plain else ""), roles
+
+
 def print_llm_summary(summary: dict[str, Any], args: argparse.Namespace, last: str = "after") -> None:
-    """The first and last evaluations (the last one labelled ``last``), and where the checkpoint and the curves are."""
+    """The first and last evaluations (the last one labelled ``last``), and where the checkpoints and the curves are."""
     for label, rows in (("before", summary["first"]), (last, summary["last"])):
         for row in rows:
             if "exploitability" in row:
                 print(f"  {label}: exploitability {row['exploitability']:.4f} chips per hand")
                 continue
             print(
-                f"  {label} vs {row['opponent']}: win {row['win_rate']:.2f} [{row['win_low']:.2f}, {row['win_high']:.2f}], "
+                f"  {label}{' ' + row['role'] if row['role'] else ''} vs {row['opponent']}: win {row['win_rate']:.2f} [{row['win_low']:.2f}, {row['win_high']:.2f}], "
                 f"mean return {row['mean_return']:+.3f}, invalid {row['invalid_rate']:.3f} ({row['episodes']} episodes)"
             )
-    print(f"checkpoint: hf:{summary['checkpoint']}  (parlour eval {args.env_id} --agent hf:{summary['checkpoint']})")
+    for role, folder in summary["checkpoints"].items():
+        label = f"checkpoint of {role}" if role else "checkpoint"
+        print(f"{label}: hf:{folder}  (parlour eval {args.env_id} --agent hf:{folder})")
     print(f"curves: {args.out}/learning.png, {args.out}/learning_time.png")
