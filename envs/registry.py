@@ -106,6 +106,8 @@ def _load() -> None:
         except Exception as error:
             # Another package's broken game must not take parlour down with it.
             warnings.warn(f"parlour.games entry point {entry_point.name!r} ({entry_point.value}) failed to load: {error}", stacklevel=2)
+    # The mixture is no game of the registry (it plays several); Gymnasium loads it by name, on first use only.
+    gymnasium.register(id="parlour/Mixture-v0", entry_point="parlour.envs.mixture:Mixture", order_enforce=False, disable_env_checker=True)
 
 
 def all_games() -> tuple[type[Game], ...]:
