@@ -78,8 +78,8 @@ def plot_learning(eval_csv: str | Path, out: str | Path, title: str = "") -> lis
                 if not mine:
                     continue
                 xs = [row[x_column] for row in mine]
-                label = f"{role} vs {opponent}" if role else f"vs {opponent}"
-                line = axis.plot(xs, [row[column] for row in mine], marker=".", label=label)[0]
+                legend = f"{role} vs {opponent}" if role else f"vs {opponent}"
+                line = axis.plot(xs, [row[column] for row in mine], marker=".", label=legend)[0]
                 if column == "win_rate" and _has(mine, "win_low"):
                     axis.fill_between(xs, [row["win_low"] for row in mine], [row["win_high"] for row in mine], color=line.get_color(), alpha=0.2)
             axis.set_title(label, fontsize=9)
