@@ -28,16 +28,24 @@ ENV_MODES = env_modes()
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
-    """A test that fails only because bubblewrap is not installed (the coding environments of a parametrised
-    test over every environment, say) is reported as skipped, with the install line, as the README promises."""
+    """A test that fails only because a system package is not installed (bubblewrap for the coding environments
+    of a parametrised test over every environment, Stockfish for chess's strong agent) is reported as skipped,
+    with the install line, as the README promises."""
     outcome = yield
     report = outcome.get_result()
     if report.failed and call.excinfo is not None:
+        from parlour.baselines.chess import MISSING as STOCKFISH_MISSING
+        from parlour.baselines.chess import stockfish_path
         from parlour.sandbox import BWRAP, SandboxUnavailable
 
         if call.excinfo.errisinstance(SandboxUnavailable) and shutil.which(BWRAP) is None:
-            report.outcome = "skipped"
-            report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: SANDBOX MISSING: {call.excinfo.value}")
+            missing = f"SANDBOX MISSING: {call.excinfo.value}"
+        elif STOCKFISH_MISSING in str(call.excinfo.value) and stockfish_path() is None:
+            missing = f"STOCKFISH MISSING: {STOCKFISH_MISSING}"
+        else:
+            return
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {missing}")
 
 
 @pytest.fixture(scope="module")
