@@ -10,7 +10,7 @@ import pytest
 from parlour.baselines import scripted_names
 from parlour.cli import main
 from parlour.commands.demo import Lineup, episodes_per_lineup, lineups
-from parlour.envs.registry import all_games
+from parlour.envs.registry import all_games, game_class
 from parlour.leaderboard.api import Leaderboard
 
 #: The first built-in competitive games, with the episodes each gets (minimax is slow; poker needs hundreds of hands).
@@ -52,8 +52,10 @@ def test_the_built_in_games_rank_the_agent_stronger_in_expected_payoff_above_ran
             table = board.ratings(env_id)
             rating = {row["agent"]: row["rating"] for row in table["rows"]}
             results = board.store.results(env_id)
+            # Bradley-Terry weighs every pairing, so an agent that beats random but loses to everyone else may rate
+            # below it: the declared strong agents are the ones held to ranking above random.
             for name in rating:
-                if name != "random" and head_to_head(results, name, "random") > 0:
+                if name in game_class(env_id).reference_agents and name != "random" and head_to_head(results, name, "random") > 0:
                     assert rating[name] > rating["random"], (env_id, name, table["method"])
                     checked += 1
     # Kuhn's nash wins fewer than half its hands but more chips: counting hands would rank it below random.
