@@ -81,6 +81,7 @@ EPISODES = {
     "parlour/Oware-v0": 10,
     "parlour/Pig-v0": 20,
     "parlour/Wordle-v0": 20,
+    "parlour/TwentyFortyEight-v0": 20,
 }
 
 
