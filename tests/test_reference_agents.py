@@ -82,6 +82,7 @@ EPISODES = {
     "parlour/Pig-v0": 20,
     "parlour/Wordle-v0": 20,
     "parlour/TwentyFortyEight-v0": 20,
+    "parlour/Y-v0": 10,
 }
 
 

@@ -1,0 +1,73 @@
+"""Depth-limited alpha-beta ``minimax`` for Y, on copies of the real game (see :mod:`parlour.baselines.alphabeta`).
+
+Positions at the depth limit are scored by connection distance: the fewest
+empty cells each player still has to fill to join all three sides (its own
+stones are free, the opponent's impassable). A group joining three sides
+branches from one cell, so this is the least, over every cell not the
+opponent's, of the cell's three distances to the sides, found by a 0-1
+breadth-first search from each side, less the cell counted twice too many.
+The score is the opponent's distance minus the player's own, as in Hex.
+
+Version history: v0, first release.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from parlour.baselines import register_scripted
+from parlour.baselines.alphabeta import MinimaxAgent
+from parlour.envs.games.y import LEFT, SLANT, TOP, Y, layout
+
+
+def side_distances(board: list[int], size: int, mark: int, side: int) -> list[int]:
+    """For each cell, the fewest empty cells (the cell itself included) ``mark`` must fill to join it to ``side``."""
+    _, near, sides = layout(size)
+    unreached = len(board) + 1
+    best = [unreached] * len(board)
+    queue: deque[int] = deque()
+    for cell, bits in enumerate(sides):
+        if bits & side and board[cell] != 1 - mark:
+            best[cell] = 0 if board[cell] == mark else 1
+            queue.appendleft(cell) if board[cell] == mark else queue.append(cell)
+    while queue:
+        here = queue.popleft()
+        for there in near[here]:
+            if board[there] == 1 - mark:
+                continue
+            cost = best[here] + (board[there] != mark)
+            if cost < best[there]:
+                best[there] = cost
+                # 0-1 search: free steps go to the front, so cells leave the queue in distance order.
+                queue.appendleft(there) if board[there] == mark else queue.append(there)
+    return best
+
+
+def distance(board: list[int], size: int, mark: int) -> float:
+    """Empty cells ``mark`` must still fill to join all three sides; inf if it cannot."""
+    left, top, slant = (side_distances(board, size, mark, side) for side in (LEFT, TOP, SLANT))
+    unreached = len(board) + 1
+    result = min(
+        (a + b + c - 2 * (board[cell] != mark) for cell, (a, b, c) in enumerate(zip(left, top, slant)) if max(a, b, c) < unreached),
+        default=None,
+    )
+    return float("inf") if result is None else float(result)
+
+
+def evaluate(game: Y, player: str) -> float:
+    """The opponent's connection distance minus ``player``'s."""
+    me = game.players.index(player)
+    return distance(game.board, game.size, 1 - me) - distance(game.board, game.size, me)
+
+
+class YMinimax(MinimaxAgent):
+    """``minimax`` for Y: alpha-beta to ``depth`` plies scored by :func:`evaluate`, playing a best cell (ties at random).
+
+    Version history: v0, first release.
+    """
+
+    game = Y
+    evaluate = staticmethod(evaluate)
+
+
+register_scripted("minimax", "parlour/Y-v0", YMinimax)
