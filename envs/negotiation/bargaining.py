@@ -64,6 +64,23 @@ MAX_TOTAL_VALUE = 30
 MOVE = re.compile(r"\[\s*+(propose|accept|pass)\s*+\]((?:\s*+\d++\s*+[a-z]*+\s*+(?:,|;|\band\b)?)*+)", re.IGNORECASE)
 COUNT = re.compile(r"(\d+)\s*([a-z]+)?", re.IGNORECASE)
 
+
+def read_counts(body: str, names: Sequence[str]) -> list[int] | None:
+    """Counts per item type from ``2 books, 1 hat, 0 balls`` (any order, plurals read) or bare ``2, 1, 0``, one per
+    type in ``names``; ``None`` if malformed (a type missing, repeated or unknown)."""
+    pairs = COUNT.findall(body)
+    if len(pairs) != len(names):
+        return None
+    if all(not name for _, name in pairs):
+        return [int(c) for c, _ in pairs]
+    keep: dict[int, int] = {}
+    for count, name in pairs:
+        singular = name.lower().rstrip("s") if name else ""
+        if singular not in names or names.index(singular) in keep:
+            return None
+        keep[names.index(singular)] = int(count)
+    return [keep[i] for i in range(len(names))]
+
 RULES = """You are {player} in a Deal-or-No-Deal bargaining game against {other}.
 A pool of items must be split between you: {pool}.
 Your private values per item: {values}. The whole pool is worth {worth} to you. {other} has its own private values, which you do not know; yours are unknown to it.
@@ -253,7 +270,7 @@ class Bargaining(Game):
             end = found.end() if kind == "propose" else found.start(2)
             talk = (text[: found.start()] + text[end:]).strip()
             if kind == "propose":
-                keep = self._counts(found.group(2))
+                keep = read_counts(found.group(2), self.names)
                 if keep is None:
                     continue
                 if any(k > p for k, p in zip(keep, self.pool)):
@@ -267,21 +284,6 @@ class Bargaining(Game):
         raise InvalidMove(
             f"No move found. End with [propose] <count> <item>, ... naming every item ({', '.join(self.names)}), [accept] or [pass]."
         )
-
-    def _counts(self, body: str) -> list[int] | None:
-        """Counts per type from ``2 books, 1 hat, 0 balls`` (any order) or bare ``2, 1, 0``; ``None`` if malformed."""
-        pairs = COUNT.findall(body)
-        if len(pairs) != len(self.pool):
-            return None
-        if all(not name for _, name in pairs):
-            return [int(c) for c, _ in pairs]
-        keep: dict[int, int] = {}
-        for count, name in pairs:
-            singular = name.lower().rstrip("s") if name else ""
-            if singular not in self.names or self.names.index(singular) in keep:
-                return None
-            keep[self.names.index(singular)] = int(count)
-        return [keep[i] for i in range(len(self.pool))]
 
     # ------------------------------------------------------------------- rules
     def apply(self, ctx: Context, moves: dict[str, dict[str, Any]]) -> None:

@@ -53,7 +53,7 @@ from parlour.envs.core.context import Context
 from parlour.envs.core.frozen import FrozenDict
 from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
 from parlour.envs.negotiation.analysis import negotiation_report
-from parlour.envs.negotiation.bargaining import bundle_text
+from parlour.envs.negotiation.bargaining import bundle_text, read_counts
 
 ITEMS = ("book", "hat", "ball", "pen", "cup")
 #: difficulty -> number of item types.
@@ -64,7 +64,6 @@ MAX_VALUE = 10
 WALK_PERCENT = (20, 60)
 
 MOVE = re.compile(r"\[\s*+(propose|accept|walk|pass)\s*+\]((?:\s*+\d++\s*+[a-z]*+\s*+(?:,|;|\band\b)?)*+)", re.IGNORECASE)
-COUNT = re.compile(r"(\d+)\s*([a-z]+)?", re.IGNORECASE)
 
 RULES = """You are {player} in a Deal-or-No-Deal negotiation with a walk-away option, against {other}.
 A pool of items must be split between you: {pool}.
@@ -183,7 +182,7 @@ class DealOrWalk(Game):
             end = found.end() if kind == "propose" else found.start(2)
             talk = (text[: found.start()] + text[end:]).strip()
             if kind == "propose":
-                keep = self.counts(found.group(2))
+                keep = read_counts(found.group(2), self.names)
                 if keep is None:
                     continue
                 if any(k > p for k, p in zip(keep, self.pool)):
@@ -196,21 +195,6 @@ class DealOrWalk(Game):
             return {"move": kind, "talk": talk}
         raise InvalidMove(f"No move found. Include [propose] <count> <item>, ... naming every item ({', '.join(self.names)}), "
                           "[accept], [walk] or [pass].")
-
-    def counts(self, body: str) -> list[int] | None:
-        """Counts per type from ``2 books, 1 hat`` (any order) or bare ``2, 1``; ``None`` if malformed."""
-        pairs = COUNT.findall(body)
-        if len(pairs) != len(self.pool):
-            return None
-        if all(not name for _, name in pairs):
-            return [int(c) for c, _ in pairs]
-        keep: dict[int, int] = {}
-        for count, name in pairs:
-            singular = name.lower().rstrip("s") if name else ""
-            if singular not in self.names or self.names.index(singular) in keep:
-                return None
-            keep[self.names.index(singular)] = int(count)
-        return [keep[i] for i in range(len(self.pool))]
 
     # ------------------------------------------------------------------- rules
     def apply(self, ctx: Context, moves: dict[str, dict[str, Any]]) -> None:
