@@ -26,6 +26,7 @@ import math
 import os
 import shutil
 import subprocess
+import weakref
 from typing import Any, Mapping
 
 from parlour.baselines import register_scripted
@@ -51,6 +52,13 @@ def stockfish_path() -> str | None:
     return DEBIAN_STOCKFISH if os.access(DEBIAN_STOCKFISH, os.X_OK) else None
 
 
+def _kill(process: subprocess.Popen) -> None:
+    """Stop an engine process that is still running, and reap it."""
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
 class Engine:
     """A Stockfish process spoken to in UCI over pipes: one thread, a small hash, and an empty hash before every search.
 
@@ -61,6 +69,9 @@ class Engine:
     def __init__(self, path: str):
         self.process = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                         text=True, bufsize=1)
+        # An engine nobody closed (an agent copied per episode, then dropped) must not outlive its object: each holds
+        # about 85 MB, and a demo that leaked one per episode ran the machine out of memory.
+        weakref.finalize(self, _kill, self.process)
         self.send("uci")
         self.wait("uciok")
         self.send("setoption name Threads value 1")

@@ -251,3 +251,20 @@ def test_a_process_that_never_closes_its_stockfish_agent_still_exits():
               "print(agent.act(match.agent_observation('player_0')))\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and len(done.stdout.strip()) == 4, done.stderr
+
+
+@needs_stockfish
+def test_an_evaluation_leaves_no_engine_running():
+    # The runner plays a copy of the agent per episode; each copy's engine (about 85 MB) used to outlive its episode,
+    # and a demo over every environment ran the machine out of memory.
+    import gc
+    import os
+
+    def engines() -> int:
+        children = open(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read().split()
+        return sum(1 for pid in children if "stockfish" in open(f"/proc/{pid}/comm").read())
+
+    results = parlour.evaluate("parlour/Chess-v0", ["stockfish", "random"], episodes=6, seed=0, progress=False,
+                               env_kwargs={"max_plies": 10})
+    gc.collect()
+    assert len(results.records) == 6 and engines() == 0
