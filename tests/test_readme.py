@@ -86,7 +86,10 @@ WRITES = {
     "parlour tiny-model models/tiny": ["models/tiny/config.json", "models/tiny/tokenizer.json"],
     "parlour eval parlour/TicTacToe-v0 --agent hf:models/tiny": ["results/ttt/summary.json", "results/ttt/episodes.jsonl"],
     "parlour train sb3": ["runs/ttt/policy.zip", "runs/ttt/policy.json", "runs/ttt/eval.csv", "runs/ttt/train.csv"],
-    "parlour train llm": ["runs/ttt-llm/eval.csv", "runs/ttt-llm/train.csv", "runs/ttt-llm/learning.png", "runs/ttt-llm/learning_time.png",
+    "parlour train llm parlour/TicTacToe-v0 --model player_0=": ["runs/ttt-roles/train.csv", "runs/ttt-roles/eval.csv",
+                                                                 "runs/ttt-roles/player_0/config.json",
+                                                                 "runs/ttt-roles/player_0/parlour_agent.json"],
+    "parlour train llm parlour/TicTacToe-v0 --model models/": ["runs/ttt-llm/eval.csv", "runs/ttt-llm/train.csv", "runs/ttt-llm/learning.png", "runs/ttt-llm/learning_time.png",
                           "runs/ttt-llm/episodes.jsonl.gz", "runs/ttt-llm/checkpoint/config.json"],
 }
 
