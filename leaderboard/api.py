@@ -76,8 +76,7 @@ class Leaderboard:
             ``min_challenge_episodes`` to ``max_challenge_episodes`` bound a count asked for.
         challenge_ttl: seconds a challenge stays open.
         max_open_challenges: open challenges one submitter may hold at once.
-        nonces: makes each challenge's nonce and each live match's secret (default: 32 bytes from :mod:`secrets`);
-            tests pass a seeded one.
+        nonces: makes each challenge's nonce (default: 32 bytes from :mod:`secrets`); tests pass a seeded one.
         agent_specs: submitted agents whose code this server can load (name to agent spec, such as
             ``python:module:factory``), so their policies can be queried (poker's exploitability).
     """

@@ -195,8 +195,7 @@ class LiveHub:
                 f"{name!r} already played its live match against {names[-1]!r} on {env_id} (submission {played}); "
                 "each agent gets one, fixed before play: a new version of your agent needs a new name"
             )
-        # The board's nonce source when it has one (tests seed it, so a live match plays the same games every run).
-        secret = self.board.nonces() if self.board.nonces is not None else secrets.token_hex(32)
+        secret = secrets.token_hex(32)
         live = LiveMatch(
             id=secrets.token_urlsafe(12), submitter=submitter, env_id=env_id, names=names, episodes=self.episodes,
             secret=secret, commitment=commitment_of(secret), seed=challenge_seed(secret), turn_timeout=self.turn_timeout,
