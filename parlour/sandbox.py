@@ -1039,6 +1039,19 @@ def _probe_interfaces(bwrap: str | None) -> list[Probe]:
     return [Probe(name, seen == ["lo"], "interfaces: " + ", ".join(seen))]
 
 
+def _every_attempt_fails(name: str, code: str, bwrap: str | None, succeeded: str, failed: str) -> list[Probe]:
+    """Run ``code``, which prints a JSON object of attempt -> whether it succeeded; the probe passes when none did.
+
+    ``succeeded`` and ``failed`` are the words the detail uses for the attempts that got through and for all failing.
+    """
+    result = _probe_run(code, bwrap)
+    seen = _observe(result)
+    if result.verdict != "ok" or not seen:
+        return [Probe(name, False, _failure(result))]
+    through = [attempt for attempt, ok in seen.items() if ok]
+    return [Probe(name, not through, f"{succeeded}: {through}" if through else f"all {len(seen)} {failed}")]
+
+
 def _probe_outside(bwrap: str | None) -> list[Probe]:
     """Nothing outside is reachable, by address or by name."""
     name = "network: no route out (TCP to public addresses, DNS)"
@@ -1049,12 +1062,7 @@ def _probe_outside(bwrap: str | None) -> list[Probe]:
         "seen['dns example.com'] = attempt(lambda: socket.getaddrinfo('example.com', 80))\n"
         "print(json.dumps(seen))\n"
     )
-    result = _probe_run(code, bwrap)
-    seen = _observe(result)
-    if result.verdict != "ok" or not seen:
-        return [Probe(name, False, _failure(result))]
-    reached = [target for target, ok in seen.items() if ok]
-    return [Probe(name, not reached, f"reached: {reached}" if reached else f"all {len(seen)} failed")]
+    return _every_attempt_fails(name, code, bwrap, "reached", "failed")
 
 
 def _probe_host_loopback(bwrap: str | None) -> list[Probe]:
@@ -1117,12 +1125,7 @@ def _probe_raw_sockets(bwrap: str | None) -> list[Probe]:
         "         'ping': (socket.AF_INET, socket.SOCK_DGRAM, 1), 'raw IPv6': (socket.AF_INET6, socket.SOCK_RAW, 58)}\n"
         "print(json.dumps({k: attempt(lambda: socket.socket(*v).close()) for k, v in kinds.items()}))\n"
     )
-    result = _probe_run(code, bwrap)
-    seen = _observe(result)
-    if result.verdict != "ok" or not seen:
-        return [Probe(name, False, _failure(result))]
-    opened = [kind for kind, ok in seen.items() if ok]
-    return [Probe(name, not opened, f"opened: {opened}" if opened else f"all {len(seen)} refused")]
+    return _every_attempt_fails(name, code, bwrap, "opened", "refused")
 
 
 def _host_places() -> dict[str, str]:
