@@ -34,6 +34,7 @@ engine copies it for snapshots, search and branching.
 
 from __future__ import annotations
 
+import copy
 import pickle
 import re
 from dataclasses import dataclass, field
@@ -127,6 +128,8 @@ class Game:
     reference_agents: ClassVar[tuple[str, ...]] = ()
     #: Whether a higher score (the leaderboard's rating of this game) is better; normalisation follows it.
     higher_is_better: ClassVar[bool] = True
+    #: The attributes a move changes (a board, a score list), for a cheap :meth:`clone`; empty: clone pickles the game.
+    mutable_state: ClassVar[tuple[str, ...]] = ()
     #: Whether each seat is a role some agents cannot take (a debate's judge): a run then keeps its line-up in
     #: seat order, since rotating seats would put an agent in a role it was not built for.
     fixed_roles: ClassVar[bool] = False
@@ -255,8 +258,17 @@ class Game:
 
         Apply moves to the copy with a scratch ``Context(game.players, rng)``:
         its ``ending`` tells whether the move ended the game, its
-        ``step_rewards`` what it paid.
+        ``step_rewards`` what it paid. A game that names the attributes its
+        moves change in ``mutable_state`` is copied by a shallow copy of each
+        of those, sharing the rest (options, move tables), which search at
+        every node can afford; otherwise the whole game is pickled.
         """
+        if self.mutable_state:
+            twin = object.__new__(type(self))
+            twin.__dict__.update(self.__dict__)
+            for name in self.mutable_state:
+                setattr(twin, name, copy.copy(getattr(self, name)))
+            return twin
         return pickle.loads(pickle.dumps(self, pickle.HIGHEST_PROTOCOL))
 
     def other(self, player: str) -> str:

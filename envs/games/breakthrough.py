@@ -87,6 +87,7 @@ class Breakthrough(Game):
 
     name = "Breakthrough"
     reference_agents = ("minimax", "random")
+    mutable_state = ("board", "pieces")
     description = (
         "Race a piece to the far row, capturing diagonally; 6x6 by default "
         "(difficulty: options rows, 4-26, and columns, 2-26, as OpenSpiel's breakthrough)."
@@ -126,14 +127,6 @@ class Breakthrough(Game):
         game.pieces = [game.board.count(0), game.board.count(1)]
         game.turn = view["to_move"]
         return game
-
-    def clone(self) -> Breakthrough:
-        """An independent copy: the position is copied; the options and move tables, never changed, are shared."""
-        copy = object.__new__(type(self))
-        copy.__dict__.update(self.__dict__)
-        copy.board = list(self.board)
-        copy.pieces = list(self.pieces)
-        return copy
 
     def start(self, ctx: Context) -> None:
         """The opening position, black to move."""

@@ -83,6 +83,7 @@ class Clobber(Game):
 
     name = "Clobber"
     reference_agents = ("minimax", "random")
+    mutable_state = ("board",)
     description = (
         "Move a stone onto an adjacent enemy stone to capture it; no move on your turn loses; 5x6 by default "
         "(difficulty: options rows and columns, 2-26, as OpenSpiel's clobber)."
@@ -114,13 +115,6 @@ class Clobber(Game):
             raise ValueError(f"the view's board is not {game.rows} rows of {game.columns} cells")
         game.turn = view["to_move"]
         return game
-
-    def clone(self) -> Clobber:
-        """An independent copy: the board is copied; the options and move tables, never changed, are shared."""
-        copy = object.__new__(type(self))
-        copy.__dict__.update(self.__dict__)
-        copy.board = list(self.board)
-        return copy
 
     def start(self, ctx: Context) -> None:
         """The full checkerboard, ``o`` to move."""

@@ -61,6 +61,7 @@ class Hex(Game):
 
     name = "Hex"
     reference_agents = ("minimax", "random")
+    mutable_state = ("board",)
     description = (
         "Join your two edges of a rhombus of hexagons with a chain of stones; no draws "
         "(difficulty: option board_size, 2-26, default 5, as OpenSpiel's hex)."
@@ -87,13 +88,6 @@ class Hex(Game):
         game.board = board
         game.turn = view["to_move"]
         return game
-
-    def clone(self) -> Hex:
-        """An independent copy: the board is copied; the options and tables, never changed, are shared."""
-        copy = object.__new__(type(self))
-        copy.__dict__.update(self.__dict__)
-        copy.board = list(self.board)
-        return copy
 
     def start(self, ctx: Context) -> None:
         """An empty board, X to move."""

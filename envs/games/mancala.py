@@ -65,6 +65,7 @@ class Mancala(Game):
 
     name = "Mancala"
     reference_agents = ("minimax", "random")
+    mutable_state = ("board",)
     description = "Kalah: sow seeds round six pits a side, capture opposite, last seed in your store moves again."
     zero_sum = True
     fixed_rules = True
@@ -90,13 +91,6 @@ class Mancala(Game):
         game.turn = view["to_move"]
         game.played = view["moves_played"]
         return game
-
-    def clone(self) -> Mancala:
-        """An independent copy: the board is copied, the move names (never changed after ``__init__``) shared."""
-        copy = object.__new__(type(self))
-        copy.__dict__.update(self.__dict__)
-        copy.board = list(self.board)
-        return copy
 
     def start(self, ctx: Context) -> None:
         """Full pits, empty stores, ``player_0`` to move."""

@@ -71,6 +71,7 @@ class Y(Game):
 
     name = "Y"
     reference_agents = ("minimax", "random")
+    mutable_state = ("board",)
     description = (
         "Join all three sides of a triangle of hexagons with one group of stones; no draws "
         "(difficulty: option board_size, 2-26, default 7; OpenSpiel's y)."
@@ -97,13 +98,6 @@ class Y(Game):
         game.board = board
         game.turn = view["to_move"]
         return game
-
-    def clone(self) -> Y:
-        """An independent copy: the board is copied; the options and tables, never changed, are shared."""
-        copy = object.__new__(type(self))
-        copy.__dict__.update(self.__dict__)
-        copy.board = list(self.board)
-        return copy
 
     def start(self, ctx: Context) -> None:
         """An empty board, X to move."""
