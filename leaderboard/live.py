@@ -47,11 +47,12 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import random
 import secrets
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from parlour.envs.core.agent import act_batch, reset_agent
 from parlour.envs.core.match import Match, make_game
@@ -127,6 +128,8 @@ class LiveHub:
         max_matches: matches in flight on the server at once.
         max_per_submitter: matches in flight per submitter (besides one per environment).
         keep_finished: seconds a finished match's result stays fetchable before the match is dropped.
+        match_secrets: makes each match's secret, which seeds its games (default: 32 bytes from :mod:`secrets`);
+            tests pass a seeded one so that they play the same games every run.
     """
 
     def __init__(
@@ -137,6 +140,7 @@ class LiveHub:
         max_matches: int = 64,
         max_per_submitter: int = 4,
         keep_finished: float = 600.0,
+        match_secrets: Callable[[], str] | None = None,
     ):
         self.board = board
         self.turn_timeout = turn_timeout
@@ -144,6 +148,7 @@ class LiveHub:
         self.max_matches = max_matches
         self.max_per_submitter = max_per_submitter
         self.keep_finished = keep_finished
+        self.match_secrets = match_secrets or (lambda: secrets.token_hex(32))
         self.matches: dict[str, LiveMatch] = {}
         self._lock = threading.Lock()
         self._sweeper: threading.Thread | None = None
@@ -195,7 +200,7 @@ class LiveHub:
                 f"{name!r} already played its live match against {names[-1]!r} on {env_id} (submission {played}); "
                 "each agent gets one, fixed before play: a new version of your agent needs a new name"
             )
-        secret = secrets.token_hex(32)
+        secret = self.match_secrets()
         live = LiveMatch(
             id=secrets.token_urlsafe(12), submitter=submitter, env_id=env_id, names=names, episodes=self.episodes,
             secret=secret, commitment=commitment_of(secret), seed=challenge_seed(secret), turn_timeout=self.turn_timeout,
@@ -457,18 +462,21 @@ def check_reveal(commitment: str, secret: str, seed: int) -> None:
         raise ValueError("the server revealed a secret that does not match the commitment it gave when the match began; report this server")
 
 
-def play_local(hub: LiveHub, submitter: str, agent: Any, env_id: str, opponent: str | None = "random", name: str | None = None) -> dict[str, Any]:
+def play_local(
+    hub: LiveHub, submitter: str, agent: Any, env_id: str, opponent: str | None = "random", name: str | None = None, seed: int | None = None
+) -> dict[str, Any]:
     """Play ``agent`` (an object with ``act``) through ``hub`` in this process, as :func:`connect` plays it over HTTP; returns the result.
 
     ``name`` defaults to the agent's own name. The agent gets exactly what a
     remote client gets: the creation answer is not shown to it, only its observations.
+    ``seed`` seeds the agent's episodes (default: unpredictable, as a remote client's are).
     """
     from parlour.agents import agent_name
 
     created = hub.create(submitter, env_id, name or agent_name(agent), opponent)
     live = hub.get(created["match"], submitter)
     current = None
-    seeds = secrets.SystemRandom()
+    seeds = secrets.SystemRandom() if seed is None else random.Random(seed)
     while True:
         turn = hub.turn(live, wait=60.0)
         if turn["status"] == "done":

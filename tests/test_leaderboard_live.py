@@ -183,3 +183,22 @@ def test_live_matches_are_capped_and_finished_ones_are_freed(tmp_path):
     assert live.records == [] and live.match is None
     hub.create("alice", TTT, "a3", "minimax")
     assert first["match"] not in hub.matches
+
+
+def test_a_seeded_hub_and_agent_play_the_same_match_on_every_board(tmp_path):
+    # The web test's Kuhn reference moved between runs because live secrets and the agent's seeds were unseeded.
+    from parlour.leaderboard.live import play_local
+    from tests.test_leaderboard_challenges import Named, seeded_nonces
+
+    results = []
+    for number in range(2):
+        board = Leaderboard(f"sqlite:///{tmp_path}/lb{number}.db", bootstrap=10)
+        board.add_submitter("alice")
+        hub = LiveHub(board, episodes=30, match_secrets=seeded_nonces(7))
+        results.append(play_local(hub, "alice", Named("mine", KUHN), KUHN, opponent="nash", seed=11))
+    assert results[0]["secret"] == results[1]["secret"] == seeded_nonces(7)()
+    assert results[0]["returns"] == results[1]["returns"]
+    board = Leaderboard(f"sqlite:///{tmp_path}/other.db", bootstrap=10)
+    board.add_submitter("alice")
+    other = play_local(LiveHub(board, episodes=30, match_secrets=seeded_nonces(7)), "alice", Named("mine", KUHN), KUHN, opponent="nash", seed=12)
+    assert other["secret"] == results[0]["secret"] and other["returns"] != results[0]["returns"]

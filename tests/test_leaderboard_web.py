@@ -47,9 +47,9 @@ def site(tmp_path_factory):
     board.add_submitter("alice")
     counted(board, TTT, ["minimax", "random"], 20)
     for env_id, episodes, strong in ((TTT, 20, "minimax"), (KUHN, 200, "nash")):
-        hub = LiveHub(board, episodes=episodes)
-        play_local(hub, "alice", Named(NASTY, env_id), env_id, opponent="random")
-        play_local(hub, "alice", Named("also random", env_id), env_id, opponent=strong)
+        hub = LiveHub(board, episodes=episodes, match_secrets=seeded_nonces(1))
+        play_local(hub, "alice", Named(NASTY, env_id), env_id, opponent="random", seed=2)
+        play_local(hub, "alice", Named("also random", env_id), env_id, opponent=strong, seed=3)
     # Enough hands that nash and random separate: the 100 of normalisation is a reference measured above random.
     counted(board, KUHN, ["nash", "random"], 1200)
     counted(board, BARGAINING, ["boulware", "random"], 20)
