@@ -14,8 +14,13 @@ checked it) and collect what one player saw and did:
   the outcome). Messages the player received after its last action close the
   conversation as a ``user`` message.
 * :func:`to_text` renders those messages as one text (``<|role|>`` headers)
-  and gives the character spans the environment inserted, everything but the
-  bodies of assistant messages, which a trainer masks out of the loss.
+  and tiles it with spans, each written by the ``environment`` (headers, the
+  rules, what the player was told, tool results) or by the ``policy`` (the
+  body of one assistant message, that is one of the player's actions), and
+  gives the player's reward for each of its turns (:func:`turn_rewards`). A
+  trainer masks the environment's spans out of the loss and credits each
+  policy span with its turn's reward; given a tokenizer, the same spans come
+  in tokens too.
 
 :func:`chat_actions` reads the actions back out of exported messages: fed to
 a fresh episode in the record's step order, they replay to the same moves,
@@ -183,36 +188,108 @@ def _body(message: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def to_text(record: dict[str, Any] | str, player: str | None = None) -> dict[str, Any]:
-    """``player``'s conversation as one text, ``{"text": ..., "inserted": [[start, end], ...]}``.
+def turn_rewards(record: dict[str, Any], player: str) -> list[float]:
+    """``player``'s reward for each of its turns: what it was paid from one of its actions up to its next one.
+
+    There is one per action (one per assistant message of :func:`to_chat`);
+    what it was paid before its first action counts toward the first, and a
+    player paid without ever acting gets one entry, that pay. They sum to
+    what the steps paid the player (its return, in a finished episode).
+    """
+    rewards: list[float] = []
+    before = 0.0
+    for step in record["steps"]:
+        if step["player"] == player:
+            rewards.append(before if not rewards else 0.0)
+        paid = float(step.get("rewards", {}).get(player, 0.0))
+        if rewards:
+            rewards[-1] += paid
+        else:
+            before += paid
+    if not rewards and before:
+        rewards.append(before)
+    return rewards
+
+
+def inserted(spans: list[dict[str, Any]]) -> list[list[int]]:
+    """The environment's spans among ``spans`` as ``[start, end]`` pairs, those that touch merged into one."""
+    pairs: list[list[int]] = []
+    for span in spans:
+        if span["source"] != "environment":
+            continue
+        if pairs and pairs[-1][1] == span["start"]:
+            pairs[-1][1] = span["end"]
+        else:
+            pairs.append([span["start"], span["end"]])
+    return pairs
+
+
+def to_text(record: dict[str, Any] | str, player: str | None = None, tokenizer: Any = None) -> dict[str, Any]:
+    """``player``'s conversation as one text, with the spans of who wrote what and the reward of each turn.
 
     Each message is ``<|role|>`` and a newline, then its body and a newline;
     an assistant's body is its text and its calls as Hermes ``<tool_call>``
-    blocks. ``inserted`` lists the half-open character spans the environment
-    wrote: everything except the assistant bodies (the rules, what the player
-    was told, tool results, and every header). Masking them out leaves exactly
-    what the player generated.
-    """
-    pieces: list[str] = []
-    inserted: list[list[int]] = []
-    position = 0
+    blocks. Returns a dict of:
 
-    def add(piece: str, by_environment: bool) -> None:
-        """Append ``piece`` to the text, extending the inserted spans if the environment wrote it."""
-        nonlocal position
-        if by_environment and piece:
-            if inserted and inserted[-1][1] == position:
-                inserted[-1][1] += len(piece)
-            else:
-                inserted.append([position, position + len(piece)])
+    * ``text``: the conversation.
+    * ``spans``: half-open character spans ``{"start", "end", "source"}``
+      that tile ``text`` in order. A ``"policy"`` span is one assistant body,
+      exactly what the player produced in one action (it may be empty), and
+      has its ``turn`` (0, 1, ...); an ``"environment"`` span is everything
+      the environment inserted between two of them (the rules, what the
+      player was told, tool results, and every header).
+    * ``inserted``: the environment's text as ``[start, end]`` pairs (two
+      environment spans around an empty policy span make one pair); masking
+      them out leaves exactly what the player generated.
+    * ``turn_rewards``: :func:`turn_rewards`, indexed by a policy span's ``turn``.
+
+    Given a ``tokenizer`` (a ``transformers`` tokenizer, or anything called as
+    ``tokenizer(text, add_special_tokens=False)["input_ids"]``), each span is
+    tokenized on its own, so no token straddles two spans, and the dict also
+    holds ``input_ids`` (the spans' tokens, concatenated) and ``token_spans``
+    (the same spans as token indices into ``input_ids``).
+    """
+    record = json.loads(record) if isinstance(record, str) else record
+    chat = to_chat(record, player)
+    player = player if player is not None else record["players"][0]
+    pieces: list[str] = []
+    spans: list[dict[str, Any]] = []
+    position = 0
+    turn = 0
+
+    def add(piece: str, source: str) -> None:
+        """Append ``piece`` to the text: a policy piece opens a span of its own, an environment piece extends the open one."""
+        nonlocal position, turn
+        if source == "environment" and spans and spans[-1]["source"] == "environment":
+            spans[-1]["end"] += len(piece)
+        else:
+            spans.append({"start": position, "end": position + len(piece), "source": source})
+            if source == "policy":
+                spans[-1]["turn"] = turn
+                turn += 1
         pieces.append(piece)
         position += len(piece)
 
-    for message in to_chat(record, player)["messages"]:
-        add(f"<|{message['role']}|>\n", True)
+    for message in chat["messages"]:
+        add(f"<|{message['role']}|>\n", "environment")
         if message["role"] == "assistant":
-            add(_body(message), False)
+            add(_body(message), "policy")
         else:
-            add(message.get("content") or "", True)
-        add("\n", True)
-    return {"text": "".join(pieces), "inserted": inserted}
+            add(message.get("content") or "", "environment")
+        add("\n", "environment")
+    text = "".join(pieces)
+    rendered: dict[str, Any] = {
+        "text": text,
+        "spans": spans,
+        "inserted": inserted(spans),
+        "turn_rewards": turn_rewards(record, player),
+    }
+    if tokenizer is not None:
+        input_ids: list[int] = []
+        token_spans = []
+        for span in spans:
+            ids = list(tokenizer(text[span["start"]:span["end"]], add_special_tokens=False)["input_ids"]) if span["end"] > span["start"] else []
+            token_spans.append({**span, "start": len(input_ids), "end": len(input_ids) + len(ids)})
+            input_ids.extend(ids)
+        rendered.update(input_ids=input_ids, token_spans=token_spans)
+    return rendered
