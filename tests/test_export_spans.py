@@ -112,3 +112,23 @@ def test_a_mask_from_the_token_spans_trains_on_every_reply_token_and_no_environm
         assert [s["start"] for s in token_spans] == [0] + [s["end"] for s in token_spans[:-1]] and token_spans[-1]["end"] == len(ids)
         for span, tokens in zip(spans, token_spans):
             assert tokenizer.decode(ids[tokens["start"]:tokens["end"]]) == text[span["start"]:span["end"]]
+
+
+def test_the_export_command_writes_turn_rewards_and_texts_with_spans(tmp_path) -> None:
+    from parlour.cli import main
+    from parlour.commands.export import read_rows
+
+    results = parlour.evaluate(IPD, ["tit_for_tat", "random"], episodes=2, seed=3, progress=False)
+    bundle = results.save(tmp_path / "ipd")
+    assert main(["export", str(bundle), "--format", "messages", "--out", str(tmp_path / "chat")]) == 0
+    assert main(["export", str(bundle), "--format", "text", "--out", str(tmp_path / "text")]) == 0
+    chats = {(row["episode"], row["seat"]): row for row in read_rows(tmp_path / "chat")}
+    texts = {(row["episode"], row["seat"]): row for row in read_rows(tmp_path / "text")}
+    assert chats.keys() == texts.keys() and len(texts) == 4
+    for key, row in texts.items():
+        record = next(record for record in results.records if record["episode"] == key[0])
+        assert row["turn_rewards"] == chats[key]["turn_rewards"] == turn_rewards(record, key[1])
+        assert sum(row["turn_rewards"]) == row["return"]
+        assert len(row["turn_rewards"]) == sum(message["role"] == "assistant" for message in chats[key]["messages"]) == 10
+        assert row["spans"] == to_text(record, key[1])["spans"] and row["spans"][-1]["end"] == len(row["text"])
+        assert "messages" not in row and "messages" in chats[key]

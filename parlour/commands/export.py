@@ -1,4 +1,4 @@
-"""``parlour export BUNDLE --format messages|hf``: a bundle's episodes as supervised fine-tuning data.
+"""``parlour export BUNDLE --format messages|hf|text``: a bundle's episodes as training data.
 
 Every episode of the bundle is replayed and turned into each seat's chat
 (:func:`parlour.export.to_chat`: the rules as the system message, what the
@@ -6,7 +6,11 @@ player was told as user messages, its actions as assistant messages, tool
 calls and tool results kept). One row per seat and episode::
 
     {"messages": [...], "tools": [...], "env_id": ..., "episode": 3, "seed": ...,
-     "seat": "player_0", "agent": "minimax", "return": 1.0, "won": true}
+     "seat": "player_0", "agent": "minimax", "return": 1.0, "won": true,
+     "turn_rewards": [0.0, 0.0, 1.0]}
+
+``turn_rewards`` holds the seat's reward for each of its turns, one per
+assistant message (:func:`parlour.export.turn_rewards`), for turn-level credit.
 
 ``--format messages`` writes one JSONL file per seat (``OUT/<seat>.jsonl``);
 ``--format hf`` a ``datasets.Dataset`` saved with ``save_to_disk`` (every seat
@@ -18,6 +22,12 @@ and each call's ``function.arguments`` a JSON object (both held as
 message carries the same keys (``role``, ``content``, ``tool_calls``,
 ``tool_call_id``; ``None`` where absent). :func:`read_rows` reads either
 format back as the rows above (OpenAI's form: arguments as JSON text).
+
+``--format text`` writes one JSONL file per seat whose rows hold, instead of
+``messages`` and ``tools``, the conversation as one ``text`` with its
+``spans`` (:func:`parlour.export.to_text`: which characters the environment
+inserted and which the policy wrote, each policy span with its ``turn``), so
+a trainer masks the environment's text out of the loss.
 """
 
 from __future__ import annotations
@@ -28,7 +38,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-FORMATS = ("messages", "hf")
+FORMATS = ("messages", "hf", "text")
 #: The keys every message of the ``hf`` format carries.
 MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id")
 
@@ -37,19 +47,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``parlour export``."""
     parser = subparsers.add_parser(
         "export",
-        help="write a bundle's episodes as chat messages (JSONL per seat) or a Hugging Face dataset",
+        help="write a bundle's episodes as chat messages (JSONL per seat), a Hugging Face dataset, or texts with spans",
         description="Replay every episode of a bundle (written by `parlour eval`) and write each seat's conversation "
-        "as OpenAI chat messages, tools and tool calls kept, for supervised fine-tuning.",
+        "as OpenAI chat messages, tools and tool calls kept, with the seat's reward for each turn; --format text writes "
+        "it as one text with the spans the environment inserted and the policy wrote.",
     )
     parser.add_argument("bundle", metavar="BUNDLE", help="a bundle directory (episodes.jsonl, summary.json)")
-    parser.add_argument("--format", choices=FORMATS, default="messages", help="messages: one JSONL per seat; hf: a datasets.Dataset (default messages)")
-    parser.add_argument("--out", metavar="DIR", help="where to write (default: BUNDLE-messages or BUNDLE-hf beside the bundle)")
+    parser.add_argument("--format", choices=FORMATS, default="messages", help="messages: one JSONL per seat; hf: a datasets.Dataset; text: one JSONL per seat of texts and spans (default messages)")
+    parser.add_argument("--out", metavar="DIR", help="where to write (default: BUNDLE-FORMAT beside the bundle)")
     parser.set_defaults(handler=run_export)
 
 
-def rows(bundle: str | Path) -> Iterator[dict[str, Any]]:
-    """One row (see the module docstring) per seat of every episode of ``bundle``, in episode then seat order."""
-    from parlour.export import to_chat
+def rows(bundle: str | Path, text: bool = False) -> Iterator[dict[str, Any]]:
+    """One row (see the module docstring) per seat of every episode of ``bundle``, in episode then seat order.
+
+    With ``text``, a row holds :func:`parlour.export.to_text`'s ``text`` and ``spans`` instead of ``messages`` and ``tools``.
+    """
+    from parlour.export import to_chat, to_text, turn_rewards
     from parlour.evaluation.results import EPISODES_FILE, read_records
 
     path = Path(bundle)
@@ -59,10 +73,14 @@ def rows(bundle: str | Path) -> Iterator[dict[str, Any]]:
     for record in sorted(read_records(episodes), key=lambda record: record.get("episode", 0)):
         winners = (record.get("outcome") or {}).get("winners") or []
         for seat in record["players"]:
-            chat = to_chat(record, seat)
+            if text:
+                rendered = to_text(record, seat)
+                conversation = {"text": rendered["text"], "spans": rendered["spans"]}
+            else:
+                chat = to_chat(record, seat)
+                conversation = {"messages": chat["messages"], "tools": chat.get("tools", [])}
             yield {
-                "messages": chat["messages"],
-                "tools": chat.get("tools", []),
+                **conversation,
                 "env_id": record["env_id"],
                 "episode": record.get("episode"),
                 "seed": record["seed"],
@@ -70,17 +88,18 @@ def rows(bundle: str | Path) -> Iterator[dict[str, Any]]:
                 "agent": (record.get("agents") or {}).get(seat),
                 "return": float(record["returns"][seat]),
                 "won": seat in winners,
+                "turn_rewards": turn_rewards(record, seat),
             }
 
 
-def write_messages(bundle: str | Path, out: str | Path) -> dict[str, int]:
-    """Write ``OUT/<seat>.jsonl`` for every seat; returns the rows written per seat."""
+def write_messages(bundle: str | Path, out: str | Path, text: bool = False) -> dict[str, int]:
+    """Write ``OUT/<seat>.jsonl`` for every seat (rows of texts and spans with ``text``); returns the rows written per seat."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     handles: dict[str, Any] = {}
     counts: dict[str, int] = {}
     try:
-        for row in rows(bundle):
+        for row in rows(bundle, text):
             seat = row["seat"]
             if seat not in handles:
                 handles[seat] = (out / f"{seat}.jsonl").open("w", encoding="utf-8")
@@ -127,6 +146,7 @@ def hf_features(calls: bool) -> Any:
     return Features({
         "messages": List(message), "tools": List(Json()), "env_id": Value("string"), "episode": Value("int64"), "seed": Value("int64"),
         "seat": Value("string"), "agent": Value("string"), "return": Value("float64"), "won": Value("bool"),
+        "turn_rewards": List(Value("float64")),
     })
 
 
@@ -148,7 +168,7 @@ def write_hf(bundle: str | Path, out: str | Path) -> int:
 
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """The rows of an export (a ``messages`` folder, one of its JSONL files, or an ``hf`` dataset), as :func:`rows` made them."""
+    """The rows of an export (a ``messages`` or ``text`` folder, one of its JSONL files, or an ``hf`` dataset), as :func:`rows` made them."""
     path = Path(path)
     if path.is_file():
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -171,8 +191,8 @@ def run_export(args: argparse.Namespace) -> int:
     """Write the export and say where it went."""
     bundle = Path(args.bundle)
     out = Path(args.out) if args.out else bundle.with_name(f"{bundle.name}-{args.format}")
-    if args.format == "messages":
-        counts = write_messages(bundle, out)
+    if args.format in ("messages", "text"):
+        counts = write_messages(bundle, out, text=args.format == "text")
         for seat, count in counts.items():
             print(f"{out / (seat + '.jsonl')}: {count} conversations")
     else:
