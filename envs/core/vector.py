@@ -80,8 +80,6 @@ _MIX_2 = np.uint64(0x94D049BB133111EB)
 #: 2**-53: turns the top 53 bits of a 64-bit word into a float in [0, 1).
 _UNIT = 1.0 / (1 << 53)
 
-#: The rewards of a win by seat 0 and by seat 1 in a two-player game, and of no win.
-_WINS = np.array([[1.0, -1.0], [-1.0, 1.0], [0.0, 0.0]])
 #: A batched opponent policy: (observations (k, vector_size) float32, masks (k, n_moves) int8) -> (k,) move indices.
 Policy = Callable[[np.ndarray, np.ndarray], Any]
 
@@ -187,7 +185,13 @@ class GameBatch:
     @staticmethod
     def wins(winners: np.ndarray, won: np.ndarray) -> np.ndarray:
         """Rewards ``(k, 2)`` of a two-player game: +1 to seat ``winners[j]`` and -1 to the other where ``won[j]``, else 0."""
-        return _WINS[np.where(won, winners, 2)]
+        rewards = np.zeros((len(won), 2))
+        # Few moves win, so the winners are found first and only their rows written.
+        rows = won.nonzero()[0]
+        seats = winners[rows]
+        rewards[rows, seats] = 1.0
+        rewards[rows, 1 - seats] = -1.0
+        return rewards
 
     def forfeit(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
         """End ``rows`` because seat ``seats[j]`` exceeded its invalid-action allowance; the rewards ``(k, n_players)``.

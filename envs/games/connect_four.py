@@ -46,6 +46,8 @@ from parlour.envs.core.vector import GameBatch, Streams
 MARKS = ("X", "O")
 #: (row step, column step, name) of the four line directions; row 0 is the bottom row.
 DIRECTIONS = ((0, 1, "horizontal"), (1, 0, "vertical"), (1, 1, "rising diagonal"), (1, -1, "falling diagonal"))
+#: XOR with a board's flat index of one mark's discs: that index, then the other mark's (see :class:`ConnectFourBatch`).
+_OWN_THEN_OTHER = np.array([0, 1])
 
 RULES = """You are playing Connect Four as {mark} ({player}); {first}.
 The board has {rows} rows and {columns} columns. Players take turns dropping one disc into a column that is not full; the disc falls to the lowest empty cell of that column.
@@ -116,29 +118,42 @@ class ConnectFourBatch(GameBatch):
     """Connect Four's rules on N boards at once (see :class:`parlour.envs.core.vector.GameBatch`).
 
     The same bitboards as :class:`ConnectFour`, one ``uint64`` per mark and
-    board in ``discs`` ``(N, 2)``, with the column ``heights`` ``(N, columns)``,
-    so a line is found by the same shifts, for every board at once.
+    board in ``discs`` ``(N, 2)``, with the column ``heights`` ``(N,
+    columns)``; a line is found by the same shifts, the four directions as
+    the rows of one ``(4, k)`` array. Each mark's discs are also
+    kept as its half of the vector observation, ``planes`` ``(N, 2, rows *
+    columns)`` float32, set a cell per move, so that an observation is two
+    rows copied rather than bits unpacked. Every array is also addressed
+    through a flat view, so that one board's entry is one computed index.
     """
 
     def __init__(self, game: ConnectFour, n: int):
         super().__init__(game, n)
-        self.rows, self.columns, self.height = game.rows, game.columns, game.rows + 1
-        if self.columns * self.height > 64:
+        self.rows, self.columns, height = game.rows, game.columns, game.rows + 1
+        if self.columns * height > 64:
             raise ValueError(
                 f"the batched Connect Four keeps a board in 64 bits, columns * (rows + 1) of them, and {game.columns}x{game.rows} "
                 "needs more; use vectorization_mode='sync' for this size"
             )
-        self.lines = [[np.uint64(shift) for shift in shifts] for shifts, _ in game._layout.lines]
+        self.size = self.rows * self.columns
+        #: Entry ``i``: the ``i``-th shift of each direction's :func:`line_shifts` (as many for every direction), a ``(4, 1)`` column.
+        self.shifts = list(np.array([shifts for shifts, _ in game._layout.lines], dtype=np.uint64).reshape(len(DIRECTIONS), -1, 1).transpose(1, 0, 2).copy())
         self.full = np.uint64(game._layout.full)
-        #: Each cell's bit, in vector order (row-major, bottom row first).
-        self.cells = np.array([c * self.height + r for r in range(self.rows) for c in range(self.columns)], dtype=np.uint64)
+        #: The bit of the disc dropped into column ``c`` at height ``h``, at ``c * rows + h``.
+        self.bits = np.array([1 << (c * height + h) for c in range(self.columns) for h in range(self.rows)], dtype=np.uint64)
         self.discs = np.zeros((n, 2), dtype=np.uint64)
         self.heights = np.zeros((n, self.columns), dtype=np.int64)
+        self.planes = np.zeros((n, 2, self.size), dtype=np.float32)
+        self._discs = self.discs.reshape(-1)
+        self._heights = self.heights.reshape(-1)
+        self._planes = self.planes.reshape(-1)
+        self._pairs = self.planes.reshape(2 * n, self.size)
 
     def reset(self, rows: np.ndarray, rng: Streams) -> None:
         """Empty boards, X to move."""
         self.discs[rows] = 0
         self.heights[rows] = 0
+        self.planes[rows] = 0.0
         self.turn[rows] = 0
 
     def legal(self, rows: np.ndarray) -> np.ndarray:
@@ -148,28 +163,27 @@ class ConnectFourBatch(GameBatch):
     def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Drop the discs; a line of ``x_in_row`` wins, a full board draws."""
         marks = self.turn[rows]
-        heights = self.heights[rows, actions]
-        discs = self.discs[rows, marks] | (np.uint64(1) << (actions * self.height + heights).astype(np.uint64))
-        self.discs[rows, marks] = discs
-        self.heights[rows, actions] = heights + 1
-        won = np.zeros(len(rows), dtype=bool)
-        for shifts in self.lines:
-            runs = discs
-            for shift in shifts:
-                runs = runs & (runs >> shift)
-            won |= runs != 0
+        column = rows * self.columns + actions
+        heights = self._heights[column]
+        self._heights[column] = heights + 1
+        # Board i's discs of mark m are entry 2 * i + m of the flat view; the other mark's, that index ^ 1.
+        mine = 2 * rows + marks
+        discs = self._discs[mine] | self.bits[actions * self.rows + heights]
+        self._discs[mine] = discs
+        self._planes[mine * self.size + heights * self.columns + actions] = 1.0
+        # The game ends at the first line, so only the mover can have one.
+        # A direction per row, a board per column: reductions over the few rows are much cheaper than along them.
+        runs = discs
+        for shifts in self.shifts:
+            runs = runs & (runs >> shifts)
+        won = runs.any(axis=0) if self.shifts else runs != 0
         self.turn[rows] = 1 - marks
-        return self.wins(marks, won), won | ((self.discs[rows, 0] | self.discs[rows, 1]) == self.full)
+        return self.wins(marks, won), won | ((discs | self._discs[mine ^ 1]) == self.full)
 
     def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
         """Own discs then opponent discs, bottom row first, as :meth:`ConnectFour.vector`."""
-        discs = self.discs[rows]
-        index = np.arange(len(rows))
-        size = len(self.cells)
-        out = np.empty((len(rows), 2 * size), dtype=np.float32)
-        out[:, :size] = (discs[index, seats][:, None] >> self.cells) & np.uint64(1)
-        out[:, size:] = (discs[index, 1 - seats][:, None] >> self.cells) & np.uint64(1)
-        return out
+        own = 2 * rows + seats
+        return self._pairs[own[:, None] ^ _OWN_THEN_OTHER].reshape(len(rows), 2 * self.size)
 
 
 class ConnectFour(Game):
