@@ -2,11 +2,11 @@
 
 verifiers finds an environment by its taskset id, the name of an importable
 module that exports one ``Taskset``, one ``Env`` and optionally one ``Harness``
-subclass in ``__all__``. This module is that module for every parlour
-environment: :func:`install` makes it importable as ``parlour_verifiers`` (the
-id to give verifiers) and the taskset's ``env_id`` names the game, so
-``run_eval``, prime-rl's orchestrator or any other verifiers consumer in the
-process can load it.
+subclass in ``__all__``. The top-level module ``parlour_verifiers``, installed
+with parlour, exports this module's classes, so ``parlour_verifiers``
+(:data:`TASKSET_ID`) is the id for every parlour environment and the
+taskset's ``env_id`` names the game: ``vf-eval``, ``run_eval``, prime-rl's
+orchestrator or any other verifiers consumer, in any process, loads it.
 
 * :class:`ParlourTaskset` yields one task per episode: ``episodes`` seeds from
   ``seed``, with the game's ``options``.
@@ -21,7 +21,12 @@ process can load it.
 * Each seat's trace gets the reward ``return`` (its return in the episode),
   and in ``info``: its ``seat``, its ``turn_rewards`` (what it was paid from
   each of its replies up to its next one) and the episode's parlour
-  ``record``, which :func:`parlour.replay` re-executes.
+  ``record``, which :func:`parlour.replay` re-executes. A trace keeps the
+  environment's text apart from the seat's: system and user messages are what
+  the environment inserted, assistant messages the seat's replies (one per
+  turn reward), so a branch's token ``mask`` (the tokens the model sampled)
+  leaves the environment's text out of the loss; :func:`parlour.export.to_text` gives character and token spans of the
+  record's conversation too.
 * :class:`ChatHarness`, the roles' default harness, makes one chat call per
   turn, in-process, through verifiers' interception, so the rollout needs no
   sandbox, no ``uv`` and no network beyond the model's endpoint.
@@ -31,9 +36,8 @@ Example::
     import asyncio
     from verifiers.v1.cli.eval.runner import run_eval
     from verifiers.v1.configs.cli.eval import EvalConfig
-    from parlour.bridges.verifiers_env import install
 
-    config = EvalConfig(env={"taskset": {"id": install(), "env_id": "parlour/TicTacToe-v0", "episodes": 8},
+    config = EvalConfig(env={"taskset": {"id": "parlour_verifiers", "env_id": "parlour/TicTacToe-v0", "episodes": 8},
                              "learner_seats": [0], "frozen": {"model": "my-frozen-model"}},
                         model="my-model", client={"base_url": "http://localhost:8000/v1", "api_key_var": "OPENAI_API_KEY"},
                         push=False, rich=None)
@@ -42,7 +46,6 @@ Example::
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from typing import Any
@@ -59,16 +62,10 @@ from parlour.envs.registry import game_class
 from parlour.wrappers.extraction import FORMAT_HINTS, default_extraction, extract_action, resolve_extractor
 from parlour.wrappers.prompting import system_prompt
 
-__all__ = ["ChatHarness", "ParlourEnv", "ParlourEnvConfig", "ParlourTask", "ParlourTaskset", "ParlourTasksetConfig", "install"]
+__all__ = ["ChatHarness", "ParlourEnv", "ParlourEnvConfig", "ParlourTask", "ParlourTaskset", "ParlourTasksetConfig"]
 
-#: The taskset id (and module name) under which :func:`install` makes this module importable.
+#: The taskset id: the top-level module ``parlour_verifiers``, which re-exports this module's ``__all__``.
 TASKSET_ID = "parlour_verifiers"
-
-
-def install() -> str:
-    """Make this module importable under :data:`TASKSET_ID`, so verifiers can load it; returns the id."""
-    sys.modules.setdefault(TASKSET_ID, sys.modules[__name__])
-    return TASKSET_ID
 
 
 class ParlourTasksetConfig(vf.TasksetConfig):

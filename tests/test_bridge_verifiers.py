@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,7 +22,7 @@ from verifiers.v1.configs.cli.eval import EvalConfig  # noqa: E402
 from verifiers.v1.utils.trace_store import TRACES_FILE  # noqa: E402
 
 import parlour  # noqa: E402
-from parlour.bridges.verifiers_env import ParlourEnvConfig, install, seat_names  # noqa: E402
+from parlour.bridges.verifiers_env import TASKSET_ID, ParlourEnvConfig, seat_names  # noqa: E402
 
 
 def scripted_reply(model: str, messages: list[dict]) -> str:
@@ -74,7 +77,7 @@ def model_url(monkeypatch) -> Iterator[str]:
 def evaluate(model_url: str, output_dir: Path, episodes: int, env_id: str = "parlour/TicTacToe-v0", **env: object) -> list:
     """Run verifiers' eval runner on ``env_id`` episodes from seed 7, the run's model ``first``, with ``env``'s settings."""
     config = EvalConfig(
-        env={"taskset": {"id": install(), "env_id": env_id, "episodes": episodes, "seed": 7}, **env},
+        env={"taskset": {"id": TASKSET_ID, "env_id": env_id, "episodes": episodes, "seed": 7}, **env},
         model="first",
         client={"base_url": model_url, "api_key_var": "SCRIPTED_MODEL_KEY"},
         push=False, rich=None, output_dir=output_dir,
@@ -120,6 +123,26 @@ def test_two_seats_through_run_eval(model_url, tmp_path) -> None:
         parlour.replay(record)
 
 
+def test_vf_eval_loads_the_installed_taskset_in_another_process(model_url, tmp_path) -> None:
+    # verifiers' own CLI, run from a folder outside the checkout with no PYTHONPATH: it finds the taskset by importing
+    # the installed top-level module parlour_verifiers, as any other process would.
+    vf_eval = Path(sys.executable).with_name("vf-eval")
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    argv = [str(vf_eval), TASKSET_ID, "--env.taskset.env-id", "parlour/TicTacToe-v0", "--env.taskset.episodes", "1",
+            "--env.taskset.seed", "7", "--env.learner-seats", "1", "--env.frozen.model", "first", "--model", "last",
+            "--client.base-url", model_url, "--client.api-key-var", "SCRIPTED_MODEL_KEY", "--no-push", "--no-rich",
+            "--output-dir", str(tmp_path / "out")]
+    done = subprocess.run(argv, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (line,) = next((tmp_path / "out").rglob(TRACES_FILE)).read_text().splitlines()
+    traces = {trace["info"]["seat"]: trace for trace in json.loads(line)["traces"]}
+    assert {seat: trace["agent"]["trainable"] for seat, trace in traces.items()} == {"player_0": False, "player_1": True}
+    record = traces["player_1"]["info"]["record"]
+    assert record["agents"] == {"player_0": "verifiers frozen: first", "player_1": "verifiers learner: last"}
+    assert [step["move"] for step in record["steps"]] == ["a1", "c3", "b1", "b3", "c1"]
+    parlour.replay(record)
+
+
 def test_self_play_seat_out_of_turns_forfeits(model_url, tmp_path) -> None:
     (episode,) = evaluate(model_url, tmp_path, 1, learner_seats=["player_0", "player_1"], learner={"max_turns": 2})
     traces = {trace.info["seat"]: trace for trace in episode.traces}
@@ -151,7 +174,7 @@ def test_simultaneous_moves_in_self_play(model_url, tmp_path) -> None:
 
 def test_unknown_seat_or_extraction_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown extraction 'xml'"):
-        ParlourEnvConfig(taskset={"id": install()}, extraction="xml")
+        ParlourEnvConfig(taskset={"id": TASKSET_ID}, extraction="xml")
     assert seat_names(["buyer", "seller"], [1, "buyer"]) == {"buyer", "seller"}
     with pytest.raises(ValueError, match="no seat 'judge'"):
         seat_names(["buyer", "seller"], ["judge"])
