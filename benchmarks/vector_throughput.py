@@ -17,32 +17,94 @@ AEC loop and OpenSpiel's C++ games driven from Python, each building the
 acting player's observation every move, and parlour's one-episode vector face
 through the AEC loop.
 
+Connect Four is also measured beside PufferLib's C Connect Four
+(``pufferlib/ocean/connect4``), in *env steps*, N per ``step`` call on both
+sides (the learner's move and the opponent's reply, or a restart). PufferLib
+cannot be pip-installed offline (its build downloads raylib), so the benchmark
+compiles that environment's own C files from a PufferLib source tree or sdist
+(``--pufferlib PATH``; without it, from an installed ``pufferlib`` package if
+there is one, else the comparison is skipped and says so) with the system C
+compiler, a stub ``raylib.h`` (rendering is never called) and PufferLib's
+release flags. Its opponent, a depth-3 negamax search in C, is replaced by a
+uniformly random legal column drawn with C's ``rand()``, so both sides play
+random against random: PufferLib's learner side is the same numpy
+random-legal policy as parlour's, its mask read from the observation (a
+column is legal while its top cell is empty); parlour's opponent is that
+policy too, given the observations the face builds for it. The reference used
+is printed.
+
 Printed: for each game the median moves per CPU second of each library, and
 for N = 64 and N = 1024 the median ratio to each peer with its range over the
 rounds, beside its target; a missed target is flagged. Targets: >= 10x
-PettingZoo classic, >= 1x OpenSpiel.
+PettingZoo classic, >= 1x OpenSpiel, >= 0.5x PufferLib's C Connect Four at
+N = 1024 (issue 25; at N = 64 for reference).
 
-Run: ``.venv/bin/python benchmarks/vector_throughput.py [--rounds 5] [--seconds 0.4] [--games TicTacToe,...] [--sizes 64,1024]``.
+Run: ``.venv/bin/python benchmarks/vector_throughput.py [--rounds 5] [--seconds 0.4] [--games TicTacToe,...] [--sizes 64,1024] [--pufferlib pufferlib-3.0.0.tar.gz]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import pathlib
+import random
 import statistics
+import subprocess
+import sysconfig
+import tarfile
+import tempfile
 import time
 import warnings
-from typing import Callable
+from typing import Any, Callable
 
 import gymnasium
 import numpy as np
-from env_throughput import OPENSPIEL_NAMES, PETTINGZOO_NAMES, Loop, measure, openspiel_loop, parlour_loop, pettingzoo_loop, report_ratio
+from env_throughput import OPENSPIEL_NAMES, PETTINGZOO_NAMES, Loop, aec_loop, measure, openspiel_loop, pettingzoo_loop, random_legal_index, report_ratio
 
-import parlour  # noqa: F401  (registers the environments)
+import parlour
 
 GAMES = ["TicTacToe", "ConnectFour", "KuhnPoker", "LeducHoldem", "Nim"]
 #: OpenSpiel's games, Nim with parlour's default heaps.
 OPENSPIEL = {**OPENSPIEL_NAMES, "Nim": "nim(pile_sizes=3;5;7)"}
 TARGETS = {"PettingZoo": 10.0, "OpenSpiel": 1.0}
+#: The target ratio to PufferLib's C Connect Four, at this N only.
+PUFFER_TARGET = (1024, 0.5)
+#: Just enough of raylib's interface for PufferLib's ocean headers to compile: the rendering code is never called.
+RAYLIB_STUB = """#include <stdbool.h>
+typedef struct Color { unsigned char r, g, b, a; } Color;
+typedef struct Texture2D { unsigned int id; int width, height, mipmaps, format; } Texture2D;
+typedef struct Rectangle { float x, y, width, height; } Rectangle;
+typedef struct Vector2 { float x, y; } Vector2;
+#define PURPLE (Color){200, 122, 255, 255}
+#define BLACK (Color){0, 0, 0, 255}
+#define WHITE (Color){255, 255, 255, 255}
+#define KEY_ESCAPE 256
+static inline bool IsKeyDown(int key) { return false; }
+static inline void InitWindow(int width, int height, const char* title) {}
+static inline void SetTargetFPS(int fps) {}
+static inline Texture2D LoadTexture(const char* path) { return (Texture2D){0}; }
+static inline void BeginDrawing(void) {}
+static inline void EndDrawing(void) {}
+static inline void ClearBackground(Color color) {}
+static inline void DrawRectangle(int x, int y, int width, int height, Color color) {}
+static inline void DrawCircle(int x, int y, float radius, Color color) {}
+static inline void DrawTexturePro(Texture2D texture, Rectangle source, Rectangle dest, Vector2 origin, float rotation, Color tint) {}
+static inline void CloseWindow(void) {}
+"""
+#: PufferLib's opponent move, a negamax search, is renamed and this one, a uniformly random legal column, takes its place.
+RANDOM_OPPONENT = """int compute_env_move(CConnect4* env) {
+    uint64_t piece_mask = env->player_pieces | env->env_pieces;
+    int legal[7];
+    int count = 0;
+    for (int column = 0; column < 7; column++) {
+        if (!invalid_move(column, piece_mask)) {
+            legal[count++] = column;
+        }
+    }
+    return count ? legal[rand() % count] : 0;
+}
+
+void compute_observation("""
 
 
 def random_legal(rng: np.random.Generator) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
@@ -55,8 +117,11 @@ def random_legal(rng: np.random.Generator) -> Callable[[np.ndarray, np.ndarray],
     return policy
 
 
-def batched_loop(env_id: str, num_envs: int) -> Loop:
-    """The batched vector face, both seats playing random legal moves from the observations it builds; moves by both seats."""
+def batched_loop(env_id: str, num_envs: int, unit: str = "moves") -> Loop:
+    """The batched vector face, both seats playing random legal moves from the observations it builds.
+
+    Counted in ``unit``: ``"moves"`` by both seats, or ``"steps"``, ``num_envs`` per ``step`` call.
+    """
     rng = np.random.default_rng(0)
     learner = random_legal(rng)
     envs = gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", obs_mode="vector", opponent=random_legal(rng))
@@ -66,20 +131,96 @@ def batched_loop(env_id: str, num_envs: int) -> Loop:
     def loop(seconds: float) -> tuple[int, float]:
         nonlocal observations
         before = game.moves_played
+        steps = 0
         start = time.process_time()
         while time.process_time() - start < seconds:
             # Ended episodes (all-zero masks) take any index: the next step restarts them and ignores it.
             observations, *_ = envs.step(learner(observations["observation"], observations["action_mask"]))
-        return game.moves_played - before, time.process_time() - start
+            steps += num_envs
+        return (game.moves_played - before if unit == "moves" else steps), time.process_time() - start
 
     return loop
 
 
-def libraries(name: str, sizes: list[int]) -> dict[str, Loop]:
-    """The loops to compare for the game ``name``."""
+def puffer_source(path: str | None, scratch: pathlib.Path) -> pathlib.Path | None:
+    """PufferLib's ``ocean`` folder: from ``path`` (a source tree, or an sdist unpacked into ``scratch``), else from an installed ``pufferlib``, else ``None``."""
+    if path is None:
+        spec = importlib.util.find_spec("pufferlib")
+        if spec is None or spec.origin is None:
+            return None
+        return pathlib.Path(spec.origin).parent / "ocean"
+    root = pathlib.Path(path)
+    if root.is_file():
+        unpacked = scratch / "source"
+        with tarfile.open(root) as archive:
+            archive.extractall(unpacked, members=[m for m in archive.getmembers() if "/pufferlib/ocean/" in m.name and m.name.endswith((".c", ".h"))], filter="data")
+        root = unpacked
+    found = sorted(root.rglob("ocean/connect4/connect4.h"))
+    if not found:
+        raise SystemExit(f"--pufferlib {path}: no pufferlib/ocean/connect4/connect4.h in it")
+    return found[0].parent.parent
+
+
+def build_puffer_connect4(ocean: pathlib.Path, scratch: pathlib.Path) -> Any:
+    """PufferLib's C Connect Four compiled in ``scratch`` from ``ocean`` with the random opponent (see the module docstring); its binding module."""
+    build = scratch / "build"
+    (build / "connect4").mkdir(parents=True)
+    (build / "env_binding.h").write_text((ocean / "env_binding.h").read_text())
+    (build / "connect4" / "binding.c").write_text((ocean / "connect4" / "binding.c").read_text())
+    (build / "connect4" / "raylib.h").write_text(RAYLIB_STUB)
+    header = (ocean / "connect4" / "connect4.h").read_text()
+    for anchor in ("int compute_env_move(CConnect4* env) {", "void compute_observation("):
+        if header.count(anchor) != 1:
+            raise SystemExit(f"PufferLib's connect4.h has changed: {anchor!r} is not there once, so its opponent cannot be replaced")
+    header = header.replace("int compute_env_move(CConnect4* env) {", "int negamax_env_move(CConnect4* env) {").replace("void compute_observation(", RANDOM_OPPONENT)
+    (build / "connect4" / "connect4.h").write_text(header)
+    target = build / f"binding{sysconfig.get_config_var('EXT_SUFFIX')}"
+    # PufferLib's own release flags (its setup.py).
+    flags = ["-O2", "-flto", "-fwrapv", "-DNPY_NO_DEPRECATED_API=NPY_1_7_API_VERSION", "-DPLATFORM_DESKTOP", "-w"]
+    includes = [f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}"]
+    compiler = sysconfig.get_config_var("CC") or "cc"
+    subprocess.run([*compiler.split(), *flags, "-shared", "-fPIC", *includes, str(build / "connect4" / "binding.c"), "-o", str(target), "-lm"], check=True)
+    spec = importlib.util.spec_from_file_location("binding", target)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def puffer_loop(binding: Any, num_envs: int) -> Loop:
+    """PufferLib's C Connect Four stepped as its ``Connect4.step`` does, the learner a random legal column; env steps, ``num_envs`` per call."""
+    rng = np.random.default_rng(0)
+    learner = random_legal(rng)
+    observations = np.zeros((num_envs, 42), dtype=np.float32)
+    actions = np.zeros(num_envs, dtype=np.int32)
+    # The C side keeps pointers into these buffers, so the loop holds them all.
+    rewards, terminals, truncations = np.zeros(num_envs, np.float32), np.zeros(num_envs, np.uint8), np.zeros(num_envs, np.uint8)
+    handle = binding.vec_init(observations, actions, rewards, terminals, truncations, num_envs, 0)
+    binding.vec_reset(handle, 0)
+
+    def loop(seconds: float) -> tuple[int, float]:
+        assert rewards.size == terminals.size == truncations.size == num_envs  # held for the C side
+        steps = 0
+        start = time.process_time()
+        while time.process_time() - start < seconds:
+            # The observation is column-major, six cells a column, bottom first: a column is legal while its top cell is empty.
+            actions[:] = learner(observations, observations[:, 5::6] == 0)
+            binding.vec_step(handle)
+            steps += num_envs
+        return steps, time.process_time() - start
+
+    return loop
+
+
+def libraries(name: str, sizes: list[int], puffer: Any = None) -> dict[str, Loop]:
+    """The loops to compare for the game ``name``; ``puffer``: PufferLib's compiled Connect Four, if any."""
     env_id = f"parlour/{name}-v0"
     loops: dict[str, Loop] = {f"batched N={n}": batched_loop(env_id, n) for n in sizes}
-    loops["one-episode vector"] = parlour_loop(env_id, "vector")
+    if name == "ConnectFour" and puffer is not None:
+        for n in sizes:
+            loops[f"batched steps N={n}"] = batched_loop(env_id, n, unit="steps")
+            loops[f"PufferLib C N={n}"] = puffer_loop(puffer, n)
+    loops["one-episode vector"] = aec_loop(parlour.make_aec(env_id, obs_mode="vector"), random_legal_index(random.Random(0)))
     if name in PETTINGZOO_NAMES:
         loops["PettingZoo"] = pettingzoo_loop(PETTINGZOO_NAMES[name])
     if name in OPENSPIEL:
@@ -97,18 +238,30 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=0.4, help="CPU seconds per library per round (default 0.4)")
     parser.add_argument("--games", default=",".join(GAMES), help="comma-separated game names")
     parser.add_argument("--sizes", default="64,1024", help="comma-separated numbers of episodes stepped together (default 64,1024)")
+    parser.add_argument("--pufferlib", help="a PufferLib source tree or sdist (pufferlib-3.0.0.tar.gz) to build its C Connect Four from")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
     warnings.simplefilter("ignore")
+    with tempfile.TemporaryDirectory(prefix="puffer-connect4-") as scratch:
+        ocean = puffer_source(args.pufferlib, pathlib.Path(scratch)) if "ConnectFour" in args.games.split(",") else None
+        # Loaded, the compiled module no longer needs its file.
+        puffer = build_puffer_connect4(ocean, pathlib.Path(scratch)) if ocean is not None else None
     missed = 0
-    print(f"moves per CPU second, median of {args.rounds} interleaved rounds of {args.seconds}s each\n")
+    print(f"moves per CPU second, median of {args.rounds} interleaved rounds of {args.seconds}s each")
+    if puffer is not None:
+        print(f"Connect Four reference: PufferLib's C Connect Four built from {args.pufferlib or ocean}, random opponent; its rows count env steps per CPU second\n")
+    else:
+        print("Connect Four reference: none (no PufferLib source: pass --pufferlib pufferlib-3.0.0.tar.gz, PyPI's sdist)\n")
     for name in args.games.split(","):
-        rates = measure(libraries(name, sizes), args.rounds, args.seconds)
+        rates = measure(libraries(name, sizes, puffer), args.rounds, args.seconds)
         print(name + ": " + ", ".join(f"{library} {statistics.median(r):,.0f}" for library, r in rates.items()))
         for size in sizes:
             for peer in ("PettingZoo", "OpenSpiel", "one-episode vector"):
                 if peer in rates:
                     missed += report_ratio(f"batched N={size}", peer, rates, TARGETS.get(peer), separator=" / ")
+            if f"PufferLib C N={size}" in rates:
+                target = PUFFER_TARGET[1] if size == PUFFER_TARGET[0] else None
+                missed += report_ratio(f"batched steps N={size}", f"PufferLib C N={size}", rates, target, separator=" / ")
     print(f"\n{missed} target(s) missed")
 
 
