@@ -11,8 +11,8 @@ function below, with its handler beside it:
   causal LM by self-play against a league of itself, its snapshots and the
   scripted agents (:mod:`parlour.baselines.train.llm`); the checkpoint plays
   everywhere as ``hf:DIR/checkpoint``. ``--model ROLE=PATH`` once per role
-  (``--frozen ROLE`` for a role that only plays) trains a model per role, each
-  saved to ``DIR/ROLE``.
+  (``--frozen ROLE`` for a role that only plays), or ``--roles FILE.toml``
+  (:func:`read_roles`), trains a model per role, each saved to ``DIR/ROLE``.
 
 Every trainer writes into ``--out`` its policy, ``eval.csv`` (periodic
 evaluation against fixed opponents), ``train.csv`` and the PNG plots, and
@@ -25,7 +25,12 @@ import argparse
 import re
 import shlex
 import sys
+import tomllib
+from pathlib import Path
 from typing import Any
+
+#: The keys a role's table in a ``--roles`` file may hold.
+ROLE_KEYS = ("model", "frozen")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -142,11 +147,15 @@ def register_llm(trainers: argparse._SubParsersAction) -> None:
         "With a model per role (--model ROLE=PATH for every role; role R plays seat R and seats R_0, R_1, ...) each role "
         "has its own policy, advantages and optimiser, the roles play each other (no league), --frozen ROLE keeps a role's "
         "model as it is, and each trainable role is saved to DIR/ROLE (hf:DIR/ROLE), e.g. "
-        "--model proposer=models/a --model solver=models/b --frozen solver.",
+        "--model proposer=models/a --model solver=models/b --frozen solver, or the same roles in a TOML file given "
+        "as --roles roles.toml: a table per role, [proposer] model = \"models/a\" and [solver] model = \"models/b\", "
+        "frozen = true.",
     )
     llm.add_argument("env_id", metavar="ENV_ID", help="environment id, e.g. parlour/TicTacToe-v0")
-    llm.add_argument("--model", required=True, action="append", dest="models", metavar="[ROLE=]PATH_OR_ID",
+    llm.add_argument("--model", action="append", default=[], dest="models", metavar="[ROLE=]PATH_OR_ID",
                      help="a local model folder or a Hugging Face hub id shared by every seat, or ROLE=PATH_OR_ID once per role")
+    llm.add_argument("--roles", metavar="FILE.toml",
+                     help="a model per role from a TOML file: a table per role with model = PATH_OR_ID and optionally frozen = true")
     llm.add_argument("--frozen", action="append", default=[], metavar="ROLE", help="a role whose model plays but does not learn, repeatable")
     llm.add_argument("--out", required=True, metavar="DIR", help="where the checkpoint, CSVs, plots and games go")
     llm.add_argument("--mode", choices=MODES, default=defaults.mode, help=f"score legal moves or generate free text (default {defaults.mode})")
@@ -199,13 +208,26 @@ def run_llm(args: argparse.Namespace) -> int:
     except ValueError:
         raise ValueError(f"--league takes three weights M,S,A (mirror, snapshots, anchors) such as 0.5,0.25,0.25, got {args.league!r}") from None
     model, roles = parse_models(args.models)
-    for path in [model] if model else roles.values():
-        check_hf_model(f"hf:{path}")
+    frozen = list(args.frozen)
+    if args.roles:
+        if args.models:
+            raise ValueError(f"give the models with --model or with --roles {args.roles}, not both")
+        roles, frozen_in_file = read_roles(args.roles)
+        frozen += [role for role in frozen_in_file if role not in frozen]
+    elif not model and not roles:
+        raise ValueError("give a model: --model PATH_OR_ID, --model ROLE=PATH_OR_ID once per role, or --roles FILE.toml")
+    if model:
+        check_hf_model(f"hf:{model}")
+    for role, path in roles.items():
+        try:
+            check_hf_model(f"hf:{path}")
+        except (ValueError, OSError) as error:
+            raise type(error)(f"role {role!r}: {error}") from None
     config = LLMTrainConfig(
         env_id=args.env_id,
         model=model,
         roles=roles,
-        frozen=args.frozen,
+        frozen=frozen,
         out=args.out,
         mode=args.mode,
         estimator=args.estimator,
@@ -275,6 +297,48 @@ def parse_models(values: list[str]) -> tuple[str, dict[str, str]]:
     if plain and (roles or len(plain) > 1):
         raise ValueError(f"--model takes one shared PATH or ROLE=PATH once per role, not {values}")
     return (plain[0] if plain else ""), roles
+
+
+def read_roles(path: str | Path) -> tuple[dict[str, str], list[str]]:
+    """A ``--roles`` TOML file as ``({role: model}, [frozen roles])``: one table per role, in the file's order::
+
+        [proposer]
+        model = "models/a"        # a folder or a hub id, as --model takes it (relative to the working directory)
+
+        [solver]
+        model = "models/b"
+        frozen = true             # plays, never learns (default false)
+
+    Errors name the file and the fix: a file that is not TOML or repeats a key (TOML's own error, with its line),
+    a role that is not a table, a role without a ``model``, a key other than :data:`ROLE_KEYS`, a ``frozen`` that
+    is not true or false. Which roles the game has is checked with the game (``LLMTrainConfig.check``).
+    """
+    path = Path(path)
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"--roles: no file {str(path)!r}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"--roles {path}: not valid TOML ({error}); each role is a table such as [solver] with model = \"PATH\"") from None
+    if not table:
+        raise ValueError(f"--roles {path}: no roles; give a table per role such as [solver] with model = \"PATH\"")
+    roles: dict[str, str] = {}
+    frozen: list[str] = []
+    for role, entry in table.items():
+        if not isinstance(entry, dict):
+            raise ValueError(f"--roles {path}: {role!r} is not a role table; write [{role}] and below it model = \"PATH\"")
+        unknown = sorted(set(entry) - set(ROLE_KEYS))
+        if unknown:
+            raise ValueError(f"--roles {path}: role {role!r} has unknown keys {', '.join(unknown)}; a role takes {' and '.join(ROLE_KEYS)}")
+        model = entry.get("model")
+        if not isinstance(model, str) or not model:
+            raise ValueError(f"--roles {path}: role {role!r} has no model; add model = \"PATH_OR_HUB_ID\" to [{role}]")
+        if not isinstance(entry.get("frozen", False), bool):
+            raise ValueError(f"--roles {path}: role {role!r} has frozen = {entry['frozen']!r}; write frozen = true or false")
+        roles[role] = model
+        if entry.get("frozen", False):
+            frozen.append(role)
+    return roles, frozen
 
 
 def print_llm_summary(summary: dict[str, Any], args: argparse.Namespace, last: str = "after") -> None:
