@@ -472,7 +472,7 @@ class VectorGame(VectorEnv):
         rewards = np.zeros(self.num_envs)
         invalid = np.zeros(self.num_envs, dtype=bool)
         if live.size:
-            valid = self._play(live, actions[live], self.mask[live], rewards)
+            valid = self._play(live, actions[live], np.take(self.mask, live, axis=0), rewards)
             assert valid is not None
             invalid[live] = ~valid
         self._play_opponents(rewards)
@@ -518,8 +518,10 @@ class VectorGame(VectorEnv):
         if legal is None:
             valid = None
         else:
-            safe = np.maximum(np.minimum(actions, legal.shape[1] - 1), 0)
-            valid = legal[index, safe] & (safe == actions)
+            n_moves = legal.shape[1]
+            safe = np.maximum(np.minimum(actions, n_moves - 1), 0)
+            # Flat indices: much cheaper than indexing a 2-D array with two index arrays.
+            valid = legal.reshape(-1)[index * n_moves + safe] & (safe == actions)
         if valid is None or valid.all():
             paid, ended = batch.step(rows, actions)
             moved = rows
@@ -545,7 +547,7 @@ class VectorGame(VectorEnv):
             self.truncated[rows[cut]] = True
             ended |= cut
         self.over[rows] = ended
-        rewards[rows] += paid[index, self.seat[rows]]
+        rewards[rows] += paid.reshape(-1)[index * paid.shape[1] + self.seat[rows]]
         return valid
 
     def _observe(self) -> dict[str, np.ndarray]:

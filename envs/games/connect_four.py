@@ -46,8 +46,6 @@ from parlour.envs.core.vector import GameBatch, Streams
 MARKS = ("X", "O")
 #: (row step, column step, name) of the four line directions; row 0 is the bottom row.
 DIRECTIONS = ((0, 1, "horizontal"), (1, 0, "vertical"), (1, 1, "rising diagonal"), (1, -1, "falling diagonal"))
-#: XOR with a board's flat index of one mark's discs: that index, then the other mark's (see :class:`ConnectFourBatch`).
-_OWN_THEN_OTHER = np.array([0, 1])
 
 RULES = """You are playing Connect Four as {mark} ({player}); {first}.
 The board has {rows} rows and {columns} columns. Players take turns dropping one disc into a column that is not full; the disc falls to the lowest empty cell of that column.
@@ -120,11 +118,13 @@ class ConnectFourBatch(GameBatch):
     The same bitboards as :class:`ConnectFour`, one ``uint64`` per mark and
     board in ``discs`` ``(N, 2)``, with the column ``heights`` ``(N,
     columns)``; a line is found by the same shifts, the four directions as
-    the rows of one ``(4, k)`` array. Each mark's discs are also
-    kept as its half of the vector observation, ``planes`` ``(N, 2, rows *
-    columns)`` float32, set a cell per move, so that an observation is two
-    rows copied rather than bits unpacked. Every array is also addressed
-    through a flat view, so that one board's entry is one computed index.
+    the rows of one ``(4, k)`` array. Both seats' vector observations are
+    kept too, ``views`` ``(2 N, vector_size)`` float32 (row ``2 i + s``: seat
+    ``s``'s of board ``i``), two cells set per move, so that building
+    observations is one gather of rows rather than bits unpacked. The arrays
+    are addressed through flat views, so that one board's entry is one
+    computed index, and rows are gathered with ``np.take``, several times
+    cheaper than fancy indexing of 2-D arrays.
     """
 
     def __init__(self, game: ConnectFour, n: int):
@@ -143,22 +143,21 @@ class ConnectFourBatch(GameBatch):
         self.bits = np.array([1 << (c * height + h) for c in range(self.columns) for h in range(self.rows)], dtype=np.uint64)
         self.discs = np.zeros((n, 2), dtype=np.uint64)
         self.heights = np.zeros((n, self.columns), dtype=np.int64)
-        self.planes = np.zeros((n, 2, self.size), dtype=np.float32)
+        self.views = np.zeros((2 * n, 2 * self.size), dtype=np.float32)
         self._discs = self.discs.reshape(-1)
         self._heights = self.heights.reshape(-1)
-        self._planes = self.planes.reshape(-1)
-        self._pairs = self.planes.reshape(2 * n, self.size)
+        self._views = self.views.reshape(-1)
 
     def reset(self, rows: np.ndarray, rng: Streams) -> None:
         """Empty boards, X to move."""
         self.discs[rows] = 0
         self.heights[rows] = 0
-        self.planes[rows] = 0.0
+        self.views.reshape(self.n, -1)[rows] = 0.0
         self.turn[rows] = 0
 
     def legal(self, rows: np.ndarray) -> np.ndarray:
         """Columns that are not full."""
-        return self.heights[rows] < self.rows
+        return np.take(self.heights, rows, axis=0) < self.rows
 
     def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Drop the discs; a line of ``x_in_row`` wins, a full board draws."""
@@ -170,7 +169,10 @@ class ConnectFourBatch(GameBatch):
         mine = 2 * rows + marks
         discs = self._discs[mine] | self.bits[actions * self.rows + heights]
         self._discs[mine] = discs
-        self._planes[mine * self.size + heights * self.columns + actions] = 1.0
+        # The cell is in the first half of the mover's view and the second half of the other seat's.
+        cell = heights * self.columns + actions
+        self._views[mine * (2 * self.size) + cell] = 1.0
+        self._views[(mine ^ 1) * (2 * self.size) + self.size + cell] = 1.0
         # The game ends at the first line, so only the mover can have one.
         # A direction per row, a board per column: reductions over the few rows are much cheaper than along them.
         runs = discs
@@ -182,8 +184,7 @@ class ConnectFourBatch(GameBatch):
 
     def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
         """Own discs then opponent discs, bottom row first, as :meth:`ConnectFour.vector`."""
-        own = 2 * rows + seats
-        return self._pairs[own[:, None] ^ _OWN_THEN_OTHER].reshape(len(rows), 2 * self.size)
+        return np.take(self.views, 2 * rows + seats, axis=0)
 
 
 class ConnectFour(Game):
