@@ -6,6 +6,10 @@ the game eliminates is terminated at once and selected to take its closing
 ``step(None)`` before play goes on. When the game ends every agent is
 terminated (or truncated, when the episode was cut off) and, as PettingZoo
 requires, each must then step with ``None`` to leave.
+
+``infos`` is built when read: a step only forgets the last state's, ``last()``
+builds the selected agent's alone, and reading ``env.infos`` builds the rest
+of the live agents' (the same dict until the next step or reset).
 """
 
 from __future__ import annotations
@@ -43,23 +47,60 @@ class AECGame(MultiAgentFace, AECEnv):
 
     def __init__(self, game_cls: type[Game], obs_mode: str = "text", render_mode: str | None = None, **options: Any):
         super().__init__()
+        self._infos: dict[str, dict[str, Any]] = {}
         self._build(game_cls, obs_mode, render_mode, options)
+
+    @property
+    def infos(self) -> dict[str, dict[str, Any]]:
+        """Each live agent's info (see :meth:`parlour.envs.core.match.Match.infos`), built on first read after a step."""
+        infos = self._infos
+        if len(infos) < len(self.agents):
+            missing = [agent for agent in self.agents if agent not in infos]
+            infos.update(self.observer.infos(missing))
+        return infos
+
+    @infos.setter
+    def infos(self, infos: dict[str, dict[str, Any]]) -> None:
+        self._infos = infos
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a new episode; the same seed gives the same episode."""
         self.match.reset(seed)
-        self.agents = list(self.possible_agents)
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
-        self.infos = self.observer.infos(self.agents)
+        self.agents = agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(agents, 0.0)
+        self.terminations = dict.fromkeys(agents, False)
+        self.truncations = dict.fromkeys(agents, False)
+        self._infos = {}
         self._skip_agent_selection = None
         self.agent_selection = self.match.acting()[0]
+
+    def last(self, observe: bool = True) -> tuple[dict[str, Any] | None, float, bool, bool, dict[str, Any]]:
+        """The selected agent's observation, return so far, termination, truncation and info (as PettingZoo's).
+
+        Only the selected agent's info is built (see the module docstring).
+        """
+        agent = self.agent_selection
+        info = self._infos.get(agent)
+        if info is None:
+            info = self._infos[agent] = self.observer.info(agent)
+        observation = self.observer.observe(agent) if observe else None
+        return observation, self._cumulative_rewards[agent], self.terminations[agent], self.truncations[agent], info
 
     def observe(self, agent: str) -> dict[str, Any]:
         """The current observation of ``agent``."""
         return self.observer.observe(agent)
+
+    def _was_dead_step(self, action: Any) -> None:
+        """PettingZoo's closing step of a dead agent, without building the infos it deletes."""
+        infos, agent = self._infos, self.agent_selection
+        # Placeholders for every live agent, so that the base class's ``del self.infos[agent]`` builds none.
+        self._infos = dict.fromkeys(self.agents)
+        try:
+            super()._was_dead_step(action)
+        finally:
+            infos.pop(agent, None)
+            self._infos = infos
 
     def step(self, action: Any) -> None:
         """Play the selected agent's action (text, or a ``Discrete`` index in vector mode)."""
@@ -77,7 +118,7 @@ class AECGame(MultiAgentFace, AECEnv):
             if player in rewards:
                 rewards[player] = amount
                 cumulative[player] += amount
-        self.infos = self.observer.infos(agents)
+        self._infos = {}
         acting = match.acting()
         if acting:
             out = [a for a in agents if a in match.eliminated and not self.terminations[a]] if match.eliminated else None

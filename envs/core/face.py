@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 from typing import Any, ClassVar
 
+import numpy as np
 from gymnasium import spaces
 
 from parlour.envs.core.game import Game
@@ -13,7 +14,7 @@ from parlour.envs.core.observation import Observer
 
 
 class MultiAgentFace:
-    """Mixin giving a PettingZoo environment its parlour match, spaces, ``render``, ``record``, ``snapshot`` and ``close``."""
+    """Mixin giving a PettingZoo environment its parlour match, spaces, ``action_mask``, ``render``, ``record``, ``snapshot`` and ``close``."""
 
     metadata: dict[str, Any]
     #: The attributes of the face itself that a snapshot keeps beside the match.
@@ -36,6 +37,10 @@ class MultiAgentFace:
     def action_space(self, agent: str) -> spaces.Space:
         """The action space of ``agent`` (the same object every call)."""
         return self.action_spaces[agent]
+
+    def action_mask(self, agent: str) -> np.ndarray:
+        """``agent``'s int8 mask of legal move indices, built on demand: text observations carry none (vector ones do)."""
+        return self.observer.action_mask(agent)
 
     def render(self) -> str | None:
         """Render the state (see ``render_mode``)."""

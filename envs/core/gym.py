@@ -20,8 +20,9 @@ Seeds: ``reset(seed=s)`` is episode ``k`` of a :func:`parlour.evaluate` run
 with base seed ``s`` and seats in order (see :mod:`parlour.envs.core.seeding`),
 where ``k`` is the number of deals skipped (usually 0), so
 ``parlour.evaluate(env_id, agents, episodes=k + 1, seed=s, rotate_seats=False)``
-re-runs it as its last episode. In vector mode the environment has ``action_masks()``, which
-``sb3_contrib.MaskablePPO`` reads without a wrapper.
+re-runs it as its last episode. The environment has ``action_masks()``, which
+``sb3_contrib.MaskablePPO`` reads without a wrapper; in text mode it is the only mask, built on
+demand, since text observations carry none.
 """
 
 from __future__ import annotations
@@ -192,10 +193,8 @@ class GymGame(gymnasium.Env):
         return reward
 
     def action_masks(self) -> np.ndarray:
-        """The learner's legal moves as a boolean mask (``sb3_contrib.MaskablePPO`` calls this)."""
-        if self.match.game.moves is None:
-            raise ValueError(f"{self.match.game.name} has no enumerable moves, so no action mask")
-        return self.match.action_mask(self.player).astype(bool)
+        """The learner's legal moves as a boolean mask, built on demand in either mode (``sb3_contrib.MaskablePPO`` calls this)."""
+        return self.observer.action_mask(self.player).astype(bool)
 
     def render(self) -> str | None:
         """Render the state (see ``render_mode``)."""

@@ -56,7 +56,7 @@ DEFAULT_MAX_TOOL_CALLS = 8
 #: Default of ``max_tool_result_chars``: a longer tool answer is cut (a program's output, a huge document).
 DEFAULT_MAX_TOOL_RESULT_CHARS = 65536
 #: The legal moves of a player who is not to act (tuples: shared, so they must not be mutated).
-NOT_ACTING: tuple = ((), (), frozenset())
+NOT_ACTING: tuple = ((), ())
 #: The error an action that is neither text nor a move index gets (the same whatever its type, so records replay).
 NOT_AN_ACTION = "Actions must be text (or a move index in vector mode)."
 
@@ -203,28 +203,21 @@ class Match:
         self._pending: dict[str, Move] = {}
         self._acting: list[str] = []
         self._fixed_rules: dict[str, Message] | None = None
-        self._legal: dict[str, tuple[list[int], list[str], frozenset[str]]] = {}
+        self._legal: dict[str, tuple[list[int], list[str]]] = {}
 
     def _refresh(self) -> None:
-        """Work out who acts now and their legal moves; called wherever the state changes (reset, submit, restore).
+        """Work out who acts now and forget the last state's legal moves; called wherever the state changes (reset, submit, restore).
 
-        Who acts and what is legal are asked many times per step (observations, masks, infos, parsing), so
-        they are worked out once per state (every face reads the legal moves of every state), not per question.
+        The legal moves are worked out when first asked for (:meth:`_legal_of`), then kept for the state:
+        the prompt, the infos and the parsing of the action all read them, and ask the game once.
         """
-        self._legal = legal = {}
+        self._legal = {}
         if self.outcome is not None or not self.started:
             self._acting = []
             return
-        game = self.game
         out, pending = self.ctx.eliminated, self._pending
-        to_move = game.to_move()
-        self._acting = acting = [p for p in to_move if p not in out and p not in pending] if out or pending else to_move
-        moves = game.moves
-        if moves is not None:
-            for player in acting:
-                actions = game.legal_actions(player)
-                names = [moves[i] for i in actions]
-                legal[player] = (actions, names, frozenset(names))
+        to_move = self.game.to_move()
+        self._acting = [p for p in to_move if p not in out and p not in pending] if out or pending else to_move
 
     # ------------------------------------------------------------------ episode
     def reset(self, seed: int | None = None) -> None:
@@ -357,7 +350,7 @@ class Match:
                 return None, f"{game.name} takes text actions, not indices."
             if not 0 <= index < len(moves):
                 return None, f"Action index {index} is out of range (0 to {len(moves) - 1})."
-            if moves[index] not in self._legal_of(player)[2]:
+            if index not in self._legal_of(player)[0]:
                 return None, f"'{moves[index]}' is not legal now. Legal moves: {', '.join(self.legal_moves_of(player))}."
             step["move"] = moves[index]
             return moves[index], None
@@ -375,7 +368,7 @@ class Match:
             step["action_chars"] = len(action)
             action = action[:limit]
         step["action"] = action = well_formed(action)
-        if game.moves is not None and action in self._legal_of(player)[2]:
+        if game.moves is not None and action in self._legal_of(player)[1]:
             # A legal move string is its own move (the contract of legal_moves), so the game's parser is skipped.
             step["move"] = action
             return action, None
@@ -459,9 +452,19 @@ class Match:
         return rewards
 
     # ------------------------------------------------------------------ legal moves
-    def _legal_of(self, player: str) -> tuple[list[int], list[str], frozenset[str]]:
-        """``(indices, names, set of names)`` of ``player``'s legal moves (empty when it is not to act; enumerable games)."""
-        return self._legal.get(player, NOT_ACTING)
+    def _legal_of(self, player: str) -> tuple[list[int], list[str]]:
+        """``(indices, names)`` of ``player``'s legal moves (empty when it is not to act; enumerable games).
+
+        The game is asked on the first question about a state and the answer kept until the state changes.
+        """
+        legal = self._legal.get(player)
+        if legal is None:
+            moves = self.game.moves
+            if moves is None or player not in self._acting:
+                return NOT_ACTING
+            actions = self.game.legal_actions(player)
+            legal = self._legal[player] = (actions, [moves[i] for i in actions])
+        return legal
 
     def legal_moves_of(self, player: str) -> list[str]:
         """The move names ``player`` may send now (empty when it is not to act); do not mutate the list."""
@@ -499,31 +502,27 @@ class Match:
         return list(self.legal_moves_of(player))
 
     def info(self, player: str, with_legal_moves: bool = True) -> dict[str, Any]:
-        """The ``infos[player]`` dict shared by all faces."""
-        return self.infos([player], with_legal_moves)[player]
+        """The ``infos[player]`` dict shared by all faces: whether it acts, its legal moves (text mode), why its
+        last action was refused, why it was eliminated, and the outcome once the game is over."""
+        if player in self._acting:
+            info: dict[str, Any] = {"acting": True}
+            if with_legal_moves and self.game.moves is not None:
+                info["legal_moves"] = list(self._legal_of(player)[1])
+        else:
+            info = {"acting": False, "legal_moves": []} if with_legal_moves and self.game.moves is not None else {"acting": False}
+        errors = self.last_error
+        if errors and player in errors:
+            info["invalid_action"] = errors[player]
+        eliminated = self.ctx.eliminated
+        if eliminated and player in eliminated:
+            info["eliminated"] = eliminated[player]
+        if self.outcome is not None:
+            info["outcome"] = self.outcome.to_dict()
+        return info
 
     def infos(self, players: list[str], with_legal_moves: bool = True) -> dict[str, dict[str, Any]]:
-        """``infos`` for ``players``: whether each acts, its legal moves (text mode), why its last action was
-        refused, why it was eliminated, and the outcome once the game is over."""
-        acting = self._acting
-        legal = with_legal_moves and self.game.moves is not None
-        errors = self.last_error
-        eliminated = self.ctx.eliminated
-        outcome = self.outcome
-        infos = {}
-        for player in players:
-            if player in acting:
-                info: dict[str, Any] = {"acting": True, "legal_moves": list(self._legal_of(player)[1])} if legal else {"acting": True}
-            else:
-                info = {"acting": False, "legal_moves": []} if legal else {"acting": False}
-            if errors and player in errors:
-                info["invalid_action"] = errors[player]
-            if eliminated and player in eliminated:
-                info["eliminated"] = eliminated[player]
-            if outcome is not None:
-                info["outcome"] = outcome.to_dict()
-            infos[player] = info
-        return infos
+        """:meth:`info` of each of ``players``."""
+        return {player: self.info(player, with_legal_moves) for player in players}
 
     def agent_observation(self, player: str, vector: bool = False) -> dict[str, Any]:
         """What an :class:`parlour.Agent` receives: text and typed messages, legal moves, tools, its role and a structured view.

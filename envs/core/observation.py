@@ -1,8 +1,10 @@
 """Observation building shared by every face: the two modes and their spaces.
 
-* ``text`` (default): ``{"text": str, "messages": [...]}``, plus ``"action_mask"``
-  for games with enumerable moves and ``"tools"`` for games with tools;
-  actions are strings (tool calls included).
+* ``text`` (default): ``{"text": str, "messages": [...]}``, plus ``"tools"`` for
+  games with tools; actions are strings (tool calls included). A text
+  observation carries no action mask: the legal moves are the strings in
+  ``infos[agent]["legal_moves"]``, and the faces' ``action_mask(agent)``
+  builds the mask on demand for code that wants one in text mode.
 * ``vector``: ``{"observation": Box, "action_mask": Box}`` and a ``Discrete``
   action, for games with enumerable moves (MaskablePPO and classical RL).
 
@@ -58,8 +60,6 @@ class Observer:
                 self.action_spaces[player] = spaces.Discrete(n_moves)
             else:
                 entries: dict[str, spaces.Space] = {"text": TextSpace(MAX_TEXT), "messages": MessagesSpace()}
-                if game.moves is not None:
-                    entries["action_mask"] = spaces.Box(0, 1, (n_moves,), np.int8)
                 if self.tool_specs:
                     entries["tools"] = ToolsSpace(self.tool_specs)
                 self.observation_spaces[player] = spaces.Dict(entries)
@@ -72,15 +72,22 @@ class Observer:
             return {"observation": match.game.vector(player), "action_mask": match.action_mask(player)}
         messages = match.messages(player)
         observation: dict[str, Any] = {"text": render(messages), "messages": messages}
-        if match.game.moves is not None:
-            observation["action_mask"] = match.action_mask(player)
         if self.tool_specs:
             observation["tools"] = [tool.spec() for tool in match.game.tools_for(player)]
         return observation
 
+    def action_mask(self, player: str) -> np.ndarray:
+        """The int8 mask of ``player``'s legal move indices, built on demand (text observations carry none).
+
+        Raises ``ValueError`` for a game whose moves cannot be enumerated, which has no mask in any mode.
+        """
+        if self.match.game.moves is None:
+            raise ValueError(f"{self.match.game.name} has no enumerable moves, so no action mask")
+        return self.match.action_mask(player)
+
     def info(self, player: str) -> dict[str, Any]:
         """``infos[player]``: legal move strings in text mode (the mask carries them in vector mode)."""
-        return self.match.infos([player], with_legal_moves=not self.vector)[player]
+        return self.match.info(player, with_legal_moves=not self.vector)
 
     def infos(self, players: list[str]) -> dict[str, dict[str, Any]]:
         """:meth:`info` of several players at once."""
