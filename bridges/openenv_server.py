@@ -22,7 +22,10 @@ so a parlour agent can play from the client side; its reward is what the
 seat was paid since its previous action (its opponents' moves included), so
 the rewards of a session's reset and steps sum to the seat's return. The last
 observation carries the episode's ``record`` (agent seeds included), which
-:func:`parlour.replay` re-executes. A reset with seed ``s`` deals the episode
+:func:`parlour.replay` re-executes, with every seat's ``turn_rewards``
+(:func:`parlour.export.turn_rewards`: a step's reward, the reset's added to the
+first); :func:`parlour.export.to_text` turns it into the seat's conversation
+with the spans the environment inserted. A reset with seed ``s`` deals the episode
 the Gymnasium face's ``reset(seed=s)`` deals, with the same agent seeds; one
 that the other seats end before the session's seat acts comes back from
 ``reset`` already done, with its record. A session whose client disconnects is
@@ -57,6 +60,7 @@ from parlour.envs.core.game import Game
 from parlour.envs.core.match import Match
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
+from parlour.export import turn_rewards
 
 #: The opponent spec of a seat played by another connected client.
 CLIENT = "client"
@@ -211,9 +215,10 @@ class Table:
         )
 
     def record(self) -> dict[str, Any]:
-        """The episode's record, with every seat's name and the agents' seeds (so ``replay`` can check agents too)."""
+        """The episode's record, with every seat's name, the agents' seeds (so ``replay`` can check agents too) and turn rewards."""
         record = self.match.record(self.names)
         record["agent_seeds"] = dict(self.agent_seeds)
+        record["turn_rewards"] = {seat: turn_rewards(record, seat) for seat in record["players"]}
         return record
 
 

@@ -48,6 +48,9 @@ def test_tictactoe_episode_rewards_and_a_record_that_replays_with_the_served_age
     assert record["agents"] == {"player_0": "my-policy", "player_1": "minimax"}
     assert sum(rewards) == record["returns"]["player_0"] and rewards[-1] == record["returns"]["player_0"]
     assert record["returns"]["player_0"] <= 0  # minimax never loses
+    # The record's turn rewards are the session's step rewards, the reset's counted toward the first turn.
+    assert record["turn_rewards"]["player_0"] == [(rewards[0] or 0.0) + rewards[1], *rewards[2:]]
+    assert sum(record["turn_rewards"]["player_1"]) == record["returns"]["player_1"]
     # The server's seat really was minimax: replay asks a fresh minimax, reseeded from the record, for every move.
     parlour.replay(record, agents={"player_1": parlour.make_agent("minimax", env_id=TTT)})
     tampered = json.loads(json.dumps(record))
