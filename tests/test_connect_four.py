@@ -216,3 +216,33 @@ def test_minimax_is_deterministic_under_a_seed_and_checks_depth():
     assert [first.act(observation) for _ in range(5)] == [second.act(observation) for _ in range(5)]
     with pytest.raises(ValueError, match="depth"):
         MinimaxAgent(depth=0)
+
+
+def drawn_from_board(game: ConnectFour) -> str:
+    """The board text written out from ``game.board``, cell by cell, as the players are shown it."""
+    width = len(str(game.columns))
+    lines = [" ".join(str(c + 1).rjust(width) for c in range(game.columns))]
+    for row in reversed(game.board):
+        lines.append(" ".join(".XO"[mark + 1].rjust(width) for mark in row))
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("options", [{}, {"rows": 3, "columns": 12, "x_in_row": 3}, {"rows": 1, "columns": 1, "x_in_row": 1}])
+def test_the_kept_drawing_is_the_board_at_every_move_of_games_clones_and_loaded_views(options):
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        match = Match(ConnectFour, options)
+        match.reset(0)
+        game = match.game
+        assert game.board_text() == drawn_from_board(game)
+        while not match.over:
+            player = match.acting()[0]
+            match.submit(player, str(rng.choice(match.legal_moves_of(player))))
+            assert game.board_text() == drawn_from_board(game)
+            assert game.render() in match.render()
+            twin = game.clone()
+            loaded = ConnectFour.from_view(game.view(player))
+            assert twin.board_text() == loaded.board_text() == game.board_text()
+            if not match.over:
+                twin.apply(Context(game.players, rng), {match.acting()[0]: match.legal_moves_of(match.acting()[0])[0]})
+                assert twin.board_text() == drawn_from_board(twin) != game.board_text()

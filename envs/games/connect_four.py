@@ -86,8 +86,11 @@ class Layout:
     size: int
     #: Each cell's bit, in vector order (row-major, bottom row first), within the bits of the two bitboards' bytes side by side.
     vector_bits: np.ndarray
-    #: The column numbers, then the empty, X and O cells, as ``board_text`` draws them (as wide as the widest number).
-    drawing: tuple[str, str, str, str]
+    #: The empty board as ``board_text`` draws it, ASCII: the column numbers, then the rows, top row first, each
+    #: cell as wide as the widest number.
+    empty: bytes
+    #: Where each cell's mark goes in that drawing, indexed by ``column * rows + row`` (row 0 at the bottom).
+    places: tuple[int, ...]
 
 
 @functools.cache
@@ -103,12 +106,17 @@ def layout(rows: int, columns: int, x_in_row: int) -> Layout:
     vector_bits.flags.writeable = False  # shared by every game of this size
     width = len(str(columns))
     header = " ".join(str(c + 1).rjust(width) for c in range(columns))
+    line = len(header) + 1
+    # A mark is the last character of its cell; the drawing's line 1 is the top row.
+    places = tuple((rows - r) * line + c * (width + 1) + width - 1 for c in range(columns) for r in range(rows))
+    empty = "\n".join([header] + [" ".join(".".rjust(width) for _ in range(columns))] * rows)
     return Layout(
         lines=lines,
         full=sum(1 << position for position in positions),
         size=size,
         vector_bits=vector_bits,
-        drawing=(header, ".".rjust(width), MARKS[0].rjust(width), MARKS[1].rjust(width)),
+        empty=empty.encode("ascii"),
+        places=places,
     )
 
 
@@ -191,8 +199,10 @@ class ConnectFour(Game):
     """Connect Four for two players; see the module docstring for moves and rewards.
 
     The state is ``discs``, one bitboard per mark (X's, then O's), the
-    ``heights`` of the columns and the mark to move, ``turn``: a copy for search
-    costs two ints and a short list. The cell in ``row`` (0 at the bottom) and
+    ``heights`` of the columns and the mark to move, ``turn``, with the board's
+    text kept beside them, ``drawing`` (ASCII bytes, a mark set per move, since
+    a text episode shows the board every move): a copy for search costs two
+    ints, a short list and a short bytearray. The cell in ``row`` (0 at the bottom) and
     ``column`` is the bit ``1 << (column * (rows + 1) + row)``, see
     :meth:`cell_bit`. Each column has one always-empty bit on top, so that
     shifting a bitboard by one step of a line never carries a line from one
@@ -219,6 +229,7 @@ class ConnectFour(Game):
         self.discs = [0, 0]
         self.heights = [0] * columns
         self.turn = 0
+        self.drawing = bytearray(self._layout.empty)
 
     @classmethod
     def from_view(cls, view: dict[str, Any]) -> ConnectFour:
@@ -234,14 +245,19 @@ class ConnectFour(Game):
         for row, cells in enumerate(board):
             for column, mark in enumerate(cells):
                 if mark != -1:
-                    game.discs[mark] |= game.cell_bit(row, column)
-                    game.heights[column] = row + 1
+                    game.place(mark, row, column)
         game.turn = view["to_move"]
         return game
 
     def cell_bit(self, row: int, column: int) -> int:
         """The bitboard bit of the cell in ``row`` (0 at the bottom) and ``column``."""
         return 1 << (column * (self.rows + 1) + row)
+
+    def place(self, mark: int, row: int, column: int) -> None:
+        """Put a disc of ``mark`` (0 X, 1 O) in the cell, its column's height just above it, and draw it."""
+        self.discs[mark] |= self.cell_bit(row, column)
+        self.heights[column] = row + 1
+        self.drawing[self._layout.places[column * self.rows + row]] = ord(MARKS[mark])
 
     def clone(self) -> ConnectFour:
         """An independent copy: the position is copied; the options and move names, never changed after ``__init__``, are shared.
@@ -252,6 +268,7 @@ class ConnectFour(Game):
         copy.__dict__.update(self.__dict__)
         copy.discs = list(self.discs)
         copy.heights = list(self.heights)
+        copy.drawing = bytearray(self.drawing)
         return copy
 
     @property
@@ -267,6 +284,7 @@ class ConnectFour(Game):
         self.discs = [0, 0]
         self.heights = [0] * self.columns
         self.turn = 0
+        self.drawing = bytearray(self._layout.empty)
 
     def to_move(self) -> list[str]:
         """The player whose turn it is."""
@@ -311,8 +329,7 @@ class ConnectFour(Game):
         ((player, move),) = moves.items()
         column = self.move_index(move)
         mark = self.turn
-        self.discs[mark] |= self.cell_bit(self.heights[column], column)
-        self.heights[column] += 1
+        self.place(mark, self.heights[column], column)
         ctx.tell(f"{player} ({MARKS[mark]}) plays {move}.", kind="move", sender=player)
         # The game ends at the first line, so any line of the mover's runs through the disc just dropped.
         direction = self.line(mark)
@@ -345,15 +362,7 @@ class ConnectFour(Game):
 
     def board_text(self) -> str:
         """The board, top row first, under its column numbers."""
-        header, empty, x, o = self._layout.drawing
-        # Read straight from the bitboards: this is drawn at every step of a text episode.
-        first, second = self.discs
-        height = self.rows + 1
-        end = self.columns * height
-        lines = [header]
-        for row in reversed(range(self.rows)):
-            lines.append(" ".join(x if first >> bit & 1 else o if second >> bit & 1 else empty for bit in range(row, end, height)))
-        return "\n".join(lines)
+        return self.drawing.decode("ascii")
 
     def render(self) -> str:
         """The board."""
