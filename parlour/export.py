@@ -234,8 +234,9 @@ def to_text(record: dict[str, Any] | str, player: str | None = None, tokenizer: 
     * ``text``: the conversation.
     * ``spans``: half-open character spans ``{"start", "end", "source"}``
       that tile ``text`` in order. A ``"policy"`` span is one assistant body,
-      exactly what the player produced in one action (it may be empty), and
-      has its ``turn`` (0, 1, ...); an ``"environment"`` span is everything
+      one action of the player (its text as written; a move given as an index
+      appears as the move's name and tool calls as Hermes blocks; it may be
+      empty), and has its ``turn`` (0, 1, ...); an ``"environment"`` span is everything
       the environment inserted between two of them (the rules, what the
       player was told, tool results, and every header).
     * ``inserted``: the environment's text as ``[start, end]`` pairs (two
