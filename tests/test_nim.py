@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import random
 
 import pytest
 
@@ -155,3 +156,18 @@ def test_nim_sum_beats_random_from_the_losing_seat_most_of_the_time():
         play(match, agents)
         wins += match.outcome.winner == "player_1"
     assert wins >= 32
+
+
+@pytest.mark.parametrize("heaps", [[3, 5, 7], [1], [10, 1, 4, 4], [100, 2]])
+def test_legal_moves_and_heaps_text_follow_the_heaps_at_every_move(heaps):
+    rng = random.Random(1)
+    for episode in range(10):
+        match = Match(Nim, {"heaps": heaps})
+        match.reset(episode)
+        game = match.game
+        while not match.over:
+            player = match.acting()[0]
+            assert game.legal_actions(player) == [i for i, (h, c) in enumerate(game.actions) if c <= game.heaps[h]]
+            width = max(heaps)
+            assert game.heaps_text() == "\n".join(f"heap {h + 1}: {'|' * size:<{width}} ({size})" for h, size in enumerate(game.heaps))
+            match.submit(player, rng.choice(match.legal_moves_of(player)))

@@ -113,6 +113,12 @@ class Nim(Game):
         self.players = ["player_0", "player_1"]
         self.actions = [(h, c) for h, size in enumerate(self.initial) for c in range(1, size + 1)]
         self.moves = [move_name(h, c) for h, c in self.actions]
+        #: The index of each heap's first action (taking 1); the heap's action taking ``c`` is ``c - 1`` further.
+        self._first_action = [self.actions.index((h, 1)) for h in range(len(self.initial))]
+        width = max(self.initial)
+        #: ``_heap_lines[h][size]``: heap ``h``'s line of :meth:`heaps_text` at that size, drawn once, since a text
+        #: episode shows the heaps every move.
+        self._heap_lines = [[f"heap {h + 1}: {'|' * size:<{width}} ({size})" for size in range(initial + 1)] for h, initial in enumerate(self.initial)]
         self.vector_size = len(self.initial)
         self.heaps = list(self.initial)
         self.turn = 0
@@ -138,7 +144,8 @@ class Nim(Game):
 
     def legal_actions(self, player: str) -> list[int]:
         """Every (heap, count) with count at most the heap's current size."""
-        return [i for i, (h, c) in enumerate(self.actions) if c <= self.heaps[h]]
+        first = self._first_action
+        return [i for h, size in enumerate(self.heaps) for i in range(first[h], first[h] + size)]
 
     def parse(self, player: str, text: str) -> str:
         """The last ``take <count> from heap <heap>`` in the text, if it is legal now."""
@@ -177,7 +184,8 @@ class Nim(Game):
 
     def heaps_text(self) -> str:
         """One line per heap: its number, its objects drawn as bars, and its size."""
-        return "\n".join(f"heap {i + 1}: {'|' * size:<{max(self.initial)}} ({size})" for i, size in enumerate(self.heaps))
+        lines = self._heap_lines
+        return "\n".join([lines[h][size] for h, size in enumerate(self.heaps)])
 
     def render(self) -> str:
         """The heaps and the rule variant."""
