@@ -132,3 +132,33 @@ def test_the_export_command_writes_turn_rewards_and_texts_with_spans(tmp_path) -
         assert len(row["turn_rewards"]) == sum(message["role"] == "assistant" for message in chats[key]["messages"]) == 10
         assert row["spans"] == to_text(record, key[1])["spans"] and row["spans"][-1]["end"] == len(row["text"])
         assert "messages" not in row and "messages" in chats[key]
+
+
+def test_tool_results_stay_in_environment_spans_and_calls_in_policy_spans(tmp_path) -> None:
+    pytest.importorskip("transformers")
+    from transformers import AutoTokenizer
+
+    from parlour.baselines import make_scripted
+    from parlour.export import to_chat
+    from parlour.wrappers.tiny_model import make_tiny_model
+
+    match = Match(parlour.game_class("parlour/Search-v0"), {"world_seed": 3, "world_size": 600})
+    match.reset(2)
+    agent = make_scripted("oracle", "parlour/Search-v0")
+    agent.reset(2)
+    while not match.over:
+        match.submit(match.acting()[0], agent.act(match.agent_observation(match.acting()[0])))
+    record = match.record()
+    tokenizer = AutoTokenizer.from_pretrained(make_tiny_model(tmp_path / "tiny"))
+    rendered = to_text(record, tokenizer=tokenizer)
+    text, ids = rendered["text"], rendered["input_ids"]
+    policy = "".join(tokenizer.decode(ids[s["start"]:s["end"]]) for s in rendered["token_spans"] if s["source"] == "policy")
+    environment = "".join(tokenizer.decode(ids[s["start"]:s["end"]]) for s in rendered["token_spans"] if s["source"] == "environment")
+    messages = to_chat(record)["messages"]
+    results = [m["content"] for m in messages if m["role"] == "tool"]
+    assert results and all(result in environment and result not in policy for result in results)
+    calls = [call["function"]["name"] for m in messages if m["role"] == "assistant" for call in m.get("tool_calls", [])]
+    assert calls and policy.count("<tool_call>") == len(calls)
+    assert len(rendered["turn_rewards"]) == sum(m["role"] == "assistant" for m in messages)
+    assert sum(rendered["turn_rewards"]) == record["returns"][record["players"][0]]
+    assert len(policy) + len(environment) == len(text)
