@@ -52,7 +52,7 @@ def test_the_command_refuses_unknown_roles_missing_models_and_two_sources(tmp_pa
     model = make_tiny_model(tmp_path / "tiny")
     base = ["train", "llm", "parlour/Nim-v0", "--out", str(tmp_path / "out"), *SMALL]
     cases = [
-        (f'[player_0]\nmodel = "{model}"\n[solver]\nmodel = "{model}"\n', [], "seat 'player_1': no role plays it"),
+        (f'[player_0]\nmodel = "{model}"\n[solver]\nmodel = "{model}"\n', [], "roles solver play no seat; the seats are ['player_0', 'player_1']"),
         (f'[player_0]\nmodel = "{model}"\n[player_1]\nmodel = "{tmp_path / "nowhere"}"\n', [], "role 'player_1': no model folder"),
         (f'[player_0]\nmodel = "{model}"\n[player_1]\nmodel = "{model}"\n', ["--model", model], "not both"),
         (f'[player_0]\nmodel = "{model}"\nfrozen = true\n[player_1]\nmodel = "{model}"\n', ["--frozen", "player_1"], "every role is frozen"),

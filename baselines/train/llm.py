@@ -218,15 +218,21 @@ def role_seats(players: Sequence[str], roles: Mapping[str, Any]) -> dict[str, li
     belong to exactly one role; a ``ValueError`` names the seats otherwise.
     """
     seats: dict[str, list[str]] = {role: [] for role in roles}
+    unowned = []
     for player in players:
         owners = [role for role in roles if player == role or (player.startswith(f"{role}_") and player[len(role) + 1 :].isdigit())]
-        if len(owners) != 1:
-            problem = "no role plays it" if not owners else f"roles {', '.join(owners)} both claim it"
-            raise ValueError(f"seat {player!r}: {problem}; the seats are {list(players)}, and role R plays seat R and seats R_0, R_1, ...")
-        seats[owners[0]].append(player)
+        if len(owners) > 1:
+            raise ValueError(f"seat {player!r}: roles {', '.join(owners)} both claim it; the seats are {list(players)}, and role R plays seat R and seats R_0, R_1, ...")
+        if owners:
+            seats[owners[0]].append(player)
+        else:
+            unowned.append(player)
+    # A misspelt role is both a role without seats and seats without a role: name the role, the likelier fix.
     empty = [role for role, mine in seats.items() if not mine]
     if empty:
         raise ValueError(f"roles {', '.join(empty)} play no seat; the seats are {list(players)}, and role R plays seat R and seats R_0, R_1, ...")
+    if unowned:
+        raise ValueError(f"seat {unowned[0]!r}: no role plays it; the seats are {list(players)}, and role R plays seat R and seats R_0, R_1, ...")
     return seats
 
 
