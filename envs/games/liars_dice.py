@@ -166,12 +166,13 @@ class LiarsDice(Game):
     def _new_round(self, ctx: Context, first: int) -> None:
         """Roll every hand still in play and tell each player its own dice; ``first`` opens the bidding."""
         self.round += 1
-        self.dice = [sorted(int(d) for d in ctx.rng.integers(1, SIDES + 1, size=len(hand))) for hand in self.dice]
+        rng = ctx.rng
+        self.dice = [sorted(rng.integers(1, SIDES + 1, size=len(hand)).tolist()) if hand else [] for hand in self.dice]
         self.turn = first
         self.bid = None
         self.bidder = None
         self.round_bids = []
-        counts = ", ".join(f"{p} {len(h)}" for p, h in zip(self.players, self.dice) if h)
+        counts = ", ".join([f"{p} {len(h)}" for p, h in zip(self.players, self.dice) if h])
         ctx.tell(f"Round {self.round} begins; {self.players[first]} bids first. Dice in play: {counts}.")
         for player, hand in zip(self.players, self.dice):
             if hand:
@@ -212,17 +213,18 @@ class LiarsDice(Game):
         The player's own dice are not repeated here: the private message of the
         roll, sent at the start of each round, tells them.
         """
-        seat = self.players.index(player)
-        counts = ", ".join(f"{p} {len(h)}{' (you)' if s == seat else ''}" for s, (p, h) in enumerate(zip(self.players, self.dice)) if h)
-        lines = [f"Round {self.round}. Dice in play: {counts} ({self.dice_in_play} in all)."]
+        counts = ", ".join([f"{p} {len(h)} (you)" if p == player else f"{p} {len(h)}" for p, h in zip(self.players, self.dice) if h])
+        in_play = self.dice_in_play
+        # The highest bid is the move of that index: the move names are the bids' names, already written.
+        highest = self.moves[bid_index(in_play, SIDES)]
         lowest = legal[0] if legal[0] != "liar" else None
         if self.bid is None:
-            lines.append(f"No bid yet: open with any bid from {lowest} up to {bid_name(self.dice_in_play, SIDES)}.")
-        else:
-            standing = f"Standing bid: {bid_name(*self.bid)} by {self.players[self.bidder]}."
-            options = f"bid from {lowest} up to {bid_name(self.dice_in_play, SIDES)}, or call liar" if lowest else "no higher bid exists: call liar"
-            lines.append(f"{standing} Your options: {options}.")
-        return "\n".join(lines)
+            return f"Round {self.round}. Dice in play: {counts} ({in_play} in all).\nNo bid yet: open with any bid from {lowest} up to {highest}."
+        options = f"bid from {lowest} up to {highest}, or call liar" if lowest else "no higher bid exists: call liar"
+        return (
+            f"Round {self.round}. Dice in play: {counts} ({in_play} in all).\n"
+            f"Standing bid: {self.moves[bid_index(*self.bid)]} by {self.players[self.bidder]}. Your options: {options}."
+        )
 
     def legal_actions(self, player: str) -> list[int]:
         """Bids above the standing one with at most the dice in play, and liar once there is a bid."""
