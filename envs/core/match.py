@@ -228,8 +228,8 @@ class Match:
             raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
         self.seed = int(seed)
         self.ctx = ctx = Context(self.players, LazyGenerator(self.seed))
-        self.errors = {p: 0 for p in self.players}
-        self.returns = {p: 0.0 for p in self.players}
+        self.errors = dict.fromkeys(self.players, 0)
+        self.returns = dict.fromkeys(self.players, 0.0)
         self.last_error = {}
         self.steps = []
         self.turns = 0
@@ -237,7 +237,7 @@ class Match:
         self.outcome = None
         self._pending = {}
         self.started = False
-        self._refresh()
+        self._acting, self._legal = [], {}  # nobody acts while the game sets up
         self.game.start(ctx)
         # The rules come first, before anything the game said while setting up.
         rules = self._fixed_rules or self._rules_messages()
@@ -342,6 +342,10 @@ class Match:
         A move of ``None`` without an error means the player only called tools and still has to move.
         """
         game = self.game
+        if type(action) is str and game.moves is not None and len(action) <= self.settings.max_action_chars and action in self._legal_of(player)[1]:
+            # The usual action, a legal move's own name (well formed, as move names are), read without the checks below.
+            step["action"] = step["move"] = action
+            return action, None
         if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
             index = int(action)
             step["action"] = index
