@@ -43,8 +43,8 @@ Containment (the bubblewrap backend, the default):
   slot: see below), ``RLIMIT_NOFILE`` and no core files. The server in the sandbox kills the program at
   ``wall_seconds`` and then every process left in the sandbox (``setsid()`` daemons included); the host reads
   at most ``max_output_bytes`` of output (never more into memory) and stops the run past that.
-  ``--die-with-parent`` ends the sandbox with the thread that started it; ``--new-session`` keeps it off the
-  caller's terminal.
+  ``--die-with-parent`` ends the sandbox with the thread that started it (the launcher's, which lasts as long
+  as the process, for a sandbox started ahead: see below); ``--new-session`` keeps it off the caller's terminal.
 * A seccomp filter (:data:`DENIED_SYSCALLS`, compiled to BPF with libseccomp and handed to bubblewrap's
   ``--seccomp``; it binds the server too and sets ``no_new_privs``) answers EPERM to the kernel interfaces an
   unprivileged process still has that reach past the namespaces or keep state after the program: new
@@ -106,6 +106,19 @@ non-root user the program also runs as the same user as the server and could kil
 (judging a submission) therefore use a fresh sandbox, where every program starts from the same state (it is
 PID 3, in empty folders): :func:`run_python` always starts one, and its results match a warm run's.
 
+Sandboxes started ahead (a fresh sandbox's start-up, off the caller's clock): each contained start asks a
+launcher thread (:class:`_Launcher`) for the next sandbox with the same bubblewrap and limits, which it starts
+at once up to bubblewrap's ``--block-fd``. By then bubblewrap has made the namespaces, the mounts and the empty
+scratch tmpfs, and the host has moved the namespace's init into its slot's cgroup (on cgroup v1 that write to
+``cgroup.procs`` can wait for an RCU grace period: up to 25 ms, one start in three, on this repository's CI),
+but the seccomp filter is not loaded yet and neither the server nor any program has run. The next
+:class:`Sandbox` (:func:`run_python`'s included) takes this spare and lets it go on, so its start pays for the
+server's interpreter only. A run in it is as fresh as one started on the spot (PID 3, the first inode of a new
+tmpfs, a slot's uid and cgroup of its own), and a sandbox is started on the spot where no spare for its limits
+is ready or the spare died. The cost: once a process has started a sandbox, one spare (bubblewrap and its
+child, blocked, and a slot) waits in it until it exits, and a change of limits throws the spare away; a forked
+child leaves its parent's spare alone and starts its own. :data:`START_AHEAD` set to False turns this off.
+
 Without bubblewrap, or where it cannot start (no user namespaces, a seccomp policy that forbids them),
 :class:`SandboxUnavailable` says how to install it. ``allow_unsafe=True`` then runs the same server as a plain
 subprocess with the same limits and none of the isolation (the host's files, network and environment; as
@@ -166,6 +179,9 @@ SANDBOX_UID_BASE = 1_600_000_000
 SLOTS = 4096
 #: Processes of a sandbox that are not the program's: the namespace's init and the server.
 OVERHEAD_PROCESSES = 2
+#: Whether contained sandboxes are started ahead by the launcher thread (see the module's notes); False starts
+#: each on the spot, in the caller's thread, and asks for no spare.
+START_AHEAD = True
 
 #: System calls the seccomp filter refuses (EPERM, ENOSYS for clone3), and why. Everything else is allowed:
 #: the program is already unprivileged in its namespaces, the filter closes the kernel interfaces that stay
@@ -653,66 +669,42 @@ def _read_info(fd: int, deadline: float) -> dict:
     return json.loads(data)
 
 
-class Sandbox:
-    """A warm sandbox: one bubblewrap sandbox with a fork server inside, reused for every :meth:`run`.
+def _start_key(bwrap: str, limits: Limits) -> tuple:
+    """What a contained server's start depends on besides its slot: bubblewrap, and the limits that its command
+    line holds (the scratch size, the memory and CPUs /proc shows)."""
+    return bwrap, limits.scratch_mb, tuple(sorted(_proc_figures(limits).items()))
 
-    Runs are fast (a fork, no bubblewrap or interpreter start-up) and give the same results as
-    :func:`run_python`, which is what judging should use (see the module's notes on warm sandboxes). One run
-    at a time per sandbox (calls from several threads wait their turn). The sandbox restarts by itself if it
-    died, for instance with the thread that started it. Use it as a context manager, or call :meth:`close`.
 
-    Its runs share PID numbering and tmpfs inode numbers, from which a program learns how many processes and
-    files the runs before it made: give each tenant, and each player of a game, a sandbox of its own.
+def _kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL bubblewrap's (or the unsandboxed server's) process group, if it is still there."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
-    ``bwrap`` is the bubblewrap executable (default :data:`BWRAP`); ``allow_unsafe=True`` falls back to an
-    unsandboxed subprocess, with a warning, where bubblewrap is missing or cannot start.
+
+class _Server:
+    """A started fork server: unsandboxed (``bwrap`` None) and running, or contained and held by bubblewrap.
+
+    bubblewrap makes the namespaces, the mounts and the scratch tmpfs, then waits (``--block-fd``) before it
+    loads the seccomp filter and starts anything; meanwhile the host moves its child, the namespace's init,
+    into the slot's cgroup, so that every process of the sandbox starts inside it. Nothing of the sandbox has
+    run until :meth:`release`. :meth:`close`, or collecting the object, kills it and gives its slot back.
     """
 
-    def __init__(self, limits: Limits | None = None, *, allow_unsafe: bool = False, bwrap: str | None = None) -> None:
-        self.limits = limits or Limits()
-        self.allow_unsafe = allow_unsafe
-        self.bwrap = bwrap or BWRAP
-        self.sandboxed = True
-        #: The uid its programs run as (None: the caller's, mapped in a user namespace) and its cgroup (None
-        #: where no writable memory cgroup is to be had: the memory limit is then per process).
-        self.uid: int | None = None
-        self._cgroup: _Cgroup | None = None
-        self._lock = threading.Lock()
-        self._process: subprocess.Popen | None = None
-        self._sock: socket.socket | None = None
-        self._finalizer: weakref.finalize | None = None
-        self._start()
-
-    def _start(self) -> None:
-        """Start the sandbox (or, if allowed, the unsandboxed server) and wait for its server to be ready."""
-        try:
-            self._launch(contained=True)
-        except SandboxUnavailable as error:
-            if not self.allow_unsafe:
-                raise
-            warnings.warn(f"{error}; running WITHOUT a sandbox (allow_unsafe=True)", RuntimeWarning, stacklevel=3)
-            self._launch(contained=False)
-
-    def _launch(self, contained: bool) -> None:
-        """Spawn the server, contained by bubblewrap or not; raises SandboxUnavailable if bubblewrap fails.
-
-        bubblewrap makes its namespaces and then waits (``--block-fd``) while the host moves its child, the
-        namespace's init, into the slot's cgroup: every process of the sandbox starts inside it.
-        """
-        bwrap = _find_bwrap(self.bwrap) if contained else None
-        if contained and bwrap is None:
-            raise SandboxUnavailable(f"bubblewrap ({self.bwrap!r}) was not found: {INSTALL_HINT}")
-        seccomp = _seccomp_program()[0] if contained else b""
+    def __init__(self, bwrap: str | None, limits: Limits) -> None:
+        self.key = _start_key(bwrap, limits) if bwrap is not None else None
+        seccomp = _seccomp_program()[0] if bwrap is not None else b""
         slot = _Slot()
         place = _cgroup_parents()
         try:
             cgroup = _Cgroup(*place, slot.index) if place else None
             if cgroup is not None:
-                cgroup.limit_memory(self.limits.memory_mb)
+                cgroup.limit_memory(limits.memory_mb)
         except OSError as error:
             slot.release()
             raise SandboxUnavailable(f"could not set up the sandbox's cgroup ({error})") from error
-        uid = slot.uid if contained and os.geteuid() == 0 else None
+        uid = slot.uid if bwrap is not None and os.geteuid() == 0 else None
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         fds = {"server": theirs.fileno(), "code": _memfd("sandbox-server", _server_code())}
         info_read = block_write = -1
@@ -721,9 +713,9 @@ class Sandbox:
             info_read, fds["info"] = os.pipe()
             fds["block"], block_write = os.pipe()
             fds["seccomp"] = _memfd("seccomp", seccomp)
-            for name, figures in _proc_figures(self.limits).items():
+            for name, figures in _proc_figures(limits).items():
                 fds[f"proc/{name}"] = _memfd(name, figures)
-            command = _bwrap_command(bwrap, fds, self.limits, uid)
+            command = _bwrap_command(bwrap, fds, limits, uid)
             environment: dict[str, str] = {}
         else:
             workdir = tempfile.mkdtemp(prefix="parlour-unsafe-")
@@ -746,7 +738,7 @@ class Sandbox:
             for fd in (info_read, block_write):
                 if fd >= 0:
                     os.close(fd)
-            if not contained:
+            if bwrap is None:
                 shutil.rmtree(workdir, ignore_errors=True)
                 raise
             raise SandboxUnavailable(f"could not run {command[0]!r} ({error}): {INSTALL_HINT}") from error
@@ -755,45 +747,225 @@ class Sandbox:
             for key, fd in fds.items():
                 if key != "server":
                     os.close(fd)
+        # A file, not a bare descriptor, so that it is closed exactly once however the server ends.
+        self._block = open(block_write, "wb", buffering=0) if block_write >= 0 else None
         init = None
         try:
             if bwrap is not None:
                 child = _read_info(info_read, time.monotonic() + START_TIMEOUT).get("child-pid")
                 # Still blocked, so alive: the pidfd names it, never a later process that reuses its pid.
                 init = os.pidfd_open(child) if child else None
-                if cgroup is not None and child:
+                if init is None:
+                    _kill_group(process)
+                elif cgroup is not None:
                     cgroup.adopt(child)
-                os.write(block_write, b"go")
             elif cgroup is not None:
                 # The unsandboxed server forks nothing before its first request.
                 cgroup.adopt(process.pid)
         except OSError:
-            pass  # bubblewrap died before it could be moved: the missing greeting below says why
+            # bubblewrap died before its child could be moved, or the move failed: nothing may start outside the
+            # cgroup, so it ends here, and the missing greeting says why.
+            _kill_group(process)
         finally:
-            for fd in (info_read, block_write):
-                if fd >= 0:
-                    os.close(fd)
-        self._process, self._sock, self.sandboxed = process, ours, contained
-        self.uid, self._cgroup = uid, cgroup
-        self._finalizer = weakref.finalize(self, _terminate, process, ours, init, slot, workdir)
-        ready = selectors.DefaultSelector()
-        ready.register(ours, selectors.EVENT_READ)
-        greeting = ours.recv(64) if ready.select(START_TIMEOUT) else b""
-        ready.close()
-        if greeting != b"ready":
+            if info_read >= 0:
+                os.close(info_read)
+        self.process, self.sock, self.uid, self.cgroup, self.sandboxed = process, ours, uid, cgroup, bwrap is not None
+        self._init = init
+        self.finalizer = weakref.finalize(self, _terminate, process, ours, init, slot, workdir)
+
+    def release(self) -> None:
+        """Let bubblewrap go on and start the server (nothing to do for one that runs already, or is dead)."""
+        if self._block is not None:
             try:
-                os.killpg(process.pid, signal.SIGKILL)
+                self._block.write(b"go")
+            except OSError:
+                pass  # bubblewrap is gone: the missing greeting says why
+            self._block.close()
+            self._block = None
+
+    def greeted(self) -> bool:
+        """Whether the server said it is ready (within :data:`START_TIMEOUT`)."""
+        with selectors.DefaultSelector() as ready:
+            ready.register(self.sock, selectors.EVENT_READ)
+            try:
+                return bool(ready.select(START_TIMEOUT)) and self.sock.recv(64) == b"ready"
+            except OSError:
+                return False
+
+    def fail(self) -> str:
+        """Kill a server that did not greet, and return what bubblewrap said on its way out."""
+        # After the release init has its own session, out of bubblewrap's group, and holds stderr open: kill it too.
+        if self._init is not None:
+            try:
+                signal.pidfd_send_signal(self._init, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            detail = process.stderr.read().decode(errors="replace").strip() if process.stderr else ""
-            self._finalizer()
-            self._finalizer = None
+        _kill_group(self.process)
+        detail = self.process.stderr.read().decode(errors="replace").strip() if self.process.stderr else ""
+        self.close()
+        return detail
+
+    def close(self) -> None:
+        """Kill the server and everything in its sandbox, reap them, give the slot back."""
+        self.finalizer()
+        if self._block is not None:
+            self._block.close()
+            self._block = None
+
+
+class _Launcher:
+    """Starts the next contained server ahead, on a thread of its own, so that a sandbox's start does not wait
+    for bubblewrap's namespaces and mounts, nor for the move into the cgroup.
+
+    It keeps one spare, held at bubblewrap's ``--block-fd`` (see :class:`_Server`), for the bubblewrap and limits
+    of the last sandbox started; :meth:`take` hands it out and asks for the next. The thread lives as long as the
+    process, and ``--die-with-parent`` binds the spares to it: they die with the process.
+    """
+
+    def __init__(self) -> None:
+        self._reset()
+        os.register_at_fork(after_in_child=self._forget)
+
+    def _reset(self) -> None:
+        """No spare, no thread."""
+        self._changed = threading.Condition()
+        self._spare: _Server | None = None
+        self._wanted: tuple[str, Limits] | None = None
+        self._making: tuple | None = None
+        self._stale: list[_Server] = []
+        self._thread: threading.Thread | None = None
+
+    def _forget(self) -> None:
+        """In a forked child: the spare and the thread are the parent's, so leave them alone and start afresh."""
+        for server in [self._spare, *self._stale]:
+            if server is not None:
+                server.finalizer.detach()
+        self._reset()
+
+    def take(self, bwrap: str, limits: Limits) -> _Server | None:
+        """The spare started for ``bwrap`` and ``limits`` (waiting for it if it is being started), or None; either
+        way the next spare is started for them."""
+        key = _start_key(bwrap, limits)
+        with self._changed:
+            self._changed.wait_for(lambda: self._making != key, START_TIMEOUT)
+            spare, self._spare = self._spare, None
+            if spare is not None and spare.key != key:
+                self._stale.append(spare)
+                spare = None
+            self._wanted = (bwrap, limits)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="parlour-sandbox-launcher", daemon=True)
+                self._thread.start()
+            self._changed.notify_all()
+        return spare
+
+    def _serve(self) -> None:
+        """The thread: close spares no longer wanted, and start one whenever there is none."""
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._stale or (self._wanted is not None and self._spare is None))
+                stale, self._stale = self._stale, []
+                wanted = self._wanted if self._spare is None else None
+                self._making = _start_key(*wanted) if wanted is not None else None
+            for server in stale:
+                server.close()
+            if wanted is None:
+                continue
+            try:
+                made: _Server | None = _Server(*wanted)
+            except (SandboxUnavailable, OSError):
+                made = None
+            with self._changed:
+                if made is None:
+                    # Not again until the next start asks (on the spot, where the error reaches the caller).
+                    if self._wanted is wanted:
+                        self._wanted = None
+                elif self._spare is None and self._wanted is not None and _start_key(*self._wanted) == made.key:
+                    self._spare = made
+                else:
+                    self._stale.append(made)
+                self._making = None
+                self._changed.notify_all()
+
+
+_LAUNCHER = _Launcher()
+
+
+class Sandbox:
+    """A warm sandbox: one bubblewrap sandbox with a fork server inside, reused for every :meth:`run`.
+
+    Runs are fast (a fork, no bubblewrap or interpreter start-up) and give the same results as
+    :func:`run_python`, which is what judging should use (see the module's notes on warm sandboxes). One run
+    at a time per sandbox (calls from several threads wait their turn). The sandbox restarts by itself if it
+    died, for instance with the thread that started it (the caller's, where no spare was ready: see the
+    module's notes on sandboxes started ahead). Use it as a context manager, or call :meth:`close`.
+
+    Its runs share PID numbering and tmpfs inode numbers, from which a program learns how many processes and
+    files the runs before it made: give each tenant, and each player of a game, a sandbox of its own.
+
+    ``bwrap`` is the bubblewrap executable (default :data:`BWRAP`); ``allow_unsafe=True`` falls back to an
+    unsandboxed subprocess, with a warning, where bubblewrap is missing or cannot start.
+    """
+
+    def __init__(self, limits: Limits | None = None, *, allow_unsafe: bool = False, bwrap: str | None = None) -> None:
+        self.limits = limits or Limits()
+        self.allow_unsafe = allow_unsafe
+        self.bwrap = bwrap or BWRAP
+        self.sandboxed = True
+        #: The uid its programs run as (None: the caller's, mapped in a user namespace) and its cgroup (None
+        #: where no writable memory cgroup is to be had: the memory limit is then per process).
+        self.uid: int | None = None
+        self._cgroup: _Cgroup | None = None
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen | None = None
+        self._sock: socket.socket | None = None
+        self._server: _Server | None = None
+        self._start()
+
+    def _start(self) -> None:
+        """Start the sandbox (or, if allowed, the unsandboxed server) and wait for its server to be ready."""
+        try:
+            self._launch(contained=True)
+        except SandboxUnavailable as error:
+            if not self.allow_unsafe:
+                raise
+            warnings.warn(f"{error}; running WITHOUT a sandbox (allow_unsafe=True)", RuntimeWarning, stacklevel=3)
+            self._launch(contained=False)
+
+    def _launch(self, contained: bool) -> None:
+        """Start the server, contained by bubblewrap or not, and wait until it is ready; raises SandboxUnavailable if
+        bubblewrap fails.
+
+        A contained start takes the launcher's spare where it was started for these limits (see :class:`_Launcher`);
+        a spare that died while it waited gives way to a start here, whose failure is the one reported.
+        """
+        bwrap = _find_bwrap(self.bwrap) if contained else None
+        if contained and bwrap is None:
+            raise SandboxUnavailable(f"bubblewrap ({self.bwrap!r}) was not found: {INSTALL_HINT}")
+        spare = _LAUNCHER.take(bwrap, self.limits) if bwrap is not None and START_AHEAD else None
+        if spare is not None:
+            spare.release()
+            if spare.greeted():
+                self._use(spare)
+                return
+            spare.fail()
+        server = _Server(bwrap, self.limits)
+        server.release()
+        if not server.greeted():
+            detail = server.fail()
             raise SandboxUnavailable(
                 f"bubblewrap could not start a sandbox ({detail or 'no answer from it'}). As a user other than "
                 f"root it needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
                 f"user.max_user_namespaces > 0, and no seccomp or AppArmor policy forbidding them); as root, "
                 f"CAP_SYS_ADMIN. Otherwise {INSTALL_HINT}"
             )
+        self._use(server)
+
+    def _use(self, server: _Server) -> None:
+        """Make the ready ``server`` this sandbox's."""
+        self._server = server
+        self._process, self._sock, self.sandboxed = server.process, server.sock, server.sandboxed
+        self.uid, self._cgroup = server.uid, server.cgroup
 
     def close(self) -> None:
         """Kill the sandbox and everything in it; a later :meth:`run` starts a new one."""
@@ -802,9 +974,9 @@ class Sandbox:
 
     def _shutdown(self) -> None:
         """Kill the sandbox; the caller holds the lock (or is the constructor)."""
-        if self._finalizer is not None:
-            self._finalizer()
-            self._finalizer = None
+        if self._server is not None:
+            self._server.close()
+            self._server = None
         self._process = None
 
     def __enter__(self) -> Sandbox:

@@ -177,13 +177,11 @@ def _bwraps() -> dict[int, tuple[int, str]]:
 
 
 def test_teardown_leaves_no_zombie(budget: None) -> None:
-    # Other sandboxes may come and go on this machine, and this process may hold others (a warm sandbox an
-    # earlier test opened): follow only the bubblewrap processes this one started.
-    before = set(_bwraps())
+    # Other sandboxes may come and go on this machine, and this process holds others (a warm sandbox an earlier
+    # test opened, the spare started ahead): follow only this sandbox's bubblewrap and its child, the init.
     with Sandbox() as warm:
         assert warm.run("print(1)").stdout == "1\n"
-        running = {pid: entry for pid, entry in _bwraps().items() if pid not in before}
-        ours = {pid for pid, (parent, _state) in running.items() if parent == os.getpid()}
-        ours |= {pid for pid, (parent, _state) in running.items() if parent in ours}
+        outer = warm._process.pid
+        ours = {outer} | {pid for pid, (parent, _state) in _bwraps().items() if parent == outer}
     assert len(ours) == 2
     assert {pid: state for pid, state in _bwraps().items() if pid in ours} == {}
