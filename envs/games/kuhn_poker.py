@@ -109,8 +109,10 @@ class KuhnPoker(Game):
 
     def start(self, ctx: Context) -> None:
         """Deal one card to each player and collect the antes."""
-        deal = ctx.rng.permutation(len(CARDS))[:2]
-        self.cards = [CARDS[int(i)] for i in deal]
+        # Shuffling the list draws as rng.permutation(3) does, without building and converting an array.
+        deck = list(CARDS)
+        ctx.rng.shuffle(deck)
+        self.cards = deck[:2]
         self.history = []
         self.contributions = [ANTE, ANTE]
         self.revealed = False
