@@ -69,3 +69,26 @@ def test_a_closing_step_builds_no_info_of_the_agents_left():
     env.step(None)
     assert env._infos == {}  # nothing was read, so nothing was built
     assert list(env.infos) == ["player_0"] and env.infos["player_0"]["outcome"]["winner"] == "player_0"
+
+
+def test_a_refused_closing_step_keeps_the_agent_and_its_info():
+    env = parlour.make_aec("parlour/TicTacToe-v0")
+    env.reset(seed=0)
+    for move in ("a1", "a2", "b1", "b2", "c1"):
+        env.step(move)
+    agent = env.agent_selection
+    info = env.last()[4]
+    with pytest.raises(ValueError):
+        env.step("a3")
+    assert agent in env.agents and env.infos[agent] is info
+
+
+def test_snapshot_and_restore_keep_the_infos_built_or_not():
+    env = parlour.make_aec("parlour/KuhnPoker-v0")
+    env.reset(seed=2)
+    env.step(env.last()[4]["legal_moves"][0])
+    saved = env.snapshot()
+    expected = {agent: dict(info) for agent, info in env.infos.items()}
+    env.step(env.last()[4]["legal_moves"][1])
+    env.restore(saved)
+    assert env.infos == expected and env.last()[4] == expected[env.agent_selection]

@@ -99,8 +99,8 @@ class AECGame(MultiAgentFace, AECEnv):
         try:
             super()._was_dead_step(action)
         finally:
-            infos.pop(agent, None)
             self._infos = infos
+        infos.pop(agent, None)
 
     def step(self, action: Any) -> None:
         """Play the selected agent's action (text, or a ``Discrete`` index in vector mode)."""
