@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
 import parlour
+from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
-from parlour.envs.games.tic_tac_toe import CELLS, LINES, TicTacToe
+from parlour.envs.games.tic_tac_toe import BOARD, CELLS, LINES, TicTacToe
 
 ENV_ID = "parlour/TicTacToe-v0"
 
@@ -130,3 +133,21 @@ def test_matches_openspiel_legal_actions_and_returns():
             state.apply_action(action)
             assert match.over == state.is_terminal(), seed
         assert [match.returns[p] for p in match.players] == state.returns()
+
+
+def test_the_kept_drawing_is_the_board_at_every_move_of_games_clones_and_loaded_views():
+    rng = random.Random(0)
+    for seed in range(30):
+        match = Match(TicTacToe)
+        match.reset(seed)
+        game = match.game
+        while True:
+            assert game.board_text() == BOARD.format(*[".XO"[mark + 1] for mark in game.board])
+            if match.over:
+                break
+            player = match.acting()[0]
+            twin, loaded = game.clone(), TicTacToe.from_view(game.view(player))
+            assert twin.board_text() == loaded.board_text() == game.board_text()
+            twin.apply(Context(game.players, None), {player: match.legal_moves_of(player)[0]})
+            assert twin.board_text() != game.board_text()
+            match.submit(player, rng.choice(match.legal_moves_of(player)))

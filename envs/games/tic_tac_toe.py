@@ -30,8 +30,10 @@ from parlour.envs.core.vector import GameBatch, Streams
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 CELLS = [f"{'abc'[i % 3]}{i // 3 + 1}" for i in range(9)]
 MARKS = ("X", "O")
-SYMBOLS = {-1: ".", 0: "X", 1: "O"}
 BOARD = "   a b c\n 1 {} {} {}\n 2 {} {} {}\n 3 {} {} {}"
+#: The empty board as :meth:`TicTacToe.board_text` draws it (ASCII), and where each cell's mark goes in it.
+EMPTY_DRAWING = BOARD.format(*"." * 9).encode("ascii")
+PLACES = [i for i, char in enumerate(EMPTY_DRAWING) if char == ord(".")]
 
 RULES = """You are playing Tic-tac-toe as {mark} ({player}); {first}.
 Players take turns placing their mark in an empty cell of a 3x3 board. The first to get three marks in a row, column or diagonal wins; a full board without a line is a draw.
@@ -118,6 +120,7 @@ class TicTacToe(Game):
         self.board = [-1] * 9
         self.turn = 0
         self._vectors = np.zeros((2, 18), dtype=np.float32)
+        self.drawing = bytearray(EMPTY_DRAWING)
 
     @classmethod
     def from_view(cls, view: dict) -> TicTacToe:
@@ -129,6 +132,7 @@ class TicTacToe(Game):
             if mark != -1:
                 game._vectors[mark, cell] = 1.0
                 game._vectors[1 - mark, 9 + cell] = 1.0
+                game.drawing[PLACES[cell]] = ord(MARKS[mark])
         return game
 
     def clone(self) -> TicTacToe:
@@ -140,14 +144,17 @@ class TicTacToe(Game):
         copy.__dict__.update(self.__dict__)
         copy.board = list(self.board)
         copy._vectors = self._vectors.copy()
+        copy.drawing = bytearray(self.drawing)
         return copy
 
     def start(self, ctx: Context) -> None:
         """Empty board, X to move."""
         self.board = [-1] * 9
         self.turn = 0
-        # Each player's vector view, kept up to date move by move (vector mode is the RL hot path).
+        # Each player's vector view and the board's text, kept up to date move by move: vector mode is the RL hot
+        # path, and a text episode shows the board every move.
         self._vectors = np.zeros((2, 18), dtype=np.float32)
+        self.drawing = bytearray(EMPTY_DRAWING)
 
     def to_move(self) -> list[str]:
         """The player whose turn it is."""
@@ -175,6 +182,7 @@ class TicTacToe(Game):
         self.board[cell] = mark
         self._vectors[mark, cell] = 1.0
         self._vectors[1 - mark, 9 + cell] = 1.0
+        self.drawing[PLACES[cell]] = ord(MARKS[mark])
         ctx.tell(f"{player} ({MARKS[mark]}) plays {move}.", kind="move", sender=player)
         if completes_line(self.board, cell):
             ctx.finish({player: 1.0, self.other(player): -1.0}, winners=[player], reason=f"{player} made three in a row")
@@ -193,7 +201,7 @@ class TicTacToe(Game):
 
     def board_text(self) -> str:
         """The board with coordinates."""
-        return BOARD.format(*[SYMBOLS[m] for m in self.board])
+        return self.drawing.decode("ascii")
 
     def render(self) -> str:
         """The board."""
