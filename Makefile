@@ -29,11 +29,13 @@ demo: install system
 	$(BIN)/parlour demo
 
 # Each benchmark prints its ratios beside their targets; the GPU figures come from benchmarks/gpu_trainer.sh on a GPU.
+# PUFFERLIB=path/to/pufferlib-3.0.0.tar.gz (PyPI's sdist) adds PufferLib's C Connect Four to vector_throughput.py.
 bench: install system
 	$(BIN)/python benchmarks/env_throughput.py
 	$(BIN)/python benchmarks/aec_floor.py
-	$(BIN)/python benchmarks/vector_throughput.py
+	$(BIN)/python benchmarks/vector_throughput.py $(if $(PUFFERLIB),--pufferlib $(PUFFERLIB))
 	$(BIN)/python benchmarks/rollout_throughput.py
+	$(BIN)/python benchmarks/workers.py
 	$(BIN)/python benchmarks/trainer_throughput.py --llm
 	$(BIN)/python benchmarks/observation_cost.py
 	$(BIN)/python benchmarks/sandbox_latency.py

@@ -13,14 +13,20 @@ process running its share this way; agents are rebuilt there from their spec
 strings, or sent pickled, and records come back in lists, not one by one.
 
 When workers pay off. A spawned worker re-imports parlour and builds its
-agents (seconds), so :func:`play_in_workers` first plays in its own process
-when every agent is a per-episode copy (scripted agents, whose records do not
-depend on where they are played): if the episodes finished in the first
-:data:`PROBE_SECONDS` predict that the rest takes less than
-:data:`WORKERS_PAY_OFF_S`, it finishes them there; otherwise the rest goes to
-the workers. With a batching agent (an LLM), whose samples depend on the
-batches it sees, the rule is fixed instead of timed, so a run is reproducible:
-workers are used only when each gets at least ``in_flight`` episodes.
+agents before it plays, and more processes than cores only take turns, so
+:func:`play_in_workers` first plays in its own process when every agent is a
+per-episode copy (scripted agents, whose records do not depend on where they
+are played). After :data:`PROBE_SECONDS`, and after every episode from then
+on, :func:`workers_to_spawn` predicts from the wall time per episode so far
+whether ``min(workers, cores)`` workers (the cores this process may run on)
+would finish the rest in clearly less wall time than this process alone,
+counting their start: :data:`WORKER_START_S` of CPU time to import, scaled by
+how much slower than CPU time the wall clock ran here (a shared machine), plus
+what building the agents took here. If so the rest goes to that many workers;
+otherwise this process plays it all, so ``workers=N`` costs a short run
+nothing. With a batching agent (an LLM), whose samples depend on the batches
+it sees, the rule is fixed instead of timed, so a run is reproducible: workers
+are used only when each gets at least ``in_flight`` episodes.
 
 On a Ray cluster (:func:`play_on_ray`) one actor per node holds the agents
 (an LLM is loaded once per node and serves every episode played there) and
@@ -66,6 +72,7 @@ import copy
 import importlib
 import json
 import multiprocessing
+import os
 import pickle
 import queue
 import time
@@ -96,6 +103,8 @@ __all__ = [
     "play_in_workers",
     "play_on_ray",
     "seat_order",
+    "usable_cores",
+    "workers_to_spawn",
 ]
 
 
@@ -476,8 +485,35 @@ def ensure_registered(env_id: str, game_ref: tuple[str, str]) -> None:
 SEND_EVERY_S = 0.2
 #: Seconds :func:`play_in_workers` plays in its own process to time the episodes before it decides on workers.
 PROBE_SECONDS = 1.0
-#: The predicted time left, in seconds, above which spawning worker processes pays off.
-WORKERS_PAY_OFF_S = 10.0
+#: CPU seconds a spawned worker takes to start a Python interpreter and import parlour, generously
+#: (0.4 s measured on a 2-core x86 machine; its agents are built on top of this).
+WORKER_START_S = 1.0
+#: Workers are spawned only where they are predicted to take at most this share of one process's wall time:
+#: parallel play is never perfect (records are pickled and sent, the cores may be shared).
+WORKERS_MUST_TAKE = 0.75
+
+
+def usable_cores() -> int:
+    """The number of CPU cores this process may run on (its affinity where the system tells it)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def workers_to_spawn(per_episode_s: float, remaining: int, workers: int, cores: int, start_s: float) -> int:
+    """How many worker processes to hand the ``remaining`` episodes to: ``min(workers, cores)``, or 0 to play them here.
+
+    This process alone takes ``per_episode_s * remaining`` seconds; ``n``
+    workers take ``start_s`` to start, then share that work. Workers are
+    worth it only when ``n >= 2`` (one worker on its own is one process plus
+    its start) and their prediction is at most :data:`WORKERS_MUST_TAKE` of
+    this process's.
+    """
+    spawn = min(workers, cores)
+    alone = per_episode_s * remaining
+    if spawn < 2 or start_s + alone / spawn > WORKERS_MUST_TAKE * alone:
+        return 0
+    return spawn
 
 
 def _work(plan: Plan, share: int, indices: list[int], messages: Any) -> None:
@@ -522,7 +558,10 @@ def play_in_workers(plan: Plan, indices: list[int], workers: int, totals: list[d
     if any(_batching(spec) for spec in plan.specs) and len(indices) >= workers * plan.in_flight:
         yield from _spawn(plan, indices, workers, totals)[1]
         return
+    building = time.perf_counter()
     local = Rollout(plan)
+    # A worker builds the same agents before it plays.
+    build_s = time.perf_counter() - building
     processes: list[Any] = []
     try:
         if any(local.shared):
@@ -542,19 +581,20 @@ def play_in_workers(plan: Plan, indices: list[int], workers: int, totals: list[d
                 taken.append(index)
                 yield index
 
-        started = time.perf_counter()
+        cores = usable_cores()
+        started, cpu_started = time.perf_counter(), time.process_time()
         for played, record in enumerate(local.play(feed(), track=()), start=1):
             yield record.record
             elapsed = time.perf_counter() - started
-            if (
-                not stop
-                and len(taken) < len(indices)
-                and elapsed >= PROBE_SECONDS
-                and elapsed / played * (len(indices) - played) >= WORKERS_PAY_OFF_S
-            ):
+            if stop or len(taken) == len(indices) or elapsed < PROBE_SECONDS:
+                continue
+            # On a shared machine the wall clock runs faster than this process's CPU time, for the workers' start too.
+            slowdown = max(1.0, elapsed / max(time.process_time() - cpu_started, 1e-9))
+            spawn = workers_to_spawn(elapsed / played, len(indices) - played, workers, cores, WORKER_START_S * slowdown + build_s)
+            if spawn:
                 stop = True
                 # The workers start now and import while this process finishes the episodes it began.
-                processes, rest = _spawn(plan, indices[len(taken) :], workers, totals)
+                processes, rest = _spawn(plan, indices[len(taken) :], spawn, totals)
         if stop:
             yield from rest
     finally:
