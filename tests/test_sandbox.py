@@ -158,7 +158,9 @@ def test_killed_by_a_signal_has_no_exit_code(bwrap_works: None) -> None:
 def test_cpu_limit_gives_timeout(bwrap_works: None) -> None:
     result = run_python("while True:\n    pass", limits=SHORT)
     assert result.verdict == "timeout" and result.exit_code is None
-    assert 0.9 <= result.cpu_seconds < 3
+    # The kernel holds RLIMIT_CPU against CPU time sampled at each tick, the report is the scheduler's exact
+    # figure: on a busy machine the ticks run ahead (seen here: SIGXCPU at 0.896 s, other test runs on the 2 CPUs).
+    assert 0.8 <= result.cpu_seconds < 3
 
 
 def test_wall_clock_limit_gives_timeout(bwrap_works: None) -> None:
