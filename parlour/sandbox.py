@@ -618,15 +618,17 @@ def _terminate(process: subprocess.Popen, sock: socket.socket, init: int | None,
 
     ``init`` is a pidfd of the sandbox's init (process 1 of its PID namespace): killing it ends every process in
     the namespace, and bubblewrap, its parent, reaps it and exits. Killing bubblewrap first would orphan init,
-    and a host whose process 1 does not reap would keep it as a zombie.
+    and a host whose process 1 does not reap would keep it as a zombie. So would closing the server's socket
+    first: the server exits on it, init reports that exit to bubblewrap, which exits without reaping init.
     """
-    sock.close()
     if init is not None:
         try:
             signal.pidfd_send_signal(init, signal.SIGKILL)
         except ProcessLookupError:
             pass
         os.close(init)
+    sock.close()
+    if init is not None:
         # Popen.wait(timeout) polls with sleeps that double from 0.5 ms, so it sees bubblewrap's exit late (a
         # millisecond of every cold run, measured): a pidfd of it (our child, not reaped yet, so the pid is still
         # its) wakes at the exit.

@@ -10,7 +10,9 @@ from __future__ import annotations
 import errno
 import json
 import os
+import socket
 import threading
+import time
 
 import pytest
 
@@ -176,12 +178,35 @@ def _bwraps() -> dict[int, tuple[int, str]]:
     return found
 
 
-def test_teardown_leaves_no_zombie(budget: None) -> None:
-    # Other sandboxes may come and go on this machine, and this process holds others (a warm sandbox an earlier
-    # test opened, the spare started ahead): follow only this sandbox's bubblewrap and its child, the init.
+def _teardown_leftovers() -> dict[int, str]:
+    """Start a sandbox, run a program, close it: which of its bubblewrap and init are still there, with their state.
+
+    Other sandboxes may come and go on this machine, and this process holds others (a warm sandbox an earlier
+    test opened, the spare started ahead): only this sandbox's bubblewrap and its child, the init, are followed.
+    """
     with Sandbox() as warm:
         assert warm.run("print(1)").stdout == "1\n"
         outer = warm._process.pid
         ours = {outer} | {pid for pid, (parent, _state) in _bwraps().items() if parent == outer}
     assert len(ours) == 2
-    assert {pid: state for pid, state in _bwraps().items() if pid in ours} == {}
+    return {pid: state for pid, (_parent, state) in _bwraps().items() if pid in ours}
+
+
+def test_teardown_leaves_no_zombie(budget: None) -> None:
+    assert _teardown_leftovers() == {}
+
+
+def test_teardown_leaves_no_zombie_when_the_host_stalls_after_closing_the_socket(
+    budget: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A busy machine, or another thread holding the GIL, can stall the host between two steps of the teardown. Had
+    # it closed the server's socket before killing init, the server would exit meanwhile, init would report that to
+    # bubblewrap, and bubblewrap would exit without reaping init: a zombie for the host's process 1.
+    close = socket.socket.close
+
+    def close_then_stall(self: socket.socket) -> None:
+        close(self)
+        time.sleep(0.1)
+
+    monkeypatch.setattr(socket.socket, "close", close_then_stall)
+    assert _teardown_leftovers() == {}
