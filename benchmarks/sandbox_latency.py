@@ -2,7 +2,12 @@
 
 Each round runs every mode once, in a rotating order, so that all modes see the same machine load:
 
-* ``cold (run_python)``: a new bubblewrap sandbox (slot, cgroup, seccomp filter, interpreter) per run of ``pass``;
+* ``cold (run_python)``: a new bubblewrap sandbox (slot, cgroup, seccomp filter, interpreter) per run of ``pass``,
+  as a judge gets it: the spare the launcher started ahead for it (see ``parlour.sandbox``), ready since the
+  previous round;
+* ``cold, right after another``: the second of two ``run_python`` in a row, timed alone: its spare was started
+  while the first ran, so it shows what back-to-back judging gets when that start competes for the CPUs;
+* ``cold, started on the spot``: ``run_python`` with ``START_AHEAD`` off, every step of the start on the clock;
 * ``warm (Sandbox.run)``: a fork of the server in a running sandbox;
 * ``plain python -S -c pass``: the same interpreter as a plain subprocess, no site module; the issue's reference,
   which the ratios are taken against;
@@ -65,6 +70,31 @@ def sandboxed(module: ModuleType, warm) -> Callable[[], object]:
     return run
 
 
+def right_after_another(module: ModuleType) -> Callable[[], float]:
+    """A runner of two fresh sandboxes in a row that returns the second's seconds, timed alone."""
+    run = sandboxed(module, None)
+
+    def twice() -> float:
+        run()
+        started = time.perf_counter()
+        run()
+        return time.perf_counter() - started
+    return twice
+
+
+def on_the_spot(module: ModuleType) -> Callable[[], object]:
+    """A runner of ``PROGRAM`` in a fresh sandbox started in full on the caller's clock (no spare)."""
+    run = sandboxed(module, None)
+
+    def spot() -> object:
+        module.START_AHEAD = False
+        try:
+            return run()
+        finally:
+            module.START_AHEAD = True
+    return spot
+
+
 def load_revision(revision: str, folder: Path) -> ModuleType:
     """``parlour/sandbox.py`` as it was at ``revision``, with its server beside it, imported under its own name."""
     for name in ("sandbox.py", "sandbox_server.py"):
@@ -86,6 +116,8 @@ def measure(rounds: int, before: ModuleType | None, revision: str) -> dict[str, 
     try:
         modes: dict[str, Callable[[], object]] = {
             COLD: sandboxed(sandbox, None),
+            "cold, right after another": right_after_another(sandbox),
+            "cold, started on the spot": on_the_spot(sandbox),
             WARM: sandboxed(sandbox, warm_sandboxes[0]),
             REFERENCE: plain([interpreter, "-S", "-c", PROGRAM]),
             "plain python -s -P -S -X utf8 -c pass": plain([interpreter, "-s", "-P", "-S", "-X", "utf8", "-c", PROGRAM]),
@@ -101,8 +133,9 @@ def measure(rounds: int, before: ModuleType | None, revision: str) -> dict[str, 
             shift = index % len(names)
             for name in names[shift:] + names[:shift]:
                 started = time.perf_counter()
-                modes[name]()
-                samples[name].append(time.perf_counter() - started)
+                timed = modes[name]()
+                # A runner that times itself returns its seconds.
+                samples[name].append(timed if isinstance(timed, float) else time.perf_counter() - started)
     finally:
         for warm in warm_sandboxes:
             warm.close()
