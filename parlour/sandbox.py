@@ -834,6 +834,7 @@ class _Launcher:
         self._spare: _Server | None = None
         self._wanted: tuple[str, Limits] | None = None
         self._making: tuple | None = None
+        self._awaited = False
         self._stale: list[_Server] = []
         self._thread: threading.Thread | None = None
 
@@ -845,11 +846,16 @@ class _Launcher:
         self._reset()
 
     def take(self, bwrap: str, limits: Limits) -> _Server | None:
-        """The spare started for ``bwrap`` and ``limits`` (waiting for it if it is being started), or None; either
-        way the next spare is started for them."""
+        """The spare started for ``bwrap`` and ``limits`` (waiting for it if it is being started and no other start
+        waits for it), or None; either way the next spare is started for them."""
         key = _start_key(bwrap, limits)
         with self._changed:
-            self._changed.wait_for(lambda: self._making != key, START_TIMEOUT)
+            # One start waits for the spare being started, which is further along than a start from scratch; any
+            # other start at the same time goes ahead on its own: side by side, starts overlap their waits.
+            if self._making == key and not self._awaited:
+                self._awaited = True
+                self._changed.wait_for(lambda: self._making != key, START_TIMEOUT)
+                self._awaited = False
             spare, self._spare = self._spare, None
             if spare is not None and spare.key != key:
                 self._stale.append(spare)

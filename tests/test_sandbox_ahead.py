@@ -9,12 +9,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
 import parlour.sandbox as sandbox
-from parlour.sandbox import Limits, Sandbox, SandboxUnavailable, run_python
+from parlour.sandbox import Limits, RunResult, Sandbox, SandboxUnavailable, run_python
 
 # What a program finds before it plants leftovers for the next run: a file in each scratch folder and a daemon in
 # its own session. Its process id and the inode of the first file it makes say whether anything ran before it in
@@ -158,3 +159,20 @@ def test_a_forked_child_starts_its_own_sandboxes_and_leaves_the_parents_spare_al
         assert taken.greeted()
     finally:
         taken.close()
+
+
+def test_sandboxes_started_at_once_from_several_threads_each_get_their_own(bwrap_works: None) -> None:
+    results: list[RunResult] = []
+
+    def judge() -> None:
+        results.extend(run_python(PLANT_AND_LOOK) for _ in range(3))
+
+    threads = [threading.Thread(target=judge) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 12 and all(result.verdict == "ok" for result in results), [r.stderr for r in results]
+    seen = [json.loads(result.stdout) for result in results]
+    assert {(look["pid"], look["processes"], look["inode"]) for look in seen} == {(3, 3, seen[0]["inode"])}
+    assert all(look["tmp"] == ["main.py"] and look["shm"] == [] for look in seen)
