@@ -881,7 +881,9 @@ class _Launcher:
                 continue
             try:
                 made: _Server | None = _Server(*wanted)
-            except (SandboxUnavailable, OSError):
+            # The thread must outlive a failed start: the start on the spot that follows meets the same failure and
+            # reports it to its caller.
+            except Exception:  # noqa: BLE001
                 made = None
             with self._changed:
                 if made is None:
