@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import pickle
 import random
 
 import numpy as np
@@ -92,3 +94,15 @@ def test_snapshot_and_restore_keep_the_infos_built_or_not():
     env.step(env.last()[4]["legal_moves"][1])
     env.restore(saved)
     assert env.infos == expected and env.last()[4] == expected[env.agent_selection]
+
+
+def test_reading_a_text_observation_s_mask_says_where_the_mask_is():
+    env = parlour.make_aec("parlour/Nim-v0")
+    env.reset(seed=0)
+    observation = env.last()[0]
+    with pytest.raises(KeyError, match=r"no action mask.*action_mask\(agent\)"):
+        observation["action_mask"]
+    with pytest.raises(KeyError, match="'other'"):
+        observation["other"]
+    assert observation.get("action_mask") is None and json.loads(json.dumps(observation)) == dict(observation)
+    assert pickle.loads(pickle.dumps(observation)) == observation

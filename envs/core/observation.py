@@ -2,9 +2,10 @@
 
 * ``text`` (default): ``{"text": str, "messages": [...]}``, plus ``"tools"`` for
   games with tools; actions are strings (tool calls included). A text
-  observation carries no action mask: the legal moves are the strings in
-  ``infos[agent]["legal_moves"]``, and the faces' ``action_mask(agent)``
-  builds the mask on demand for code that wants one in text mode.
+  observation carries no action mask (reading one raises a ``KeyError`` that
+  says so): the legal moves are the strings in ``infos[agent]["legal_moves"]``,
+  and the faces' ``action_mask(agent)`` builds the mask on demand for code
+  that wants one in text mode.
 * ``vector``: ``{"observation": Box, "action_mask": Box}`` and a ``Discrete``
   action, for games with enumerable moves (MaskablePPO and classical RL).
 
@@ -28,6 +29,22 @@ OBS_MODES = ("text", "vector")
 RENDER_MODES = ("ansi", "human")
 #: Longest observation or action text the spaces admit (characters).
 MAX_TEXT = 1 << 22
+#: What reading a text observation's ``action_mask`` raises.
+NO_MASK = (
+    "text observations carry no action mask: the legal moves are info['legal_moves'], and env.action_mask(agent) "
+    "(action_masks() on the Gymnasium face) builds the mask on demand; obs_mode='vector' observations carry one"
+)
+
+
+class TextObservation(dict):
+    """A text-mode observation: a plain dict (``text``, ``messages``, ``tools``) whose missing ``action_mask`` says where to find one."""
+
+    __slots__ = ()
+
+    def __missing__(self, key: str) -> Any:
+        raise KeyError(NO_MASK if key == "action_mask" else key)
+
+
 class Observer:
     """Builds one observation mode's spaces and observations for a match."""
 
@@ -71,7 +88,7 @@ class Observer:
         if self.vector:
             return {"observation": match.game.vector(player), "action_mask": match.action_mask(player)}
         messages = match.messages(player)
-        observation: dict[str, Any] = {"text": render(messages), "messages": messages}
+        observation = TextObservation(text=render(messages), messages=messages)
         if self.tool_specs:
             observation["tools"] = [tool.spec() for tool in match.game.tools_for(player)]
         return observation
