@@ -114,10 +114,11 @@ scratch tmpfs, and the host has moved the namespace's init into its slot's cgrou
 but the seccomp filter is not loaded yet and neither the server nor any program has run. The next
 :class:`Sandbox` (:func:`run_python`'s included) takes this spare and lets it go on, so its start pays for the
 server's interpreter only. A run in it is as fresh as one started on the spot (PID 3, the first inode of a new
-tmpfs, a slot's uid and cgroup of its own), and a sandbox is started on the spot where no spare for its limits
-is ready or the spare died. The cost: once a process has started a sandbox, one spare (bubblewrap and its
-child, blocked, and a slot) waits in it until it exits, and a change of limits throws the spare away; a forked
-child leaves its parent's spare alone and starts its own. :data:`START_AHEAD` set to False turns this off.
+tmpfs, a slot's uid and cgroup of its own). A sandbox is started on the spot where no spare for its limits is
+ready (one start at a time waits for the spare being started) or the spare died. The cost: once a process has
+started a sandbox, one spare (bubblewrap and its child, blocked, and a slot) waits in it until it exits, and a
+change of limits throws the spare away; a forked child leaves its parent's spare alone and starts its own.
+:data:`START_AHEAD` set to False turns this off.
 
 Without bubblewrap, or where it cannot start (no user namespaces, a seccomp policy that forbids them),
 :class:`SandboxUnavailable` says how to install it. ``allow_unsafe=True`` then runs the same server as a plain
