@@ -8,8 +8,10 @@ import random
 
 import numpy as np
 import pytest
+from pettingzoo import AECEnv
 
 import parlour
+from parlour.envs.core.aec import AECGame
 from tests.conftest import ENV_IDS
 
 SHARED = ["parlour/TicTacToe-v0", "parlour/ConnectFour-v0", "parlour/KuhnPoker-v0", "parlour/LiarsDice-v0", "parlour/Nim-v0"]
@@ -106,3 +108,32 @@ def test_reading_a_text_observation_s_mask_says_where_the_mask_is():
         observation["other"]
     assert observation.get("action_mask") is None and json.loads(json.dumps(observation)) == dict(observation)
     assert pickle.loads(pickle.dumps(observation)) == observation
+
+
+class PettingZooClosing(AECGame):
+    """The AEC face with PettingZoo's own closing step of a dead agent, to compare parlour's against."""
+
+    _was_dead_step = AECEnv._was_dead_step
+
+
+@pytest.mark.parametrize(("env_id", "options"), [("parlour/LiarsDice-v0", {"num_players": 4, "dice_per_player": 1}), ("parlour/TicTacToe-v0", {})])
+def test_closing_steps_leave_the_tables_as_pettingzoo_s_own_do(env_id, options):
+    game_cls = parlour.make_aec(env_id).match.game.__class__
+    ours, theirs = AECGame(game_cls, **options), PettingZooClosing(game_cls, **options)
+    mid_game = 0
+    for seed in range(20):
+        rng = random.Random(seed)
+        ours.reset(seed=seed)
+        theirs.reset(seed=seed)
+        for agent in ours.agent_iter():
+            assert agent == theirs.agent_selection
+            _, _, terminated, truncated, info = ours.last()
+            assert info == theirs.last()[4]
+            action = None if terminated or truncated else rng.choice(info["legal_moves"])
+            mid_game += action is None and not ours.match.over
+            ours.step(action)
+            theirs.step(action)
+            for table in ("agents", "rewards", "_cumulative_rewards", "terminations", "truncations", "infos", "_skip_agent_selection"):
+                assert getattr(ours, table) == getattr(theirs, table), table
+        assert not theirs.agents
+    assert (mid_game > 0) == (game_cls.name == "LiarsDice")  # four players: the eliminated close while play goes on

@@ -92,15 +92,28 @@ class AECGame(MultiAgentFace, AECEnv):
         return self.observer.observe(agent)
 
     def _was_dead_step(self, action: Any) -> None:
-        """PettingZoo's closing step of a dead agent, without building the infos it deletes."""
-        infos, agent = self._infos, self.agent_selection
-        # Placeholders for every live agent, so that the base class's ``del self.infos[agent]`` builds none.
-        self._infos = dict.fromkeys(self.agents)
-        try:
-            super()._was_dead_step(action)
-        finally:
-            self._infos = infos
-        infos.pop(agent, None)
+        """The closing step of a dead agent, as PettingZoo's ``AECEnv._was_dead_step``, written here to build no infos.
+
+        The agent leaves every table and ``agents``; the next dead agent is selected if there is one, else play
+        returns to the agent selected before the dead ones (``_skip_agent_selection``); rewards are cleared.
+        """
+        if action is not None:
+            raise ValueError("when an agent is dead, the only valid action is None")
+        agent = self.agent_selection
+        del self.terminations[agent], self.truncations[agent], self.rewards[agent], self._cumulative_rewards[agent]
+        self._infos.pop(agent, None)
+        agents = self.agents
+        agents.remove(agent)
+        dead = [other for other in agents if self.terminations[other] or self.truncations[other]]
+        if dead:
+            if self._skip_agent_selection is None:
+                self._skip_agent_selection = agent
+            self.agent_selection = dead[0]
+        else:
+            if self._skip_agent_selection is not None:
+                self.agent_selection = self._skip_agent_selection
+            self._skip_agent_selection = None
+        self._clear_rewards()
 
     def step(self, action: Any) -> None:
         """Play the selected agent's action (text, or a ``Discrete`` index in vector mode)."""
