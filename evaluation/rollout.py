@@ -17,12 +17,12 @@ agents before it plays, and more processes than cores only take turns, so
 :func:`play_in_workers` first plays in its own process when every agent is a
 per-episode copy (scripted agents, whose records do not depend on where they
 are played). After :data:`PROBE_SECONDS`, and after every episode from then
-on, :func:`workers_to_spawn` predicts from the wall time per episode so far
-whether ``min(workers, cores)`` workers (the cores this process may run on)
-would finish the rest in clearly less wall time than this process alone,
-counting their start: :data:`WORKER_START_S` of CPU time to import, scaled by
-how much slower than CPU time the wall clock ran here (a shared machine), plus
-what building the agents took here. If so the rest goes to that many workers;
+on, :func:`workers_to_spawn` predicts from the wall and CPU time per
+episode so far whether ``min(workers, cores)`` workers (the cores this
+process may run on) would finish the rest in clearly less wall time than
+this process alone, counting their start (:data:`WORKER_START_S` to import,
+plus what building the agents took here) and the other processes that want
+the cores (a shared machine). If so the rest goes to that many workers;
 otherwise this process plays it all, so ``workers=N`` costs a short run
 nothing. With a batching agent (an LLM), whose samples depend on the batches
 it sees, the rule is fixed instead of timed, so a run is reproducible: workers
@@ -489,8 +489,8 @@ PROBE_SECONDS = 1.0
 #: (0.4 s measured on a 2-core x86 machine; its agents are built on top of this).
 WORKER_START_S = 1.0
 #: Workers are spawned only where they are predicted to take at most this share of one process's wall time:
-#: parallel play is never perfect (records are pickled and sent, the cores may be shared).
-WORKERS_MUST_TAKE = 0.75
+#: parallel play is never perfect (records are pickled and sent, other processes come and go).
+WORKERS_MUST_TAKE = 0.9
 
 
 def usable_cores() -> int:
@@ -500,20 +500,35 @@ def usable_cores() -> int:
     return os.cpu_count() or 1
 
 
-def workers_to_spawn(per_episode_s: float, remaining: int, workers: int, cores: int, start_s: float) -> int:
+def workers_to_spawn(per_episode_s: float, remaining: int, workers: int, cores: int, start_s: float, slowdown: float = 1.0) -> int:
     """How many worker processes to hand the ``remaining`` episodes to: ``min(workers, cores)``, or 0 to play them here.
 
-    This process alone takes ``per_episode_s * remaining`` seconds; ``n``
-    workers take ``start_s`` to start, then share that work. Workers are
-    worth it only when ``n >= 2`` (one worker on its own is one process plus
-    its start) and their prediction is at most :data:`WORKERS_MUST_TAKE` of
-    this process's.
+    Args:
+        per_episode_s: wall seconds per episode in this process so far.
+        remaining: episodes left to play.
+        workers: the workers asked for.
+        cores: the cores this process may run on.
+        start_s: CPU seconds a worker takes before it plays (interpreter, imports, agents).
+        slowdown: this process's wall time over its CPU time so far (above 1 when it waited for a core).
+
+    The model: the cores are shared evenly among the processes that want
+    one. Besides this process, ``cores * slowdown - 1`` of them do (at least
+    ``cores - 1``: a process that never waited cannot tell an idle core from a
+    busy one), so this process alone runs at ``1 / slowdown`` of a core and
+    each of ``n`` workers at ``cores / (cores * slowdown - 1 + n)`` (at most
+    one). Workers are worth it when ``n >= 2`` (one worker is one process
+    plus its start) and their predicted wall time, start included, is at most
+    :data:`WORKERS_MUST_TAKE` of this process's alone.
     """
     spawn = min(workers, cores)
-    alone = per_episode_s * remaining
-    if spawn < 2 or start_s + alone / spawn > WORKERS_MUST_TAKE * alone:
+    if spawn < 2:
         return 0
-    return spawn
+    wanting = cores * max(slowdown, 1.0)  # processes that want a core, this one included
+    alone = per_episode_s * remaining
+    work_cpu = alone * min(1.0, cores / wanting)
+    worker_share = min(1.0, cores / (wanting - 1 + spawn))
+    with_workers = (start_s + work_cpu / spawn) / worker_share
+    return spawn if with_workers <= WORKERS_MUST_TAKE * alone else 0
 
 
 def _work(plan: Plan, share: int, indices: list[int], messages: Any) -> None:
@@ -588,9 +603,8 @@ def play_in_workers(plan: Plan, indices: list[int], workers: int, totals: list[d
             elapsed = time.perf_counter() - started
             if stop or len(taken) == len(indices) or elapsed < PROBE_SECONDS:
                 continue
-            # On a shared machine the wall clock runs faster than this process's CPU time, for the workers' start too.
-            slowdown = max(1.0, elapsed / max(time.process_time() - cpu_started, 1e-9))
-            spawn = workers_to_spawn(elapsed / played, len(indices) - played, workers, cores, WORKER_START_S * slowdown + build_s)
+            slowdown = elapsed / max(time.process_time() - cpu_started, 1e-9)
+            spawn = workers_to_spawn(elapsed / played, len(indices) - played, workers, cores, WORKER_START_S + build_s, slowdown)
             if spawn:
                 stop = True
                 # The workers start now and import while this process finishes the episodes it began.
@@ -615,10 +629,12 @@ def _spawn(plan: Plan, indices: list[int], workers: int, totals: list[dict[str, 
     """Start ``workers`` spawned processes on ``indices`` now: the processes, and an iterator of their records (see :func:`play_in_workers`)."""
     context = multiprocessing.get_context("spawn")
     messages = context.Queue()
+    # Each worker a run of consecutive episodes, not every workers-th one: seats rotate with the index, so striding
+    # could give a worker one seating throughout, and one seating may cost more than another (minimax moving first).
+    size = max(1, -(-len(indices) // workers))
     processes = [
-        context.Process(target=_work, args=(plan, share, indices[share::workers], messages), daemon=True)
-        for share in range(workers)
-        if indices[share::workers]
+        context.Process(target=_work, args=(plan, share, indices[start : start + size], messages), daemon=True)
+        for share, start in enumerate(range(0, len(indices), size))
     ]
     for process in processes:
         process.start()

@@ -61,7 +61,7 @@ def test_batching_agents_stay_in_one_process_below_in_flight_per_worker(monkeypa
 def test_workers_take_over_after_the_probe_with_identical_records(monkeypatch: pytest.MonkeyPatch) -> None:
     """When the probe predicts a long run, the rest goes to the workers (records sent in lists); records equal one process's."""
     monkeypatch.setattr(rollout, "PROBE_SECONDS", 0.0)
-    monkeypatch.setattr(rollout, "workers_to_spawn", lambda per_episode_s, remaining, workers, cores, start_s: workers)
+    monkeypatch.setattr(rollout, "workers_to_spawn", lambda per_episode_s, remaining, workers, cores, start_s, slowdown: workers)
     spawned: list[list[int]] = []
     spawn = rollout._spawn
 

@@ -26,16 +26,26 @@ def test_one_core_or_one_worker_never_spawns() -> None:
     assert workers_to_spawn(per_episode_s=0.02, remaining=10**9, workers=1, cores=8, start_s=0.0) == 0
 
 
-def test_the_start_must_be_earned_back_with_a_margin() -> None:
-    """Workers are spawned just past the break-even (their start plus the shared work = WORKERS_MUST_TAKE of the work alone), not just before it."""
-    start_s = 2.0
-    for spawn in (2, 4):
-        # start_s + alone / spawn == WORKERS_MUST_TAKE * alone
-        breakeven = start_s / (WORKERS_MUST_TAKE - 1 / spawn)
-        assert workers_to_spawn(per_episode_s=breakeven / 1000, remaining=1001, workers=spawn, cores=spawn, start_s=start_s) == spawn
-        assert workers_to_spawn(per_episode_s=breakeven / 1000, remaining=999, workers=spawn, cores=spawn, start_s=start_s) == 0
-    # Ten seconds of work alone would be five with two workers, plus a start of three: not clearly faster.
-    assert workers_to_spawn(per_episode_s=0.01, remaining=1000, workers=2, cores=2, start_s=3.0) == 0
+def test_two_workers_on_two_idle_cores_need_ten_starts_of_work() -> None:
+    """On two cores that look idle, another process is assumed to want one: two workers run at 2/3 of a core each.
+
+    Their wall time is (start + work / 2) * 1.5, at most 0.9 of the work's: with a start of 1 s, from 10 s of work on.
+    """
+    assert WORKERS_MUST_TAKE == 0.9
+    assert workers_to_spawn(per_episode_s=0.01, remaining=1001, workers=2, cores=2, start_s=1.0) == 2
+    assert workers_to_spawn(per_episode_s=0.01, remaining=999, workers=2, cores=2, start_s=1.0) == 0
+    # A run of 400 Connect Four episodes of minimax (7 s here) stays in one process.
+    assert workers_to_spawn(per_episode_s=0.02, remaining=350, workers=2, cores=2, start_s=1.0) == 0
+
+
+def test_a_busy_machine_counts_the_processes_that_want_its_cores() -> None:
+    """Twice as slow in wall time as in CPU time on two cores: four processes want them, this one included.
+
+    Alone it runs at half a core, so the work is half its wall time in CPU; two workers among five processes get
+    0.4 of a core each: (start + work_cpu / 2) / 0.4 = 2.5 start + 0.625 work, at most 0.9 work from 9.09 starts on.
+    """
+    assert workers_to_spawn(per_episode_s=0.01, remaining=910, workers=2, cores=2, start_s=1.0, slowdown=2.0) == 2
+    assert workers_to_spawn(per_episode_s=0.01, remaining=908, workers=2, cores=2, start_s=1.0, slowdown=2.0) == 0
 
 
 def test_usable_cores_follow_the_affinity(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -68,9 +78,9 @@ def test_the_rule_is_asked_with_this_runs_figures(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(rollout, "PROBE_SECONDS", 0.0)
     asked: list[tuple[int, int, int]] = []
 
-    def rule(per_episode_s: float, remaining: int, workers: int, cores: int, start_s: float) -> int:
+    def rule(per_episode_s: float, remaining: int, workers: int, cores: int, start_s: float, slowdown: float) -> int:
         asked.append((remaining, workers, cores))
-        assert per_episode_s > 0 and start_s >= rollout.WORKER_START_S
+        assert per_episode_s > 0 and start_s >= rollout.WORKER_START_S and slowdown > 0
         return 1
 
     spawned: list[tuple[int, int]] = []
