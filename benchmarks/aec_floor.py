@@ -2,12 +2,13 @@
 
 The minimal environment does only what the text-mode benchmark asks of every
 library, and nothing more: strings for the board and the messages, a text
-observation (its inbox, then the board and the empty cells when it is to act),
-an int8 action mask, ``infos`` with the legal moves, and PettingZoo's
-bookkeeping. No record, no typed messages, no invalid-action policy, no
+observation (its inbox, then the board and the empty cells when it is to act;
+no action mask, as parlour's text mode builds none), ``infos`` with the legal
+moves, and PettingZoo's bookkeeping. No record, no typed messages, no invalid-action policy, no
 outcome. What it reaches against raw TextArena is about the most a Python AEC
 loop can reach; parlour's text mode is measured beside it, interleaved in the
-same rounds and by the same unit (moves, closing steps not counted), with the
+same rounds and by the same unit (moves, closing steps not counted), all three
+replaying the same episodes (``env_throughput.shared_scripts``), with the
 loops of ``env_throughput.py``.
 
 Run: ``.venv/bin/python benchmarks/aec_floor.py [--rounds 3] [--seconds 0.4]``.
@@ -16,10 +17,9 @@ Run: ``.venv/bin/python benchmarks/aec_floor.py [--rounds 3] [--seconds 0.4]``.
 from __future__ import annotations
 
 import argparse
-import random
+import time
 
-import numpy as np
-from env_throughput import TARGETS, aec_loop, measure, parlour_loop, report_ratio, textarena_loop
+from env_throughput import TARGETS, Loop, Script, measure, parlour_text_loop, report_ratio, shared_scripts, textarena_loop
 from pettingzoo import AECEnv
 
 #: The eight lines of the board.
@@ -56,14 +56,11 @@ class MinimalTicTacToe(AECEnv):
         self.agent_selection = mover
 
     def observe(self, agent):
-        """The inbox, then the board and the empty cells for the player to move; the mask of empty cells."""
+        """The inbox, then the board and the empty cells for the player to move."""
         messages = self.inbox[agent]
         if agent == self.possible_agents[self.turn]:
             messages = [*messages, f"Board:\n{' | '.join(self.board)}\nEmpty cells: {', '.join(self.legal)}"]
-        mask = np.zeros(9, np.int8)
-        for cell in self.legal:
-            mask[int(cell)] = 1
-        return {"text": "\n\n".join(messages), "action_mask": mask}
+        return {"text": "\n\n".join(messages)}
 
     def step(self, action):
         """Place the mark; on a line or a full board every player is terminated."""
@@ -86,22 +83,47 @@ class MinimalTicTacToe(AECEnv):
         self._infos()
 
 
+def minimal_loop(script: Script) -> Loop:
+    """The minimal environment replaying TextArena's side of ``script`` (its moves ``[cell]``), the observation's text read every move."""
+    env = MinimalTicTacToe()
+    cells = [[move.strip("[]") for move in episode] for episode in script]
+
+    def loop(seconds: float) -> tuple[int, float]:
+        moves, episode = 0, 0
+        start = time.process_time()
+        while time.process_time() - start < seconds:
+            env.reset(seed=episode % len(cells))
+            plays = iter(cells[episode % len(cells)])
+            episode += 1
+            for agent in env.agent_iter():
+                observation, _, termination, truncation, _ = env.last()
+                if termination or truncation:
+                    env.step(None)
+                else:
+                    observation["text"]
+                    env.step(next(plays))
+                    moves += 1
+        return moves, time.process_time() - start
+
+    return loop
+
+
 def main() -> None:
     """Measure the three loops interleaved and print each ratio to TextArena beside the text-mode target."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=0.4)
     args = parser.parse_args()
-    rng = random.Random(0)
+    mine, theirs = shared_scripts("TicTacToe")
     loops = {
-        "minimal": aec_loop(MinimalTicTacToe(), lambda agent, observation, info: rng.choice(info["legal_moves"])),
-        "text": parlour_loop("parlour/TicTacToe-v0", "text"),
-        "TextArena": textarena_loop("TicTacToe"),
+        "minimal": minimal_loop(theirs),
+        "text": parlour_text_loop("TicTacToe", mine),
+        "TextArena": textarena_loop("TicTacToe", theirs, wrapped=False),
     }
     rates = measure(loops, args.rounds, args.seconds)
     print(f"TicTacToe, moves per CPU second, median of {args.rounds} interleaved rounds of {args.seconds:g}s each")
     for library in ("minimal", "text"):
-        report_ratio(library, "TextArena", rates, TARGETS[("text", "TextArena")])
+        report_ratio(library, "TextArena", rates, TARGETS[("text", "TextArena raw")])
 
 
 if __name__ == "__main__":
