@@ -12,8 +12,10 @@ tool call answers with everything the learner sees until it is to act again.
 Rewards, the way TRL reads them: ``get_reward()`` is the learner's return
 for the episode (TRL adds it as a reward source named after the class), and
 every reward function TRL calls receives ``environments=[...]``, whose
-``turn_rewards`` hold the learner's reward after each of its tool calls, for
-turn-level credit assignment. TRL builds the token sequences itself; the only
+``turn_rewards`` hold the learner's reward for each of its tool calls (what it
+was paid from that call to its next, and what it was paid before its first
+counted with the first: :func:`parlour.export.turn_rewards`), for
+turn-level credit assignment; they sum to the return. TRL builds the token sequences itself; the only
 text the environment inserts is ``reset``'s first observation (in the prompt)
 and the tool answers, which TRL masks out of the loss (its ``tool_mask``).
 An episode the model stops playing before the end scores ``unfinished_reward``,
@@ -44,6 +46,7 @@ from parlour.envs.core.gym import GymGame
 from parlour.envs.core.match import Match
 from parlour.envs.core.tools import Tool
 from parlour.envs.registry import game_class
+from parlour.export import turn_rewards
 
 #: The Python type TRL's schema reader maps back to each JSON-schema type.
 JSON_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict}
@@ -136,7 +139,6 @@ class ParlourEnvironment:
         self._face: GymGame | None = None
         self._opponent = ""
         self._kept = True
-        self.turn_rewards: list[float] = []
 
     def reset(self, seed: int = 0, seat: int | str = 0, opponent: str = "random", **_row: Any) -> str:
         """Start an episode of the row's ``seed`` with the learner in ``seat`` against ``opponent``; other columns are ignored.
@@ -150,7 +152,6 @@ class ParlourEnvironment:
             self._faces[key] = GymGame(game_class(self.env_id), opponent=make_agent(opponent, env_id=self.env_id), seat=seat, **self.options)
         self._face, self._opponent = self._faces[key], opponent
         observation, _ = self._face.reset(seed=int(seed))
-        self.turn_rewards = []
         self._kept = False
         return observation["text"]
 
@@ -162,8 +163,7 @@ class ParlourEnvironment:
         if face.match.over or face.player in face.match.eliminated:
             raise ValueError("the game is over; no more moves")
         action = arguments["move"] if tool.name == "move" else json.dumps({"tool": tool.name, "arguments": arguments})
-        observation, reward, terminated, truncated, _ = face.step(action)
-        self.turn_rewards.append(float(reward))
+        observation, _, terminated, truncated, _ = face.step(action)
         text = observation["text"]
         if terminated or truncated:
             text += f"\nThe game is over. Your return: {face.match.returns[face.player]:g}."
@@ -183,6 +183,12 @@ class ParlourEnvironment:
         return float(self._face.match.returns[self._face.player]) if self.finished else self.unfinished_reward
 
     @property
+    def turn_rewards(self) -> list[float]:
+        """The learner's reward for each of its turns so far (see the module docstring); empty before :meth:`reset`."""
+        face = self._face
+        return [] if face is None else turn_rewards(face.record(), face.player)
+
+    @property
     def record(self) -> dict[str, Any]:
         """The episode's parlour record, with the learner's ``turn_rewards`` and the opponents' names and seeds."""
         face = self._face
@@ -190,7 +196,7 @@ class ParlourEnvironment:
             raise RuntimeError("call reset() before asking for the record")
         names = {player: agent_name(self._opponent) for player in face.opponents}
         record = face.record(names)
-        record["turn_rewards"] = {face.player: list(self.turn_rewards)}
+        record["turn_rewards"] = {face.player: turn_rewards(record, face.player)}
         return record
 
     def _keep(self) -> None:

@@ -61,6 +61,22 @@ def test_reset_plays_the_other_seats_and_keeps_the_record() -> None:
     assert len(records) == 2 and not records[1]["done"]
 
 
+def test_turn_rewards_count_what_the_learner_was_paid_before_its_first_move() -> None:
+    # Hanabi pays every seat for each card played; in the second seat the learner is paid for the opening play before
+    # it moves (seed 1: random plays a card first), which the step rewards never carried, so the turn rewards missed it.
+    env = environment_class("parlour/Hanabi-v0")()
+    paid_first = 0
+    for seed in range(12):
+        env.reset(seed=seed, seat=1, opponent="random")
+        while not env.finished:
+            env.move(move=env._face.match.legal_moves_of(env._face.player)[0])
+        record = env.record
+        opening = sum(step.get("rewards", {}).get("player_1", 0.0) for step in record["steps"][:1])
+        paid_first += opening != 0
+        assert sum(env.turn_rewards) == pytest.approx(env.get_reward()) and record["turn_rewards"] == {"player_1": env.turn_rewards}
+    assert paid_first  # the case this test is about happened
+
+
 @pytest.mark.parametrize("env_id", sorted(CASES))
 def test_grpo_trains_through_the_environment(tmp_path: Path, env_id: str) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
