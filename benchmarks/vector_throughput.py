@@ -148,7 +148,9 @@ def puffer_source(path: str | None, scratch: pathlib.Path) -> pathlib.Path | Non
         spec = importlib.util.find_spec("pufferlib")
         if spec is None or spec.origin is None:
             return None
-        return pathlib.Path(spec.origin).parent / "ocean"
+        ocean = pathlib.Path(spec.origin).parent / "ocean"
+        # A wheel may ship the compiled environments without their C sources.
+        return ocean if (ocean / "connect4" / "connect4.h").is_file() else None
     root = pathlib.Path(path)
     if root.is_file():
         unpacked = scratch / "source"
@@ -250,8 +252,10 @@ def main() -> None:
     print(f"moves per CPU second, median of {args.rounds} interleaved rounds of {args.seconds}s each")
     if puffer is not None:
         print(f"Connect Four reference: PufferLib's C Connect Four built from {args.pufferlib or ocean}, random opponent; its rows count env steps per CPU second\n")
-    else:
+    elif "ConnectFour" in args.games.split(","):
         print("Connect Four reference: none (no PufferLib source: pass --pufferlib pufferlib-3.0.0.tar.gz, PyPI's sdist)\n")
+    else:
+        print()
     for name in args.games.split(","):
         rates = measure(libraries(name, sizes, puffer), args.rounds, args.seconds)
         print(name + ": " + ", ".join(f"{library} {statistics.median(r):,.0f}" for library, r in rates.items()))
