@@ -253,3 +253,15 @@ def test_imitators_converge_on_one_strategy_and_cooperate_less():
     assert last["always_give"] <= first["always_give"] / 2 and last["never_give"] > first["never_give"]
     commonest = [Counter(m.outcome.details["generations"][-1]["strategies"].values()).most_common(1)[0][1] / 6 for m in matches]
     assert np.mean(commonest) >= 0.9
+
+
+def test_giving_everything_leaves_no_negative_resources():
+    # 12.217739468876033 * 100 / 100 rounds above itself: the gift exceeded the donor's resources, whose vector entry fell below 0.
+    match = Match(DonorGame, {"strategies": False})
+    match.reset(0)
+    match.game.resources = dict.fromkeys(match.players, 12.217739468876033)
+    # One donor gives everything and is given nothing back.
+    for number, player in enumerate(match.acting()):
+        match.submit(player, "give 100%" if number == 0 else "give 0%")
+    assert min(match.game.resources.values()) >= 0.0
+    assert all(0.0 <= value <= 1.0 for player in match.players for value in match.game.vector(player))

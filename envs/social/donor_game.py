@@ -247,7 +247,8 @@ class DonorGame(Game):
         start = dict(self.resources)
         for donor, share in shares.items():
             recipient = self.recipient[donor]
-            gift = start[donor] * share / 100
+            # Never more than the donor had: x * 100 / 100 can round above x, which left about -1e-15 resources.
+            gift = min(start[donor], start[donor] * share / 100)
             self.resources[donor] -= gift
             self.resources[recipient] += self.multiplier * gift
             previous = self.actions[recipient][-1]["share"] if self.actions[recipient] else None
