@@ -17,9 +17,8 @@ Run: ``.venv/bin/python benchmarks/aec_floor.py [--rounds 3] [--seconds 0.4]``.
 from __future__ import annotations
 
 import argparse
-import time
 
-from env_throughput import TARGETS, Loop, Script, measure, parlour_text_loop, report_ratio, shared_scripts, textarena_loop
+from env_throughput import TARGETS, Loop, Script, measure, parlour_text_loop, report_ratio, shared_scripts, text_replay_loop, textarena_loop
 from pettingzoo import AECEnv
 
 #: The eight lines of the board.
@@ -85,27 +84,7 @@ class MinimalTicTacToe(AECEnv):
 
 def minimal_loop(script: Script) -> Loop:
     """The minimal environment replaying TextArena's side of ``script`` (its moves ``[cell]``), the observation's text read every move."""
-    env = MinimalTicTacToe()
-    cells = [[move.strip("[]") for move in episode] for episode in script]
-
-    def loop(seconds: float) -> tuple[int, float]:
-        moves, episode = 0, 0
-        start = time.process_time()
-        while time.process_time() - start < seconds:
-            env.reset(seed=episode % len(cells))
-            plays = iter(cells[episode % len(cells)])
-            episode += 1
-            for agent in env.agent_iter():
-                observation, _, termination, truncation, _ = env.last()
-                if termination or truncation:
-                    env.step(None)
-                else:
-                    observation["text"]
-                    env.step(next(plays))
-                    moves += 1
-        return moves, time.process_time() - start
-
-    return loop
+    return text_replay_loop(MinimalTicTacToe(), [[move.strip("[]") for move in episode] for episode in script])
 
 
 def main() -> None:

@@ -216,7 +216,11 @@ def check_scripts(name: str, mine: Script, theirs: Script) -> None:
 
 def parlour_text_loop(name: str, script: Script) -> Loop:
     """parlour's AEC face in text mode replaying ``script``, the observation's rendered text read every move."""
-    env = parlour.make_aec(f"parlour/{name}-v0", **SHARED[name][0])
+    return text_replay_loop(parlour.make_aec(f"parlour/{name}-v0", **SHARED[name][0]), script)
+
+
+def text_replay_loop(env, script: Script) -> Loop:
+    """Any PettingZoo AEC environment with text observations replaying ``script``, the observation's text read every move."""
 
     def loop(seconds: float) -> tuple[int, float]:
         moves, episode = 0, 0

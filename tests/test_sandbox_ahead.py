@@ -15,7 +15,8 @@ import time
 import pytest
 
 import parlour.sandbox as sandbox
-from parlour.sandbox import Limits, RunResult, Sandbox, SandboxUnavailable, run_python
+from parlour.sandbox import Limits, RunResult, Sandbox, run_python
+from tests.test_sandbox import bwrap_works  # noqa: F401 - the shared skip-where-bubblewrap-cannot-run fixture
 
 # What a program finds before it plants leftovers for the next run: a file in each scratch folder and a daemon in
 # its own session. Its process id and the inode of the first file it makes say whether anything ran before it in
@@ -31,15 +32,6 @@ open("/dev/shm/left", "w").close()
 subprocess.Popen(["sleep", "60"], start_new_session=True)
 print(json.dumps(seen))
 """
-
-
-@pytest.fixture(scope="module")
-def bwrap_works() -> None:
-    """Skip, loudly, where bubblewrap cannot start a sandbox on this machine."""
-    try:
-        Sandbox().close()
-    except SandboxUnavailable as error:
-        pytest.skip(f"SANDBOX TESTS SKIPPED: bubblewrap cannot run here: {error}")
 
 
 def _spare_ready(limits: Limits) -> sandbox._Server:
