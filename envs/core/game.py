@@ -107,6 +107,19 @@ def winners_by_score(scores: dict[str, float]) -> list[str]:
     return [player for player, score in scores.items() if score == best]
 
 
+def lettered_board(cells: list[int], rows: int, columns: int, symbols: dict[int, str]) -> str:
+    """A row-major board as text, top row first: each row numbered from ``rows`` down, columns lettered from ``a`` below.
+
+    ``symbols`` maps each cell value to the character shown for it.
+    """
+    width = len(str(rows))
+    lines = [
+        f"{str(rows - r).rjust(width)} {' '.join(symbols[cell] for cell in cells[r * columns : (r + 1) * columns])}" for r in range(rows)
+    ]
+    lines.append(" " * (width + 1) + " ".join(chr(ord("a") + c) for c in range(columns)))
+    return "\n".join(lines)
+
+
 class Game:
     """Base class of every parlour game; see the module docstring for the contract."""
 
@@ -168,11 +181,16 @@ class Game:
     def to_move(self) -> list[str]:
         """Players who must act now: one for turn-based games; every player for simultaneous ones by default.
 
-        Eliminated players are left out by the engine, so games need not track them here.
+        A turn-based game that keeps the index of the seat to move in ``self.turn``
+        need not implement it: that seat's player is to move. Eliminated players
+        are left out by the engine, so games need not track them here.
         """
         if self.simultaneous:
             return self.players
-        raise NotImplementedError
+        try:
+            return [self.players[self.turn]]
+        except AttributeError:
+            raise NotImplementedError(f"{type(self).__name__} must implement to_move() or keep the seat to move in self.turn") from None
 
     def rules(self, player: str) -> str:
         """The rules prompt and the player's role, shown in its first observation."""

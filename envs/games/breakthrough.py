@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from parlour.envs.core.context import Context
-from parlour.envs.core.game import Game, int_option
+from parlour.envs.core.game import Game, int_option, lettered_board
 
 MARKS = ("B", "W")
 COLOURS = ("black", "white")
@@ -134,10 +134,6 @@ class Breakthrough(Game):
         self.pieces = [self.home_rows * self.columns] * 2
         self.turn = 0
 
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """Rules, the board size and the player's side."""
         index = self.players.index(player)
@@ -216,14 +212,7 @@ class Breakthrough(Game):
 
     def board_text(self) -> str:
         """The board, top row first, with row numbers and column letters."""
-        width = len(str(self.rows))
-        symbols = {-1: ".", 0: "B", 1: "W"}
-        lines = []
-        for r in range(self.rows):
-            cells = " ".join(symbols[m] for m in self.board[r * self.columns : (r + 1) * self.columns])
-            lines.append(f"{str(self.rows - r).rjust(width)} {cells}")
-        lines.append(" " * (width + 1) + " ".join(chr(ord("a") + c) for c in range(self.columns)))
-        return "\n".join(lines)
+        return lettered_board(self.board, self.rows, self.columns, {-1: ".", 0: "B", 1: "W"})
 
     def render(self) -> str:
         """The board."""

@@ -165,10 +165,6 @@ class Chess(Game):
         """The index of the side to move: 0 white, 1 black."""
         return 0 if self.board.turn else 1
 
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """Rules, the player's colour and the ply limit."""
         index = self.players.index(player)

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from parlour.envs.core.context import Context
-from parlour.envs.core.game import Game, int_option
+from parlour.envs.core.game import Game, int_option, lettered_board
 
 MARKS = ("o", "x")
 #: Row and column step of each direction, in OpenSpiel's order: up, right, down, left.
@@ -121,10 +121,6 @@ class Clobber(Game):
         self.board = self.opening()
         self.turn = 0
 
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """Rules, the board size and the player's stones."""
         seat = self.players.index(player)
@@ -185,14 +181,7 @@ class Clobber(Game):
 
     def board_text(self) -> str:
         """The board, top row first, with row numbers and column letters."""
-        width = len(str(self.rows))
-        symbols = {-1: ".", 0: "o", 1: "x"}
-        lines = []
-        for r in range(self.rows):
-            cells = " ".join(symbols[m] for m in self.board[r * self.columns : (r + 1) * self.columns])
-            lines.append(f"{str(self.rows - r).rjust(width)} {cells}")
-        lines.append(" " * (width + 1) + " ".join(chr(ord("a") + c) for c in range(self.columns)))
-        return "\n".join(lines)
+        return lettered_board(self.board, self.rows, self.columns, {-1: ".", 0: "o", 1: "x"})
 
     def render(self) -> str:
         """The board."""

@@ -286,10 +286,6 @@ class ConnectFour(Game):
         self.turn = 0
         self.drawing = bytearray(self._layout.empty)
 
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """Rules and the player's mark."""
         index = self.players.index(player)

@@ -120,10 +120,6 @@ class DotsAndBoxes(Game):
         self.owners = [-1] * len(self.owners)
         self.turn = 0
 
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """Rules and the grid's size."""
         first = "you move first" if player == self.players[0] else "your opponent moves first"

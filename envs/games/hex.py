@@ -94,10 +94,6 @@ class Hex(Game):
         self.board = [-1] * (self.size * self.size)
         self.turn = 0
 
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """Rules, the board size and the player's edges."""
         index = self.players.index(player)

@@ -171,10 +171,6 @@ class LeducHoldem(Game):
         """Chips ``seat`` must put in to call."""
         return self.stakes - self.contributions[seat]
 
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """Rules and the player's seat."""
         first = "you act first in each round" if player == "player_0" else "your opponent acts first in each round"

@@ -192,10 +192,6 @@ class LiarsDice(Game):
         raise AssertionError("no player has dice")
 
     # ------------------------------------------------------------------- rules
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """Rules, the mode and the player's seat."""
         others = ", ".join(p for p in self.players if p != player)

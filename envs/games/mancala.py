@@ -98,10 +98,6 @@ class Mancala(Game):
         self.turn = 0
         self.played = 0
 
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """Rules, the seeds per pit and the player's seat."""
         first = "you move first" if player == self.players[0] else "your opponent moves first"

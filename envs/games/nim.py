@@ -128,10 +128,6 @@ class Nim(Game):
         self.heaps = list(self.initial)
         self.turn = 0
 
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """Rules, heap sizes and the player's seat."""
         first = "you move first" if player == self.players[0] else "your opponent moves first"

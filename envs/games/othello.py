@@ -147,10 +147,6 @@ class Othello(Game):
         self.turn = 0
         self.legal = legal_bits(*START)
 
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """Rules and the player's colour."""
         index = self.players.index(player)

@@ -115,10 +115,6 @@ class Oware(Game):
         self.played = 0
         self.seen = {(*self.board, 0)}
 
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """Rules, the board's size and the player's seat."""
         first = "you move first" if player == self.players[0] else "your opponent moves first"

@@ -75,10 +75,6 @@ class PhantomTicTacToe(Game):
         self.seen = [[-1] * 9, [-1] * 9]
         self.turn = 0
 
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """Rules, the player's mark and what a failed attempt does."""
         index = self.players.index(player)

@@ -104,10 +104,6 @@ class Pig(Game):
         self.decisions = 0
         self.last_roll = 0
 
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """Rules, the options and the player's seat."""
         first = "you move first" if player == self.players[0] else f"{self.players[0]} moves first, then each player in seat order"

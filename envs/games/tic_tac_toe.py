@@ -156,10 +156,6 @@ class TicTacToe(Game):
         self._vectors = np.zeros((2, 18), dtype=np.float32)
         self.drawing = bytearray(EMPTY_DRAWING)
 
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """Rules and the player's mark."""
         index = self.players.index(player)

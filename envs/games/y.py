@@ -104,10 +104,6 @@ class Y(Game):
         self.board = [-1] * len(self.moves)
         self.turn = 0
 
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """Rules, the board size and the player's mark."""
         index = self.players.index(player)

@@ -239,15 +239,12 @@ class SearchSelfPlay(UsesCorpus, Game):
         ids = list(self.world.entities)
         topic = self.world.entities[ids[int(ctx.rng.integers(len(ids)))]]
         self.topic = topic.name
+        # The seat to move (Game.to_move): the proposer, then each solver in turn.
         self.turn = 0
         self.retrieval = {player: [] for player in self.players}
         self.proposal = self.question = None
         self.answers = {}
         ctx.tell(f"Topic: {topic.name} (a {topic.kind}). Start your question from it, or from any entity you find.", to="proposer")
-
-    def to_move(self) -> list[str]:
-        """The proposer, then each solver in turn."""
-        return [self.players[self.turn]]
 
     def rules(self, player: str) -> str:
         """The proposer's task and the checks, or a solver's tools and scoring."""

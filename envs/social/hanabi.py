@@ -230,10 +230,6 @@ class Hanabi(Game):
         return card_name(self.color_of(card), self.rank_of(card))
 
     # ------------------------------------------------------------------- rules
-    def to_move(self) -> list[str]:
-        """The player whose turn it is."""
-        return [self.players[self.turn]]
-
     def rules(self, player: str) -> str:
         """The rules with this game's sizes, and the player's seat."""
         others = ", ".join(p for p in self.players if p != player)
