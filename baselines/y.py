@@ -13,34 +13,16 @@ Version history: v0, first release.
 
 from __future__ import annotations
 
-from collections import deque
-
 from parlour.baselines import register_scripted
 from parlour.baselines.alphabeta import MinimaxAgent
+from parlour.baselines.connection import fill_costs
 from parlour.envs.games.y import LEFT, SLANT, TOP, Y, layout
 
 
 def side_distances(board: list[int], size: int, mark: int, side: int) -> list[int]:
     """For each cell, the fewest empty cells (the cell itself included) ``mark`` must fill to join it to ``side``."""
     _, near, sides = layout(size)
-    unreached = len(board) + 1
-    best = [unreached] * len(board)
-    queue: deque[int] = deque()
-    for cell, bits in enumerate(sides):
-        if bits & side and board[cell] != 1 - mark:
-            best[cell] = 0 if board[cell] == mark else 1
-            queue.appendleft(cell) if board[cell] == mark else queue.append(cell)
-    while queue:
-        here = queue.popleft()
-        for there in near[here]:
-            if board[there] == 1 - mark:
-                continue
-            cost = best[here] + (board[there] != mark)
-            if cost < best[there]:
-                best[there] = cost
-                # 0-1 search: free steps go to the front, so cells leave the queue in distance order.
-                queue.appendleft(there) if board[there] == mark else queue.append(there)
-    return best
+    return fill_costs(board, near, mark, [cell for cell, bits in enumerate(sides) if bits & side])
 
 
 def distance(board: list[int], size: int, mark: int) -> float:
