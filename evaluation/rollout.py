@@ -88,6 +88,7 @@ from parlour.envs.core.agent import Action, AgentFailure, decide, reset_agent, w
 from parlour.envs.core.match import Match, make_game
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class, list_envs, register
+from parlour.evaluation.heap import frozen_heap
 from parlour.evaluation.results import merge_stats
 
 __all__ = [
@@ -378,33 +379,36 @@ class Rollout:
         seat_of = seating or self.plan.seating
         waiting = iter(indices)
         live: list[_Episode] = []
-        while True:
-            while len(live) < self.plan.in_flight and (index := next(waiting, None)) is not None:
-                live.append(self._start(index, seat_of(index), track))
-            if not live:
-                break
-            groups = self._decisions(live)
-            if not groups and not any(episode.match.over for episode in live):
-                raise RuntimeError(f"{self.plan.env_id}: an unfinished episode has nobody to act")
-            unbatched = [group for group in groups if not self.shared[group[1]]]
-            for agent, number, decisions in unbatched or groups:
-                started = time.perf_counter()
-                actions = decide(agent, [observation for _, _, observation in decisions])
-                stats = self.stats[number]
-                stats["act_seconds"] += time.perf_counter() - started
-                stats["act_calls"] += 1
-                stats["decisions"] += len(decisions)
-                for (episode, player, observation), action in zip(decisions, actions):
-                    # A forfeit earlier in a simultaneous step ends the game before the others' moves count.
-                    if not episode.match.over:
-                        self._submit(episode, player, observation, action)
-            running = []
-            for episode in live:
-                if episode.match.over:
-                    yield self._finish(episode)
-                else:
-                    running.append(episode)
-            live = running
+        # The episodes in flight keep their records until they end: without the freeze, the full collections this
+        # triggers would walk the whole heap of torch and transformers every time (see parlour.evaluation.heap).
+        with frozen_heap():
+            while True:
+                while len(live) < self.plan.in_flight and (index := next(waiting, None)) is not None:
+                    live.append(self._start(index, seat_of(index), track))
+                if not live:
+                    break
+                groups = self._decisions(live)
+                if not groups and not any(episode.match.over for episode in live):
+                    raise RuntimeError(f"{self.plan.env_id}: an unfinished episode has nobody to act")
+                unbatched = [group for group in groups if not self.shared[group[1]]]
+                for agent, number, decisions in unbatched or groups:
+                    started = time.perf_counter()
+                    actions = decide(agent, [observation for _, _, observation in decisions])
+                    stats = self.stats[number]
+                    stats["act_seconds"] += time.perf_counter() - started
+                    stats["act_calls"] += 1
+                    stats["decisions"] += len(decisions)
+                    for (episode, player, observation), action in zip(decisions, actions):
+                        # A forfeit earlier in a simultaneous step ends the game before the others' moves count.
+                        if not episode.match.over:
+                            self._submit(episode, player, observation, action)
+                running = []
+                for episode in live:
+                    if episode.match.over:
+                        yield self._finish(episode)
+                    else:
+                        running.append(episode)
+                live = running
 
     def _submit(self, episode: _Episode, player: str, observation: dict[str, Any], action: Action) -> None:
         """Play ``action`` for ``player``, add its turn row if the seat is tracked, and credit the rewards paid."""

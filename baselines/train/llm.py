@@ -96,6 +96,7 @@ from parlour.envs.core.match import Match, make_game
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
 from parlour.agents import agent_name
+from parlour.evaluation.heap import frozen_heap
 from parlour.evaluation.rollout import Plan, Played, Rollout, agent_names, make_plan
 from parlour.wrappers.llm_agent import write_checkpoint_settings
 from parlour.wrappers.llm_policy import MODES, LMPolicy, candidate_batch, candidate_scores, completion_scores, to_device
@@ -860,16 +861,18 @@ class LLMTrainer:
         bar = tqdm(range(1, config.updates + 1), desc=f"train llm {config.env_id}", disable=not config.progress, unit="update")
         latest = first
         try:
-            for update in bar:
-                rows = self.step(update)
-                if update % config.eval_every == 0 or update == config.updates:
-                    latest = self.evaluate(update)
-                self._write_csv()
-                shown = {f"return{_suffix(r['role'])}": f"{r['mean_return']:+.2f}" for r in rows}
-                shown.update({f"entropy{_suffix(r['role'])}": f"{r['entropy']:.2f}" for r in rows})
-                shown.update({f"win{_suffix(r['role'])}/{r['opponent']}": f"{r['win_rate']:.2f}" for r in latest if "win_rate" in r})
-                shown.update({"exploit": f"{r['exploitability']:.3f}" for r in latest if "exploitability" in r})
-                bar.set_postfix(shown)
+            # Updates, like rollouts, should not walk the whole heap of torch and transformers in every full collection.
+            with frozen_heap():
+                for update in bar:
+                    rows = self.step(update)
+                    if update % config.eval_every == 0 or update == config.updates:
+                        latest = self.evaluate(update)
+                    self._write_csv()
+                    shown = {f"return{_suffix(r['role'])}": f"{r['mean_return']:+.2f}" for r in rows}
+                    shown.update({f"entropy{_suffix(r['role'])}": f"{r['entropy']:.2f}" for r in rows})
+                    shown.update({f"win{_suffix(r['role'])}/{r['opponent']}": f"{r['win_rate']:.2f}" for r in latest if "win_rate" in r})
+                    shown.update({"exploit": f"{r['exploitability']:.3f}" for r in latest if "exploitability" in r})
+                    bar.set_postfix(shown)
         except KeyboardInterrupt:
             # Ctrl-C keeps what the run has learnt: the models as they stand, the CSVs and the curves so far.
             bar.close()
