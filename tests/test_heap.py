@@ -111,3 +111,12 @@ def test_garbage_cycles_from_before_a_run_are_collected_after_it() -> None:
         assert cycles() == 0
     finally:
         gc.enable()
+
+
+def test_frozen_heap_decorates_a_function_and_freezes_each_call() -> None:
+    @frozen_heap()
+    def count() -> int:
+        return gc.get_freeze_count()
+
+    assert count() > 0 and count() > 0
+    assert gc.get_freeze_count() == 0

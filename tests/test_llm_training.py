@@ -14,6 +14,7 @@ import gzip
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -332,6 +333,27 @@ def test_kl_to_a_frozen_copy_of_the_initial_model_starts_at_zero_and_grows(model
     assert first["kl"] == pytest.approx(0.0, abs=1e-6)
     (second,) = trainer.step(2)
     assert second["kl"] > 1e-6
+
+
+def test_an_update_runs_with_the_heap_before_it_frozen_for_the_garbage_collector(model_dir: str, tmp_path: Path) -> None:
+    import gc
+
+    config = LLMTrainConfig(
+        env_id=ENV, model=model_dir, out=str(tmp_path), episodes=4, group_size=2, mirror=0.0, snapshots=0.0, anchors=1.0,
+        anchor_agents=["random"], device="cpu", dtype="float32", progress=False,
+    )
+    trainer = LLMTrainer(config)
+    seen: list[int] = []
+    update = trainer.update
+
+    def recording(*args: Any, **kwargs: Any) -> dict[str, float]:
+        seen.append(gc.get_freeze_count())
+        return update(*args, **kwargs)
+
+    trainer.update = recording  # type: ignore[method-assign]
+    trainer.step(1)
+    assert seen and min(seen) > 0, "the update walked the whole heap in its full collections"
+    assert gc.get_freeze_count() == 0
 
 
 def test_scoring_in_smaller_passes_gives_the_same_policy(model_dir: str) -> None:

@@ -776,11 +776,14 @@ class LLMTrainer:
         }
 
     # -------------------------------------------------------------------- loop
+    @frozen_heap()
     def step(self, update: int) -> list[dict[str, Any]]:
         """Play one update's episodes and learn from them; returns the ``train.csv`` rows, one per role.
 
         Each role's advantages come from its own rows of the turn table (with its own estimator state), and
-        each trainable role takes its own optimiser step; a frozen role's row has its play, and no loss.
+        each trainable role takes its own optimiser step; a frozen role's row has its play, and no loss. The
+        update, like the rollout, keeps the garbage collector off the heap that was there before it
+        (:func:`parlour.evaluation.heap.frozen_heap`).
         """
         config = self.config
         policies = [learner.policy for learner in self.learners.values()]
@@ -861,18 +864,16 @@ class LLMTrainer:
         bar = tqdm(range(1, config.updates + 1), desc=f"train llm {config.env_id}", disable=not config.progress, unit="update")
         latest = first
         try:
-            # Updates, like rollouts, should not walk the whole heap of torch and transformers in every full collection.
-            with frozen_heap():
-                for update in bar:
-                    rows = self.step(update)
-                    if update % config.eval_every == 0 or update == config.updates:
-                        latest = self.evaluate(update)
-                    self._write_csv()
-                    shown = {f"return{_suffix(r['role'])}": f"{r['mean_return']:+.2f}" for r in rows}
-                    shown.update({f"entropy{_suffix(r['role'])}": f"{r['entropy']:.2f}" for r in rows})
-                    shown.update({f"win{_suffix(r['role'])}/{r['opponent']}": f"{r['win_rate']:.2f}" for r in latest if "win_rate" in r})
-                    shown.update({"exploit": f"{r['exploitability']:.3f}" for r in latest if "exploitability" in r})
-                    bar.set_postfix(shown)
+            for update in bar:
+                rows = self.step(update)
+                if update % config.eval_every == 0 or update == config.updates:
+                    latest = self.evaluate(update)
+                self._write_csv()
+                shown = {f"return{_suffix(r['role'])}": f"{r['mean_return']:+.2f}" for r in rows}
+                shown.update({f"entropy{_suffix(r['role'])}": f"{r['entropy']:.2f}" for r in rows})
+                shown.update({f"win{_suffix(r['role'])}/{r['opponent']}": f"{r['win_rate']:.2f}" for r in latest if "win_rate" in r})
+                shown.update({"exploit": f"{r['exploitability']:.3f}" for r in latest if "exploitability" in r})
+                bar.set_postfix(shown)
         except KeyboardInterrupt:
             # Ctrl-C keeps what the run has learnt: the models as they stand, the CSVs and the curves so far.
             bar.close()
