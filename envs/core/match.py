@@ -289,6 +289,22 @@ class Match:
         ctx.inboxes[player].clear()
         if self.last_error:
             self.last_error.pop(player, None)
+        if (
+            type(action) is str and not game.simultaneous and game.moves is not None and action in self._legal_of(player)[1]
+            and len(action) <= self.settings.max_action_chars
+        ):
+            # The usual step of a turn-based game, a legal move's own name (well formed and short, as move names are), is
+            # played here without the general path's checks; it is recorded and settled the same.
+            if self.tool_calls:
+                self.tool_calls.pop(player, None)
+            game.apply(ctx, {player: action})
+            self.turns += 1
+            if self.settings.max_turns is not None and self.turns >= self.settings.max_turns:
+                ctx.truncate(f"the turn limit ({self.settings.max_turns}) was reached")
+            rewards = self._settle()
+            self._refresh()
+            self.steps.append({"player": player, "action": action, "move": action, "error": None, "rewards": rewards})
+            return rewards
         step: dict[str, Any] = {"player": player}
         if isinstance(action, AgentFailure):
             move, error = None, self._failed(action, step)
