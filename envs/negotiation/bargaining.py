@@ -52,8 +52,8 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.frozen import FrozenDict
-from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
-from parlour.envs.negotiation.analysis import negotiation_report
+from parlour.envs.core.game import Game, int_option
+from parlour.envs.negotiation.pool_split import PoolSplit, bundle_text
 
 ITEM_NAMES = ("book", "hat", "ball", "pen", "cup")
 POOL_MIN_ITEMS = 5
@@ -62,25 +62,6 @@ POOL_MAX_ITEMS = 7
 MAX_TOTAL_VALUE = 30
 
 MOVE = re.compile(r"\[\s*+(propose|accept|pass)\s*+\]((?:\s*+\d++\s*+[a-z]*+\s*+(?:,|;|\band\b)?)*+)", re.IGNORECASE)
-COUNT = re.compile(r"(\d+)\s*([a-z]+)?", re.IGNORECASE)
-
-
-def read_counts(body: str, names: Sequence[str]) -> list[int] | None:
-    """Counts per item type from ``2 books, 1 hat, 0 balls`` (any order, plurals read) or bare ``2, 1, 0``, one per
-    type in ``names``; ``None`` if malformed (a type missing, repeated or unknown)."""
-    pairs = COUNT.findall(body)
-    if len(pairs) != len(names):
-        return None
-    if all(not name for _, name in pairs):
-        return [int(c) for c, _ in pairs]
-    keep: dict[int, int] = {}
-    for count, name in pairs:
-        singular = name.lower().rstrip("s") if name else ""
-        if singular not in names or names.index(singular) in keep:
-            return None
-        keep[names.index(singular)] = int(count)
-    return [keep[i] for i in range(len(names))]
-
 RULES = """You are {player} in a Deal-or-No-Deal bargaining game against {other}.
 A pool of items must be split between you: {pool}.
 Your private values per item: {values}. The whole pool is worth {worth} to you. {other} has its own private values, which you do not know; yours are unknown to it.
@@ -155,12 +136,7 @@ def instances_exist(types: int, total: int) -> bool:
     return False
 
 
-def bundle_text(counts: Sequence[int], names: Sequence[str]) -> str:
-    """``2 books, 1 hat, 0 balls``."""
-    return ", ".join(f"{c} {n}{'' if c == 1 else 's'}" for c, n in zip(counts, names))
-
-
-class Bargaining(Game):
+class Bargaining(PoolSplit, Game):
     """Two-player multi-issue bargaining over a pool of items; see the module docstring."""
 
     name = "Bargaining"
@@ -168,6 +144,9 @@ class Bargaining(Game):
     description = "Deal-or-No-Deal: split a pool of items, each side with private values; talk, propose, accept."
     category = "negotiation"
     zero_sum = False
+    move_pattern = MOVE
+    no_proposal = "There is no proposal of the other player to accept; use [propose] or [pass]."
+    no_move = "No move found. End with [propose] <count> <item>, ... naming every item ({items}), [accept] or [pass]."
 
     def __init__(
         self,
@@ -215,27 +194,14 @@ class Bargaining(Game):
         self.proposals = ()
         self.deal = None
 
-    # ----------------------------------------------------------------- helpers
-    def value(self, player: str, counts: Sequence[int]) -> int:
-        """What ``counts`` items are worth to ``player``."""
-        return sum(v * c for v, c in zip(self.values[self.players.index(player)], counts))
-
-    def standing(self) -> dict[str, Any] | None:
-        """The latest proposal, ``{"player": proposer, "keep": counts}``, or ``None``."""
-        return self.proposals[-1] if self.proposals else None
-
-    def rest(self, keep: Sequence[int]) -> list[int]:
-        """The items left to the other player when ``keep`` is kept."""
-        return [p - k for p, k in zip(self.pool, keep)]
+    def no_deal(self) -> dict[str, float]:
+        """The disagreement payoffs."""
+        return {p: self.disagreement for p in self.players}
 
     # -------------------------------------------------------------------- text
-    def to_move(self) -> list[str]:
-        """Players alternate, ``player_0`` first."""
-        return [self.players[self.turn % 2]]
-
     def rules(self, player: str) -> str:
         """Rules, the pool and this player's private values."""
-        values = self.values[self.players.index(player)]
+        values = self.values[self.seat(player)]
         return RULES.format(
             player=player,
             other=self.other(player),
@@ -248,91 +214,22 @@ class Bargaining(Game):
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
         """Turns left and the standing proposal, valued with this player's own values."""
-        lines = [f"Turn {self.turn + 1} of {self.deadline}. Pool: {bundle_text(self.pool, self.names)}."]
-        standing = self.standing()
-        if standing is None:
-            lines.append("No proposal stands yet.")
-        elif standing["player"] == player:
-            lines.append(f"Your proposal stands: you keep {bundle_text(standing['keep'], self.names)}.")
-        else:
-            yours = self.rest(standing["keep"])
-            lines.append(
-                f"{standing['player']}'s proposal stands: you would get {bundle_text(yours, self.names)}, "
-                f"worth {self.value(player, yours)} to you."
-            )
-        lines.append("Write your message and end with [propose] ..., [accept] or [pass].")
-        return "\n".join(lines)
-
-    def parse(self, player: str, text: str) -> dict[str, Any]:
-        """The last well-formed move, and the talk around it."""
-        for found in reversed(list(MOVE.finditer(text))):
-            kind = found.group(1).lower()
-            end = found.end() if kind == "propose" else found.start(2)
-            talk = (text[: found.start()] + text[end:]).strip()
-            if kind == "propose":
-                keep = read_counts(found.group(2), self.names)
-                if keep is None:
-                    continue
-                if any(k > p for k, p in zip(keep, self.pool)):
-                    raise InvalidMove(f"You cannot keep more than the pool holds ({bundle_text(self.pool, self.names)}).")
-                return {"move": "propose", "keep": keep, "talk": talk}
-            if kind == "accept":
-                standing = self.standing()
-                if standing is None or standing["player"] == player:
-                    raise InvalidMove("There is no proposal of the other player to accept; use [propose] or [pass].")
-            return {"move": kind, "talk": talk}
-        raise InvalidMove(
-            f"No move found. End with [propose] <count> <item>, ... naming every item ({', '.join(self.names)}), [accept] or [pass]."
-        )
+        return "\n".join([
+            f"Turn {self.turn + 1} of {self.deadline}. Pool: {bundle_text(self.pool, self.names)}.",
+            self.standing_text(player),
+            "Write your message and end with [propose] ..., [accept] or [pass].",
+        ])
 
     # ------------------------------------------------------------------- rules
-    def apply(self, ctx: Context, moves: dict[str, dict[str, Any]]) -> None:
-        """Deliver the talk, then record the proposal or close the deal; end at the deadline."""
-        ((player, move),) = moves.items()
-        other = self.other(player)
-        if move["talk"]:
-            ctx.say(player, move["talk"], to=other)
-        self.turn += 1
-        if move["move"] == "propose":
-            keep = move["keep"]
-            self.proposals += (FrozenDict(player=player, keep=tuple(keep)),)
-            ctx.tell(
-                f"{player} proposes: {player} keeps {bundle_text(keep, self.names)}; {other} gets {bundle_text(self.rest(keep), self.names)}.",
-                kind="move",
-                sender=player,
-            )
-        elif move["move"] == "accept":
-            standing = self.standing()
-            assert standing is not None
-            ctx.tell(f"{player} accepts {other}'s proposal.", kind="move", sender=player)
-            self.deal = standing
-            proposer = standing["player"]
-            utilities = {proposer: float(self.value(proposer, standing["keep"]))}
-            utilities[player] = float(self.value(player, self.rest(standing["keep"])))
-            self._end(ctx, {p: utilities[p] for p in self.players}, agreed=True, reason=f"{player} accepted {proposer}'s proposal")
-            return
-        else:
-            ctx.tell(f"{player} makes no proposal this turn.", to=other, kind="move", sender=player)
-        if self.turn >= self.deadline:
-            self._end(ctx, {p: self.disagreement for p in self.players}, agreed=False, reason=f"no deal within {self.deadline} turns")
-
-    def analysis(self, utilities: dict[str, float], agreed: bool) -> dict[str, Any]:
-        """The negotiation report over every split of the pool."""
-        outcomes = []
-        for share in itertools.product(*(range(c + 1) for c in self.pool)):
-            outcomes.append((self.value("player_0", share), self.value("player_1", self.rest(share))))
-        return negotiation_report(utilities, outcomes, {p: self.disagreement for p in self.players}, agreed)
-
-    def _end(self, ctx: Context, utilities: dict[str, float], agreed: bool, reason: str) -> None:
-        """Pay ``utilities`` and finish; a deal's sole best-off player wins, a tie or no deal is a draw."""
-        leaders = winners_by_score(utilities)
-        winners = leaders if agreed and len(leaders) == 1 else []
-        ctx.finish(utilities, winners=winners, reason=reason, details=self.analysis(utilities, agreed))
+    def accept(self, ctx: Context, player: str, standing: FrozenDict) -> None:
+        """Keep the deal as ``deal``, then close it."""
+        self.deal = standing
+        super().accept(ctx, player, standing)
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """-1 to the offender, 0 to the other, who wins; the analysis treats it as no deal."""
         other = self.other(player)
-        details = self.analysis({p: self.disagreement for p in self.players}, agreed=False)
+        details = self.report(self.no_deal(), agreed=False)
         ctx.finish({player: -1.0, other: 0.0}, winners=[other], reason=reason, details=details)
 
     # ------------------------------------------------------------------- views
@@ -342,20 +239,10 @@ class Bargaining(Game):
             "player": player,
             "items": list(self.names),
             "pool": list(self.pool),
-            "values": list(self.values[self.players.index(player)]),
+            "values": list(self.values[self.seat(player)]),
             "disagreement": self.disagreement,
             "turn": self.turn,
             "deadline": self.deadline,
             "proposals": self.proposals,
             "standing": self.standing(),
         }
-
-    def render(self) -> str:
-        """The instance, both players' values, the proposals and the turns played."""
-        lines = [f"Pool: {bundle_text(self.pool, self.names)}"]
-        for p, values in zip(self.players, self.values):
-            lines.append(f"{p} values: {', '.join(f'{v}/{n}' for v, n in zip(values, self.names))}")
-        for proposal in self.proposals:
-            lines.append(f"  {proposal['player']} keeps {bundle_text(proposal['keep'], self.names)}")
-        lines.append(f"{self.turn} of {self.deadline} turns played")
-        return "\n".join(lines)

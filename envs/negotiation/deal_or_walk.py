@@ -45,15 +45,13 @@ Version history: v0, first release.
 
 from __future__ import annotations
 
-import itertools
 import re
-from typing import Any, Sequence
+from typing import Any
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.frozen import FrozenDict
-from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
-from parlour.envs.negotiation.analysis import negotiation_report
-from parlour.envs.negotiation.bargaining import bundle_text, read_counts
+from parlour.envs.core.game import Game, int_option
+from parlour.envs.negotiation.pool_split import PoolSplit, bundle_text
 
 ITEMS = ("book", "hat", "ball", "pen", "cup")
 #: difficulty -> number of item types.
@@ -94,7 +92,7 @@ def draw_instance(rng: Any, types: int) -> dict[str, Any]:
     return {"pool": pool, "values": values, "walk": walk}
 
 
-class DealOrWalk(Game):
+class DealOrWalk(PoolSplit, Game):
     """Two-player multi-issue bargaining with private walk-away values; see the module docstring."""
 
     name = "DealOrWalk"
@@ -103,6 +101,9 @@ class DealOrWalk(Game):
                    "difficulty 1-4 (default 3) sets the number of item types.")
     category = "negotiation"
     zero_sum = False
+    move_pattern = MOVE
+    no_proposal = "There is no proposal of the other player to accept; use [propose], [walk] or [pass]."
+    no_move = "No move found. Include [propose] <count> <item>, ... naming every item ({items}), [accept], [walk] or [pass]."
 
     def __init__(self, *, difficulty: int = 3, deadline: int = 10):
         self.difficulty = int_option("difficulty", difficulty, 1, len(LEVELS))
@@ -125,28 +126,11 @@ class DealOrWalk(Game):
         self.proposals = ()
         self.walked = None
 
-    # ----------------------------------------------------------------- helpers
-    def seat(self, player: str) -> int:
-        """``player``'s index."""
-        return self.players.index(player)
-
-    def value(self, player: str, counts: Sequence[int]) -> int:
-        """What ``counts`` items are worth to ``player``."""
-        return sum(v * c for v, c in zip(self.values[self.seat(player)], counts))
-
-    def rest(self, keep: Sequence[int]) -> list[int]:
-        """The items left to the other player when ``keep`` is kept."""
-        return [p - k for p, k in zip(self.pool, keep)]
-
-    def standing(self) -> FrozenDict | None:
-        """The latest proposal, ``{"player": proposer, "keep": counts}``, or ``None``."""
-        return self.proposals[-1] if self.proposals else None
+    def no_deal(self) -> dict[str, float]:
+        """Each player's walk-away value, as payoffs."""
+        return {p: float(w) for p, w in zip(self.players, self.walk)}
 
     # -------------------------------------------------------------------- text
-    def to_move(self) -> list[str]:
-        """Players alternate, ``player_0`` first."""
-        return [self.players[self.turn % 2]]
-
     def rules(self, player: str) -> str:
         """Rules, the pool, this player's private values and walk-away value."""
         return RULES.format(
@@ -161,96 +145,31 @@ class DealOrWalk(Game):
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
         """Turns left, the walk-away value and the standing proposal, valued with this player's own values."""
-        lines = [f"Turn {self.turn + 1} of {self.deadline}. Pool: {bundle_text(self.pool, self.names)}. "
-                 f"Your walk-away value: {self.walk[self.seat(player)]}."]
-        standing = self.standing()
-        if standing is None:
-            lines.append("No proposal stands yet.")
-        elif standing["player"] == player:
-            lines.append(f"Your proposal stands: you keep {bundle_text(standing['keep'], self.names)}.")
-        else:
-            yours = self.rest(standing["keep"])
-            lines.append(f"{standing['player']}'s proposal stands: you would get {bundle_text(yours, self.names)}, "
-                         f"worth {self.value(player, yours)} to you.")
-        lines.append("Write your message and include [propose] ..., [accept], [walk] or [pass].")
-        return "\n".join(lines)
-
-    def parse(self, player: str, text: str) -> dict[str, Any]:
-        """The last well-formed move, and the talk around it."""
-        for found in reversed(list(MOVE.finditer(text))):
-            kind = found.group(1).lower()
-            end = found.end() if kind == "propose" else found.start(2)
-            talk = (text[: found.start()] + text[end:]).strip()
-            if kind == "propose":
-                keep = read_counts(found.group(2), self.names)
-                if keep is None:
-                    continue
-                if any(k > p for k, p in zip(keep, self.pool)):
-                    raise InvalidMove(f"You cannot keep more than the pool holds ({bundle_text(self.pool, self.names)}).")
-                return {"move": "propose", "keep": keep, "talk": talk}
-            if kind == "accept":
-                standing = self.standing()
-                if standing is None or standing["player"] == player:
-                    raise InvalidMove("There is no proposal of the other player to accept; use [propose], [walk] or [pass].")
-            return {"move": kind, "talk": talk}
-        raise InvalidMove(f"No move found. Include [propose] <count> <item>, ... naming every item ({', '.join(self.names)}), "
-                          "[accept], [walk] or [pass].")
+        return "\n".join([
+            f"Turn {self.turn + 1} of {self.deadline}. Pool: {bundle_text(self.pool, self.names)}. "
+            f"Your walk-away value: {self.walk[self.seat(player)]}.",
+            self.standing_text(player),
+            "Write your message and include [propose] ..., [accept], [walk] or [pass].",
+        ])
 
     # ------------------------------------------------------------------- rules
-    def apply(self, ctx: Context, moves: dict[str, dict[str, Any]]) -> None:
-        """Deliver the talk, then record the proposal, close the deal or walk; end at the deadline."""
-        ((player, move),) = moves.items()
-        other = self.other(player)
-        if move["talk"]:
-            ctx.say(player, move["talk"], to=other)
-        self.turn += 1
-        kind = move["move"]
-        if kind == "propose":
-            keep = move["keep"]
-            self.proposals += (FrozenDict(player=player, keep=tuple(keep)),)
-            ctx.tell(f"{player} proposes: {player} keeps {bundle_text(keep, self.names)}; {other} gets "
-                     f"{bundle_text(self.rest(keep), self.names)}.", kind="move", sender=player)
-        elif kind == "accept":
-            standing = self.standing()
-            assert standing is not None
-            ctx.tell(f"{player} accepts {other}'s proposal.", kind="move", sender=player)
-            proposer = standing["player"]
-            utilities = {proposer: float(self.value(proposer, standing["keep"])), player: float(self.value(player, self.rest(standing["keep"])))}
-            self.end(ctx, {p: utilities[p] for p in self.players}, agreed=True, reason=f"{player} accepted {proposer}'s proposal")
-            return
-        elif kind == "walk":
-            self.walked = player
-            ctx.tell(f"{player} walks away.", kind="move", sender=player)
-            self.end(ctx, self.walk_away(), agreed=False, reason=f"{player} walked away")
-            return
-        else:
-            ctx.tell(f"{player} makes no proposal this turn.", to=other, kind="move", sender=player)
-        if self.turn >= self.deadline:
-            self.end(ctx, self.walk_away(), agreed=False, reason=f"no deal within {self.deadline} turns")
-
-    def walk_away(self) -> dict[str, float]:
-        """Each player's walk-away value, as payoffs."""
-        return {p: float(w) for p, w in zip(self.players, self.walk)}
+    def own_move(self, ctx: Context, player: str, kind: str) -> None:
+        """``[walk]``: no deal, each player gets its walk-away value."""
+        self.walked = player
+        ctx.tell(f"{player} walks away.", kind="move", sender=player)
+        self.end(ctx, self.no_deal(), agreed=False, reason=f"{player} walked away")
 
     def report(self, utilities: dict[str, float], agreed: bool) -> dict[str, Any]:
         """The negotiation report over every split of the pool, from the walk-away point, and the walk."""
-        outcomes = [(self.value("player_0", share), self.value("player_1", self.rest(share)))
-                    for share in itertools.product(*(range(c + 1) for c in self.pool))]
-        details = negotiation_report(utilities, outcomes, self.walk_away(), agreed)
-        details.update(difficulty=self.difficulty, walked=self.walked, walk_away=self.walk_away())
+        details = super().report(utilities, agreed)
+        details.update(difficulty=self.difficulty, walked=self.walked, walk_away=self.no_deal())
         return details
-
-    def end(self, ctx: Context, utilities: dict[str, float], agreed: bool, reason: str) -> None:
-        """Pay ``utilities`` and finish; a deal's sole best-off player wins, nobody wins without a deal."""
-        leaders = winners_by_score(utilities)
-        ctx.finish(utilities, winners=leaders if agreed and len(leaders) == 1 else [], reason=reason,
-                   details=self.report(utilities, agreed))
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """-1 to the offender, its walk-away value to the other, who wins; the analysis treats it as no deal."""
         other = self.other(player)
         rewards = {player: -1.0, other: float(self.walk[self.seat(other)])}
-        ctx.finish(rewards, winners=[other], reason=reason, details=self.report(self.walk_away(), agreed=False))
+        ctx.finish(rewards, winners=[other], reason=reason, details=self.report(self.no_deal(), agreed=False))
 
     # ------------------------------------------------------------------- views
     def view(self, player: str) -> dict[str, Any]:
@@ -270,12 +189,6 @@ class DealOrWalk(Game):
             "standing": self.standing(),
         }
 
-    def render(self) -> str:
-        """The instance, both players' values and walk-away values, the proposals and the turns played."""
-        lines = [f"Pool: {bundle_text(self.pool, self.names)}"]
-        for p, values, walk in zip(self.players, self.values, self.walk):
-            lines.append(f"{p} values: {', '.join(f'{v}/{n}' for v, n in zip(values, self.names))}; walk-away {walk}")
-        for proposal in self.proposals:
-            lines.append(f"  {proposal['player']} keeps {bundle_text(proposal['keep'], self.names)}")
-        lines.append(f"{self.turn} of {self.deadline} turns played")
-        return "\n".join(lines)
+    def private_note(self, player: str) -> str:
+        """The walk-away value, for :meth:`render`."""
+        return f"; walk-away {self.walk[self.seat(player)]}"
