@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pytest
 
 import parlour
 from parlour.envs.core.match import Match
 from parlour.envs.games.battleship import Battleship
+from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/Battleship-v0"
 
@@ -133,37 +133,20 @@ def disagreements(episodes: int, seed: int = 0, **options) -> tuple[int, int]:
     players' information (OpenSpiel's information state string, rebuilt from
     each player's view); each episode's end compares the returns.
     """
-    import pyspiel
-
     game = Battleship(**options)
     sizes = ";".join(map(str, game.ship_sizes))
-    spiel_game = pyspiel.load_game("battleship", {
+    spiel_options = {
         "board_width": game.width, "board_height": game.height, "ship_sizes": f"[{sizes}]",
         "ship_values": "[" + ";".join("1" for _ in game.ship_sizes) + "]", "num_shots": game.num_shots,
         "allow_repeated_shots": game.allow_repeated_shots,
-    })
-    rng = np.random.default_rng(seed)
-    mismatches = 0
-    for episode in range(episodes):
-        match = Match(Battleship, options)
-        match.reset(seed + episode)
-        game, state = match.game, spiel_game.new_initial_state()
-        agrees = True
-        while agrees and not match.over:
-            (player,) = match.acting()
-            agrees &= player == match.players[state.current_player()]
-            legal = game.legal_actions(player)
-            agrees &= legal == state.legal_actions()
-            for i, p in enumerate(match.players):
-                spiel = re.sub(r"^T=\d+ ", "", state.information_state_string(i))
-                agrees &= information_state(game.view(p), game.width) == spiel
-            action = int(rng.choice(legal))
-            match.submit(player, action if episode % 2 else game.moves[action])
-            state.apply_action(action)
-            agrees &= match.over == state.is_terminal()
-        agrees &= [match.returns[p] for p in match.players] == state.returns()
-        mismatches += not agrees
-    return episodes, mismatches
+    }
+
+    def observations(match: Match, state, seat: int) -> bool:
+        game = match.game
+        return all(information_state(game.view(p), game.width) == re.sub(r"^T=\d+ ", "", state.information_state_string(i))
+                   for i, p in enumerate(match.players))
+
+    return turn_based_disagreements(episodes, seed, Battleship, options, "battleship", spiel_options, observations)
 
 
 @pytest.mark.parametrize("options,episodes", [

@@ -15,6 +15,7 @@ import parlour
 from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.clobber import DIRECTIONS, Clobber
+from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/Clobber-v0"
 
@@ -101,32 +102,13 @@ def disagreements(episodes: int, seed: int = 0, rows: int = 5, columns: int = 6)
     action numbers and its move names), both players' observation tensors and
     whether the game is over; each episode's end compares the returns.
     """
-    import pyspiel
 
-    spiel_game = pyspiel.load_game("clobber", {"rows": rows, "columns": columns})
-    rng = np.random.default_rng(seed)
-    mismatches = 0
-    for episode in range(episodes):
-        match = Match(Clobber, {"rows": rows, "columns": columns})
-        match.reset(seed + episode)
-        game, state = match.game, spiel_game.new_initial_state()
-        agrees = True
-        while agrees and not match.over:
-            (player,) = match.acting()
-            seat = match.players.index(player)
-            agrees &= seat == state.current_player()
-            legal = game.legal_actions(player)
-            agrees &= [spiel_action(game, action) for action in legal] == state.legal_actions()
-            agrees &= [state.action_to_string(seat, spiel_action(game, a)) for a in legal] == game.legal_moves(player)
-            for observer, name in enumerate(match.players):
-                agrees &= game.vector(name).tolist() == state.observation_tensor(observer)
-            action = int(rng.choice(legal))
-            match.submit(player, action if episode % 2 else game.moves[action])
-            state.apply_action(spiel_action(game, action))
-            agrees &= match.over == state.is_terminal()
-        agrees &= [match.returns[p] for p in match.players] == state.returns()
-        mismatches += not agrees
-    return episodes, mismatches
+    def observations(match: Match, state, seat: int) -> bool:
+        return all(match.game.vector(name).tolist() == state.observation_tensor(observer) for observer, name in enumerate(match.players))
+
+    size = {"rows": rows, "columns": columns}
+    return turn_based_disagreements(episodes, seed, Clobber, size, "clobber", size, observations,
+                                    to_spiel=lambda game, seat, action: spiel_action(game, action), names=True)
 
 
 def test_matches_openspiel_on_random_play():

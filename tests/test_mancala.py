@@ -14,6 +14,7 @@ import parlour
 from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.mancala import Mancala
+from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/Mancala-v0"
 
@@ -100,30 +101,13 @@ def disagreements(episodes: int, seed: int = 0) -> tuple[int, int]:
     position (OpenSpiel's observation tensor: the board, the player to move
     and the move number); each episode's end compares the returns.
     """
-    import pyspiel
 
-    spiel_game = pyspiel.load_game("mancala")
-    rng = np.random.default_rng(seed)
-    mismatches = 0
-    for episode in range(episodes):
-        match = Match(Mancala, {})
-        match.reset(seed + episode)
-        game, state = match.game, spiel_game.new_initial_state()
-        agrees = True
-        while agrees and not match.over:
-            (player,) = match.acting()
-            seat = match.players.index(player)
-            agrees &= seat == state.current_player()
-            legal = game.legal_actions(player)
-            agrees &= [1 + 7 * seat + action for action in legal] == state.legal_actions()
-            agrees &= game.board + [game.turn, game.played] == state.observation_tensor(seat)
-            action = int(rng.choice(legal))
-            match.submit(player, action if episode % 2 else game.moves[action])
-            state.apply_action(1 + 7 * seat + action)
-            agrees &= match.over == state.is_terminal()
-        agrees &= [match.returns[p] for p in match.players] == state.returns()
-        mismatches += not agrees
-    return episodes, mismatches
+    def observations(match: Match, state, seat: int) -> bool:
+        game = match.game
+        return game.board + [game.turn, game.played] == state.observation_tensor(seat)
+
+    return turn_based_disagreements(episodes, seed, Mancala, {}, "mancala", {}, observations,
+                                    to_spiel=lambda game, seat, action: 1 + 7 * seat + action)
 
 
 def test_matches_openspiel_moves_positions_and_returns():

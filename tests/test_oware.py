@@ -15,6 +15,7 @@ import parlour
 from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.oware import Oware
+from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/Oware-v0"
 
@@ -120,31 +121,14 @@ def disagreements(episodes: int, seed: int = 0, houses: int = 6, seeds: int = 4)
     captured seeds, against ``player_0``'s vector and ``player_1``'s turned
     round) and whether the game is over; each episode's end compares the returns.
     """
-    import pyspiel
 
-    spiel_game = pyspiel.load_game("oware", {"num_houses_per_player": houses, "num_seeds_per_house": seeds})
-    rng = np.random.default_rng(seed)
-    mismatches = 0
-    for episode in range(episodes):
-        match = Match(Oware, {"houses": houses, "seeds": seeds})
-        match.reset(seed + episode)
-        game, state = match.game, spiel_game.new_initial_state()
-        agrees = True
-        while agrees and not match.over:
-            (player,) = match.acting()
-            agrees &= match.players.index(player) == state.current_player()
-            legal = game.legal_actions(player)
-            agrees &= legal == state.legal_actions()
-            tensor = np.asarray(state.observation_tensor(0), dtype=np.float32)
-            turned = np.concatenate([tensor[houses : 2 * houses], tensor[:houses], tensor[[2 * houses + 1, 2 * houses]]])
-            agrees &= np.array_equal(game.vector("player_0"), tensor) and np.array_equal(game.vector("player_1"), turned)
-            action = int(rng.choice(legal))
-            match.submit(player, action if episode % 2 else game.moves[action])
-            state.apply_action(action)
-            agrees &= match.over == state.is_terminal()
-        agrees &= [match.returns[p] for p in match.players] == state.returns()
-        mismatches += not agrees
-    return episodes, mismatches
+    def observations(match: Match, state, seat: int) -> bool:
+        tensor = np.asarray(state.observation_tensor(0), dtype=np.float32)
+        turned = np.concatenate([tensor[houses : 2 * houses], tensor[:houses], tensor[[2 * houses + 1, 2 * houses]]])
+        return np.array_equal(match.game.vector("player_0"), tensor) and np.array_equal(match.game.vector("player_1"), turned)
+
+    return turn_based_disagreements(episodes, seed, Oware, {"houses": houses, "seeds": seeds}, "oware",
+                                    {"num_houses_per_player": houses, "num_seeds_per_house": seeds}, observations)
 
 
 def test_matches_openspiel_on_random_play():

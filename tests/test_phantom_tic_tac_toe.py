@@ -7,12 +7,12 @@ The cross-check's full count (the issue's 1000 episodes)::
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import parlour
 from parlour.envs.core.match import Match
 from parlour.envs.games.phantom_tic_tac_toe import PhantomTicTacToe
+from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/PhantomTicTacToe-v0"
 
@@ -94,29 +94,12 @@ def disagreements(episodes: int, gameversion: str = "classical", seed: int = 0) 
     players' observation tensors (what each has seen); each episode's end
     compares the returns.
     """
-    import pyspiel
 
-    spiel_game = pyspiel.load_game("phantom_ttt", {"obstype": "reveal-nothing", "gameversion": gameversion})
-    rng = np.random.default_rng(seed)
-    mismatches = 0
-    for episode in range(episodes):
-        match = Match(PhantomTicTacToe, {"gameversion": gameversion})
-        match.reset(seed + episode)
-        game, state = match.game, spiel_game.new_initial_state()
-        agrees = True
-        while agrees and not match.over:
-            (player,) = match.acting()
-            agrees &= player == match.players[state.current_player()]
-            legal = game.legal_actions(player)
-            agrees &= legal == state.legal_actions()
-            agrees &= all(game.vector(p).tolist() == state.observation_tensor(i) for i, p in enumerate(match.players))
-            action = int(rng.choice(legal))
-            match.submit(player, action if episode % 2 else game.moves[action])
-            state.apply_action(action)
-            agrees &= match.over == state.is_terminal()
-        agrees &= [match.returns[p] for p in match.players] == state.returns()
-        mismatches += not agrees
-    return episodes, mismatches
+    def observations(match: Match, state, seat: int) -> bool:
+        return all(match.game.vector(p).tolist() == state.observation_tensor(i) for i, p in enumerate(match.players))
+
+    return turn_based_disagreements(episodes, seed, PhantomTicTacToe, {"gameversion": gameversion}, "phantom_ttt",
+                                    {"obstype": "reveal-nothing", "gameversion": gameversion}, observations)
 
 
 @pytest.mark.parametrize("gameversion,episodes", [("classical", 150), ("abrupt", 50)])

@@ -16,6 +16,7 @@ from parlour.baselines.pig import break_even
 from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.pig import HORIZON, Pig
+from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/Pig-v0"
 
@@ -99,38 +100,23 @@ def disagreements(episodes: int, seed: int = 0, **options) -> tuple[int, int]:
     observation tensor (turned to the player's side) and whether the game is
     over; each episode's end compares the returns.
     """
-    import pyspiel
-
     game_options = Pig(**options)
-    spiel_game = pyspiel.load_game("pig", {
+    spiel_options = {
         "players": game_options.num_players, "winscore": game_options.win_score,
         "diceoutcomes": game_options.dice_outcomes, "piglet": game_options.piglet,
-    })
-    rng = np.random.default_rng(seed)
-    mismatches = 0
-    for episode in range(episodes):
-        match = Match(Pig, options)
-        match.reset(seed + episode)
-        game, state = match.game, spiel_game.new_initial_state()
-        agrees = True
-        while agrees and not match.over:
-            (player,) = match.acting()
-            seat = match.players.index(player)
-            agrees &= seat == state.current_player()
-            legal = game.legal_actions(player)
-            agrees &= legal == state.legal_actions()
-            tensor = np.asarray(state.observation_tensor(seat), dtype=np.float32).reshape(1 + game.num_players, -1)
-            turned = np.concatenate([tensor[:1], np.roll(tensor[1:], -seat, axis=0)]).reshape(-1)
-            agrees &= np.array_equal(game.vector(player), turned)
-            action = int(rng.choice(legal))
-            match.submit(player, action if episode % 2 else game.moves[action])
-            state.apply_action(action)
-            if state.is_chance_node():
-                state.apply_action(int(game.last_roll != 1) if game.piglet else game.last_roll - 1)
-            agrees &= match.over == state.is_terminal()
-        agrees &= [match.returns[p] for p in match.players] == state.returns()
-        mismatches += not agrees
-    return episodes, mismatches
+    }
+
+    def observations(match: Match, state, seat: int) -> bool:
+        game = match.game
+        tensor = np.asarray(state.observation_tensor(seat), dtype=np.float32).reshape(1 + game.num_players, -1)
+        turned = np.concatenate([tensor[:1], np.roll(tensor[1:], -seat, axis=0)]).reshape(-1)
+        return np.array_equal(game.vector(match.players[seat]), turned)
+
+    def chance_outcome(game: Pig) -> int:
+        return int(game.last_roll != 1) if game.piglet else game.last_roll - 1
+
+    return turn_based_disagreements(episodes, seed, Pig, options, "pig", spiel_options, observations,
+                                    chance_outcome=chance_outcome)
 
 
 def test_matches_openspiel_on_random_play():

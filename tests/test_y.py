@@ -16,6 +16,7 @@ from parlour.baselines.y import distance
 from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.y import Y
+from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/Y-v0"
 
@@ -116,34 +117,17 @@ def disagreements(episodes: int, seed: int = 0, board_size: int = 7) -> tuple[in
     board's cells and whether the game is over; each episode's end compares
     the returns.
     """
-    import pyspiel
-
-    spiel_game = pyspiel.load_game("y", {"board_size": board_size})
-    rng = np.random.default_rng(seed)
     cells = [(x, y) for y in range(board_size) for x in range(board_size - y)]
     actions = [x + y * board_size for x, y in cells]  # OpenSpiel's action of each parlour move
-    mismatches = 0
-    for episode in range(episodes):
-        match = Match(Y, {"board_size": board_size})
-        match.reset(seed + episode)
-        game, state = match.game, spiel_game.new_initial_state()
-        agrees = True
-        while agrees and not match.over:
-            (player,) = match.acting()
-            agrees &= match.players.index(player) == state.current_player()
-            legal = game.legal_actions(player)
-            agrees &= [actions[a] for a in legal] == state.legal_actions()
-            agrees &= [game.moves[a] for a in legal] == [state.action_to_string(state.current_player(), actions[a]) for a in legal]
-            for seat, name in enumerate(match.players):
-                tensor = np.asarray(state.observation_tensor(seat), dtype=np.float32).reshape(3, -1)[:, actions].reshape(-1)
-                agrees &= np.array_equal(game.vector(name), tensor)
-            action = int(rng.choice(legal))
-            match.submit(player, action if episode % 2 else game.moves[action])
-            state.apply_action(actions[action])
-            agrees &= match.over == state.is_terminal()
-        agrees &= [match.returns[p] for p in match.players] == state.returns()
-        mismatches += not agrees
-    return episodes, mismatches
+
+    def observations(match: Match, state, seat: int) -> bool:
+        tensors = (np.asarray(state.observation_tensor(observer), dtype=np.float32).reshape(3, -1)[:, actions].reshape(-1)
+                   for observer in range(len(match.players)))
+        return all(np.array_equal(match.game.vector(name), tensor) for name, tensor in zip(match.players, tensors))
+
+    size = {"board_size": board_size}
+    return turn_based_disagreements(episodes, seed, Y, size, "y", size, observations,
+                                    to_spiel=lambda game, seat, action: actions[action], names=True)
 
 
 def test_matches_openspiel_on_random_play():
