@@ -436,24 +436,44 @@ def connect(
 
         created = call("POST", "/api/live", json={"env_id": env_id, "agent": agent_name(player), "opponent": opponent, "episodes": episodes})
         match_id = created["match"]
-        current = None
-        seeds = secrets.SystemRandom()
-        while True:
-            turn = call("GET", f"/api/live/{match_id}/turn", params={"wait": 30})
-            if turn["status"] == "done":
-                check_reveal(created["commitment"], turn["secret"], turn["seed"])
-                return {key: turn[key] for key in ("submission", "episodes", "seed", "secret", "returns")}
-            if turn["status"] == "error":
-                raise RuntimeError(turn["detail"])
-            if turn["status"] != "act":
-                continue
-            if turn["episode"] != current:
-                current = turn["episode"]
-                reset_agent(player, seeds.randrange(2**63))
-                if progress:
-                    print(f"{env_id}: live episode {current + 1} of {created['episodes']}", flush=True)
-            (action,) = act_batch(player, [turn["observation"]])
-            call("POST", f"/api/live/{match_id}/act", json={"turn": turn["turn"], "action": action if isinstance(action, (str, int, dict)) else str(action)})
+        return _play(
+            player, created["commitment"], secrets.SystemRandom(),
+            lambda: call("GET", f"/api/live/{match_id}/turn", params={"wait": 30}),
+            lambda turn, action: call("POST", f"/api/live/{match_id}/act", json={"turn": turn, "action": action}),
+            (lambda episode: print(f"{env_id}: live episode {episode + 1} of {created['episodes']}", flush=True))
+            if progress else None,
+        )
+
+
+def _play(
+    player: Any, commitment: str, seeds: random.Random, next_turn: Callable[[], dict[str, Any]],
+    send: Callable[[int, Any], Any], on_episode: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Play a live match's turns as a client, over HTTP (:func:`connect`) or in this process (:func:`play_local`).
+
+    ``next_turn()`` waits for the next turn's answer; ``send(turn, action)`` plays ``player``'s action (a string,
+    integer or dict as it stands, anything else as its ``str``). The agent is reset with a fresh seed from ``seeds``
+    at each new episode, and ``on_episode`` (if given) is told that episode's number. At the end the revealed secret
+    is checked against ``commitment`` (:func:`check_reveal`) and the result returned; a match in error raises
+    ``RuntimeError`` with its detail.
+    """
+    current = None
+    while True:
+        turn = next_turn()
+        if turn["status"] == "done":
+            check_reveal(commitment, turn["secret"], turn["seed"])
+            return {key: turn[key] for key in ("submission", "episodes", "seed", "secret", "returns")}
+        if turn["status"] == "error":
+            raise RuntimeError(turn["detail"])
+        if turn["status"] != "act":
+            continue
+        if turn["episode"] != current:
+            current = turn["episode"]
+            reset_agent(player, seeds.randrange(2**63))
+            if on_episode is not None:
+                on_episode(current)
+        (action,) = act_batch(player, [turn["observation"]])
+        send(turn["turn"], action if isinstance(action, (str, int, dict)) else str(action))
 
 
 def check_reveal(commitment: str, secret: str, seed: int) -> None:
@@ -475,19 +495,7 @@ def play_local(
 
     created = hub.create(submitter, env_id, name or agent_name(agent), opponent)
     live = hub.get(created["match"], submitter)
-    current = None
     seeds = secrets.SystemRandom() if seed is None else random.Random(seed)
-    while True:
-        turn = hub.turn(live, wait=60.0)
-        if turn["status"] == "done":
-            check_reveal(created["commitment"], turn["secret"], turn["seed"])
-            return {key: turn[key] for key in ("submission", "episodes", "seed", "secret", "returns")}
-        if turn["status"] == "error":
-            raise RuntimeError(turn["detail"])
-        if turn["status"] != "act":
-            continue
-        if turn["episode"] != current:
-            current = turn["episode"]
-            reset_agent(agent, seeds.randrange(2**63))
-        (action,) = act_batch(agent, [turn["observation"]])
-        hub.act(live, turn["turn"], action if isinstance(action, (str, int, dict)) else str(action))
+    return _play(
+        agent, created["commitment"], seeds, lambda: hub.turn(live, wait=60.0), lambda turn, action: hub.act(live, turn, action)
+    )
