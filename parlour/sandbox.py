@@ -1248,30 +1248,39 @@ def _probe_outside(bwrap: str | None) -> list[Probe]:
     return _every_attempt_fails(name, code, bwrap, "reached", "failed")
 
 
+def _probe_listener(
+    name: str, listener: socket.socket, connect: str, target: str, accepted_as: str, bwrap: str | None
+) -> list[Probe]:
+    """Have a fresh sandbox run ``connect`` (an expression that connects to the bound ``listener``, a host socket)
+    and expect it to fail with the listener accepting nothing. ``target`` names the address in the detail and
+    ``accepted_as`` the listener."""
+    listener.listen()
+    listener.setblocking(False)
+    code = _ATTEMPTS + (
+        "import socket\n"
+        f"print(json.dumps(attempt(lambda: {connect})))\n"
+    )
+    result = _probe_run(code, bwrap)
+    try:
+        listener.accept()[0].close()
+        accepted = True
+    except BlockingIOError:
+        accepted = False
+    seen = _observe(result)
+    if result.verdict != "ok" or seen not in (True, False):
+        return [Probe(name, False, _failure(result))]
+    return [Probe(name, not seen and not accepted,
+                  f"connect to the host's {target}: {'succeeded' if seen else 'failed'}; {accepted_as}: {accepted}")]
+
+
 def _probe_host_loopback(bwrap: str | None) -> list[Probe]:
     """A listener on the host's 127.0.0.1 hears nothing from the sandbox."""
     name = "network: the host's loopback is unreachable"
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
-        listener.listen()
-        listener.setblocking(False)
         port = listener.getsockname()[1]
-        code = _ATTEMPTS + (
-            "import socket\n"
-            f"print(json.dumps(attempt(lambda: socket.create_connection(('127.0.0.1', {port}), timeout=2).close())))\n"
-        )
-        result = _probe_run(code, bwrap)
-        try:
-            listener.accept()[0].close()
-            accepted = True
-        except BlockingIOError:
-            accepted = False
-    seen = _observe(result)
-    if result.verdict != "ok" or seen not in (True, False):
-        return [Probe(name, False, _failure(result))]
-    return [Probe(name, not seen and not accepted,
-                  f"connect to the host's 127.0.0.1:{port}: {'succeeded' if seen else 'failed'}; "
-                  f"host listener accepted: {accepted}")]
+        return _probe_listener(name, listener, f"socket.create_connection(('127.0.0.1', {port}), timeout=2).close()",
+                               f"127.0.0.1:{port}", "host listener accepted", bwrap)
 
 
 def _probe_abstract_socket(bwrap: str | None) -> list[Probe]:
@@ -1280,23 +1289,8 @@ def _probe_abstract_socket(bwrap: str | None) -> list[Probe]:
     address = f"\0parlour-probe-{os.getpid()}-{time.monotonic_ns()}"
     with socket.socket(socket.AF_UNIX) as listener:
         listener.bind(address)
-        listener.listen()
-        listener.setblocking(False)
-        code = _ATTEMPTS + (
-            "import socket\n"
-            f"print(json.dumps(attempt(lambda: socket.socket(socket.AF_UNIX).connect({address!r}))))\n"
-        )
-        result = _probe_run(code, bwrap)
-        try:
-            listener.accept()[0].close()
-            accepted = True
-        except BlockingIOError:
-            accepted = False
-    seen = _observe(result)
-    if result.verdict != "ok" or seen not in (True, False):
-        return [Probe(name, False, _failure(result))]
-    return [Probe(name, not seen and not accepted,
-                  f"connect to the host's {address[1:]!r}: {'succeeded' if seen else 'failed'}; accepted: {accepted}")]
+        return _probe_listener(name, listener, f"socket.socket(socket.AF_UNIX).connect({address!r})",
+                               repr(address[1:]), "accepted", bwrap)
 
 
 def _probe_raw_sockets(bwrap: str | None) -> list[Probe]:
