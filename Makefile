@@ -35,6 +35,7 @@ bench: install system
 	$(BIN)/python benchmarks/aec_floor.py
 	$(BIN)/python benchmarks/vector_throughput.py $(if $(PUFFERLIB),--pufferlib $(PUFFERLIB))
 	$(BIN)/python benchmarks/rollout_throughput.py
+	$(BIN)/python benchmarks/gc_pauses.py
 	$(BIN)/python benchmarks/workers.py
 	$(BIN)/python benchmarks/trainer_throughput.py --llm
 	$(BIN)/python benchmarks/observation_cost.py

@@ -6,7 +6,8 @@ objects, about a quarter of a second of CPU per full collection on this
 project's machines, and a rollout that keeps its episodes' records triggers one
 whenever it has made a quarter as many long-lived objects again: on a CPU run of
 32 TicTacToe episodes with a tiny model, one such pause was a third of the run
-(``benchmarks/rollout_throughput.py``; the host stalls the same on a GPU).
+(``benchmarks/rollout_throughput.py``; ``benchmarks/gc_pauses.py`` counts the collections with and without
+the freeze; the host stalls the same on a GPU).
 
 :func:`frozen_heap` moves the objects alive when a run starts into the
 collector's permanent generation (``gc.freeze()``) for the length of the run and
