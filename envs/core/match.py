@@ -297,14 +297,8 @@ class Match:
             # played here without the general path's checks; it is recorded and settled the same.
             if self.tool_calls:
                 self.tool_calls.pop(player, None)
-            game.apply(ctx, {player: action})
-            self.turns += 1
-            if self.settings.max_turns is not None and self.turns >= self.settings.max_turns:
-                ctx.truncate(f"the turn limit ({self.settings.max_turns}) was reached")
-            rewards = self._settle()
-            self._refresh()
-            self.steps.append({"player": player, "action": action, "move": action, "error": None, "rewards": rewards})
-            return rewards
+            self._apply({player: action})
+            return self._close({"player": player, "action": action, "move": action, "error": None})
         step: dict[str, Any] = {"player": player}
         if isinstance(action, AgentFailure):
             move, error = None, self._failed(action, step)
@@ -332,12 +326,20 @@ class Match:
                 moves = self._pending
                 moves[player] = move
                 self._pending = {}
-                game.apply(ctx, moves)
-                self.turns += 1
-                if self.settings.max_turns is not None and self.turns >= self.settings.max_turns:
-                    ctx.truncate(f"the turn limit ({self.settings.max_turns}) was reached")
+                self._apply(moves)
         step.setdefault("move", None)
         step["error"] = error
+        return self._close(step)
+
+    def _apply(self, moves: dict[str, Move]) -> None:
+        """Have the game apply the step's ``moves`` (one per acting player) and count the turn against ``max_turns``."""
+        self.game.apply(self.ctx, moves)
+        self.turns += 1
+        if self.settings.max_turns is not None and self.turns >= self.settings.max_turns:
+            self.ctx.truncate(f"the turn limit ({self.settings.max_turns}) was reached")
+
+    def _close(self, step: dict[str, Any]) -> dict[str, float]:
+        """End the step: book its rewards into ``step``, work out who acts next, record it; returns the rewards."""
         step["rewards"] = rewards = self._settle()
         self._refresh()
         self.steps.append(step)
