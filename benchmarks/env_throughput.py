@@ -23,6 +23,12 @@ on its last move.
 
 * parlour text: the PettingZoo AEC loop; ``env.last()`` and its observation's
   rendered ``text`` (what an LLM is shown) read every move;
+* parlour engine: the same episodes through :class:`~parlour.envs.core.match.Match`
+  alone, as ``parlour.evaluate`` and the LLM rollouts drive it: the acting
+  player's agent observation (its rendered text, messages, legal moves and
+  view) built every move, then its move submitted. No PettingZoo bookkeeping
+  (``last()``, infos, the closing ``step(None)`` of every agent), so
+  ``text/engine`` is the share of the AEC face's cost;
 * TextArena raw: ``ta.make("<Game>-v0-raw")``, its ``get_observation()`` (the
   new messages, not rendered) read every move;
 * TextArena wrapped: the same with TextArena's ``LLMObservationWrapper``, which
@@ -35,8 +41,9 @@ on its last move.
 
 Printed: for each game and pair, the median ratio of moves per CPU second and
 its range over the rounds, beside its target; a missed target is flagged.
-Target: text mode >= 1.5x raw TextArena (issue 25); the ratio to the wrapped
-TextArena is printed for reference. Vector mode here is the one-episode AEC
+Target: text mode >= 1.5x raw TextArena (issue 25); the ratios to the wrapped
+TextArena, of the engine to raw TextArena and of the AEC face to the engine
+are printed for reference. Vector mode here is the one-episode AEC
 face; the batched vector face is measured by ``vector_throughput.py``.
 
 Run: ``.venv/bin/python benchmarks/env_throughput.py [--rounds 5] [--seconds 0.4] [--games TicTacToe,...]``.
@@ -55,6 +62,8 @@ from typing import Callable
 import numpy as np
 
 import parlour
+from parlour.envs.core.match import Match
+from parlour.envs.registry import game_class
 
 #: A loop plays whole games for about the given CPU seconds and returns (moves, CPU seconds used).
 Loop = Callable[[float], tuple[int, float]]
@@ -242,6 +251,26 @@ def text_replay_loop(env, script: Script) -> Loop:
     return loop
 
 
+def engine_loop(name: str, script: Script) -> Loop:
+    """parlour's engine alone replaying ``script``: the acting player's agent observation built every move, then its move submitted."""
+    match = Match(game_class(f"parlour/{name}-v0"), SHARED[name][0])
+
+    def loop(seconds: float) -> tuple[int, float]:
+        moves, episode = 0, 0
+        start = time.process_time()
+        while time.process_time() - start < seconds:
+            match.reset(episode % len(script))
+            for move in script[episode % len(script)]:
+                player = match.acting()[0]
+                match.agent_observation(player)
+                match.submit(player, move)
+                moves += 1
+            episode += 1
+        return moves, time.process_time() - start
+
+    return loop
+
+
 def textarena_loop(name: str, script: Script, wrapped: bool) -> Loop:
     """TextArena replaying ``script``, its observation fetched every move (rendered by its LLM wrapper if ``wrapped``)."""
     base = textarena_env(name)
@@ -328,6 +357,7 @@ def libraries(name: str) -> dict[str, Loop]:
     if name in SHARED:
         mine, theirs = shared_scripts(name)
         loops["text"] = parlour_text_loop(name, mine)
+        loops["engine"] = engine_loop(name, mine)
         loops["TextArena raw"] = textarena_loop(name, theirs, wrapped=False)
         loops["TextArena wrapped"] = textarena_loop(name, theirs, wrapped=True)
     else:
@@ -385,6 +415,9 @@ def main() -> None:
             for peer in ("TextArena raw", "TextArena wrapped", "PettingZoo", "OpenSpiel"):
                 if mine in rates and peer in rates and (mine == "text") == peer.startswith("TextArena"):
                     missed += report_ratio(mine, peer, rates, TARGETS.get((mine, peer)))
+        if "engine" in rates:
+            report_ratio("engine", "TextArena raw", rates, None)
+            report_ratio("text", "engine", rates, None)
     print(f"\n{missed} target(s) missed")
 
 
