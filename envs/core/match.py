@@ -485,7 +485,7 @@ class Match:
             if moves is None or player not in self._acting:
                 return NOT_ACTING
             actions = self.game.legal_actions(player)
-            legal = self._legal[player] = (actions, [moves[i] for i in actions])
+            legal = self._legal[player] = (actions, list(map(moves.__getitem__, actions)))
         return legal
 
     def legal_moves_of(self, player: str) -> list[str]:

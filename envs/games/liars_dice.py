@@ -166,8 +166,8 @@ class LiarsDice(Game):
     def _new_round(self, ctx: Context, first: int) -> None:
         """Roll every hand still in play and tell each player its own dice; ``first`` opens the bidding."""
         self.round += 1
-        rng = ctx.rng
-        self.dice = [sorted(rng.integers(1, SIDES + 1, size=len(hand)).tolist()) if hand else [] for hand in self.dice]
+        roll = ctx.rng.integers
+        self.dice = [sorted(roll(1, SIDES + 1, size=len(hand)).tolist()) if hand else [] for hand in self.dice]
         self.turn = first
         self.bid = None
         self.bidder = None
