@@ -88,11 +88,28 @@ class RateLimiter:
 ID_LIMIT = 2**63
 
 
-def _bad_id(value: int) -> JSONResponse | None:
-    """The 400 response for an id no row can have, or None for a plausible one."""
-    if 0 < value < ID_LIMIT:
-        return None
-    return _error(400, "bad id", f"ids are positive integers below 2**63, got {str(value)[:40]}")
+class _Refusal(Exception):
+    """A request's check failed: the handler stops and the client gets ``response`` (a 4xx) as it is.
+
+    Raised rather than returned so that each handler reads as its checks in order
+    (token, rate, body), with no test-and-return after every one.
+    """
+
+    def __init__(self, response: JSONResponse):
+        super().__init__(response.status_code)
+        self.response = response
+
+
+def _check_id(value: int) -> None:
+    """Refuse (400) an id no row can have."""
+    if not 0 < value < ID_LIMIT:
+        raise _Refusal(_error(400, "bad id", f"ids are positive integers below 2**63, got {str(value)[:40]}"))
+
+
+def _check_rate(limiter: RateLimiter, submitter: str, events: str) -> None:
+    """Count one of ``submitter``'s ``events`` (a plural noun) against ``limiter``; refuse (429) past its limit."""
+    if not limiter.allow(submitter):
+        raise _Refusal(_error(429, "rate limited", f"at most {limiter.limit} {events} per {limiter.window:g} s; retry later"))
 
 
 def _error(status: int, error: str, detail: str, **extra: Any) -> JSONResponse:
@@ -148,53 +165,52 @@ def create_app(
             return _error(400, "bad request", "the URL contains a NUL character, which no name, id or slug holds")
         return await call_next(request)
 
-    async def authorised(request: Request) -> str | JSONResponse:
-        """The submitter holding the request's bearer token, or the 401 response."""
+    @app.exception_handler(_Refusal)
+    async def refused(request: Request, refusal: _Refusal) -> JSONResponse:
+        """Answer a request that one of its checks refused with the response that check chose."""
+        return refusal.response
+
+    async def authorised(request: Request) -> str:
+        """The submitter holding the request's bearer token; refuse (401) without one."""
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            return _error(401, "unauthorized", "send the submitter token as 'Authorization: Bearer <token>'")
+            raise _Refusal(_error(401, "unauthorized", "send the submitter token as 'Authorization: Bearer <token>'"))
         submitter = await run_in_threadpool(board.store.submitter_for, token.strip())
         if submitter is None:
-            return _error(401, "unauthorized", "unknown token; ask the leaderboard admin for one")
+            raise _Refusal(_error(401, "unauthorized", "unknown token; ask the leaderboard admin for one"))
         return submitter
 
     async def json_body(request: Request, limit: int) -> Any:
-        """The request's JSON body; a response (413 or 400) instead when it is too large or not JSON."""
+        """The request's JSON body; refuse it when it is too large (413) or not JSON (400)."""
         body = await _read_body(request, limit)
         if body is None:
-            return _error(413, "too large", f"the body exceeds the limit of {limit} bytes; split the bundle")
+            raise _Refusal(_error(413, "too large", f"the body exceeds the limit of {limit} bytes; split the bundle"))
         try:
             return json.loads(body)
         except (ValueError, RecursionError) as error:
             # ValueError covers bad JSON and bad UTF-8, and also an integer too long to convert; RecursionError deep nesting.
-            return _error(400, "malformed JSON", f"the body is not valid UTF-8 JSON: {str(error)[:300]}")
+            raise _Refusal(_error(400, "malformed JSON", f"the body is not valid UTF-8 JSON: {str(error)[:300]}")) from None
 
-    async def json_object(request: Request, limit: int, shape: str) -> dict | JSONResponse:
-        """The request's JSON body when it is an object; otherwise the response saying what to send (``shape``)."""
+    async def json_object(request: Request, limit: int, shape: str) -> dict:
+        """The request's JSON body when it is an object; otherwise refuse it (422), saying what to send (``shape``)."""
         body = await json_body(request, limit)
-        if isinstance(body, JSONResponse):
-            return body
         if not isinstance(body, dict):
-            return _error(422, "rejected", f"send {shape}")
+            raise _Refusal(_error(422, "rejected", f"send {shape}"))
         return body
 
-    def live_match(match_id: str, submitter: str) -> LiveMatch | JSONResponse:
-        """The submitter's live match ``match_id``, or the 404 response."""
+    def live_match(match_id: str, submitter: str) -> LiveMatch:
+        """The submitter's live match ``match_id``; refuse (404) another's or an unknown one."""
         try:
             return live.get(match_id, submitter)
         except KeyError as error:
-            return _error(404, "not found", str(error.args[0]))
+            raise _Refusal(_error(404, "not found", str(error.args[0]))) from None
 
     @app.post("/api/challenges")
     async def challenge(request: Request) -> JSONResponse:
         """Issue a single-use challenge."""
         submitter = await authorised(request)
-        if isinstance(submitter, JSONResponse):
-            return submitter
         body = await json_object(request, 64 * 1024, '{"env_id": ..., "agents": [...], "episodes": ...}')
-        if isinstance(body, JSONResponse):
-            return body
         try:
             issued = await run_in_threadpool(
                 board.issue_challenge, submitter, body.get("env_id"), body.get("agents"), body.get("episodes"),
@@ -208,13 +224,8 @@ def create_app(
     async def submit(request: Request) -> JSONResponse:
         """Verify and store a bundle."""
         submitter = await authorised(request)
-        if isinstance(submitter, JSONResponse):
-            return submitter
-        if not limiter.allow(submitter):
-            return _error(429, "rate limited", f"at most {rate_limit} submissions per {rate_window:g} s; retry later")
+        _check_rate(limiter, submitter, "submissions")
         bundle = await json_body(request, max_bytes)
-        if isinstance(bundle, JSONResponse):
-            return bundle
         try:
             verified = await run_in_threadpool(board.verify, bundle, submitter)
             result = await run_in_threadpool(board.store_verified, verified, submitter)
@@ -228,13 +239,8 @@ def create_app(
     async def live_create(request: Request) -> JSONResponse:
         """Start a live match against a built-in agent."""
         submitter = await authorised(request)
-        if isinstance(submitter, JSONResponse):
-            return submitter
-        if not live_limiter.allow(submitter):
-            return _error(429, "rate limited", f"at most {live_rate_limit} live matches started per {rate_window:g} s; retry later")
+        _check_rate(live_limiter, submitter, "live matches started")
         body = await json_object(request, 64 * 1024, '{"env_id": ..., "agent": ..., "opponent": ...}')
-        if isinstance(body, JSONResponse):
-            return body
         try:
             created = await run_in_threadpool(live.create, submitter, body.get("env_id"), body.get("agent"), body.get("opponent", "random"), body.get("episodes"))
         except Rejected as rejected:
@@ -244,12 +250,7 @@ def create_app(
     @app.get("/api/live/{match_id}/turn")
     async def live_turn(match_id: str, request: Request, wait: float = 0.0) -> JSONResponse:
         """The turn the remote agent must play now (long-polls up to ``wait`` seconds), or the match's result."""
-        submitter = await authorised(request)
-        if isinstance(submitter, JSONResponse):
-            return submitter
-        match = live_match(match_id, submitter)
-        if isinstance(match, JSONResponse):
-            return match
+        match = live_match(match_id, await authorised(request))
         try:
             return JSONResponse(await run_in_threadpool(live.turn, match, wait))
         except QuotaExceeded as exceeded:
@@ -258,15 +259,8 @@ def create_app(
     @app.post("/api/live/{match_id}/act")
     async def live_act(match_id: str, request: Request) -> JSONResponse:
         """The remote agent's action for the awaited turn."""
-        submitter = await authorised(request)
-        if isinstance(submitter, JSONResponse):
-            return submitter
-        match = live_match(match_id, submitter)
-        if isinstance(match, JSONResponse):
-            return match
+        match = live_match(match_id, await authorised(request))
         body = await json_object(request, 1024 * 1024, '{"turn": ..., "action": ...}')
-        if isinstance(body, JSONResponse):
-            return body
         try:
             return JSONResponse(await run_in_threadpool(live.act, match, body.get("turn"), body.get("action")))
         except Rejected as rejected:
@@ -290,8 +284,7 @@ def create_app(
     @app.get("/api/episodes/{episode_id}")
     def episode(episode_id: int) -> JSONResponse:
         """One stored episode's record."""
-        if (bad := _bad_id(episode_id)) is not None:
-            return bad
+        _check_id(episode_id)
         stored = board.store.episode(episode_id)
         if stored is None:
             return _error(404, "not found", f"no episode {episode_id} on this leaderboard")
@@ -330,15 +323,13 @@ def create_app(
     @app.get("/submission/{submission_id}.html")
     def submission_page(submission_id: int) -> Response:
         """One submission's page."""
-        if (bad := _bad_id(submission_id)) is not None:
-            return bad
+        _check_id(submission_id)
         return page(site.submission(submission_id))
 
     @app.get("/episode/{episode_id}.html")
     def episode_page(episode_id: int) -> Response:
         """The viewer of one stored episode."""
-        if (bad := _bad_id(episode_id)) is not None:
-            return bad
+        _check_id(episode_id)
         return page(site.episode(episode_id))
 
     return app
