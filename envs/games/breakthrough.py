@@ -31,13 +31,13 @@ Version history: v0, first release.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, int_option, lettered_board
+from parlour.envs.games.boards import board_from_rows, board_rows, step_moves, stone_planes
 
 MARKS = ("B", "W")
 COLOURS = ("black", "white")
@@ -50,32 +50,6 @@ The board has {rows} rows and {columns} columns; each player starts with {home} 
 On your turn move one of your pieces one cell forward, straight or diagonally, to an empty cell. A piece captures only by moving diagonally forward onto an opponent's piece, which is removed. Pieces never move backwards or sideways.
 You win by bringing a piece to the far row (row {goal}) or by capturing all of your opponent's pieces.
 Cells are named by column letter and row number, row 1 at the bottom. A move names the piece's cell then its destination, for example: {example}"""
-
-
-def cell_name(cell: int, rows: int, columns: int) -> str:
-    """The name of a cell (row-major from the top row): column letter, then row number counted from the bottom."""
-    return f"{chr(ord('a') + cell % columns)}{rows - cell // columns}"
-
-
-@functools.cache
-def layout(rows: int, columns: int) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...], tuple[tuple[tuple[int, int, int], ...], ...]]:
-    """What a board size fixes, worked out once per size: the move names, each move's ``(source, destination)``
-    cells, and per cell its on-board moves as ``(direction, destination, index)``."""
-    names: list[str] = []
-    ends: list[tuple[int, int]] = []
-    steps: list[tuple[tuple[int, int, int], ...]] = []
-    for cell in range(rows * columns):
-        row, column = divmod(cell, columns)
-        here = []
-        for direction, (d_row, d_column) in enumerate(DIRECTIONS):
-            to_row, to_column = row + d_row, column + d_column
-            if 0 <= to_row < rows and 0 <= to_column < columns:
-                destination = to_row * columns + to_column
-                ends.append((cell, destination))
-                here.append((direction, destination, len(names)))
-                names.append(cell_name(cell, rows, columns) + cell_name(destination, rows, columns))
-        steps.append(tuple(here))
-    return tuple(names), tuple(ends), tuple(steps)
 
 
 class Breakthrough(Game):
@@ -100,7 +74,7 @@ class Breakthrough(Game):
         int_option("columns", columns, 2, MAX_SIDE)
         self.rows, self.columns = rows, columns
         self.players = ["player_0", "player_1"]
-        names, self._ends, self._steps = layout(rows, columns)
+        names, self._ends, self._steps = step_moves(rows, columns, DIRECTIONS)
         self.moves = list(names)
         self.vector_size = 2 * rows * columns
         self.board = self.opening()
@@ -121,9 +95,7 @@ class Breakthrough(Game):
     def from_view(cls, view: dict[str, Any]) -> Breakthrough:
         """A game in the position a player's :meth:`view` shows (nothing is hidden), for lookahead on ``clone()`` copies."""
         game = cls(rows=view["rows"], columns=view["columns"])
-        game.board = [mark for row in view["board"] for mark in row]
-        if len(game.board) != game.rows * game.columns:
-            raise ValueError(f"the view's board is not {game.rows} rows of {game.columns} cells")
+        game.board = board_from_rows(view["board"], game.rows, game.columns)
         game.pieces = [game.board.count(0), game.board.count(1)]
         game.turn = view["to_move"]
         return game
@@ -200,15 +172,12 @@ class Breakthrough(Game):
 
     def view(self, player: str) -> dict:
         """The board (rows from the top; -1 empty, 0 black, 1 white), the player's mark, whose turn it is and the size."""
-        columns = self.columns
-        board = [self.board[r * columns : (r + 1) * columns] for r in range(self.rows)]
-        return {"board": board, "mark": self.players.index(player), "to_move": self.turn, "rows": self.rows, "columns": columns}
+        board = board_rows(self.board, self.rows, self.columns)
+        return {"board": board, "mark": self.players.index(player), "to_move": self.turn, "rows": self.rows, "columns": self.columns}
 
     def vector(self, player: str) -> np.ndarray:
         """Own pieces then opponent pieces, row-major from the top row."""
-        me = self.players.index(player)
-        board = np.asarray(self.board)
-        return np.concatenate([board == me, board == 1 - me]).astype(np.float32)
+        return stone_planes(self.board, self.players.index(player))
 
     def board_text(self) -> str:
         """The board, top row first, with row numbers and column letters."""

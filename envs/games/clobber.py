@@ -35,6 +35,7 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, int_option, lettered_board
+from parlour.envs.games.boards import board_from_rows, board_rows, step_moves, stone_planes
 
 MARKS = ("o", "x")
 #: Row and column step of each direction, in OpenSpiel's order: up, right, down, left.
@@ -48,30 +49,13 @@ If you have no move on your turn, you lose: the last player to move wins.
 Cells are named by column letter and row number, row 1 at the bottom. A move names your stone's cell then the cell it captures, for example: {example}"""
 
 
-def cell_name(cell: int, rows: int, columns: int) -> str:
-    """The name of a cell (row-major from the top row): column letter, then row number counted from the bottom."""
-    return f"{chr(ord('a') + cell % columns)}{rows - cell // columns}"
-
-
 @functools.cache
 def layout(rows: int, columns: int) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...], tuple[tuple[tuple[int, int], ...], ...]]:
     """What a board size fixes, worked out once per size: the move names, each move's ``(source, destination)``
-    cells, and per cell its on-board moves as ``(destination, index)``."""
-    names: list[str] = []
-    ends: list[tuple[int, int]] = []
-    steps: list[tuple[tuple[int, int], ...]] = []
-    for cell in range(rows * columns):
-        row, column = divmod(cell, columns)
-        here = []
-        for d_row, d_column in DIRECTIONS:
-            to_row, to_column = row + d_row, column + d_column
-            if 0 <= to_row < rows and 0 <= to_column < columns:
-                destination = to_row * columns + to_column
-                ends.append((cell, destination))
-                here.append((destination, len(names)))
-                names.append(cell_name(cell, rows, columns) + cell_name(destination, rows, columns))
-        steps.append(tuple(here))
-    return tuple(names), tuple(ends), tuple(steps)
+    cells, and per cell its on-board moves as ``(destination, index)``: in Clobber
+    every direction moves alike, so the direction is left out."""
+    names, ends, steps = step_moves(rows, columns, DIRECTIONS)
+    return names, ends, tuple(tuple((destination, index) for _, destination, index in here) for here in steps)
 
 
 class Clobber(Game):
@@ -110,9 +94,7 @@ class Clobber(Game):
     def from_view(cls, view: dict[str, Any]) -> Clobber:
         """A game in the position a player's :meth:`view` shows (nothing is hidden), for lookahead on ``clone()`` copies."""
         game = cls(rows=view["rows"], columns=view["columns"])
-        game.board = [mark for row in view["board"] for mark in row]
-        if len(game.board) != game.rows * game.columns:
-            raise ValueError(f"the view's board is not {game.rows} rows of {game.columns} cells")
+        game.board = board_from_rows(view["board"], game.rows, game.columns)
         game.turn = view["to_move"]
         return game
 
@@ -169,15 +151,12 @@ class Clobber(Game):
 
     def view(self, player: str) -> dict:
         """The board (rows from the top; -1 empty, 0 ``o``, 1 ``x``), the player's mark, whose turn it is and the size."""
-        columns = self.columns
-        board = [self.board[r * columns : (r + 1) * columns] for r in range(self.rows)]
-        return {"board": board, "mark": self.players.index(player), "to_move": self.turn, "rows": self.rows, "columns": columns}
+        board = board_rows(self.board, self.rows, self.columns)
+        return {"board": board, "mark": self.players.index(player), "to_move": self.turn, "rows": self.rows, "columns": self.columns}
 
     def vector(self, player: str) -> np.ndarray:
         """Own stones, opponent stones, empty cells, each row-major from the top row (OpenSpiel's tensor)."""
-        me = self.players.index(player)
-        board = np.asarray(self.board)
-        return np.concatenate([board == me, board == 1 - me, board == -1]).astype(np.float32)
+        return stone_planes(self.board, self.players.index(player), empty=True)
 
     def board_text(self) -> str:
         """The board, top row first, with row numbers and column letters."""

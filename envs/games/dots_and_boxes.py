@@ -34,6 +34,7 @@ import numpy as np
 from parlour.envs.core.context import Context
 from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.games.boards import finish_on_counts
 
 MAX_SIDE = 10
 DOT = r"[a-z]\d{1,2}"
@@ -171,12 +172,7 @@ class DotsAndBoxes(Game):
             self.turn = 1 - mark
         if all(self.lines):
             first, second = self.scores()
-            score = f"boxes {first} to {second}"
-            if first == second:
-                ctx.finish(reason=f"every line is drawn; {score}: a draw")
-            else:
-                winner = self.players[0 if first > second else 1]
-                ctx.finish({winner: 1.0, self.other(winner): -1.0}, winners=[winner], reason=f"every line is drawn; {score}")
+            finish_on_counts(ctx, self.players, (first, second), f"every line is drawn; boxes {first} to {second}")
 
     def view(self, player: str) -> dict:
         """The lines drawn (OpenSpiel's order), the box owners (-1 open, else the seat), the player's seat, the size."""

@@ -30,6 +30,7 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.games.boards import board_from_rows, board_rows, shifted_board_text, stone_group, stone_planes
 
 MARKS = ("X", "O")
 MAX_SIZE = 26
@@ -82,10 +83,7 @@ class Hex(Game):
     def from_view(cls, view: dict[str, Any]) -> Hex:
         """A game in the position a player's :meth:`view` shows (nothing is hidden), for lookahead on ``clone()`` copies."""
         game = cls(board_size=view["board_size"])
-        board = [mark for row in view["board"] for mark in row]
-        if len(board) != game.size * game.size:
-            raise ValueError(f"the view's board is not {game.size} rows of {game.size} cells")
-        game.board = board
+        game.board = board_from_rows(view["board"], game.size, game.size)
         game.turn = view["to_move"]
         return game
 
@@ -117,20 +115,14 @@ class Hex(Game):
 
     def connects(self, cell: int) -> bool:
         """Whether the chain through the stone on ``cell`` joins its owner's two edges."""
-        mark, size, board = self.board[cell], self.size, self.board
+        size = self.size
         # X's edges are the first and last rows, O's the first and last columns.
-        side = (lambda c: c // size) if mark == 0 else (lambda c: c % size)
-        seen, frontier = {cell}, [cell]
+        side = (lambda c: c // size) if self.board[cell] == 0 else (lambda c: c % size)
         low = high = False
-        while frontier:
-            here = frontier.pop()
+        for here in stone_group(self.board, self._neighbours, cell):
             position = side(here)
             low |= position == 0
             high |= position == size - 1
-            for near in self._neighbours[here]:
-                if near not in seen and board[near] == mark:
-                    seen.add(near)
-                    frontier.append(near)
         return low and high
 
     def apply(self, ctx: Context, moves: dict[str, str]) -> None:
@@ -149,26 +141,16 @@ class Hex(Game):
 
     def view(self, player: str) -> dict:
         """The board (rows from the top; -1 empty, 0 X, 1 O), the player's mark, whose turn it is and the size."""
-        size = self.size
-        board = [self.board[r * size : (r + 1) * size] for r in range(size)]
-        return {"board": board, "mark": self.players.index(player), "to_move": self.turn, "board_size": size}
+        board = board_rows(self.board, self.size, self.size)
+        return {"board": board, "mark": self.players.index(player), "to_move": self.turn, "board_size": self.size}
 
     def vector(self, player: str) -> np.ndarray:
         """Own stones then opponent stones, row-major."""
-        me = self.players.index(player)
-        board = np.asarray(self.board)
-        return np.concatenate([board == me, board == 1 - me]).astype(np.float32)
+        return stone_planes(self.board, self.players.index(player))
 
     def board_text(self) -> str:
         """The rhombus, each row shifted right, with row numbers and column letters."""
-        size = self.size
-        width = len(str(size))
-        symbols = {-1: ".", 0: "X", 1: "O"}
-        lines = [" " * (width + 1) + " ".join(chr(ord("a") + c) for c in range(size))]
-        for r in range(size):
-            cells = " ".join(symbols[m] for m in self.board[r * size : (r + 1) * size])
-            lines.append(f"{' ' * r}{str(r + 1).rjust(width)} {cells}")
-        return "\n".join(lines)
+        return shifted_board_text(board_rows(self.board, self.size, self.size), {-1: ".", 0: "X", 1: "O"})
 
     def render(self) -> str:
         """The board."""

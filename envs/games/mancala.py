@@ -35,6 +35,7 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.games.boards import finish_on_counts
 
 PITS = 6
 #: Board places as OpenSpiel lays them out: 0 is player_1's store, 1-6 player_0's pits, 7 player_0's store, 8-13 player_1's pits.
@@ -143,11 +144,7 @@ class Mancala(Game):
         totals = [board[STORES[s]] + rows[s] for s in (0, 1)]
         why = "a row is empty" if not all(rows) else f"{MAX_MOVES} moves were played"
         score = f"seeds: {self.players[0]} {totals[0]}, {self.players[1]} {totals[1]}"
-        if totals[0] == totals[1]:
-            ctx.finish(reason=f"{why}; {score}: a draw")
-        else:
-            winner = self.players[0 if totals[0] > totals[1] else 1]
-            ctx.finish({winner: 1.0, self.other(winner): -1.0}, winners=[winner], reason=f"{why}; {score}")
+        finish_on_counts(ctx, self.players, totals, f"{why}; {score}")
 
     def view(self, player: str) -> dict:
         """The whole board in OpenSpiel's layout, the player's seat, whose turn it is, the moves played and the seeds per pit."""

@@ -41,6 +41,7 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.games.boards import finish_on_counts
 
 #: Moves after which the game ends: OpenSpiel plays no move past its history of 1000.
 MAX_MOVES = 1000
@@ -198,17 +199,8 @@ class Oware(Game):
         # Each side keeps the seeds left in its own row (as in OpenSpiel, also once the result is decided).
         self.scores = [self.scores[s] + sum(self.row(s)) for s in (0, 1)]
         self.board = [0] * len(self.board)
-        self.finish(ctx, why)
-
-    def finish(self, ctx: Context, why: str) -> None:
-        """End the game on the seeds captured: the more, the winner; equal, a draw."""
-        scores = self.scores
-        score = f"seeds captured: {self.players[0]} {scores[0]}, {self.players[1]} {scores[1]}"
-        if scores[0] == scores[1]:
-            ctx.finish(reason=f"{why}; {score}: a draw")
-        else:
-            winner = self.players[0 if scores[0] > scores[1] else 1]
-            ctx.finish({winner: 1.0, self.other(winner): -1.0}, winners=[winner], reason=f"{why}; {score}")
+        score = f"seeds captured: {self.players[0]} {self.scores[0]}, {self.players[1]} {self.scores[1]}"
+        finish_on_counts(ctx, self.players, self.scores, f"{why}; {score}")
 
     def view(self, player: str) -> dict:
         """The whole board in OpenSpiel's order, the seeds captured, the player's seat, whose turn it is, the moves

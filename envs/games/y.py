@@ -35,6 +35,7 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.games.boards import shifted_board_text, stone_group, stone_planes
 
 MARKS = ("X", "O")
 MAX_SIZE = 26
@@ -125,16 +126,9 @@ class Y(Game):
 
     def sides_reached(self, cell: int) -> int:
         """The side bits the group of the stone on ``cell`` touches."""
-        mark, board, near = self.board[cell], self.board, self._neighbours
-        seen, frontier = {cell}, [cell]
         reached = 0
-        while frontier:
-            here = frontier.pop()
+        for here in stone_group(self.board, self._neighbours, cell):
             reached |= self._sides[here]
-            for there in near[here]:
-                if there not in seen and board[there] == mark:
-                    seen.add(there)
-                    frontier.append(there)
         return reached
 
     def apply(self, ctx: Context, moves: dict[str, str]) -> None:
@@ -164,18 +158,11 @@ class Y(Game):
 
     def vector(self, player: str) -> np.ndarray:
         """Own stones, opponent stones, then empty cells, row by row."""
-        me = self.players.index(player)
-        board = np.asarray(self.board)
-        return np.concatenate([board == me, board == 1 - me, board == -1]).astype(np.float32)
+        return stone_planes(self.board, self.players.index(player), empty=True)
 
     def board_text(self) -> str:
         """The triangle, each row shifted right, with row numbers and column letters."""
-        width = len(str(self.size))
-        symbols = {-1: ".", 0: "X", 1: "O"}
-        lines = [" " * (width + 1) + " ".join(chr(ord("a") + x) for x in range(self.size))]
-        for y, row in enumerate(self.rows()):
-            lines.append(f"{' ' * y}{str(y + 1).rjust(width)} {' '.join(symbols[m] for m in row)}")
-        return "\n".join(lines)
+        return shifted_board_text(self.rows(), {-1: ".", 0: "X", 1: "O"})
 
     def render(self) -> str:
         """The board."""
