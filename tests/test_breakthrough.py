@@ -12,6 +12,7 @@ import parlour
 from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.breakthrough import DIRECTIONS, Breakthrough
+from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/Breakthrough-v0"
 
@@ -34,6 +35,19 @@ def spiel_move(move: str, rows: int, columns: int) -> int:
     source, destination = re.findall(r"[a-z]\d+", move)
     (row, column), (to_row, to_column) = ((rows - int(c[1:]), ord(c[0]) - ord("a")) for c in (source, destination))
     return 6 * (row * columns + column) + DIRECTIONS.index((to_row - row, to_column - column))
+
+
+def spiel_action(game: Breakthrough, seat: int, action: int) -> int:
+    """OpenSpiel's ``2 * (6 * cell + direction) + capture`` of a ``Discrete`` action: the move's number from its name,
+    and a capture where the destination holds a piece (a legal move onto a piece always takes it)."""
+    destination = game._ends[action][1]
+    return 2 * spiel_move(game.moves[action], game.rows, game.columns) + (game.board[destination] != -1)
+
+
+def same_move_names(match: Match, state, seat: int) -> bool:
+    """Whether the legal moves' names are OpenSpiel's, which star a capture that parlour names as any other move."""
+    spiel = [state.action_to_string(seat, action).rstrip("*") for action in state.legal_actions()]
+    return sorted(match.game.legal_moves(match.players[seat])) == sorted(spiel)
 
 
 def test_opening_on_the_default_board():
@@ -96,25 +110,9 @@ def test_minimax_captures_a_piece_about_to_break_through():
 
 
 def test_matches_openspiel_legal_moves_and_returns_on_several_sizes():
-    pyspiel = pytest.importorskip("pyspiel")
-    rng = np.random.default_rng(7)
+    pytest.importorskip("pyspiel")
+    moves = np.random.default_rng(7)  # one stream of random moves across the four sizes
     for rows, columns, episodes in ((6, 6, 60), (8, 8, 30), (5, 4, 30), (4, 3, 30)):
-        spiel_game = pyspiel.load_game("breakthrough", {"rows": rows, "columns": columns})
-        for seed in range(episodes):
-            match = Match(Breakthrough, {"rows": rows, "columns": columns})
-            match.reset(seed)
-            state = spiel_game.new_initial_state()
-            while not state.is_terminal():
-                (player,) = match.acting()
-                assert player == match.players[state.current_player()]
-                # OpenSpiel marks a capture with a star; parlour's names a capture as any other move.
-                spiel = {state.action_to_string(state.current_player(), a).rstrip("*"): a for a in state.legal_actions()}
-                legal = match.game.legal_moves(player)
-                assert sorted(legal) == sorted(spiel)
-                index = int(rng.choice(match.game.legal_actions(player)))
-                move = match.game.moves[index]
-                match.submit(player, index if seed % 2 else move)
-                assert spiel[move] // 2 == spiel_move(move, rows, columns)
-                state.apply_action(spiel[move])
-                assert match.over == state.is_terminal(), (rows, columns, seed)
-            assert [match.returns[p] for p in match.players] == state.returns()
+        size = {"rows": rows, "columns": columns}
+        assert turn_based_disagreements(episodes, 0, Breakthrough, size, "breakthrough", size, same_move_names,
+                                        to_spiel=spiel_action, rng=moves) == (episodes, 0), size

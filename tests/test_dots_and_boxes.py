@@ -9,6 +9,7 @@ import pytest
 import parlour
 from parlour.envs.core.match import Match
 from parlour.envs.games.dots_and_boxes import DotsAndBoxes
+from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/DotsAndBoxes-v0"
 
@@ -97,20 +98,9 @@ def test_minimax_takes_a_free_box_and_does_not_give_one_away():
 
 
 def test_matches_openspiel_legal_actions_and_returns():
-    pyspiel = pytest.importorskip("pyspiel")
-    rng = np.random.default_rng(7)
+    pytest.importorskip("pyspiel")
+    moves = np.random.default_rng(7)  # one stream of random moves across the four sizes
     for rows, columns, episodes in ((3, 3, 80), (2, 2, 60), (1, 3, 30), (4, 2, 30)):
-        spiel_game = pyspiel.load_game("dots_and_boxes", {"num_rows": rows, "num_cols": columns})
-        for seed in range(episodes):
-            match = new_match(num_rows=rows, num_cols=columns)
-            state = spiel_game.new_initial_state()
-            while not state.is_terminal():
-                (player,) = match.acting()
-                assert player == match.players[state.current_player()]
-                legal = match.game.legal_actions(player)
-                assert legal == sorted(state.legal_actions())
-                action = int(rng.choice(legal))
-                match.submit(player, action if seed % 2 else match.game.moves[action])
-                state.apply_action(action)
-                assert match.over == state.is_terminal(), (rows, columns, seed)
-            assert [match.returns[p] for p in match.players] == state.returns()
+        size = {"num_rows": rows, "num_cols": columns}
+        found = turn_based_disagreements(episodes, 0, DotsAndBoxes, size, "dots_and_boxes", size, rng=moves)
+        assert found == (episodes, 0), size

@@ -9,6 +9,7 @@ import parlour
 from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.hex import Hex
+from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/Hex-v0"
 
@@ -79,22 +80,9 @@ def test_minimax_wins_at_once_or_blocks_the_last_gap(rows, to_move, answers):
 
 
 def test_matches_openspiel_legal_actions_and_returns():
-    pyspiel = pytest.importorskip("pyspiel")
-    rng = np.random.default_rng(7)
+    pytest.importorskip("pyspiel")
+    moves = np.random.default_rng(7)  # one stream of random moves across the three sizes
     for size, episodes in ((5, 100), (3, 50), (11, 20)):
-        spiel_game = pyspiel.load_game("hex", {"board_size": size})
-        for seed in range(episodes):
-            match = Match(Hex, {"board_size": size})
-            match.reset(seed)
-            state = spiel_game.new_initial_state()
-            while not state.is_terminal():
-                (player,) = match.acting()
-                assert player == match.players[state.current_player()]
-                legal = match.game.legal_actions(player)
-                assert legal == sorted(state.legal_actions())
-                action = int(rng.choice(legal))
-                assert match.game.moves[action] == state.action_to_string(state.current_player(), action)
-                match.submit(player, action if seed % 2 else match.game.moves[action])
-                state.apply_action(action)
-                assert match.over == state.is_terminal(), (size, seed)
-            assert [match.returns[p] for p in match.players] == state.returns()
+        options = {"board_size": size}
+        found = turn_based_disagreements(episodes, 0, Hex, options, "hex", options, names=True, rng=moves)
+        assert found == (episodes, 0), size

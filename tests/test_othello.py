@@ -9,6 +9,7 @@ import parlour
 from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.othello import CELLS, PASS, Othello
+from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/Othello-v0"
 
@@ -118,20 +119,6 @@ def test_minimax_takes_a_win_at_once():
 
 def test_matches_openspiel_legal_actions_and_returns():
     pyspiel = pytest.importorskip("pyspiel")
-    spiel_game = pyspiel.load_game("othello")
-    rng = np.random.default_rng(7)
-    for seed in range(100):
-        match = Match(Othello, {})
-        match.reset(seed)
-        state = spiel_game.new_initial_state()
-        while not state.is_terminal():
-            (player,) = match.acting()
-            assert player == match.players[state.current_player()]
-            legal = match.game.legal_actions(player)
-            assert legal == sorted(state.legal_actions())
-            action = int(rng.choice(legal))
-            match.submit(player, action if seed % 2 else match.game.moves[action])
-            state.apply_action(action)
-            assert match.over == state.is_terminal(), seed
-        assert [match.returns[p] for p in match.players] == state.returns()
-    assert CELLS[19] == "d3" and state.action_to_string(0, 19) == "d3"
+    found = turn_based_disagreements(100, 0, Othello, {}, "othello", {}, names=True, rng=np.random.default_rng(7))
+    assert found == (100, 0)
+    assert CELLS[19] == "d3" and pyspiel.load_game("othello").new_initial_state().action_to_string(0, 19) == "d3"

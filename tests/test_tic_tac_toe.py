@@ -11,6 +11,7 @@ import parlour
 from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.tic_tac_toe import BOARD, CELLS, LINES, TicTacToe
+from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/TicTacToe-v0"
 
@@ -117,22 +118,8 @@ def test_minimax_against_itself_always_draws():
 
 
 def test_matches_openspiel_legal_actions_and_returns():
-    pyspiel = pytest.importorskip("pyspiel")
-    spiel_game = pyspiel.load_game("tic_tac_toe")
-    rng = np.random.default_rng(7)
-    for seed in range(200):
-        match = new_match()
-        state = spiel_game.new_initial_state()
-        while not state.is_terminal():
-            (player,) = match.acting()
-            assert player == match.players[state.current_player()]
-            legal = match.game.legal_actions(player)
-            assert legal == sorted(state.legal_actions())
-            action = int(rng.choice(legal))
-            match.submit(player, action)
-            state.apply_action(action)
-            assert match.over == state.is_terminal(), seed
-        assert [match.returns[p] for p in match.players] == state.returns()
+    pytest.importorskip("pyspiel")
+    assert turn_based_disagreements(200, 0, TicTacToe, {}, "tic_tac_toe", {}, rng=np.random.default_rng(7)) == (200, 0)
 
 
 def test_the_kept_drawing_is_the_board_at_every_move_of_games_clones_and_loaded_views():
