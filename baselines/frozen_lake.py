@@ -11,12 +11,11 @@ always arrives.
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any, Mapping
 
 from parlour.baselines import register_scripted
 from parlour.baselines.seeded import SeededAgent
-from parlour.envs.puzzles.frozen_lake import MOVES, outcomes, shift
+from parlour.envs.puzzles.frozen_lake import MOVES, outcomes, safe_distances, shift
 
 TOLERANCE = 1e-9
 
@@ -41,17 +40,7 @@ def success_chances(holes: frozenset[tuple[int, int]], size: int, slippery: bool
 
 def distances(holes: frozenset[tuple[int, int]], size: int) -> dict[tuple[int, int], int]:
     """The fewest firm steps from each cell to the goal around the holes (cells with no way are left out)."""
-    goal = (size - 1, size - 1)
-    distance = {goal: 0}
-    frontier = deque([goal])
-    while frontier:
-        cell = frontier.popleft()
-        for move in MOVES:
-            nxt = shift(size, cell, move)
-            if nxt not in distance and nxt not in holes:
-                distance[nxt] = distance[cell] + 1
-                frontier.append(nxt)
-    return distance
+    return safe_distances(holes, size, (size - 1, size - 1))
 
 
 class FrozenLakeSolver(SeededAgent):

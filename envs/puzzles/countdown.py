@@ -39,6 +39,7 @@ import numpy as np
 from parlour.envs.core.context import Context
 from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.puzzles.solo import SoloPuzzle
 
 #: difficulty -> (numbers, lowest target, highest target)
 LEVELS = {1: (3, 10, 100), 2: (4, 20, 200), 3: (5, 100, 500), 4: (6, 100, 999), 5: (6, 500, 999)}
@@ -68,16 +69,12 @@ def combine(a: int, op: str, b: int) -> int | None:
     return a // b if a % b == 0 else None
 
 
-class Countdown(Game):
+class Countdown(SoloPuzzle, Game):
     """The Countdown numbers game on numbers and a reachable target drawn from the seed; see the module docstring."""
 
     name = "Countdown"
     description = ("Reach a target by combining numbers with + - * / (positive whole results only), as in Countdown; "
                    "difficulty 1-5 (default 2) sets how many numbers (3 to 6) and how large the target (10 to 999).")
-    category = "puzzle"
-    zero_sum = False
-    fixed_rules = True
-    reference_agents = ("solver", "random")
 
     def __init__(self, *, difficulty: int = 2):
         self.difficulty = int_option("difficulty", difficulty, 1, len(LEVELS))
@@ -115,10 +112,6 @@ class Countdown(Game):
         self.numbers, self.slots, self.target = numbers, list(numbers), value
         self.steps = 0
         self.closest = min(abs(n - value) for n in numbers)
-
-    def to_move(self) -> list[str]:
-        """The one player."""
-        return self.players
 
     def rules(self, player: str) -> str:
         """The rules."""
@@ -175,10 +168,6 @@ class Countdown(Game):
             ctx.finish({player: 1.0}, winners=[player], reason="reached the target", details=self.report(True))
         elif sum(value is not None for value in self.slots) == 1:
             ctx.finish({player: 0.0}, reason="one number is left and it is not the target", details=self.report(False))
-
-    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
-        """The player gets -1."""
-        ctx.finish({player: -1.0}, reason=reason, details=self.report(False))
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""

@@ -40,6 +40,7 @@ import numpy as np
 from parlour.envs.core.context import Context
 from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.puzzles.solo import SoloPuzzle, grid_rows
 
 #: difficulty -> (side of the lake, chance that a cell other than start and goal is a hole)
 LEVELS = {1: (4, 0.15), 2: (5, 0.2), 3: (6, 0.2), 4: (7, 0.25), 5: (8, 0.25)}
@@ -78,33 +79,34 @@ def outcomes(size: int, cell: tuple[int, int], move: str, slippery: bool) -> lis
     return [(1 / 3, shift(size, cell, way)) for way in (move, *PERPENDICULAR[move])]
 
 
-def shortest_path(holes: frozenset[tuple[int, int]], size: int) -> int | None:
-    """The fewest steps from the top-left corner to the bottom-right one avoiding holes, or ``None`` when there is no way."""
-    goal = (size - 1, size - 1)
-    distance = {(0, 0): 0}
-    frontier = deque([(0, 0)])
+def safe_distances(holes: frozenset[tuple[int, int]], size: int, source: tuple[int, int]) -> dict[tuple[int, int], int]:
+    """The fewest steps between ``source`` and each cell it can reach around the holes (cells with no way are left out).
+
+    Every step can be walked back, so these are the distances both from and to ``source``.
+    """
+    distance = {source: 0}
+    frontier = deque([source])
     while frontier:
         cell = frontier.popleft()
-        if cell == goal:
-            return distance[cell]
         for move in MOVES:
             nxt = shift(size, cell, move)
             if nxt not in distance and nxt not in holes:
                 distance[nxt] = distance[cell] + 1
                 frontier.append(nxt)
-    return None
+    return distance
 
 
-class FrozenLake(Game):
+def shortest_path(holes: frozenset[tuple[int, int]], size: int) -> int | None:
+    """The fewest steps from the top-left corner to the bottom-right one avoiding holes, or ``None`` when there is no way."""
+    return safe_distances(holes, size, (0, 0)).get((size - 1, size - 1))
+
+
+class FrozenLake(SoloPuzzle, Game):
     """FrozenLake on a lake drawn from the seed with a safe path; see the module docstring for the rules and rewards."""
 
     name = "FrozenLake"
     description = ("Cross a generated frozen lake to the goal without falling into a hole, optionally on slippery ice; "
                    "difficulty 1-5 (default 2) sets the lake's size (4 to 8) and its share of holes.")
-    category = "puzzle"
-    zero_sum = False
-    fixed_rules = True
-    reference_agents = ("solver", "random")
 
     def __init__(self, *, difficulty: int = 2, slippery: bool = False):
         self.difficulty = int_option("difficulty", difficulty, 1, len(LEVELS))
@@ -133,10 +135,6 @@ class FrozenLake(Game):
         self.holes, self.shortest = holes, shortest
         self.position = (0, 0)
         self.steps = 0
-
-    def to_move(self) -> list[str]:
-        """The one player."""
-        return self.players
 
     def rules(self, player: str) -> str:
         """The rules, the ice and the step limit."""
@@ -178,10 +176,6 @@ class FrozenLake(Game):
         elif self.steps >= self.max_steps:
             ctx.finish({player: 0.0}, reason="the step limit ran out", details=self.report(False))
 
-    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
-        """The player gets -1."""
-        ctx.finish({player: -1.0}, reason=reason, details=self.report(False))
-
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""
         return {"difficulty": self.difficulty, "slippery": self.slippery, "success": success, "steps": self.steps,
@@ -208,17 +202,15 @@ class FrozenLake(Game):
         values[-1] = self.steps / self.max_steps
         return values
 
+    def symbol(self, row: int, col: int) -> str:
+        """What the map shows of a cell: S, F, H, G, and @ for the player."""
+        cell = (row, col)
+        return ("@" if cell == self.position else "H" if cell in self.holes else "S" if cell == (0, 0)
+                else "G" if cell == (self.size - 1, self.size - 1) else "F")
+
     def map_rows(self) -> list[str]:
-        """The lake, one string per row: S, F, H, G, and @ for the player."""
-        rows = []
-        for r in range(self.size):
-            line = []
-            for c in range(self.size):
-                cell = (r, c)
-                line.append("@" if cell == self.position else "H" if cell in self.holes else "S" if cell == (0, 0)
-                            else "G" if cell == (self.size - 1, self.size - 1) else "F")
-            rows.append("".join(line))
-        return rows
+        """The lake, one string per row."""
+        return grid_rows(self.size, self.symbol)
 
     def map_text(self) -> str:
         """The lake, one line per row."""

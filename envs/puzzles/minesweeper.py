@@ -38,6 +38,7 @@ import numpy as np
 from parlour.envs.core.context import Context
 from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.puzzles.solo import SoloPuzzle, grid_rows
 
 #: difficulty -> (side of the square grid, mines)
 LEVELS = {1: (5, 3), 2: (6, 5), 3: (8, 10), 4: (9, 14), 5: (10, 20)}
@@ -76,16 +77,12 @@ def flood(size: int, counts: list[int], revealed: set[int], cell: int) -> set[in
     return opened
 
 
-class Minesweeper(Game):
+class Minesweeper(SoloPuzzle, Game):
     """Minesweeper with a safe first reveal; see the module docstring for the rules and rewards."""
 
     name = "Minesweeper"
     description = ("Reveal every safe cell without hitting a mine; the first reveal is safe. "
                    "difficulty 1-5 (default 2) sets the grid (5x5 to 10x10) and mines (3 to 20).")
-    category = "puzzle"
-    zero_sum = False
-    fixed_rules = True
-    reference_agents = ("solver", "random")
 
     def __init__(self, *, difficulty: int = 2):
         self.difficulty = int_option("difficulty", difficulty, 1, len(LEVELS))
@@ -107,10 +104,6 @@ class Minesweeper(Game):
         self.revealed = set()
         self.moves_made = 0
         self.exploded = None
-
-    def to_move(self) -> list[str]:
-        """The one player."""
-        return self.players
 
     def rules(self, player: str) -> str:
         """The rules, the grid's size and the mines."""
@@ -164,24 +157,21 @@ class Minesweeper(Game):
         self.mines = frozenset(allowed[int(i)] for i in rng.choice(len(allowed), self.mine_count, replace=False))
         self.counts = [sum(n in self.mines for n in neighbours(self.size, cell)) for cell in range(self.size * self.size)]
 
-    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
-        """The player gets -1."""
-        ctx.finish({player: -1.0}, reason=reason, details=self.report(False))
-
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""
         return {"difficulty": self.difficulty, "success": success, "moves": self.moves_made, "revealed": len(self.revealed),
                 "safe_cells": self.size * self.size - self.mine_count, "mines": self.mine_count}
 
-    def symbol(self, cell: int) -> str:
+    def symbol(self, row: int, col: int) -> str:
         """What the player sees of a cell."""
+        cell = row * self.size + col
         if cell not in self.revealed:
             return HIDDEN
         return str(self.counts[cell]) if self.counts[cell] else "."
 
     def board_rows(self) -> list[str]:
         """The grid as the player sees it, one string per row."""
-        return ["".join(self.symbol(r * self.size + c) for c in range(self.size)) for r in range(self.size)]
+        return grid_rows(self.size, self.symbol)
 
     def board_text(self) -> str:
         """The grid with column letters above and row numbers beside it."""

@@ -39,6 +39,7 @@ import numpy as np
 from parlour.envs.core.context import Context
 from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.puzzles.solo import SoloPuzzle
 
 #: difficulty -> clues the generator keeps (at least; never fewer).
 LEVELS = {1: 45, 2: 38, 3: 32, 4: 28, 5: 25}
@@ -129,16 +130,12 @@ def cell_name(cell: int) -> str:
     return f"r{cell // 9 + 1}c{cell % 9 + 1}"
 
 
-class Sudoku(Game):
+class Sudoku(SoloPuzzle, Game):
     """Sudoku with a unique solution; see the module docstring for the rules and rewards."""
 
     name = "Sudoku"
     description = ("Fill a generated 9x9 Sudoku with a unique solution; a clash is refused, a dead end loses. "
                    "difficulty 1-5 (default 2) sets the clues: 45, 38, 32, 28, 25.")
-    category = "puzzle"
-    zero_sum = False
-    fixed_rules = True
-    reference_agents = ("solver", "random")
 
     def __init__(self, *, difficulty: int = 2):
         self.difficulty = int_option("difficulty", difficulty, 1, len(LEVELS))
@@ -166,10 +163,6 @@ class Sudoku(Game):
         self.grid, self.clues = grid, clues
         self.placed = 0
         self.stuck = None
-
-    def to_move(self) -> list[str]:
-        """The one player."""
-        return self.players
 
     def rules(self, player: str) -> str:
         """The rules."""
@@ -215,10 +208,6 @@ class Sudoku(Game):
         self.stuck = next((c for c in range(81) if not self.grid[c] and not candidates(self.grid, c)), None)
         if self.stuck is not None:
             ctx.finish({player: 0.0}, reason=f"no digit fits {cell_name(self.stuck)}", details=self.report(False))
-
-    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
-        """The player gets -1."""
-        ctx.finish({player: -1.0}, reason=reason, details=self.report(False))
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""

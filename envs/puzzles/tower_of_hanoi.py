@@ -37,6 +37,7 @@ import numpy as np
 from parlour.envs.core.context import Context
 from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.puzzles.solo import SoloPuzzle
 
 #: difficulty -> disks
 LEVELS = {1: 3, 2: 4, 3: 5, 4: 6, 5: 7}
@@ -82,16 +83,12 @@ def solution(pegs: list[int] | tuple[int, ...], target: int = GOAL) -> list[tupl
     return gather(len(pegs), target)
 
 
-class TowerOfHanoi(Game):
+class TowerOfHanoi(SoloPuzzle, Game):
     """The Tower of Hanoi from a start drawn from the seed (or the classic one); see the module docstring."""
 
     name = "TowerOfHanoi"
     description = ("Move every disk onto peg C, one at a time, never a larger on a smaller, from a start drawn from the "
                    "seed (classic=True: all on A); difficulty 1-5 (default 2) sets the disks (3 to 7) and the move limit.")
-    category = "puzzle"
-    zero_sum = False
-    fixed_rules = True
-    reference_agents = ("solver", "random")
 
     def __init__(self, *, difficulty: int = 2, classic: bool = False):
         self.difficulty = int_option("difficulty", difficulty, 1, len(LEVELS))
@@ -118,10 +115,6 @@ class TowerOfHanoi(Game):
         self.pegs = pegs
         self.moves_made = 0
         self.optimal = len(solution(pegs))
-
-    def to_move(self) -> list[str]:
-        """The one player."""
-        return self.players
 
     def rules(self, player: str) -> str:
         """The rules, the disks and the move limit."""
@@ -178,10 +171,6 @@ class TowerOfHanoi(Game):
             ctx.finish({player: 1.0}, winners=[player], reason="every disk is on peg C", details=self.report(True))
         elif self.moves_made >= self.max_moves:
             ctx.finish({player: 0.0}, reason="the move limit ran out", details=self.report(False))
-
-    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
-        """The player gets -1."""
-        ctx.finish({player: -1.0}, reason=reason, details=self.report(False))
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""

@@ -49,6 +49,7 @@ import numpy as np
 from parlour.envs.core.context import Context
 from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.puzzles.solo import SoloPuzzle
 
 #: difficulty -> guesses allowed
 LEVELS = {1: 8, 2: 7, 3: 6, 4: 5, 5: 4}
@@ -126,16 +127,12 @@ def feedback(guess: str, answer: str) -> str:
     return "".join(marks)
 
 
-class Wordle(Game):
+class Wordle(SoloPuzzle, Game):
     """Wordle on a word drawn from :data:`WORDS`; see the module docstring for the rules and rewards."""
 
     name = "Wordle"
     description = ("Find a hidden five-letter English word, each guess marked green/yellow/grey with the standard "
                    "repeated-letter rule; difficulty 1-5 (default 3, Wordle's 6) sets the guesses allowed (8 to 4).")
-    category = "puzzle"
-    zero_sum = False
-    fixed_rules = True
-    reference_agents = ("solver", "random")
     default_error_allowance = 4
 
     def __init__(self, *, difficulty: int = 3):
@@ -151,10 +148,6 @@ class Wordle(Game):
         """Draw the answer."""
         self.answer = WORDS[int(ctx.rng.integers(len(WORDS)))]
         self.history = []
-
-    def to_move(self) -> list[str]:
-        """The one player."""
-        return self.players
 
     def rules(self, player: str) -> str:
         """The rules, the guesses allowed and the word list."""
@@ -190,10 +183,6 @@ class Wordle(Game):
             ctx.finish({player: 1.0}, winners=[player], reason="guessed the word", details=self.report(True))
         elif len(self.history) >= self.max_guesses:
             ctx.finish({player: 0.0}, reason=f"the guesses ran out; the word was {self.answer.upper()}", details=self.report(False))
-
-    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
-        """The player gets -1."""
-        ctx.finish({player: -1.0}, reason=reason, details=self.report(False))
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""

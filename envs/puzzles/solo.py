@@ -1,0 +1,46 @@
+"""What the one-player puzzles share: their seat and metadata, their forfeit, and square grids drawn row by row.
+
+Countdown, FrozenLake, Minesweeper, Sokoban, Sudoku, the Tower of Hanoi and
+Wordle are each played by one player, ``player_0``, who is always to move;
+each pays 1 for solving it, 0 for failing and -1 for exceeding the
+invalid-action allowance, with its outcome details from ``report``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, ClassVar
+
+from parlour.envs.core.context import Context
+
+
+class SoloPuzzle:
+    """The seat, metadata and forfeit of a one-player puzzle, mixed into a game before ``Game``.
+
+    The game keeps ``players`` (``["player_0"]``) and gives :meth:`report`. It
+    is no ``Game`` itself, so the registry, which registers every game class of
+    this package, does not take it for one.
+    """
+
+    category: ClassVar[str] = "puzzle"
+    zero_sum: ClassVar[bool] = False
+    fixed_rules: ClassVar[bool] = True
+    reference_agents: ClassVar[tuple[str, ...]] = ("solver", "random")
+
+    players: list[str]
+
+    def report(self, success: bool) -> dict[str, Any]:
+        """The outcome details of an episode solved (``success``) or not."""
+        raise NotImplementedError
+
+    def to_move(self) -> list[str]:
+        """The one player."""
+        return self.players
+
+    def forfeit(self, ctx: Context, player: str, reason: str) -> None:
+        """The player gets -1."""
+        ctx.finish({player: -1.0}, reason=reason, details=self.report(False))
+
+
+def grid_rows(size: int, symbol: Callable[[int, int], str]) -> list[str]:
+    """A ``size`` x ``size`` grid as text, one string per row from the top, each cell drawn by ``symbol(row, column)``."""
+    return ["".join(symbol(row, col) for col in range(size)) for row in range(size)]
