@@ -6,7 +6,9 @@ applied by the game's own ``apply`` through a scratch
 :class:`~parlour.envs.core.context.Context`. A move ends the game when the
 context's ``ending`` is set, and wins when its ``winners`` name the mover.
 Only the scoring of positions at the depth limit is the agent's, handed in as
-``evaluate(game, player)``.
+``evaluate(game, player)``. :func:`play_ahead`, the one step of that look
+ahead, also serves the searches that are not alpha-beta over legal-action
+order (Connect Four's, TicTacToe's).
 
 The player to move need not alternate (in Dots and Boxes a player who closes
 a box moves again): a child's value is negated only when the turn passes to
@@ -27,6 +29,21 @@ from parlour.envs.core.game import Game
 WIN = 1e9
 #: How far below the best root score a move's search window starts, so that a move equal to the best comes back exact.
 TIE = 1e-6
+
+
+def play_ahead(game: Game, player: str, move: str, rng: np.random.Generator) -> tuple[Game, int | None]:
+    """A copy of ``game`` after ``player`` plays ``move`` (``game`` is not changed), and the result for ``player`` if
+    the move ended the game: 1 won, 0 drawn, -1 lost; ``None`` while play goes on.
+
+    The copy's own ``apply`` plays the move through a scratch context carrying ``rng``.
+    """
+    child = game.clone()
+    ctx = Context(child.players, rng)
+    child.apply(ctx, {player: move})
+    if ctx.ending is None:
+        return child, None
+    winners = ctx.ending.winners
+    return child, 0 if not winners else 1 if player in winners else -1
 
 
 class AlphaBeta:
@@ -58,14 +75,8 @@ class AlphaBeta:
         moves = game.moves
         assert moves is not None
         for action in actions:
-            child = game.clone()
-            ctx = Context(child.players, self.rng)
-            child.apply(ctx, {player: moves[action]})
-            result = None
-            if ctx.ending is not None:
-                winners = ctx.ending.winners
-                result = 0.0 if not winners else WIN if player in winners else -WIN
-            yield action, child, result
+            child, outcome = play_ahead(game, player, moves[action], self.rng)
+            yield action, child, None if outcome is None else outcome * WIN
 
     def score(self, player: str, child: Game, result: float | None, depth: int, alpha: float, beta: float) -> float:
         """The value for ``player`` of the move that led to ``child``, with ``depth`` plies left after it."""
@@ -106,17 +117,14 @@ class AlphaBeta:
         return chosen
 
 
-class MinimaxAgent(SeededAgent):
-    """The board games' ``minimax``: searches ``depth`` plies with :class:`AlphaBeta` on the game rebuilt from the
-    player's view and plays a best move, breaking ties at random.
+class DepthLimitedAgent(SeededAgent):
+    """A ``minimax`` agent: searches ``depth`` plies (a positive int) and plays a best move, breaking ties at random.
 
-    Each game's baseline subclasses it, setting ``game`` (the game class, which rebuilds a position with
-    ``from_view``) and ``evaluate`` (its score of a position at the depth limit, a static method).
+    A game whose search is not :class:`AlphaBeta` (Connect Four) subclasses this directly; the others subclass
+    :class:`MinimaxAgent`.
     """
 
     name = "minimax"
-    game: type[Game]
-    evaluate: Callable[[Game, str], float]
 
     def __init__(self, env_id: str | None = None, seed: int | None = None, depth: int = 2):
         if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
@@ -124,8 +132,22 @@ class MinimaxAgent(SeededAgent):
         self.depth = depth
         super().__init__(env_id, seed)
 
+
+class MinimaxAgent(DepthLimitedAgent):
+    """The board games' ``minimax``: searches ``depth`` plies with :class:`AlphaBeta` on the game rebuilt from the
+    player's view and plays a best move, breaking ties at random.
+
+    Each game's baseline subclasses it, setting ``game`` (the game class, which rebuilds a position with
+    ``from_view``) and ``evaluate`` (its score of a position at the depth limit, a static method), and
+    optionally ``order`` (:class:`AlphaBeta`'s move order, a static method).
+    """
+
+    game: type[Game]
+    evaluate: Callable[[Game, str], float]
+    order: Callable[[Game, str, list[int]], list[int]] | None = None
+
     def act(self, observation: Mapping[str, Any]) -> str:
         """A best move for the player to move."""
         game = self.game.from_view(observation["view"])
-        choices = AlphaBeta(self.evaluate, self.rng).best_actions(game, self.depth)
+        choices = AlphaBeta(self.evaluate, self.rng, self.order).best_actions(game, self.depth)
         return game.moves[choices[int(self.rng.integers(len(choices)))]]

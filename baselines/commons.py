@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from abc import ABC, abstractmethod
 from typing import Any, Mapping
 
 from parlour.baselines import register_scripted
@@ -39,21 +40,40 @@ def sustainable_share(view: Mapping[str, Any]) -> int:
     return max(stock - keep, 0) // view["num_players"]
 
 
-class SustainableAgent:
-    """Proposes and takes an equal share of the regrowth, so the stock never shrinks."""
-
-    name = "sustainable"
+class Fisher(ABC):
+    """Base of the deterministic fishers: a line in the discussion phase, a harvest request in the harvest phase."""
 
     def __init__(self, env_id: str | None = None, seed: int | None = None):
         self.env_id = env_id
 
     def act(self, observation: Mapping[str, Any]) -> str:
-        """Announce the sustainable share in the discussion, harvest it in the harvest phase."""
+        """:meth:`discuss`'s move in the discussion phase; ``[harvest]`` with :meth:`harvest`'s tons otherwise."""
         view = observation["view"]
-        share = sustainable_share(view)
         if view["phase"] == "discuss":
-            return f"[say] If each of us takes at most {share} tons, the lake refills every round."
-        return f"[harvest] {share}"
+            return self.discuss(view)
+        return f"[harvest] {self.harvest(observation)}"
+
+    @abstractmethod
+    def discuss(self, view: Mapping[str, Any]) -> str:
+        """The discussion move (``[say] ...`` or ``[pass]``)."""
+
+    @abstractmethod
+    def harvest(self, observation: Mapping[str, Any]) -> int:
+        """The tons to ask for; the observation carries this round's discussion messages."""
+
+
+class SustainableAgent(Fisher):
+    """Proposes and takes an equal share of the regrowth, so the stock never shrinks."""
+
+    name = "sustainable"
+
+    def discuss(self, view: Mapping[str, Any]) -> str:
+        """Announce the sustainable share."""
+        return f"[say] If each of us takes at most {sustainable_share(view)} tons, the lake refills every round."
+
+    def harvest(self, observation: Mapping[str, Any]) -> int:
+        """The sustainable share."""
+        return sustainable_share(observation["view"])
 
 
 def pledged(text: str, share: int) -> bool:
@@ -62,42 +82,40 @@ def pledged(text: str, share: int) -> bool:
     return bool(numbers) and max(numbers) <= share
 
 
-class ReciprocatorAgent:
+class ReciprocatorAgent(Fisher):
     """Keeps the sustainable share while everyone pledges and keeps it; takes the whole stock otherwise."""
 
     name = "reciprocator"
 
-    def __init__(self, env_id: str | None = None, seed: int | None = None):
-        self.env_id = env_id
+    def discuss(self, view: Mapping[str, Any]) -> str:
+        """Pledge the sustainable share, and say what breaking it costs."""
+        share = sustainable_share(view)
+        return f"[say] I take {share} tons while each of you takes at most {share}; if anyone takes more, I take everything."
 
-    def act(self, observation: Mapping[str, Any]) -> str:
-        """Pledge in the discussion; in the harvest, the share if every other fisher pledged it and all took alike so far."""
+    def harvest(self, observation: Mapping[str, Any]) -> int:
+        """The share if every other fisher pledged it and all took alike so far; the whole stock otherwise."""
         view = observation["view"]
         share = sustainable_share(view)
-        if view["phase"] == "discuss":
-            return f"[say] I take {share} tons while each of you takes at most {share}; if anyone takes more, I take everything."
         talk = {message["sender"]: message["text"] for message in observation["messages"] if message["kind"] == "talk"}
         others = [player for player in view["harvests"] if player != view["player"]]
         kept = len(set(view["harvests"].values())) == 1
         if kept and all(pledged(talk.get(player, ""), share) for player in others):
-            return f"[harvest] {share}"
-        return f"[harvest] {view['stock']}"
+            return share
+        return view["stock"]
 
 
-class GreedyAgent:
+class GreedyAgent(Fisher):
     """Says nothing and asks for the whole stock every round."""
 
     name = "greedy"
 
-    def __init__(self, env_id: str | None = None, seed: int | None = None):
-        self.env_id = env_id
+    def discuss(self, view: Mapping[str, Any]) -> str:
+        """Pass."""
+        return "[pass]"
 
-    def act(self, observation: Mapping[str, Any]) -> str:
-        """Pass in the discussion; request everything in the harvest."""
-        view = observation["view"]
-        if view["phase"] == "discuss":
-            return "[pass]"
-        return f"[harvest] {view['stock']}"
+    def harvest(self, observation: Mapping[str, Any]) -> int:
+        """The whole stock."""
+        return observation["view"]["stock"]
 
 
 class CommonsRandomAgent(RandomAgent):

@@ -1,10 +1,9 @@
 """Depth-limited alpha-beta ``minimax`` for ConnectFour, searching on copies of the real game.
 
 The agent loads the position with :meth:`ConnectFour.from_view` and plays
-ahead on ``clone()`` copies of it, each move applied by the game's own rules
-through a scratch :class:`~parlour.envs.core.context.Context`: a move ends the
-game when the context's ``ending`` is set, and wins when its ``winners`` name
-the mover. Only the scoring of positions at the depth limit is the agent's
+ahead on ``clone()`` copies of it with
+:func:`~parlour.baselines.alphabeta.play_ahead`, each move applied by the
+game's own rules. Only the scoring of positions at the depth limit is the agent's
 own: it reads the game's bitboards (:attr:`ConnectFour.discs`) and counts, for
 every window of ``x_in_row`` cells that only one player occupies, 10^(k-1) for
 ``k`` discs of that player. Three discs with room for a fourth (a threat) are
@@ -20,8 +19,7 @@ from typing import Any, Iterable, Iterator, Mapping
 import numpy as np
 
 from parlour.baselines import register_scripted
-from parlour.baselines.seeded import SeededAgent
-from parlour.envs.core.context import Context
+from parlour.baselines.alphabeta import DepthLimitedAgent, play_ahead
 from parlour.envs.games.connect_four import DIRECTIONS, ConnectFour, column_name
 
 
@@ -64,14 +62,8 @@ class Search:
         assert moves is not None
         for column in self.order:
             if column in legal:
-                child = game.clone()
-                ctx = Context(child.players, self.rng)
-                child.apply(ctx, {player: moves[column]})
-                value = None
-                if ctx.ending is not None:
-                    winners = ctx.ending.winners
-                    value = 0.0 if not winners else float(self.win) if player in winners else -float(self.win)
-                yield column, child, value
+                child, outcome = play_ahead(game, player, moves[column], self.rng)
+                yield column, child, None if outcome is None else float(outcome * self.win)
 
     def evaluate(self, game: ConnectFour) -> int:
         """Heuristic score of a position for the player to move."""
@@ -132,16 +124,11 @@ class Search:
         return chosen
 
 
-class MinimaxAgent(SeededAgent):
-    """Searches ``depth`` plies with alpha-beta and plays a best column, breaking ties at random."""
-
-    name = "minimax"
+class MinimaxAgent(DepthLimitedAgent):
+    """Searches ``depth`` plies (default 4) with alpha-beta and plays a best column, breaking ties at random."""
 
     def __init__(self, env_id: str | None = None, seed: int | None = None, depth: int = 4):
-        if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
-            raise ValueError(f"depth must be a positive int, got {depth!r}")
-        self.depth = depth
-        super().__init__(env_id, seed)
+        super().__init__(env_id, seed, depth)
 
     def act(self, observation: Mapping[str, Any]) -> str:
         """The chosen column for the player to move."""

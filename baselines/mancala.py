@@ -9,11 +9,8 @@ first: they are often best and prune the rest.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 from parlour.baselines import register_scripted
-from parlour.baselines.alphabeta import AlphaBeta
-from parlour.baselines.seeded import SeededAgent
+from parlour.baselines.alphabeta import MinimaxAgent
 from parlour.envs.games.mancala import PITS, PLACES, STORES, Mancala, first_pit
 
 #: Weight of a seed still on the board against one in a store.
@@ -40,22 +37,16 @@ def order(game: Mancala, player: str, actions: list[int]) -> list[int]:
     return sorted(actions, key=lambda action: not lands_in_store(action))
 
 
-class MinimaxAgent(SeededAgent):
-    """Searches ``depth`` plies (a move again counts as a ply) with alpha-beta and plays a best move, ties at random."""
+class MancalaMinimax(MinimaxAgent):
+    """``minimax`` for Mancala: alpha-beta to ``depth`` plies (default 4; a move again counts as a ply) scored by
+    :func:`evaluate`, searching :func:`order`'s moves first, playing a best move (ties at random)."""
 
-    name = "minimax"
+    game = Mancala
+    evaluate = staticmethod(evaluate)
+    order = staticmethod(order)
 
     def __init__(self, env_id: str | None = None, seed: int | None = None, depth: int = 4):
-        if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
-            raise ValueError(f"depth must be a positive int, got {depth!r}")
-        self.depth = depth
-        super().__init__(env_id, seed)
-
-    def act(self, observation: Mapping[str, Any]) -> str:
-        """The chosen pit for the player to move."""
-        game = Mancala.from_view(observation["view"])
-        choices = AlphaBeta(evaluate, self.rng, order).best_actions(game, self.depth)
-        return game.moves[choices[int(self.rng.integers(len(choices)))]]
+        super().__init__(env_id, seed, depth)
 
 
-register_scripted("minimax", "parlour/Mancala-v0", MinimaxAgent)
+register_scripted("minimax", "parlour/Mancala-v0", MancalaMinimax)

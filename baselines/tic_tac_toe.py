@@ -1,9 +1,10 @@
 """Perfect-play ``minimax`` for TicTacToe.
 
-The search plays ahead on ``clone()`` copies of the real game, loaded from the
-player's view with :meth:`TicTacToe.from_view`: the game's own ``apply``
-places the marks and says, through a scratch context, when a move wins or
-fills the board. Values are memoised per position (5,478 of them at most).
+The search plays ahead on ``clone()`` copies of the real game
+(:func:`~parlour.baselines.alphabeta.play_ahead`), loaded from the player's
+view with :meth:`TicTacToe.from_view`: the game's own ``apply`` places the
+marks and says, through a scratch context, when a move wins or fills the
+board. Values are memoised per position (5,478 of them at most).
 """
 
 from __future__ import annotations
@@ -14,26 +15,18 @@ from typing import Any, Mapping
 import numpy as np
 
 from parlour.baselines import register_scripted
+from parlour.baselines.alphabeta import play_ahead
 from parlour.baselines.seeded import SeededAgent
-from parlour.envs.core.context import Context
 from parlour.envs.games.tic_tac_toe import TicTacToe
-
-
-def _after(game: TicTacToe, cell: int) -> tuple[TicTacToe, Context]:
-    """A copy of ``game`` after the player to move takes ``cell``, and the context that saw the move."""
-    child = game.clone()
-    ctx = Context(child.players, np.random.default_rng(0))
-    player = child.to_move()[0]
-    child.apply(ctx, {player: child.moves[cell]})
-    return child, ctx
 
 
 def _move_value(game: TicTacToe, cell: int) -> int:
     """The value of taking ``cell`` for the player to move: +1 win, 0 draw, -1 loss under perfect play."""
     mover = game.to_move()[0]
-    child, ctx = _after(game, cell)
-    if ctx.ending is not None:
-        return 1 if mover in ctx.ending.winners else 0
+    # TicTacToe never draws from the scratch context's generator; a move that ends the game wins or draws.
+    child, outcome = play_ahead(game, mover, game.moves[cell], np.random.default_rng(0))
+    if outcome is not None:
+        return outcome
     return -_value(tuple(child.board), child.turn)
 
 
