@@ -47,17 +47,16 @@ from parlour.envs.core.tools import Tool
 from parlour.envs.search.scoring import exact_match, f1
 from parlour.envs.search.search import WORLD_INTRO
 from parlour.envs.search.toolkit import (
-    MAX_K_LIMIT,
-    OPEN_TOOL,
-    CorpusSpec,
     UsesCorpus,
     answer_tool,
     float_option,
     hop_option,
+    max_k_option,
+    retrieval_tools,
     retrieved_passages,
-    run_open,
-    run_search,
-    search_tool,
+    run_tool,
+    shown_call,
+    world_corpus_spec,
 )
 from parlour.envs.search.world import WORLD_V1
 
@@ -114,7 +113,7 @@ class AskOrSearch(UsesCorpus, Game):
         reward: str = "em",
         max_k: int = 20,
     ):
-        self.corpus_spec = CorpusSpec("world", int_option("world_seed", world_seed, 0), int_option("world_size", world_size, 60, 1_000_000))
+        self.corpus_spec = world_corpus_spec(world_seed, world_size)
         self.hops, self.kinds = hop_option([2, 3] if hops is None else hops, ["bridge", "yesno", "comparison"] if kinds is None else kinds, "world")
         self.notes = int_option("notes", notes, 0, 200)
         self.max_questions = int_option("max_questions", max_questions, 0, 20)
@@ -123,9 +122,9 @@ class AskOrSearch(UsesCorpus, Game):
         if reward not in ("em", "f1"):
             raise ValueError(f"reward must be 'em' or 'f1', got {reward!r}")
         self.reward_name = reward
-        self.max_k = int_option("max_k", max_k, 1, MAX_K_LIMIT)
+        self.max_k = max_k_option(max_k)
         self.players = ["asker", "expert"]
-        self.tools = [search_tool(self.max_k), OPEN_TOOL, ASK_TOOL,
+        self.tools = [*retrieval_tools(self.max_k), ASK_TOOL,
                       answer_tool("Your final answer to the question (the asker only); this ends the game.")]
         self.question: dict[str, Any] = {}
         self.held_hops: list[int] = []
@@ -215,9 +214,9 @@ class AskOrSearch(UsesCorpus, Game):
         """Search or open for the asker, leaving the expert's notes out; the expert has no tools."""
         if player == "expert":
             return "The expert has no tools: reply to the asker in plain text."
-        text, entry = (run_search if name == "search" else run_open)(self.corpus, arguments, self.hidden)
+        text, entry = run_tool(self.corpus, name, arguments, self.hidden)
         self.retrieval.append(entry)
-        self.calls += (freeze({key: value for key, value in entry.items() if key != "text_sha256"}),)
+        self.calls += (freeze(shown_call(entry)),)
         # The passages this call showed, merged as retrieved_passages merges the whole log: a search adds the
         # passages not seen yet, an open replaces the snippet by the whole text and keeps the passage's place.
         for passage in retrieved_passages(self.corpus, [entry]):

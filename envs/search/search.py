@@ -73,17 +73,15 @@ from parlour.envs.core.game import Game, InvalidMove, int_option
 from parlour.envs.search.scoring import exact_match, f1, normalize_answer, tool_efficiency
 from parlour.envs.search.toolkit import (
     DEFAULT_K,
-    MAX_K_LIMIT,
-    OPEN_TOOL,
     UsesCorpus,
     answer_tool,
     corpus_spec,
     float_option,
     hop_option,
+    max_k_option,
+    retrieval_tools,
     retrieved_passages,
-    run_open,
-    run_search,
-    search_tool,
+    run_tool,
 )
 from parlour.envs.search.world import WORLD_V1
 
@@ -186,11 +184,10 @@ class Search(UsesCorpus, Game):
         self.reward_name = reward
         self.weights = {name: float_option(name, value, 0.0, 1.0) for name, value in
                         (("format_weight", format_weight), ("evidence_weight", evidence_weight), ("tool_weight", tool_weight))}
-        self.max_k = int_option("max_k", max_k, 1, MAX_K_LIMIT)
+        self.max_k = max_k_option(max_k)
         self.max_answer_words = int_option("max_answer_words", max_answer_words, 1, 1000)
         self.players = ["player_0"]
-        self.tools = [search_tool(self.max_k), OPEN_TOOL,
-                      answer_tool("Your final answer (the answer alone); this ends the episode.")]
+        self.tools = [*retrieval_tools(self.max_k), answer_tool("Your final answer (the answer alone); this ends the episode.")]
         self.question: dict[str, Any] = {}
         self.retrieval: list[dict[str, Any]] = []
         self.answered: str | None = None
@@ -237,10 +234,7 @@ class Search(UsesCorpus, Game):
 
     def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
         """Run a search or an open and log what it returned."""
-        if name == "search":
-            text, entry = run_search(self.corpus, arguments)
-        else:
-            text, entry = run_open(self.corpus, arguments)
+        text, entry = run_tool(self.corpus, name, arguments)
         self.retrieval.append(entry)
         return text
 
@@ -295,8 +289,7 @@ class Search(UsesCorpus, Game):
         """The question, the passages the player's calls returned (as shown) and its calls."""
         return {
             "question": self.question.get("question"),
-            "retrieved": retrieved_passages(self.corpus, self.retrieval) if self.retrieval else [],
-            "calls": [{key: value for key, value in entry.items() if key != "text_sha256"} for entry in self.retrieval],
+            **self.retrieval_view(self.retrieval),
             "max_k": self.max_k,
         }
 

@@ -67,16 +67,13 @@ from parlour.envs.core.tools import Tool
 from parlour.envs.search.scoring import exact_match, f1, normalize_answer
 from parlour.envs.search.search import WORLD_INTRO
 from parlour.envs.search.toolkit import (
-    MAX_K_LIMIT,
-    OPEN_TOOL,
-    CorpusSpec,
     UsesCorpus,
     answer_tool,
     float_option,
-    retrieved_passages,
-    run_open,
-    run_search,
-    search_tool,
+    max_k_option,
+    retrieval_tools,
+    run_tool,
+    world_corpus_spec,
 )
 from parlour.envs.search.world import ATTRIBUTES, MAX_HOPS, RELATIONS, WORLD_V1, Question, World
 
@@ -206,7 +203,7 @@ class SearchSelfPlay(UsesCorpus, Game):
         invalid_penalty: float = 1.0,
         max_k: int = 20,
     ):
-        self.corpus_spec = CorpusSpec("world", int_option("world_seed", world_seed, 0), int_option("world_size", world_size, 60, 1_000_000))
+        self.corpus_spec = world_corpus_spec(world_seed, world_size)
         wanted = [hops] if isinstance(hops, int) and not isinstance(hops, bool) else hops
         if not isinstance(wanted, list) or not wanted:
             raise ValueError(f"hops must be an int from 1 to {MAX_HOPS} or a non-empty list of them, got {hops!r}")
@@ -215,10 +212,10 @@ class SearchSelfPlay(UsesCorpus, Game):
             raise ValueError(f"reward must be 'em' or 'f1', got {reward!r}")
         self.reward_name = reward
         self.invalid_penalty = float_option("invalid_penalty", invalid_penalty, 0.0, 10.0)
-        self.max_k = int_option("max_k", max_k, 1, MAX_K_LIMIT)
+        self.max_k = max_k_option(max_k)
         self.solvers = [f"solver_{i}" for i in range(int_option("solvers", solvers, 1, MAX_SOLVERS))]
         self.players = ["proposer", *self.solvers]
-        self.tools = [search_tool(self.max_k), OPEN_TOOL, propose_tool(self.hops),
+        self.tools = [*retrieval_tools(self.max_k), propose_tool(self.hops),
                       answer_tool("Your final answer to the proposed question (solvers only); this ends your turn.")]
         self.topic = ""
         self.turn = 0
@@ -268,7 +265,7 @@ class SearchSelfPlay(UsesCorpus, Game):
 
     def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
         """Run a search or an open for the caller and log it in its own retrieval log."""
-        text, entry = (run_search if name == "search" else run_open)(self.corpus, arguments)
+        text, entry = run_tool(self.corpus, name, arguments)
         self.retrieval[player].append(entry)
         return text
 
@@ -355,8 +352,7 @@ class SearchSelfPlay(UsesCorpus, Game):
         log = self.retrieval.get(player, [])
         view = {
             "role": "proposer" if player == "proposer" else "solver",
-            "retrieved": retrieved_passages(self.corpus, log) if log else [],
-            "calls": [{key: value for key, value in entry.items() if key != "text_sha256"} for entry in log],
+            **self.retrieval_view(log),
             "max_k": self.max_k,
         }
         if player == "proposer":

@@ -67,6 +67,11 @@ class CorpusSpec:
     questions_file: str | None = None
 
 
+def world_corpus_spec(world_seed: int, world_size: int) -> CorpusSpec:
+    """The spec of a generated world from the ``world_seed`` and ``world_size`` options; ``ValueError`` for a bad value."""
+    return CorpusSpec("world", int_option("world_seed", world_seed, 0), int_option("world_size", world_size, 60, 1_000_000))
+
+
 def corpus_spec(
     corpus: str, world_seed: int, world_size: int, corpus_file: str | None, questions_file: str | None
 ) -> CorpusSpec:
@@ -76,7 +81,7 @@ def corpus_spec(
     if corpus == "world":
         if corpus_file is not None or questions_file is not None:
             raise ValueError("corpus_file and questions_file are for corpus='jsonl'; the world corpus is generated")
-        return CorpusSpec("world", int_option("world_seed", world_seed, 0), int_option("world_size", world_size, 60, 1_000_000))
+        return world_corpus_spec(world_seed, world_size)
     if (world_seed, world_size) != (WORLD_V1["seed"], WORLD_V1["n_passages"]):
         raise ValueError("world_seed and world_size are for corpus='world'; a jsonl corpus comes from its files")
     files = []
@@ -107,6 +112,11 @@ def hop_option(hops: int | Sequence[int] | None, kinds: Sequence[str] | None, co
         offered = ", ".join(f"{kind} {list(KIND_HOPS[kind])}" for kind in chosen_kinds)
         raise ValueError(f"no question of kinds {list(chosen_kinds)} has {list(chosen_hops)} hops; hops per kind: {offered}")
     return chosen_hops, chosen_kinds
+
+
+def max_k_option(max_k: Any) -> int:
+    """The ``max_k`` option (the largest ``k`` a search may ask for), from 1 to :data:`MAX_K_LIMIT`; ``ValueError`` otherwise."""
+    return int_option("max_k", max_k, 1, MAX_K_LIMIT)
 
 
 def float_option(name: str, value: Any, low: float, high: float) -> float:
@@ -217,6 +227,15 @@ class UsesCorpus:
         state.pop("_corpus", None)
         return state
 
+    def retrieval_view(self, log: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        """What a player's view shows of its retrieval log: ``retrieved`` (the passages as it was shown them, see
+        :func:`retrieved_passages`) and ``calls`` (each entry as :func:`shown_call` gives it)."""
+        return {
+            # An empty log shows nothing, so it needs no corpus.
+            "retrieved": retrieved_passages(self.corpus, log) if log else [],
+            "calls": [shown_call(entry) for entry in log],
+        }
+
 
 # ------------------------------------------------------------------ tools
 
@@ -249,6 +268,11 @@ OPEN_TOOL = Tool(
         "additionalProperties": False,
     },
 )
+
+
+def retrieval_tools(max_k: int) -> list[Tool]:
+    """The tools every searching player has, in the order the games offer them: ``search`` and ``open``."""
+    return [search_tool(max_k), OPEN_TOOL]
 
 
 def answer_tool(description: str) -> Tool:
@@ -306,6 +330,17 @@ def run_open(corpus: Corpus, arguments: Mapping[str, Any], exclude: frozenset[st
         )
     entry = {"tool": "open", "doc_id": doc_id, "ids": [doc_id], "text_sha256": texts_hash([passage])}
     return f"{doc_id} | {passage['title']}\n{passage['text']}", entry
+
+
+def run_tool(corpus: Corpus, name: str, arguments: Mapping[str, Any], exclude: frozenset[str] = frozenset()) -> tuple[str, dict[str, Any]]:
+    """Answer a call of one of the :func:`retrieval_tools` (``name`` is ``"search"`` or ``"open"``), leaving out the
+    ids in ``exclude``: the result text and the retrieval-log entry."""
+    return (run_search if name == "search" else run_open)(corpus, arguments, exclude)
+
+
+def shown_call(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A retrieval-log entry as a player's view shows it: all but the sha256 of the texts, which is for records."""
+    return {key: value for key, value in entry.items() if key != "text_sha256"}
 
 
 def retrieved_passages(corpus: Corpus, log: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
