@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import parlour
-from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.breakthrough import DIRECTIONS, Breakthrough
+from tests.game_positions import play
 from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/Breakthrough-v0"
@@ -21,13 +21,6 @@ def position(rows: list[str], to_move: int = 0) -> Breakthrough:
     """A game in the position drawn by ``rows`` (``B``, ``W``, ``.``; top row first), ``to_move`` to play."""
     board = [[{"B": 0, "W": 1, ".": -1}[c] for c in row] for row in rows]
     return Breakthrough.from_view({"board": board, "to_move": to_move, "rows": len(rows), "columns": len(rows[0])})
-
-
-def play(game: Breakthrough, move: str) -> Context:
-    """Apply ``move`` for the player to move on ``game``; the context that saw it."""
-    ctx = Context(game.players, np.random.default_rng(0))
-    game.apply(ctx, {game.to_move()[0]: move})
-    return ctx
 
 
 def spiel_move(move: str, rows: int, columns: int) -> int:

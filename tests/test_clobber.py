@@ -8,13 +8,12 @@ The cross-check's full count (the issue's 1000 episodes)::
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import parlour
-from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.clobber import DIRECTIONS, Clobber
+from tests.game_positions import play
 from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/Clobber-v0"
@@ -24,13 +23,6 @@ def position(rows: list[str], to_move: int = 0) -> Clobber:
     """A game in the position drawn by ``rows`` (``o``, ``x``, ``.``; top row first), ``to_move`` to play."""
     board = [[{"o": 0, "x": 1, ".": -1}[c] for c in row] for row in rows]
     return Clobber.from_view({"board": board, "to_move": to_move, "rows": len(rows), "columns": len(rows[0])})
-
-
-def play(game: Clobber, move: str) -> Context:
-    """Apply ``move`` for the player to move on ``game``; the context that saw it."""
-    ctx = Context(game.players, np.random.default_rng(0))
-    game.apply(ctx, {game.to_move()[0]: move})
-    return ctx
 
 
 def spiel_action(game: Clobber, index: int) -> int:

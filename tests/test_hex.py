@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import parlour
-from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.hex import Hex
+from tests.game_positions import play
 from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/Hex-v0"
@@ -18,13 +18,6 @@ def position(rows: list[str], to_move: int = 0) -> Hex:
     """A game in the position drawn by ``rows`` (``X``, ``O``, ``.``; top row first), ``to_move`` to play."""
     board = [[{"X": 0, "O": 1, ".": -1}[c] for c in row] for row in rows]
     return Hex.from_view({"board": board, "to_move": to_move, "board_size": len(rows)})
-
-
-def play(game: Hex, move: str) -> Context:
-    """Apply ``move`` for the player to move on ``game``; the context that saw it."""
-    ctx = Context(game.players, np.random.default_rng(0))
-    game.apply(ctx, {game.to_move()[0]: move})
-    return ctx
 
 
 def test_x_joins_top_and_bottom_along_the_shifted_diagonal():

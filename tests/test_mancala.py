@@ -7,13 +7,12 @@ The cross-check's full count (the issue's 1000 episodes)::
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import parlour
-from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.mancala import Mancala
+from tests.game_positions import play
 from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/Mancala-v0"
@@ -22,13 +21,6 @@ ENV_ID = "parlour/Mancala-v0"
 def position(board: list[int], to_move: int = 0) -> Mancala:
     """A game with ``board`` in OpenSpiel's layout (0: player_1's store, 1-6 player_0's pits, 7 its store, 8-13 player_1's pits)."""
     return Mancala.from_view({"board": board, "to_move": to_move, "moves_played": 0, "seeds": 4})
-
-
-def play(game: Mancala, move: str) -> Context:
-    """Apply ``move`` for the player to move on ``game``; the context that saw it."""
-    ctx = Context(game.players, np.random.default_rng(0))
-    game.apply(ctx, {game.to_move()[0]: move})
-    return ctx
 
 
 def test_the_last_seed_in_the_own_store_moves_again():

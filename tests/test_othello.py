@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import parlour
-from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.othello import CELLS, PASS, Othello
+from tests.game_positions import play
 from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/Othello-v0"
@@ -18,13 +18,6 @@ def position(rows: list[str], to_move: int = 0) -> Othello:
     """A game in the position drawn by ``rows`` (``X``, ``O``, ``.``; row 1 first), ``to_move`` to play."""
     board = [[{"X": 0, "O": 1, ".": -1}[c] for c in row] for row in rows]
     return Othello.from_view({"board": board, "to_move": to_move})
-
-
-def play(game: Othello, move: str) -> Context:
-    """Apply ``move`` for the player to move on ``game``; the context that saw it."""
-    ctx = Context(game.players, np.random.default_rng(0))
-    game.apply(ctx, {game.to_move()[0]: move})
-    return ctx
 
 
 def test_opening_moves_and_a_first_flip():

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import parlour
-from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.oware import Oware
+from tests.game_positions import play
 from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/Oware-v0"
@@ -25,13 +25,6 @@ def position(board: list[int], scores: tuple[int, int] = (0, 0), to_move: int = 
     view = {"board": board, "scores": list(scores), "to_move": to_move, "moves_played": 0, "houses": 6, "seeds": 4,
             "since_capture": [list(p) for p in seen]}
     return Oware.from_view(view)
-
-
-def play(game: Oware, move: str) -> Context:
-    """Apply ``move`` for the player to move on ``game``; the context that saw it."""
-    ctx = Context(game.players, np.random.default_rng(0))
-    game.apply(ctx, {game.to_move()[0]: move})
-    return ctx
 
 
 def test_sowing_runs_counter_clockwise_from_the_next_house():

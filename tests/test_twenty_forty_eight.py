@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import parlour
-from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.puzzles.twenty_forty_eight import LINES, SIZE, TwentyFortyEight, slide, stuck
+from tests.game_positions import play
 
 ENV_ID = "parlour/TwentyFortyEight-v0"
 UP, RIGHT, DOWN, LEFT = range(4)
@@ -33,13 +33,6 @@ def position(board: tuple[int, ...], score: int = 0, moves: int = 0, **options) 
     game = TwentyFortyEight(**options)
     game.board, game.score, game.moves_made = board, score, moves
     return game
-
-
-def play(game: TwentyFortyEight, move: str, seed: int = 0) -> Context:
-    """Apply ``move`` with a generator seeded ``seed``; the context that saw it."""
-    ctx = Context(game.players, np.random.default_rng(seed))
-    game.apply(ctx, {"player_0": move})
-    return ctx
 
 
 def test_a_line_closes_up_and_each_pair_merges_once_nearest_the_edge_first():

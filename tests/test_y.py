@@ -13,9 +13,9 @@ import pytest
 
 import parlour
 from parlour.baselines.y import distance
-from parlour.envs.core.context import Context
 from parlour.envs.core.match import Match
 from parlour.envs.games.y import Y
+from tests.game_positions import play
 from tests.openspiel_crosscheck import turn_based_disagreements
 
 ENV_ID = "parlour/Y-v0"
@@ -25,13 +25,6 @@ def position(rows: list[str], to_move: int = 0) -> Y:
     """A game in the position drawn by ``rows`` (``X``, ``O``, ``.``; top row first, each one cell shorter), ``to_move`` to play."""
     board = [[{"X": 0, "O": 1, ".": -1}[c] for c in row] for row in rows]
     return Y.from_view({"board": board, "to_move": to_move, "board_size": len(rows)})
-
-
-def play(game: Y, move: str) -> Context:
-    """Apply ``move`` for the player to move on ``game``; the context that saw it."""
-    ctx = Context(game.players, np.random.default_rng(0))
-    game.apply(ctx, {game.to_move()[0]: move})
-    return ctx
 
 
 def test_a_group_on_all_three_sides_wins():
