@@ -23,12 +23,13 @@ on its last move.
 
 * parlour text: the PettingZoo AEC loop; ``env.last()`` and its observation's
   rendered ``text`` (what an LLM is shown) read every move;
-* parlour engine: the same episodes through :class:`~parlour.envs.core.match.Match`
-  alone, as ``parlour.evaluate`` and the LLM rollouts drive it: the acting
-  player's agent observation (its rendered text, messages, legal moves and
-  view) built every move, then its move submitted. No PettingZoo bookkeeping
-  (``last()``, infos, the closing ``step(None)`` of every agent), so
-  ``text/engine`` is the share of the AEC face's cost;
+* parlour engine: the same episodes through the episode engine alone
+  (:class:`~parlour.envs.core.match.Match`, which ``parlour.evaluate`` and the
+  LLM rollouts drive): the acting player's text observation (the same
+  messages and rendered text as the AEC face's) built every move, then its
+  move submitted. No PettingZoo bookkeeping (``last()``, infos, the closing
+  ``step(None)`` of every agent), so ``text/engine`` is what the AEC face
+  leaves of the engine's speed;
 * TextArena raw: ``ta.make("<Game>-v0-raw")``, its ``get_observation()`` (the
   new messages, not rendered) read every move;
 * TextArena wrapped: the same with TextArena's ``LLMObservationWrapper``, which
@@ -252,7 +253,7 @@ def text_replay_loop(env, script: Script) -> Loop:
 
 
 def engine_loop(name: str, script: Script) -> Loop:
-    """parlour's engine alone replaying ``script``: the acting player's agent observation built every move, then its move submitted."""
+    """parlour's engine alone replaying ``script``: the acting player's text observation built every move, then its move submitted."""
     match = Match(game_class(f"parlour/{name}-v0"), SHARED[name][0])
 
     def loop(seconds: float) -> tuple[int, float]:
@@ -262,7 +263,7 @@ def engine_loop(name: str, script: Script) -> Loop:
             match.reset(episode % len(script))
             for move in script[episode % len(script)]:
                 player = match.acting()[0]
-                match.agent_observation(player)
+                match.observation_text(player)
                 match.submit(player, move)
                 moves += 1
             episode += 1
