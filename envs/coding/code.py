@@ -56,12 +56,12 @@ from typing import Any
 
 from parlour.envs.coding import judge
 from parlour.envs.coding.common import (
-    REWARD_MODES, REWARD_TEXT, RUN_PYTHON, RUN_TESTS, TOOL_SYNTAX, TaskSource, bool_option, choice_option, code_tool, float_option,
-    pose, reward_of, ScratchSandboxes, scratch_run, visible_report,
+    REWARD_MODES, REWARD_TEXT, RUN_PYTHON, RUN_TESTS, TOOL_SYNTAX, PosesTask, ScratchSandboxes, TaskSource, bool_option, choice_option,
+    code_tool, float_option, reward_of,
 )
 from parlour.envs.coding.task import Task
 from parlour.envs.core.context import Context
-from parlour.envs.core.game import Game, InvalidMove
+from parlour.envs.core.game import Game
 
 SUBMIT = code_tool("submit", "Submit your final solution. It is judged on the hidden tests and the episode ends.", final=True)
 
@@ -74,7 +74,7 @@ Tools:
 Reward: {reward}{cost}"""
 
 
-class Code(Game):
+class Code(PosesTask, Game):
     """Write code for a task with scratch runs and visible tests, then submit it for hidden tests; see the module docstring."""
 
     name = "Code"
@@ -101,10 +101,7 @@ class Code(Game):
     # ------------------------------------------------------------------ episode
     def start(self, ctx: Context) -> None:
         """Check that code can run here, draw the task and show it."""
-        judge.require_sandbox(self.name, self.allow_unsafe)
-        self.scratch.close()
-        self.task, self.handle = pose(ctx, self.source)
-        self.result = None
+        self.pose_task(ctx)
         ctx.tell(self.task.statement, to="coder")
 
     def to_move(self) -> list[str]:
@@ -122,17 +119,6 @@ class Code(Game):
         assert self.task is not None
         target = f"the function `{self.task.entry_point}`" if self.task.entry_point else "the program"
         return f"Write {target}. Call run_python, run_tests, or submit when you are done."
-
-    def parse(self, player: str, text: str) -> Any:
-        """Only tool calls are moves here."""
-        raise InvalidMove(f"Reply with a tool call: run_python(code, stdin), run_tests(code) or submit(code). {TOOL_SYNTAX}")
-
-    def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
-        """Scratch runs and visible tests, in the player's own scratch sandbox (recorded tools: this changes nothing in the game)."""
-        assert self.task is not None
-        if name == "run_python":
-            return scratch_run(self.scratch.of(player), arguments["code"], arguments.get("stdin", ""))
-        return visible_report(self.task, arguments["code"], self.scratch.of(player))
 
     def apply(self, ctx: Context, moves: dict[str, Any]) -> None:
         """Judge the submission on the hidden tests in a fresh sandbox and end the episode."""

@@ -50,13 +50,13 @@ from typing import Any
 
 from parlour.envs.coding import judge
 from parlour.envs.coding.common import (
-    REWARD_MODES, REWARD_TEXT, RUN_PYTHON, RUN_TESTS, TOOL_SYNTAX, TaskSource, bool_option, choice_option, code_tool, float_option,
-    pose, reward_of, ScratchSandboxes, scratch_run, visible_report,
+    REWARD_MODES, REWARD_TEXT, RUN_PYTHON, RUN_TESTS, TOOL_SYNTAX, PosesTask, ScratchSandboxes, TaskSource, bool_option, choice_option,
+    code_tool, float_option, reward_of,
 )
 from parlour.envs.coding.mutants import mutants as mutants_of
 from parlour.envs.coding.task import Task
 from parlour.envs.core.context import Context
-from parlour.envs.core.game import Game, InvalidMove, int_option
+from parlour.envs.core.game import Game, int_option
 from parlour.sandbox import Limits
 
 #: A mutant's CPU budget on a test: this many times what the reference took on it, and at least MUTANT_FLOOR seconds.
@@ -139,7 +139,7 @@ def _mutant_limits(budgets: list[float]) -> Limits:
     return Limits(cpu_seconds=cpu, wall_seconds=3 * cpu + 10, memory_mb=judge.JUDGE_LIMITS.memory_mb)
 
 
-class CoderTester(Game):
+class CoderTester(PosesTask, Game):
     """A coder and a tester work on the same task at once; mutants of the reference score the tests. See the module docstring."""
 
     name = "CoderTester"
@@ -172,10 +172,7 @@ class CoderTester(Game):
     # ------------------------------------------------------------------ episode
     def start(self, ctx: Context) -> None:
         """Check that code can run here, draw the task and show it to both."""
-        judge.require_sandbox(self.name, self.allow_unsafe)
-        self.scratch.close()
-        self.task, self.handle = pose(ctx, self.source)
-        self.result = None
+        self.pose_task(ctx)
         ctx.tell(self.task.statement)
 
     def rules(self, player: str) -> str:
@@ -192,17 +189,6 @@ class CoderTester(Game):
             return "Write the function. Call run_python, run_tests, or submit(code) with your solution."
         assert self.task is not None
         return f"Write your tests: submit(code) with one `assert {self.task.entry_point}(...) == ...` per line."
-
-    def parse(self, player: str, text: str) -> Any:
-        """Only tool calls are moves here."""
-        raise InvalidMove(f"Reply with a tool call: run_python(code, stdin), run_tests(code) or submit(code). {TOOL_SYNTAX}")
-
-    def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
-        """Scratch runs and visible tests, in the player's own scratch sandbox (recorded tools: this changes nothing in the game)."""
-        assert self.task is not None
-        if name == "run_python":
-            return scratch_run(self.scratch.of(player), arguments["code"], arguments.get("stdin", ""))
-        return visible_report(self.task, arguments["code"], self.scratch.of(player))
 
     def apply(self, ctx: Context, moves: dict[str, Any]) -> None:
         """Judge the tests on the reference and the mutants, the solution on the hidden tests and the valid tests; end."""

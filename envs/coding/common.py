@@ -1,5 +1,5 @@
-"""What the coding environments share: their tools, the task sources, reward shapes, option checks, and the
-text of scratch runs and visible-test reports."""
+"""What the coding environments share: their tools, the task sources, reward shapes, option checks, the
+text of scratch runs and visible-test reports, and the episode mechanics of the games that pose one task."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from parlour.envs.coding.oracle import episode_handle
 from parlour.envs.coding.loaders import file_tasks
 from parlour.envs.coding.task import Task
 from parlour.envs.coding.tasks import FROZEN_SETS, MAX_DEPTH, MAX_SIZE, frozen_tasks, generate_task
-from parlour.envs.core.game import int_option
+from parlour.envs.core.context import Context
+from parlour.envs.core.game import InvalidMove, int_option
 from parlour.envs.core.tools import Tool
 from parlour.sandbox import Sandbox
 
@@ -236,3 +237,40 @@ TOOL_SYNTAX = (
     '{"tool": "submit", "arguments": {"code": "..."}}; <tool_call>{"name": "submit", "arguments": {"code": "..."}}</tool_call>; '
     "or a tag around the code, <submit>...</submit> (also <run_python>...</run_python>, <run_tests>...</run_tests>)."
 )
+
+
+class PosesTask:
+    """Mixin for the games that pose one task per episode (Code, CoderTester): their players try code with the
+    scratch tools (``run_python``, ``run_tests``) and move only by a tool call.
+
+    Not a :class:`Game` itself, since the registry registers every Game a module of this package defines: list it
+    before Game (``class Code(PosesTask, Game)``). It uses the game's ``name``, ``allow_unsafe``, ``source`` and
+    ``scratch``, and sets ``task``, ``handle`` and ``result``.
+    """
+
+    name: str
+    allow_unsafe: bool
+    source: TaskSource
+    scratch: ScratchSandboxes
+    task: Task | None
+    handle: str
+    result: dict[str, Any] | None
+
+    def pose_task(self, ctx: Context) -> None:
+        """Start an episode: check that code can run here, close the last episode's scratch sandboxes, draw the task
+        and its handle, and clear the result."""
+        judge.require_sandbox(self.name, self.allow_unsafe)
+        self.scratch.close()
+        self.task, self.handle = pose(ctx, self.source)
+        self.result = None
+
+    def parse(self, player: str, text: str) -> Any:
+        """Only tool calls are moves here."""
+        raise InvalidMove(f"Reply with a tool call: run_python(code, stdin), run_tests(code) or submit(code). {TOOL_SYNTAX}")
+
+    def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
+        """Scratch runs and visible tests, in the player's own scratch sandbox (recorded tools: this changes nothing in the game)."""
+        assert self.task is not None
+        if name == "run_python":
+            return scratch_run(self.scratch.of(player), arguments["code"], arguments.get("stdin", ""))
+        return visible_report(self.task, arguments["code"], self.scratch.of(player))
