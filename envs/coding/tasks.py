@@ -174,6 +174,20 @@ def _statement(first: Block, gives: str, texts: Sequence[str], visible: Sequence
     return "\n".join(lines)
 
 
+def _unseen_inputs(first: Block, rng: random.Random, size: int, seen: set[str], count: int, tries: int) -> list[Any]:
+    """Up to ``count`` inputs for ``first`` whose repr is not in ``seen``, from at most ``tries`` draws; adds each one
+    taken to ``seen``, so that no input is both hidden and visible, or twice in one set."""
+    found: list[Any] = []
+    for _ in range(tries):
+        if len(found) >= count:
+            break
+        value = _inputs(first, rng, size)
+        if repr(value) not in seen:
+            seen.add(repr(value))
+            found.append(value)
+    return found
+
+
 def _attempt(rng: random.Random, depth: int, size: int, family: str | None, task_id: str) -> Task | None:
     chain = _draw_chain(rng, depth, family)
     first, last = chain[0][0], chain[-1][0]
@@ -186,21 +200,8 @@ def _attempt(rng: random.Random, depth: int, size: int, family: str | None, task
         if repr(value) not in seen:
             seen.add(repr(value))
             hidden_inputs.append(value)
-    for _ in range(20 * HIDDEN):
-        if len(hidden_inputs) >= HIDDEN:
-            break
-        value = _inputs(first, rng, size)
-        if repr(value) not in seen:
-            seen.add(repr(value))
-            hidden_inputs.append(value)
-    visible_inputs: list[Any] = []
-    for _ in range(50):
-        if len(visible_inputs) >= VISIBLE:
-            break
-        value = _inputs(first, rng, size)
-        if repr(value) not in seen:
-            seen.add(repr(value))
-            visible_inputs.append(value)
+    hidden_inputs += _unseen_inputs(first, rng, size, seen, HIDDEN - len(hidden_inputs), tries=20 * HIDDEN)
+    visible_inputs = _unseen_inputs(first, rng, size, seen, VISIBLE, tries=50)
     if len(visible_inputs) < VISIBLE:
         return None
     hidden_outputs = [_call(solve, value) for value in hidden_inputs]
