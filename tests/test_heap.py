@@ -70,7 +70,9 @@ def test_a_heap_the_program_froze_itself_stays_frozen() -> None:
     mine = gc.get_freeze_count()
     with frozen_heap():
         pass
-    assert gc.get_freeze_count() == mine
+    # Frozen objects that die meanwhile (another thread's, say) leave the count, so it may only have shrunk:
+    # an unfreeze would leave none, and a second freeze would have taken in the objects made since.
+    assert 0 < gc.get_freeze_count() <= mine
 
 
 def test_runs_on_two_threads_unfreeze_only_when_both_are_done() -> None:
