@@ -34,8 +34,12 @@ LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4
 RULES = "Rules of tic-tac-toe. " * 20
 
 
-class MinimalTicTacToe(AECEnv):
-    """TicTacToe written straight onto PettingZoo's AEC API, as lean as a text environment gets."""
+class MinimalTwoPlayer(AECEnv):
+    """PettingZoo's bookkeeping for two players taking turns, as lean as it gets: what both minimal games share.
+
+    A game gives ``reset`` (calling :meth:`_start`, then :meth:`_select`), ``_legal()`` (the mover's moves),
+    ``_prompt()`` (what the mover is shown after its inbox) and ``_play(agent, action)`` (the rules of a move).
+    """
 
     metadata: dict = {}
 
@@ -43,96 +47,31 @@ class MinimalTicTacToe(AECEnv):
         super().__init__()
         self.possible_agents = ["player_0", "player_1"]
 
-    def reset(self, seed=None, options=None):
-        """An empty board; both players get the rules."""
+    def _start(self):
+        """Both players in, nothing paid, nobody done, ``player_0`` to move."""
         self.agents = list(self.possible_agents)
-        self.board = [" "] * 9
         self.turn = 0
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.inbox = {agent: [RULES] for agent in self.agents}
-        self.legal = [str(cell) for cell in range(9)]
-        self._infos()
 
-    def _infos(self):
-        mover = self.possible_agents[self.turn]
-        self.infos = {agent: {"acting": agent == mover, "legal_moves": self.legal if agent == mover else []} for agent in self.agents}
-        self.agent_selection = mover
-
-    def observe(self, agent):
-        """The inbox, then the board and the empty cells for the player to move."""
-        messages = self.inbox[agent]
-        if agent == self.possible_agents[self.turn]:
-            messages = [*messages, f"Board:\n{' | '.join(self.board)}\nEmpty cells: {', '.join(self.legal)}"]
-        return {"text": "\n\n".join(messages)}
-
-    def step(self, action):
-        """Place the mark; on a line or a full board every player is terminated."""
-        agent = self.agent_selection
-        if self.terminations[agent]:
-            self._was_dead_step(action)
-            return
-        self.inbox[agent] = []
-        cell = int(action)
-        self.board[cell] = "XO"[self.turn]
-        for other in self.agents:
-            self.inbox[other].append(f"{agent} plays {cell}")
-        self.legal = [str(c) for c in range(9) if self.board[c] == " "]
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        board = self.board
-        if any(board[a] != " " and board[a] == board[b] == board[c] for a, b, c in LINES) or not self.legal:
-            for other in self.agents:
-                self.terminations[other] = True
-        self.turn = 1 - self.turn
-        self._infos()
-
-
-class MinimalKuhnPoker(AECEnv):
-    """Kuhn poker written straight onto PettingZoo's AEC API: one hand, a seeded deal, the pot to the higher card."""
-
-    metadata: dict = {}
-    CARDS = "JQK"
-
-    def __init__(self):
-        super().__init__()
-        self.possible_agents = ["player_0", "player_1"]
-
-    def reset(self, seed=None, options=None):
-        """Deal a card to each player from the seed; both get the rules and their own card."""
-        self.agents = list(self.possible_agents)
-        deck = list(self.CARDS)
-        random.Random(seed).shuffle(deck)
-        self.cards = deck[:2]
-        self.history = []
-        self.pot = [1, 1]
-        self.turn = 0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.inbox = {agent: [RULES, f"Your card is {card}."] for agent, card in zip(self.agents, self.cards)}
-        self._infos()
-
-    def _legal(self):
-        return ["fold", "call"] if "bet" in self.history else ["check", "bet"]
-
-    def _infos(self):
+    def _select(self):
+        """Select the player to move; ``infos`` give it its legal moves and the other player none."""
         mover = self.possible_agents[self.turn]
         legal = self._legal()
         self.infos = {agent: {"acting": agent == mover, "legal_moves": legal if agent == mover else []} for agent in self.agents}
         self.agent_selection = mover
 
     def observe(self, agent):
-        """The inbox, then the card, the pot and the legal moves for the player to move."""
+        """The inbox, then the prompt for the player to move."""
         messages = self.inbox[agent]
         if agent == self.possible_agents[self.turn] and not self.terminations[agent]:
-            messages = [*messages, f"Your card: {self.cards[self.turn]}. Pot: {sum(self.pot)}. Legal moves: {', '.join(self._legal())}."]
+            messages = [*messages, self._prompt()]
         return {"text": "\n\n".join(messages)}
 
     def step(self, action):
-        """Check, bet, call or fold; a fold, a call or a second check ends the hand and pays the pot."""
+        """A dead agent's closing step, or the mover's move: its inbox read, the move played, the turn passed."""
         agent = self.agent_selection
         if self.terminations[agent]:
             self._was_dead_step(action)
@@ -140,22 +79,82 @@ class MinimalKuhnPoker(AECEnv):
         if action not in self._legal():
             raise ValueError(f"illegal move {action!r}")
         self.inbox[agent] = []
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._play(agent, action)
+        self.turn = 1 - self.turn
+        self._select()
+
+    def _end(self, message):
+        """Terminate both players, telling them ``message``."""
+        for other in self.agents:
+            self.terminations[other] = True
+            self.inbox[other].append(message)
+
+
+class MinimalTicTacToe(MinimalTwoPlayer):
+    """TicTacToe written straight onto PettingZoo's AEC API, as lean as a text environment gets."""
+
+    def reset(self, seed=None, options=None):
+        """An empty board; both players get the rules."""
+        self._start()
+        self.board = [" "] * 9
+        self.inbox = {agent: [RULES] for agent in self.agents}
+        self.legal = [str(cell) for cell in range(9)]
+        self._select()
+
+    def _legal(self):
+        return self.legal
+
+    def _prompt(self):
+        return f"Board:\n{' | '.join(self.board)}\nEmpty cells: {', '.join(self.legal)}"
+
+    def _play(self, agent, action):
+        """Place the mark; on a line or a full board every player is terminated."""
+        cell = int(action)
+        board = self.board
+        board[cell] = "XO"[self.turn]
+        for other in self.agents:
+            self.inbox[other].append(f"{agent} plays {cell}")
+        self.legal = [str(c) for c in range(9) if board[c] == " "]
+        if any(board[a] != " " and board[a] == board[b] == board[c] for a, b, c in LINES) or not self.legal:
+            self._end("Game over.")
+
+
+class MinimalKuhnPoker(MinimalTwoPlayer):
+    """Kuhn poker written straight onto PettingZoo's AEC API: one hand, a seeded deal, the pot to the higher card."""
+
+    CARDS = "JQK"
+
+    def reset(self, seed=None, options=None):
+        """Deal a card to each player from the seed; both get the rules and their own card."""
+        self._start()
+        deck = list(self.CARDS)
+        random.Random(seed).shuffle(deck)
+        self.cards = deck[:2]
+        self.history = []
+        self.pot = [1, 1]
+        self.inbox = {agent: [RULES, f"Your card is {card}."] for agent, card in zip(self.agents, self.cards)}
+        self._select()
+
+    def _legal(self):
+        return ["fold", "call"] if "bet" in self.history else ["check", "bet"]
+
+    def _prompt(self):
+        return f"Your card: {self.cards[self.turn]}. Pot: {sum(self.pot)}. Legal moves: {', '.join(self._legal())}."
+
+    def _play(self, agent, action):
+        """Check, bet, call or fold; a fold, a call or a second check ends the hand and pays the pot."""
         self.history.append(action)
         if action in ("bet", "call"):
             self.pot[self.turn] += 1
         for other in self.agents:
             self.inbox[other].append(f"{agent}: {action}")
-        self.rewards = dict.fromkeys(self.agents, 0.0)
         if action in ("fold", "call") or self.history == ["check", "check"]:
             winner = 1 - self.turn if action == "fold" else max(range(2), key=lambda seat: self.CARDS.index(self.cards[seat]))
             won = self.pot[1 - winner]
             self.rewards = {self.agents[winner]: float(won), self.agents[1 - winner]: -float(won)}
             self._accumulate_rewards()
-            for other in self.agents:
-                self.terminations[other] = True
-                self.inbox[other].append(f"Game over: {self.agents[winner]} wins {won}.")
-        self.turn = 1 - self.turn
-        self._infos()
+            self._end(f"Game over: {self.agents[winner]} wins {won}.")
 
 
 #: The minimal environment of each game measured here.
