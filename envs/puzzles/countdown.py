@@ -165,9 +165,9 @@ class Countdown(SoloPuzzle, Game):
         self.closest = min(self.closest, abs(result - self.target))
         ctx.tell(f"{player} computes {a} {op} {b} = {result} into {SLOTS[i]}.", kind="move", sender=player)
         if result == self.target:
-            ctx.finish({player: 1.0}, winners=[player], reason="reached the target", details=self.report(True))
+            self.solved(ctx, "reached the target")
         elif sum(value is not None for value in self.slots) == 1:
-            ctx.finish({player: 0.0}, reason="one number is left and it is not the target", details=self.report(False))
+            self.failed(ctx, "one number is left and it is not the target")
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""

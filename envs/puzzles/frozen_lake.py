@@ -170,11 +170,11 @@ class FrozenLake(SoloPuzzle, Game):
         slid = "" if landed == intended else f" but slides to {self.cell_name(landed)}"
         ctx.tell(f"{player} moves {move}{slid}.", kind="move", sender=player)
         if landed == (self.size - 1, self.size - 1):
-            ctx.finish({player: 1.0}, winners=[player], reason="reached the goal", details=self.report(True))
+            self.solved(ctx, "reached the goal")
         elif landed in self.holes:
-            ctx.finish({player: 0.0}, reason="fell into a hole", details=self.report(False))
+            self.failed(ctx, "fell into a hole")
         elif self.steps >= self.max_steps:
-            ctx.finish({player: 0.0}, reason="the step limit ran out", details=self.report(False))
+            self.failed(ctx, "the step limit ran out")
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""

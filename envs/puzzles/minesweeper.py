@@ -142,13 +142,13 @@ class Minesweeper(SoloPuzzle, Game):
         if cell in self.mines:
             self.exploded = cell
             ctx.tell(f"{player} reveals {move}: a mine!", kind="move", sender=player)
-            ctx.finish({player: 0.0}, reason=f"revealed a mine at {move}", details=self.report(False))
+            self.failed(ctx, f"revealed a mine at {move}")
             return
         opened = flood(self.size, self.counts, self.revealed, cell)
         self.revealed |= opened
         ctx.tell(f"{player} reveals {move}" + (f", opening {len(opened)} cells." if len(opened) > 1 else "."), kind="move", sender=player)
         if len(self.revealed) == self.size * self.size - self.mine_count:
-            ctx.finish({player: 1.0}, winners=[player], reason="every safe cell is revealed", details=self.report(True))
+            self.solved(ctx, "every safe cell is revealed")
 
     def place_mines(self, rng: np.random.Generator, first: int) -> None:
         """Draw the mines away from the first reveal and its neighbours, and count every cell's neighbouring mines."""

@@ -218,9 +218,9 @@ class Sokoban(SoloPuzzle, Game):
         self.pushes += pushed
         ctx.tell(f"{player} moves {move}{' and pushes a box' if pushed else ''}.", kind="move", sender=player)
         if self.boxes == self.goals:
-            ctx.finish({player: 1.0}, winners=[player], reason="every box is on a goal", details=self.report(True))
+            self.solved(ctx, "every box is on a goal")
         elif self.moves_made >= self.max_moves:
-            ctx.finish({player: 0.0}, reason="the move limit ran out", details=self.report(False))
+            self.failed(ctx, "the move limit ran out")
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""

@@ -1,4 +1,4 @@
-"""What the one-player puzzles share: their seat and metadata, their forfeit, and square grids drawn row by row.
+"""What the one-player puzzles share: their seat and metadata, their three endings, and square grids drawn row by row.
 
 Countdown, FrozenLake, Minesweeper, Sokoban, Sudoku, the Tower of Hanoi and
 Wordle are each played by one player, ``player_0``, who is always to move;
@@ -14,7 +14,7 @@ from parlour.envs.core.context import Context
 
 
 class SoloPuzzle:
-    """The seat, metadata and forfeit of a one-player puzzle, mixed into a game before ``Game``.
+    """The seat, metadata and endings (solved, failed, forfeited) of a one-player puzzle, mixed into a game before ``Game``.
 
     The game keeps ``players`` (``["player_0"]``) and gives :meth:`report`. It
     is no ``Game`` itself, so the registry, which registers every game class of
@@ -35,6 +35,15 @@ class SoloPuzzle:
     def to_move(self) -> list[str]:
         """The one player."""
         return self.players
+
+    def solved(self, ctx: Context, reason: str) -> None:
+        """End the episode solved, saying why: the player wins and gets 1."""
+        player = self.players[0]
+        ctx.finish({player: 1.0}, winners=[player], reason=reason, details=self.report(True))
+
+    def failed(self, ctx: Context, reason: str) -> None:
+        """End the episode unsolved, saying why: the player gets 0."""
+        ctx.finish({self.players[0]: 0.0}, reason=reason, details=self.report(False))
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """The player gets -1."""

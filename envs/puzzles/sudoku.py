@@ -203,11 +203,11 @@ class Sudoku(SoloPuzzle, Game):
         self.placed += 1
         ctx.tell(f"{player} puts {digit + 1} in {cell_name(cell)}.", kind="move", sender=player)
         if 0 not in self.grid:
-            ctx.finish({player: 1.0}, winners=[player], reason="the grid is full", details=self.report(True))
+            self.solved(ctx, "the grid is full")
             return
         self.stuck = next((c for c in range(81) if not self.grid[c] and not candidates(self.grid, c)), None)
         if self.stuck is not None:
-            ctx.finish({player: 0.0}, reason=f"no digit fits {cell_name(self.stuck)}", details=self.report(False))
+            self.failed(ctx, f"no digit fits {cell_name(self.stuck)}")
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""

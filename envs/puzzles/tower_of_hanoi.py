@@ -168,9 +168,9 @@ class TowerOfHanoi(SoloPuzzle, Game):
         self.moves_made += 1
         ctx.tell(f"{player} moves disk {disk + 1} from {PEGS[source]} to {PEGS[dest]}.", kind="move", sender=player)
         if all(peg == GOAL for peg in self.pegs):
-            ctx.finish({player: 1.0}, winners=[player], reason="every disk is on peg C", details=self.report(True))
+            self.solved(ctx, "every disk is on peg C")
         elif self.moves_made >= self.max_moves:
-            ctx.finish({player: 0.0}, reason="the move limit ran out", details=self.report(False))
+            self.failed(ctx, "the move limit ran out")
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""

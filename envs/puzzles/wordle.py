@@ -180,9 +180,9 @@ class Wordle(SoloPuzzle, Game):
         self.history.append((guess, marks))
         ctx.tell(f"{player} guesses {guess.upper()}: {' '.join(marks)}", kind="move", sender=player)
         if guess == self.answer:
-            ctx.finish({player: 1.0}, winners=[player], reason="guessed the word", details=self.report(True))
+            self.solved(ctx, "guessed the word")
         elif len(self.history) >= self.max_guesses:
-            ctx.finish({player: 0.0}, reason=f"the guesses ran out; the word was {self.answer.upper()}", details=self.report(False))
+            self.failed(ctx, f"the guesses ran out; the word was {self.answer.upper()}")
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""
