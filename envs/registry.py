@@ -37,7 +37,7 @@ from parlour.envs.core.parallel import ParallelGame
 from parlour.envs.core.vector import make_vector_env
 
 #: Packages whose modules hold parlour's own games, one game per module.
-GAME_PACKAGES = ["parlour.envs.games", "parlour.envs.negotiation", "parlour.envs.search", "parlour.envs.coding", "parlour.envs.social", "parlour.envs.puzzles"]
+GAME_PACKAGES = ["parlour.envs.games", "parlour.envs.negotiation", "parlour.envs.search", "parlour.envs.coding", "parlour.envs.social", "parlour.envs.puzzles", "parlour.envs.agentic"]
 #: The entry-point group through which other packages publish games.
 ENTRY_POINT_GROUP = "parlour.games"
 
