@@ -24,13 +24,15 @@ import mcp_types as types
 from mcp.server import Server
 
 from parlour.agents import agent_name, make_agent
+from parlour.bridges.arguments import MAX_SEED, seed_argument
 from parlour.bridges.trl import move_tool
 from parlour.envs.core.gym import GymGame
 from parlour.envs.core.tools import Tool
 from parlour.envs.registry import game_class
 
 START = Tool("start", "Start a new episode (ending any episode in progress); returns your first observation with the rules.",
-             {"type": "object", "properties": {"seed": {"type": "integer", "description": "the episode's seed (default: the next one)"}}})
+             {"type": "object", "properties": {"seed": {"type": "integer", "minimum": 0, "maximum": MAX_SEED,
+                                                       "description": "the episode's seed (default: the next one)"}}})
 
 
 class Session:
@@ -47,9 +49,13 @@ class Session:
         self.turn_rewards: list[float] = []
 
     def start(self, seed: int | None = None) -> tuple[str, dict[str, Any]]:
-        """Start an episode of ``seed`` (default: one more than the last); the first observation and its state."""
-        seed = self.next_seed if seed is None else int(seed)
-        self.next_seed = seed + 1
+        """Start an episode of ``seed`` (default: one more than the last); the first observation and its state.
+
+        A seed that is not an integer from 0 to :data:`~parlour.bridges.arguments.MAX_SEED` raises
+        :class:`~parlour.bridges.arguments.BadArgument`, which the client gets as a tool error.
+        """
+        seed = self.next_seed if seed is None else seed_argument(seed)
+        self.next_seed = (seed + 1) % (MAX_SEED + 1)
         observation, info = self.face.reset(seed=seed)
         self.turn_rewards = []
         return observation["text"], self.state(0.0, info)
@@ -96,6 +102,8 @@ def mcp_server(env_id: str, *, seat: int | str = 0, opponent: str = "random", en
         try:
             text, state = session.call(params.name, dict(params.arguments or {}))
         except ValueError as error:
+            # A bad argument (BadArgument is a ValueError) or a call the episode cannot take: the client's error,
+            # told as a tool error that says what to send instead.
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(error))], is_error=True)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=state)
 

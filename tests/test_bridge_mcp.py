@@ -68,3 +68,20 @@ def test_in_memory_game_against_opponent() -> None:
     assert states[-1]["return"] in (-1.0, 0.0) and states[-1]["record"]["agents"]["player_0"] == "minimax"
     assert states[-1]["record"]["turn_rewards"]["player_1"] == [state["reward"] for state in states]
     parlour.replay(states[-1]["record"])
+
+
+@pytest.mark.parametrize("seed", [[1], {}, -1, 1.5, True, "3", 2**63])
+def test_a_seed_that_is_not_a_non_negative_integer_is_a_tool_error_that_says_what_is_expected(seed) -> None:
+    async def main():
+        async with Client(mcp_server("parlour/TicTacToe-v0")) as client:
+            refused = await client.call_tool("start", {"seed": seed})
+            # The session is still usable: a good seed starts an episode.
+            started = await client.call_tool("start", {"seed": 7})
+            return refused, started
+
+    refused, started = anyio.run(main)
+    assert refused.is_error
+    text = refused.content[0].text
+    assert text.startswith("seed must be an integer from 0 to 9223372036854775807") and repr(seed) in text
+    assert "Traceback" not in text and "Error" not in text
+    assert not started.is_error and started.structured_content["done"] is False
