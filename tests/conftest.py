@@ -11,6 +11,9 @@ import pytest
 import parlour
 from parlour.envs.registry import all_games
 
+#: Each phase of a test has a time limit that fails that test alone (tests/phase_timeout.py).
+pytest_plugins = ["tests.phase_timeout"]
+
 
 def env_modes() -> list[tuple[str, str]]:
     """(env_id, obs_mode) pairs for every registered environment and every mode it supports."""
