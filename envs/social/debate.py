@@ -24,8 +24,12 @@ speech reaches the others as the debater's own words (framed, see
 ``Context.say``); right after it the environment lists, in a message of its
 own, the true statement of every fact the speech quotes, as ``⟦fact N:
 statement⟧``. Only the environment writes its messages, so a quote cannot be
-forged (the characters ⟦ and ⟧ are also removed from what a debater writes,
-and the transcript in the view carries the statements after the quotes).
+forged; and since the transcript in the view carries the statements inline
+after the quotes, no bracket a debater writes may pass for those marks: every
+character that is bracket-like and not ASCII (see :func:`plain_brackets`:
+⟦ ⟧ themselves, 〚 〛, 【 】, full-width ［ ］, corner pieces, ...) reaches the
+others as an ASCII parenthesis, so ⟦ and ⟧ in what a player sees are always
+the environment's.
 After the last speech the judge replies ``[verdict] A`` or
 ``[verdict] B`` (the last such tag counts).
 
@@ -51,7 +55,9 @@ Version history: v0, first release.
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from collections import deque
 from typing import Any
 
@@ -76,6 +82,9 @@ QUOTE_PATTERN = re.compile(r"\[\s*+fact\s*+#?\s*+(\d{1,6})\s*+\]", re.IGNORECASE
 VERDICT_PATTERN = re.compile(r"\[\s*+verdict\s*+\]\s*+:?\s*+\(?([ab])(?![\w])", re.IGNORECASE)
 #: The brackets only the environment writes (around verified quotes).
 VERIFIED_OPEN, VERIFIED_CLOSE = "\u27e6", "\u27e7"
+#: Words in the Unicode name of a character drawn as (part of) a bracket, whatever its category: ⎡ is a math
+#: symbol, ⌜ a "so" symbol, yet both draw one corner of a square bracket.
+BRACKET_WORDS = ("BRACKET", "PARENTHESIS", "BRACE", "CEILING", "FLOOR", "CORNER")
 
 RULES_DEBATER = """You are {player} in a debate judged by a judge who cannot see the facts.
 Question: {question}
@@ -107,6 +116,34 @@ def invent_names(rng: np.random.Generator, count: int) -> list[str]:
         if name not in names:
             names.append(name)
     return names
+
+
+@functools.lru_cache(maxsize=4096)
+def _stand_in(char: str) -> str:
+    """``(`` or ``)`` for a bracket-like character that is not ASCII (see :func:`plain_brackets`), else ``char``."""
+    category = unicodedata.category(char)
+    name = unicodedata.name(char, "")
+    folded = unicodedata.normalize("NFKC", char)
+    if category not in ("Ps", "Pe") and not any(word in name for word in BRACKET_WORDS) and folded not in ("(", ")", "[", "]", "{", "}"):
+        return char
+    opening = category == "Ps" or folded in ("(", "[", "{") or any(word in name for word in ("LEFT", "TOP", "OPENING"))
+    return "(" if opening else ")"
+
+
+def plain_brackets(text: str) -> str:
+    """``text`` with every bracket-like character that is not ASCII written as an ASCII parenthesis.
+
+    Bracket-like: an opening or closing punctuation mark (Unicode categories Ps and Pe: ⟦, 〚, 【, ［, ⁅, ⦃,
+    ❲, ⌈, the vertical forms ...), a character whose name says it draws a bracket, parenthesis, brace, ceiling,
+    floor or corner (⎡, ⌜, ...), or one whose compatibility form (NFKC) is an ASCII bracket. A rule rather than
+    a list of look-alikes, so that no bracket from any script or font block can pass for the verification marks
+    :data:`VERIFIED_OPEN` and :data:`VERIFIED_CLOSE`, which are themselves such characters. Opening ones (Ps,
+    or named LEFT, TOP or OPENING) become ``(``, the others ``)``; ASCII text, quotation marks and every other
+    character are left as written.
+    """
+    if text.isascii():
+        return text
+    return "".join(char if char.isascii() else _stand_in(char) for char in text)
 
 
 def shortest_chain(edges: list[tuple[int, int]], source: int, target: int) -> list[int] | None:
@@ -260,7 +297,7 @@ class Debate(Game):
             if not found:
                 raise InvalidMove("No verdict found. Reply [verdict] A or [verdict] B.")
             return found[-1].upper()
-        speech = text.replace(VERIFIED_OPEN, "").replace(VERIFIED_CLOSE, "").strip()
+        speech = plain_brackets(text).strip()
         if len(speech) > self.max_speech:
             raise InvalidMove(f"Your speech has {len(speech)} characters; the limit is {self.max_speech}.")
         quotes = [int(n) for n in QUOTE_PATTERN.findall(speech)]
