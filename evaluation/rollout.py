@@ -83,7 +83,7 @@ from typing import Any
 
 import numpy as np
 
-from parlour.agents import agent_name, make_agent
+from parlour.agents import AgentSpec, agent_name, is_batching, make_agent
 from parlour.envs.core.agent import Action, AgentFailure, decide, reset_agent, wants_vector
 from parlour.envs.core.match import Match, make_game
 from parlour.envs.core.seeding import episode_seeds
@@ -193,7 +193,8 @@ def make_plan(
         lineup = []
         for player in players:
             spec = agents[player]
-            same = [j for j, known in enumerate(specs) if known is spec or (isinstance(spec, str) and known == spec)]
+            # Equal specs (strings or AgentSpecs) are one agent, built once and shared by its seats.
+            same = [j for j, known in enumerate(specs) if known is spec or (isinstance(spec, (str, AgentSpec)) and known == spec)]
             if not same:
                 specs.append(spec)
             lineup.append(same[0] if same else len(specs) - 1)
@@ -574,7 +575,7 @@ def play_in_workers(plan: Plan, indices: list[int], workers: int, totals: list[d
     """
     _check_sendable(plan, "worker processes")
     # A model is not loaded here just to learn that the workers will play.
-    if any(_batching(spec) for spec in plan.specs) and len(indices) >= workers * plan.in_flight:
+    if any(is_batching(spec) for spec in plan.specs) and len(indices) >= workers * plan.in_flight:
         yield from _spawn(plan, indices, workers, totals)[1]
         return
     building = time.perf_counter()
@@ -620,13 +621,6 @@ def play_in_workers(plan: Plan, indices: list[int], workers: int, totals: list[d
             merge_stats(total, stats)
         # Workers started for the rest are stopped too when this process's share failed.
         _stop(processes)
-
-
-def _batching(spec: Any) -> bool:
-    """Whether an agent spec is known, without building it, to be a batching (LLM) agent."""
-    if isinstance(spec, str):
-        return spec.startswith(("hf:", "openai:"))
-    return hasattr(spec, "act_batch")
 
 
 def _spawn(plan: Plan, indices: list[int], workers: int, totals: list[dict[str, Any]]) -> tuple[list[Any], Iterator[dict[str, Any]]]:

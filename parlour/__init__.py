@@ -4,7 +4,7 @@
 in Gymnasium and PettingZoo.
 """
 
-from parlour.agents import AgentSpec, agent_name, make_agent
+from parlour.agents import AgentScheme, AgentSpec, agent_name, make_agent, register_agent_scheme
 from parlour.envs.core.gym import set_agent_resolver
 from parlour.envs.core import Agent, Context, Game, InvalidMove, Match, Message, Outcome, ReplayMismatch, Snapshot, TextSpace, Tool, int_option, replay, winners_by_score
 from parlour.envs.registry import game_class, list_envs, make_aec, make_parallel, register, register_all
@@ -18,6 +18,7 @@ register_all()
 
 __all__ = [
     "Agent",
+    "AgentScheme",
     "AgentSpec",
     "Context",
     "Game",
@@ -39,6 +40,7 @@ __all__ = [
     "make_agent",
     "make_parallel",
     "register",
+    "register_agent_scheme",
     "replay",
     "winners_by_score",
 ]

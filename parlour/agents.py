@@ -61,18 +61,96 @@ class AgentSpec:
     name: str | None = None
 
 
+@dataclass(frozen=True)
+class AgentScheme:
+    """One kind of agent spec, ``PREFIX:REST``: how a spec of that kind is checked and built.
+
+    ``build(spec, env_id, name, options)`` returns the agent; ``check(spec, env_id,
+    options)`` checks the spec and its options without building anything costly and
+    returns warnings (errors are raised, naming the fix). ``batching`` says that its
+    agents answer many observations in one ``act_batch`` call (LLMs), so a run builds
+    one per process and shares it between episodes. A package adds a scheme of its own
+    through the entry-point group ``parlour.agents`` (each entry point loads an
+    :class:`AgentScheme`), or at run time with :func:`register_agent_scheme`.
+    """
+
+    prefix: str
+    build: Callable[[str, str | None, str, Mapping[str, Any]], Any]
+    check: Callable[[str, str, Mapping[str, Any]], list[str]]
+    summary: str
+    batching: bool = False
+
+
+#: The entry-point group through which other packages publish agent schemes.
+AGENT_SCHEME_GROUP = "parlour.agents"
+_SCHEMES: dict[str, AgentScheme] = {}
+_ENTRY_POINTS_LOADED = False
+
+
+def register_agent_scheme(scheme: AgentScheme) -> AgentScheme:
+    """Make ``PREFIX:...`` specs build through ``scheme``; returns it. A prefix already taken by another scheme is refused."""
+    if not isinstance(scheme, AgentScheme):
+        raise TypeError(f"register_agent_scheme() takes an AgentScheme, got {type(scheme).__name__}")
+    if not scheme.prefix.isidentifier():
+        raise ValueError(f"an agent scheme's prefix is an identifier such as 'mylab' (specs then read 'mylab:...'), got {scheme.prefix!r}")
+    known = _SCHEMES.get(scheme.prefix)
+    if known is not None and known != scheme:
+        raise ValueError(f"agent scheme {scheme.prefix!r} is already registered ({known.summary}); choose another prefix")
+    _SCHEMES[scheme.prefix] = scheme
+    return scheme
+
+
+def agent_schemes() -> dict[str, AgentScheme]:
+    """Every registered agent scheme by prefix: parlour's own and those of installed packages' entry points."""
+    global _ENTRY_POINTS_LOADED
+    if not _ENTRY_POINTS_LOADED:
+        _ENTRY_POINTS_LOADED = True
+        from importlib.metadata import entry_points
+
+        for entry in entry_points(group=AGENT_SCHEME_GROUP):
+            register_agent_scheme(entry.load())
+    return dict(_SCHEMES)
+
+
+def scheme_of(spec: str) -> AgentScheme | None:
+    """The scheme a spec string is written in, or ``None`` for a scripted baseline's name (no ``PREFIX:``).
+
+    A spec with a prefix that no scheme has is an error naming the closest one.
+    """
+    prefix, colon, _ = spec.partition(":")
+    if not colon:
+        return None
+    schemes = agent_schemes()
+    if prefix not in schemes:
+        close = difflib.get_close_matches(prefix, schemes, n=1)
+        hint = f" (did you mean '{close[0]}:'?)" if close else ""
+        raise ValueError(f"agent spec {spec!r}: no agent scheme {prefix!r}{hint}; schemes: {', '.join(f'{p}:' for p in sorted(schemes))}")
+    return schemes[prefix]
+
+
+def is_batching(spec: Any) -> bool:
+    """Whether an agent or spec is, or builds, an agent that answers with ``act_batch`` (known without building it)."""
+    if isinstance(spec, AgentSpec):
+        spec = spec.spec
+    if isinstance(spec, str):
+        scheme = scheme_of(spec)
+        return scheme is not None and scheme.batching
+    return hasattr(spec, "act_batch")
+
+
 def make_agent(spec: Any, env_id: str | None = None, *, name: str | None = None, **kwargs: Any) -> Any:
     """Build an agent from ``spec``, named ``name`` or after the spec.
 
     ``spec`` may be an object with ``act(observation) -> str`` (returned as is,
     renamed if ``name`` is given), an :class:`AgentSpec`, the name of a scripted
-    baseline for ``env_id`` (``"random"``, ``"minimax"``, ``"nash"``, ...), an LLM
+    baseline for ``env_id`` (``"random"``, ``"minimax"``, ``"nash"``, ...), or a
+    ``PREFIX:REST`` string of a registered :class:`AgentScheme`: an LLM
     (``"hf:PATH_OR_ID"``, ``"openai:MODEL@BASE_URL"``; see
     :func:`parlour.wrappers.make_llm_agent` for their options, and the module
     docstring for the URL), a stable-baselines3 policy (``"sb3:PATH"``, the
     ``.zip`` that ``parlour train sb3`` wrote; see :mod:`parlour.baselines.sb3_agent`),
-    or ``"python:module:factory"`` (``factory(**kwargs)`` is called; the
-    module must be importable). Extra ``kwargs`` are the agent's options.
+    ``"python:module:factory"`` (``factory(**kwargs)`` is called; the
+    module must be importable), or a scheme an installed package adds. Extra ``kwargs`` are the agent's options.
     A hub id that is neither cached nor reachable fails within :data:`NETWORK_TIMEOUT` seconds.
 
     The agent's ``name`` is set to ``name``, else to the spec string, whatever
@@ -87,25 +165,9 @@ def make_agent(spec: Any, env_id: str | None = None, *, name: str | None = None,
     if not isinstance(spec, str):
         raise TypeError(f"an agent is an object with act(observation) -> str, or a spec string; got {type(spec).__name__}")
     name = spec if name is None else name
-    if spec.startswith(("hf:", "openai:")):
-        if spec.startswith("hf:"):
-            check_hf_model(spec)
-        else:
-            openai_base_url(spec)
-        # Imported here so that torch, transformers and httpx load only when an LLM agent is asked for.
-        from parlour.wrappers.llm_agent import make_llm_agent
-
-        return _named(make_llm_agent(spec, name=name, **kwargs), name)
-    if spec.startswith("sb3:"):
-        # Imported here so that torch and stable-baselines3 load only when a policy is asked for.
-        from parlour.baselines.sb3_agent import load_agent
-
-        return _named(load_agent(spec, env_id=env_id, name=name, **kwargs), name)
-    if spec.startswith("python:"):
-        agent = python_factory(spec)(**kwargs)
-        if not hasattr(agent, "act"):
-            raise TypeError(f"{spec} returned {type(agent).__name__}, which has no act(observation) method")
-        return _named(agent, name)
+    scheme = scheme_of(spec)
+    if scheme is not None:
+        return _named(scheme.build(spec, env_id, name, kwargs), name)
     if env_id is None:
         raise ValueError(f"agent {spec!r} is a scripted baseline name; pass env_id to know which game it plays")
     return _named(make_scripted(spec, env_id, **kwargs), name)
@@ -130,7 +192,7 @@ def check_agent_spec(spec: Any, env_id: str) -> list[str]:
     option the agent does not take is an error naming the closest one.
     Raises ``ValueError``, ``ImportError``, ``FileNotFoundError`` or
     ``ConnectionError`` with a message naming the fix: an unknown scripted name
-    (with the closest one), a module that cannot be imported, a missing model
+    (with the closest one), an unknown scheme, a module that cannot be imported, a missing model
     folder, a hub id that is neither cached nor on the hub, an ``openai:`` URL
     that is malformed or whose server does not answer. Network checks give up
     after :data:`NETWORK_TIMEOUT` seconds.
@@ -142,32 +204,72 @@ def check_agent_spec(spec: Any, env_id: str) -> list[str]:
         return []
     if not isinstance(spec, str):
         raise TypeError(f"an agent is an object with act(observation) -> str, or a spec string; got {type(spec).__name__}")
-    if spec.startswith(("hf:", "openai:")):
-        from parlour.wrappers.llm_agent import llm_options
-
-        warnings: list[str] = []
-        if spec.startswith("hf:"):
-            check_hf_model(spec)
-        else:
-            base_url, warning = openai_base_url(spec)
-            warnings += [warning] if warning else []
-        llm_options(spec, options)
-        if spec.startswith("openai:"):
-            check_server(spec, base_url)
-        return warnings
-    if spec.startswith("sb3:"):
-        from parlour.baselines.sb3_agent import check_spec, load_agent
-
-        check_spec(spec, env_id)
-        check_options(spec, load_agent, options, fixed=("spec", "env_id", "name"))
-        return []
-    if spec.startswith("python:"):
-        check_options(spec, python_factory(spec), options)
-        return []
+    scheme = scheme_of(spec)
+    if scheme is not None:
+        return scheme.check(spec, env_id, options)
     # Scripted agents are cheap to build, and building one is the check (of the options' values too).
     check_options(spec, type(make_scripted(spec, env_id)), options, fixed=("env_id",))
     make_scripted(spec, env_id, **options)
     return []
+
+
+def _build_llm(spec: str, env_id: str | None, name: str, options: Mapping[str, Any]) -> Any:
+    if spec.startswith("hf:"):
+        check_hf_model(spec)
+    else:
+        openai_base_url(spec)
+    # Imported here so that torch, transformers and httpx load only when an LLM agent is asked for.
+    from parlour.wrappers.llm_agent import make_llm_agent
+
+    return make_llm_agent(spec, name=name, **options)
+
+
+def _check_llm(spec: str, env_id: str, options: Mapping[str, Any]) -> list[str]:
+    from parlour.wrappers.llm_agent import llm_options
+
+    warnings: list[str] = []
+    if spec.startswith("hf:"):
+        check_hf_model(spec)
+        llm_options(spec, options)
+    else:
+        base_url, warning = openai_base_url(spec)
+        warnings += [warning] if warning else []
+        llm_options(spec, options)
+        check_server(spec, base_url)
+    return warnings
+
+
+def _build_sb3(spec: str, env_id: str | None, name: str, options: Mapping[str, Any]) -> Any:
+    # Imported here so that torch and stable-baselines3 load only when a policy is asked for.
+    from parlour.baselines.sb3_agent import load_agent
+
+    return load_agent(spec, env_id=env_id, name=name, **options)
+
+
+def _check_sb3(spec: str, env_id: str, options: Mapping[str, Any]) -> list[str]:
+    from parlour.baselines.sb3_agent import check_spec, load_agent
+
+    check_spec(spec, env_id)
+    check_options(spec, load_agent, options, fixed=("spec", "env_id", "name"))
+    return []
+
+
+def _build_python(spec: str, env_id: str | None, name: str, options: Mapping[str, Any]) -> Any:
+    agent = python_factory(spec)(**options)
+    if not hasattr(agent, "act"):
+        raise TypeError(f"{spec} returned {type(agent).__name__}, which has no act(observation) method")
+    return agent
+
+
+def _check_python(spec: str, env_id: str, options: Mapping[str, Any]) -> list[str]:
+    check_options(spec, python_factory(spec), options)
+    return []
+
+
+register_agent_scheme(AgentScheme("hf", _build_llm, _check_llm, "a transformers model: hf:PATH_OR_HUB_ID", batching=True))
+register_agent_scheme(AgentScheme("openai", _build_llm, _check_llm, "an OpenAI-compatible server: openai:MODEL@BASE_URL", batching=True))
+register_agent_scheme(AgentScheme("sb3", _build_sb3, _check_sb3, "a stable-baselines3 policy: sb3:PATH.zip"))
+register_agent_scheme(AgentScheme("python", _build_python, _check_python, "a factory of yours: python:package.module:factory"))
 
 
 def check_options(spec: str, factory: Callable[..., Any], options: Mapping[str, Any], fixed: tuple[str, ...] = ()) -> None:
