@@ -25,9 +25,28 @@ a good streak) selects nothing. A turn not answered within ``turn_timeout``
 seconds is played as an empty (invalid) action, so a client that walks away
 forfeits the rest of its match rather than erasing it.
 
+No player action erases a match. Whatever fails on the server during a live
+match (the game raising on a move, a built-in agent failing, an episode whose
+record does not replay when the match is stored) ends only the episode it
+happened in: that episode is kept as it was played, with the reason, and is
+played again from its start with the same seeds, the remote agent forfeiting
+its first turn (an :class:`~parlour.envs.core.agent.AgentFailure` carrying the
+reason, so the record replays). The server cannot tell its own fault from one
+the remote agent provoked, and the remote agent is the only untrusted party,
+so every such failure counts against it: provoking one is never better than
+walking away from the episode. If even the forfeit cannot be played (no
+remote move is left in it, so the fault is the server's alone), the match
+stops there. In every case the match is stored, marked ``"status": "failed"``
+in its summary with each failure's episode, reason and record as played, and
+the agent's one live match against that opponent is used: it cannot start
+again to erase a loss. Only if the database itself refuses the match does it
+end in ``error`` unstored.
+
 Limits. At most ``max_matches`` matches in flight on the server and
 ``max_per_submitter`` per submitter (one per environment); the server
-rate-limits creation. A finished match is kept ``keep_finished`` seconds for
+rate-limits creation. The storage quota is checked when a match starts, not
+when it is stored: a match that was let in is stored whole, so filling one's
+quota during a match cannot void it. A finished match is kept ``keep_finished`` seconds for
 its result to be fetched, then dropped; its records are freed once stored.
 
 On the server, :class:`LiveHub` holds the matches in memory (a restart loses
@@ -36,8 +55,8 @@ the matches in progress, never a stored one). The player's side,
 
     POST /api/live                {"env_id", "agent", "opponent"}  -> {"match", "commitment", "episodes", ...}
     GET  /api/live/<id>/turn?wait=S   -> {"status": "act", "turn", "episode", "observation"} | {"status": "wait"}
-                                         | {"status": "done", "submission", "returns", "seed", "secret"}
-    POST /api/live/<id>/act       {"turn", "action"}
+                                         | {"status": "done", "submission", "returns", "seed", "secret", "failures"}
+    POST /api/live/<id>/act       {"turn", "action"}  -> {"status": "ok"} | {"status": "failed", "detail": why the episode failed}
 
 :func:`play_local` plays an agent object through a hub in the same process
 (tests, and boards seeded in-process), with exactly what a remote client gets.
@@ -54,7 +73,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from parlour.envs.core.agent import act_batch, reset_agent
+from parlour.envs.core.agent import AgentFailure, act_batch, reset_agent
 from parlour.envs.core.match import Match, make_game
 from parlour.envs.core.record import replay
 from parlour.envs.core.seeding import episode_seeds
@@ -69,6 +88,16 @@ if TYPE_CHECKING:
 
 #: What the remote seat sends when it lets a turn pass its deadline: an invalid action, counted against its allowance.
 TIMED_OUT = ""
+#: Characters of a failure's reason that are kept (an exception's message may quote a whole move).
+REASON_CHARS = 500
+#: Characters of a failed remote move that are kept with its failure.
+ACTION_CHARS = 20_000
+
+
+def failure_reason(error: BaseException, what: str) -> str:
+    """A server-side failure in words: ``what`` failed, the exception's type and message (cut to :data:`REASON_CHARS`)."""
+    text = f"{what}: {type(error).__name__}: {error}"
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 3] + "..."
 
 
 @dataclass
@@ -97,6 +126,10 @@ class LiveMatch:
     pending: dict[str, Any] | None = None
     deadline: float = 0.0
     records: list[dict[str, Any]] = field(default_factory=list)
+    #: The episodes that failed on the server, as ``{"episode", "reason", "record"}`` (the record as far as it was played).
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    #: Why the match stopped before its last episode (the server could not play even a forfeit), or None.
+    stopped: str | None = None
     result: dict[str, Any] | None = None
     error: str | None = None
     #: When the match ended (time.monotonic()), for dropping it ``keep_finished`` seconds later.
@@ -200,6 +233,16 @@ class LiveHub:
                 f"{name!r} already played its live match against {names[-1]!r} on {env_id} (submission {played}); "
                 "each agent gets one, fixed before play: a new version of your agent needs a new name"
             )
+        quota = self.board.quota
+        used = self.board.store.submitter(submitter)
+        if used is not None and (
+            (quota.max_bytes is not None and used["bytes"] >= quota.max_bytes)
+            or (quota.max_episodes is not None and used["stored_episodes"] + self.episodes > quota.max_episodes)
+        ):
+            raise Rejected(
+                f"your storage quota has no room for a live match of {self.episodes} episodes (you store {used['stored_episodes']} "
+                f"episodes, {used['bytes']} bytes); ask the leaderboard admin for a larger quota"
+            )
         secret = self.match_secrets()
         live = LiveMatch(
             id=secrets.token_urlsafe(12), submitter=submitter, env_id=env_id, names=names, episodes=self.episodes,
@@ -248,16 +291,20 @@ class LiveHub:
                 live.condition.wait(left)
 
     def act(self, live: LiveMatch, turn: Any, action: Any) -> dict[str, Any]:
-        """Play the remote agent's ``action`` for ``turn``; :class:`Rejected` if that turn is not the one awaited."""
+        """Play the remote agent's ``action`` for ``turn``; :class:`Rejected` if that turn is not the one awaited.
+
+        Answers ``{"status": "failed", "detail"}`` when the server failed on the move: its episode was forfeited
+        (see the module docstring) and the match goes on.
+        """
         with live.condition:
             self._expire(live)
             if live.pending is None or turn != live.pending["turn"]:
                 raise Rejected(f"turn {brief(turn)} is not awaited (the match awaits {None if live.pending is None else live.pending['turn']})")
             if not isinstance(action, (str, int, dict)) or isinstance(action, bool):
                 action = None  # the engine's "not an action", an invalid move like any other
-            self._play_remote(live, action)
+            failed = self._play_remote(live, action)
             live.condition.notify_all()
-            return {"status": "ok"}
+            return {"status": "ok"} if failed is None else {"status": "failed", "detail": failed}
 
     def _drop_finished(self) -> None:
         """Forget matches that ended more than ``keep_finished`` seconds ago (call with ``_lock`` held)."""
@@ -267,73 +314,136 @@ class LiveHub:
                 del self.matches[match_id]
 
     # ------------------------------------------------------------- internals
-    def _play_remote(self, live: LiveMatch, action: Any) -> None:
+    def _play_remote(self, live: LiveMatch, action: Any) -> str | None:
+        """Play the remote agent's ``action`` on the awaited turn, then the built-in seats; why its episode failed, if it did."""
         assert live.match is not None and live.pending is not None
-        live.match.submit(live.pending["player"], action)
-        live.pending = None
+        player, live.pending = live.pending["player"], None
+        failed = len(live.failures)
+        try:
+            live.match.submit(player, action)
+        except Exception as error:  # noqa: BLE001 - whatever the move made the server do, only its episode fails, with the reason
+            self._episode_failed(live, failure_reason(error, f"episode {live.index} failed on the server at {player}'s move"), action)
         self._advance(live)
+        return live.failures[failed]["reason"] if len(live.failures) > failed else None
 
     def _expire(self, live: LiveMatch) -> None:
         """Play every turn whose deadline has passed as an invalid action."""
         while live.pending is not None and time.monotonic() > live.deadline:
             self._play_remote(live, TIMED_OUT)
 
-    def _start_episode(self, live: LiveMatch) -> None:
-        game_seed, seat_seeds = episode_seeds(live.seed, live.index, len(live.players))
+    def _new_episode(self, live: LiveMatch, index: int) -> tuple[Match, dict[str, Any], dict[str, str], dict[str, int]]:
+        """Episode ``index`` of the match, started: the game, the seats' agents (None: the remote agent), their names and seeds."""
+        game_seed, seat_seeds = episode_seeds(live.seed, index, len(live.players))
         game_cls = game_class(live.env_id)
-        live.match = Match(game_cls, {})
-        live.match.reset(game_seed)
+        match = Match(game_cls, {})
+        match.reset(game_seed)
         # A fixed-role game keeps its seats, as evaluate requires (--no-rotate): rotating would make the remote agent judge.
-        order = seat_order(default_lineup(len(live.names), len(live.players)), live.index, not game_cls.fixed_roles)
-        live.seats, live.agent_seeds = {}, {}
-        live.seat_names = {player: live.names[number] for player, number in zip(live.players, order)}
+        order = seat_order(default_lineup(len(live.names), len(live.players)), index, not game_cls.fixed_roles)
+        seats: dict[str, Any] = {}
+        agent_seeds: dict[str, int] = {}
+        seat_names = {player: live.names[number] for player, number in zip(live.players, order)}
         for player, number, seat_seed in zip(live.players, order, seat_seeds):
             if number == 0:
-                live.seats[player] = None
+                seats[player] = None
             else:
                 agent = copy.deepcopy(live.builtin[live.names[number]])
                 reset_agent(agent, seat_seed)
-                live.seats[player] = agent
-                live.agent_seeds[player] = seat_seed
+                seats[player] = agent
+                agent_seeds[player] = seat_seed
+        return match, seats, seat_names, agent_seeds
+
+    @staticmethod
+    def _record(match: Match, seat_names: dict[str, str], agent_seeds: dict[str, int], index: int) -> dict[str, Any]:
+        """The record of episode ``index`` as played so far, with its seating and the built-in agents' seeds."""
+        record = match.record(dict(seat_names))
+        record["episode"] = index
+        record["agent_seeds"] = dict(agent_seeds)
+        return record
+
+    @staticmethod
+    def _play_turn(match: Match, seats: dict[str, Any], index: int, remote_move: Any = None) -> tuple[str, dict[str, Any]] | None:
+        """Play the seats acting now: each built-in agent's move, and ``remote_move`` for the remote seat when one is
+        given; returns the remote seat and its observation when it is still to act."""
+        # Everyone acting decides on the same position (simultaneous games), so observe before anyone submits.
+        acting = [(player, match.agent_observation(player)) for player in match.acting()]
+        waiting = None
+        for player, observation in acting:
+            if match.over:
+                break
+            observation["episode"] = index
+            agent = seats[player]
+            if agent is not None:
+                (action,) = act_batch(agent, [observation])
+                match.submit(player, action)
+            elif remote_move is not None:
+                match.submit(player, remote_move)
+            elif waiting is None:
+                waiting = (player, observation)
+        return None if match.over else waiting
 
     def _advance(self, live: LiveMatch) -> None:
-        """Play the built-in seats until the remote agent is to act or the match is over (then store it)."""
+        """Play the built-in seats until the remote agent is to act, or store the match once it is over.
+
+        A failure while playing ends only its episode (see :meth:`_episode_failed`); play goes on with the next one.
+        """
+        while live.pending is None and not live.over:
+            try:
+                done = self._play_builtin(live)
+            except Exception as error:  # noqa: BLE001 - a server-side failure ends its episode with the reason, never the match
+                self._episode_failed(live, failure_reason(error, f"episode {live.index} failed on the server"))
+                continue
+            if done:
+                self._store(live)
+
+    def _play_builtin(self, live: LiveMatch) -> bool:
+        """Play on until the remote agent is to act (False) or every episode is played (True)."""
+        while True:
+            if live.match is None:
+                if live.index >= live.episodes or live.stopped is not None:
+                    return True
+                live.match, live.seats, live.seat_names, live.agent_seeds = self._new_episode(live, live.index)
+            match = live.match
+            if match.over:
+                live.records.append(self._record(match, live.seat_names, live.agent_seeds, live.index))
+                live.match = None
+                live.index += 1
+                continue
+            waiting = self._play_turn(match, live.seats, live.index)
+            if waiting is not None:
+                player, observation = waiting
+                live.turn += 1
+                live.pending = {"turn": live.turn, "episode": live.index, "player": player, "observation": observation}
+                live.deadline = time.monotonic() + live.turn_timeout
+                return False
+
+    def _episode_failed(self, live: LiveMatch, reason: str, action: Any = None) -> None:
+        """Keep the episode in progress as it was played, with ``reason`` (and the remote ``action`` that failed, if
+        one did), and put the remote agent's forfeit of it in its place; if even that fails, stop the match."""
+        played = None
+        if live.match is not None:
+            try:
+                played = self._record(live.match, live.seat_names, live.agent_seeds, live.index)
+            except Exception as error:  # noqa: BLE001 - a game too broken to write its record still has its failure kept
+                reason += f" (its record could not be written: {type(error).__name__})"
+        failure: dict[str, Any] = {"episode": live.index, "reason": reason, "record": played}
+        if action is not None:
+            failure["action"] = action if not isinstance(action, str) or len(action) <= ACTION_CHARS else action[:ACTION_CHARS] + "..."
+        live.failures.append(failure)
+        live.match, live.pending = None, None
         try:
-            while live.result is None:
-                if live.match is None:
-                    if live.index >= live.episodes:
-                        self._store(live)
-                        return
-                    self._start_episode(live)
-                match = live.match
-                assert match is not None
-                if match.over:
-                    record = match.record(dict(live.seat_names))
-                    record["episode"] = live.index
-                    record["agent_seeds"] = dict(live.agent_seeds)
-                    live.records.append(record)
-                    live.match = None
-                    live.index += 1
-                    continue
-                # Everyone acting decides on the same position (simultaneous games), so observe before anyone submits.
-                acting = [(player, match.agent_observation(player)) for player in match.acting()]
-                remote = [(player, observation) for player, observation in acting if live.seats[player] is None]
-                for player, observation in acting:
-                    agent = live.seats[player]
-                    if agent is not None and not match.over:
-                        observation["episode"] = live.index
-                        (action,) = act_batch(agent, [observation])
-                        match.submit(player, action)
-                if remote and not match.over:
-                    player, observation = remote[0]
-                    observation["episode"] = live.index
-                    live.turn += 1
-                    live.pending = {"turn": live.turn, "episode": live.index, "player": player, "observation": observation}
-                    live.deadline = time.monotonic() + live.turn_timeout
-                    return
-        except Exception as error:  # noqa: BLE001 - a server-side failure ends this match with its reason, never the server
-            live.error = f"the match failed on the server: {type(error).__name__}: {error}"
-            self._finish(live)
+            live.records.append(self._forfeit(live, live.index, reason))
+        except Exception as error:  # noqa: BLE001 - no remote move is in a forfeit: this failure is the server's own
+            failure["forfeit"] = live.stopped = failure_reason(error, "its forfeit could not be played either, so the match stopped")
+            return
+        live.index += 1
+
+    def _forfeit(self, live: LiveMatch, index: int, reason: str) -> dict[str, Any]:
+        """Play episode ``index`` again from its start, with its seeds, the remote agent forfeiting its first turn; its record."""
+        match, seats, seat_names, agent_seeds = self._new_episode(live, index)
+        failure = AgentFailure(f"the episode failed on the server, which counts against this agent: {reason}", forfeit=True)
+        while not match.over:
+            self._play_turn(match, seats, index, failure)
+        return self._record(match, seat_names, agent_seeds, index)
 
     @staticmethod
     def _finish(live: LiveMatch) -> None:
@@ -341,34 +451,67 @@ class LiveHub:
         live.finished_at = time.monotonic()
         live.records, live.match, live.seats, live.builtin = [], None, {}, {}
 
-    def _store(self, live: LiveMatch) -> None:
-        """Replay the match's records, store them as a live submission, and publish the result."""
-        env_id = live.env_id
-        game_cls = game_class(env_id)
+    def _replayed(self, live: LiveMatch, record: dict[str, Any]) -> NewEpisode:
+        """Replay ``record`` (its built-in seats checked move by move) into the episode to store; raises if it does not replay."""
         from parlour.baselines import make_scripted
 
+        env_id = live.env_id
+        checked = {seat: make_scripted(name, env_id) for seat, name in record["agents"].items() if name in live.builtin}
+        fresh = replay(record, agents=checked)
+        return NewEpisode(
+            env_id=env_id, env_version=game_class(env_id).version, seed=fresh["seed"], seating=dict(fresh["agents"]),
+            returns={seat: float(value) for seat, value in fresh["returns"].items()}, fingerprint=fingerprint(fresh),
+            record=fresh, details=outcome_details(fresh),
+        )
+
+    def _store(self, live: LiveMatch) -> None:
+        """Replay the match's records and store them as a live submission, failures and all; publish the result.
+
+        An episode that does not replay fails like one that failed in play (its forfeit is stored in its place).
+        If the database refuses the episodes, the match is stored without them, with the reason; only if it
+        refuses that too does the match end in error.
+        """
+        env_id = live.env_id
+        game_cls = game_class(env_id)
         episodes = []
         for record in live.records:
-            checked = {seat: make_scripted(name, env_id) for seat, name in record["agents"].items() if name in live.builtin}
-            fresh = replay(record, agents=checked)
-            episodes.append(NewEpisode(
-                env_id=env_id, env_version=game_cls.version, seed=fresh["seed"], seating=dict(fresh["agents"]),
-                returns={seat: float(value) for seat, value in fresh["returns"].items()}, fingerprint=fingerprint(fresh),
-                record=fresh, details=outcome_details(fresh),
-            ))
+            try:
+                episodes.append(self._replayed(live, record))
+                continue
+            except Exception as error:  # noqa: BLE001 - a record that does not replay is a failed episode, never a dropped match
+                reason = failure_reason(error, f"episode {record['episode']} did not replay when the match was stored")
+            failure: dict[str, Any] = {"episode": record["episode"], "reason": reason, "record": record}
+            live.failures.append(failure)
+            try:
+                episodes.append(self._replayed(live, self._forfeit(live, record["episode"], reason)))
+            except Exception as error:  # noqa: BLE001 - the server's own failure: the episode is kept unrated, with both reasons
+                failure["forfeit"] = failure_reason(error, "its forfeit could not be played or replayed either")
         summary = {"env_id": env_id, "env_version": game_cls.version, "agents": list(live.names), "seed": live.seed,
                    "episodes": live.episodes, "rotate_seats": not game_cls.fixed_roles, "live": live.id,
-                   "commitment": live.commitment, "secret": live.secret}
-        from parlour.leaderboard.verify import VerifiedBundle
-
-        verified = VerifiedBundle(env_id, game_cls.version, summary, episodes, builtin=set(live.builtin))
-        stored = self.board.store_verified(verified, live.submitter, source="live")
+                   "commitment": live.commitment, "secret": live.secret,
+                   "status": "failed" if live.failures else "complete", "failures": live.failures}
+        if live.stopped is not None:
+            summary["stopped"] = live.stopped
+        builtin = set(live.builtin)
+        try:
+            # Outside the quota: it was checked when the match began (see the module docstring).
+            stored = self.board.store.add_submission(live.submitter, env_id, game_cls.version, summary, episodes, builtin=builtin, source="live")
+        except Exception as error:  # noqa: BLE001 - a refused store keeps the match, without its episodes, and says why
+            live.failures.append({"episode": None, "reason": failure_reason(error, "the database refused the match's episodes"), "record": None})
+            summary["status"], episodes = "failed", []
+            try:
+                stored = self.board.store.add_submission(live.submitter, env_id, game_cls.version, summary, [], builtin=builtin, source="live")
+            except Exception as again:  # noqa: BLE001 - nothing is left to store the match in: the client is told why
+                live.error = failure_reason(again, "the match could not be stored")
+                self._finish(live)
+                return
         returns: dict[str, list[float]] = {}
         for episode in episodes:
             for seat, name in episode.seating.items():
                 returns.setdefault(name, []).append(episode.returns[seat])
-        live.result = {"submission": stored["submission"], "episodes": len(episodes), "seed": live.seed, "secret": live.secret,
-                       "returns": {name: sum(values) / len(values) for name, values in returns.items()}}
+        live.result = {"submission": stored.submission_id, "episodes": len(episodes), "seed": live.seed, "secret": live.secret,
+                       "returns": {name: sum(values) / len(values) for name, values in returns.items()},
+                       "failures": [{"episode": failure["episode"], "reason": failure["reason"]} for failure in live.failures]}
         self._finish(live)
 
     def _start_sweeper(self) -> None:
@@ -406,8 +549,8 @@ def connect(
     The token is ``token`` or ``$PARLOUR_TOKEN``. The agent sees only its
     observations; the server keeps the seeds and plays ``opponent``.
     ``episodes`` may only repeat the server's fixed match size. Returns
-    ``{"submission", "episodes", "seed", "secret", "returns"}`` (mean return per
-    agent) after checking the revealed secret against the commitment given at
+    ``{"submission", "episodes", "seed", "secret", "returns", "failures"}`` (mean
+    return per agent; each episode that failed on the server, with its reason) after checking the revealed secret against the commitment given at
     the start (:func:`check_reveal`).
     """
     import os
@@ -462,7 +605,7 @@ def _play(
         turn = next_turn()
         if turn["status"] == "done":
             check_reveal(commitment, turn["secret"], turn["seed"])
-            return {key: turn[key] for key in ("submission", "episodes", "seed", "secret", "returns")}
+            return {key: turn[key] for key in ("submission", "episodes", "seed", "secret", "returns", "failures")}
         if turn["status"] == "error":
             raise RuntimeError(turn["detail"])
         if turn["status"] != "act":

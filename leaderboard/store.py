@@ -488,7 +488,11 @@ class Store:
         ``source`` is ``"challenge"`` (then ``challenge`` is its id, consumed
         here: :class:`ChallengeError` if it was used already), ``"live"`` or
         ``"self"``. :class:`QuotaExceeded` if the new episodes would take the
-        submitter past ``quota``.
+        submitter past ``quota``. A challenge's or a live match's submission is
+        stored even when none of its episodes is new: it is the record that the
+        challenge was used, or that the agent played its one live match (a live
+        match whose episodes could not be stored is kept so, with its reason in
+        the summary).
         """
         if source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
@@ -503,7 +507,8 @@ class Store:
             unique = {episode.fingerprint: episode for episode in episodes}
             known = self._known_fingerprints(session, list(unique))
             fresh = [episode for key, episode in unique.items() if key not in known]
-            if not fresh and challenge is None:
+            kept = challenge is not None or source == "live"
+            if not fresh and not kept:
                 return StoredSubmission(None, len(episodes), 0)
             records = {episode.fingerprint: json.dumps(episode.record) for episode in fresh}
             size = sum(len(text) for text in records.values())
@@ -533,7 +538,7 @@ class Store:
             ]
             if seats:
                 session.execute(EpisodeSeat.__table__.insert(), seats)
-            if not inserted and challenge is None:
+            if not inserted and not kept:
                 # Another client stored the same episodes while this one was verifying.
                 session.delete(submission)
                 return StoredSubmission(None, len(episodes), 0)
