@@ -182,7 +182,6 @@ class Mixture(gymnasium.Env):
         self._faces: dict[tuple[int, int], GymGame] = {}
         self.env: GymGame | None = None
         self.current: dict[str, Any] = {}
-        self._return = 0.0
         self._episode = -1
 
     def face(self, entry_index: int, level: int) -> GymGame:
@@ -212,7 +211,6 @@ class Mixture(gymnasium.Env):
         self._episode += 1
         self.current = {"episode": self._episode, "env_id": entry.env_id, "level": level,
                         "difficulty": describe({**entry.options, **entry.levels[level]}), "seed": game_seed, "entry": entry_index}
-        self._return = 0.0
         observation, info = self.env.reset(seed=game_seed)
         return self._text(observation), self._info(info)
 
@@ -221,18 +219,21 @@ class Mixture(gymnasium.Env):
         if self.env is None:
             raise RuntimeError("call reset() before step()")
         observation, reward, terminated, truncated, info = self.env.step(action)
-        self._return += float(reward)
         if terminated or truncated:
             self._finish()
         return self._text(observation), reward, terminated, truncated, self._info(info)
 
     def _finish(self) -> None:
         """Book the episode that just ended, and move its entry's level by the curriculum's rule."""
+        env = self.env
+        assert env is not None
         entry_index = self.current["entry"]
         threshold = self.curriculum.threshold if self.curriculum is not None else 0.0
-        success = self._return > threshold
+        # The learner's return as the game booked it, whatever was paid before its first move or after its last.
+        total = float(env.match.returns[env.player])
+        success = total > threshold
         self.history.append(copy.deepcopy({key: value for key, value in self.current.items() if key != "entry"})
-                            | {"return": self._return, "success": success})
+                            | {"return": total, "success": success})
         curriculum = self.curriculum
         if curriculum is None:
             return

@@ -161,3 +161,22 @@ def test_gymnasium_check_env_passes():
 def test_step_before_reset_is_refused():
     with pytest.raises(RuntimeError, match="reset"):
         Mixture([NIM]).step("take 1 from heap 1")
+
+
+def test_the_history_books_the_learners_whole_return_and_the_rewards_sum_to_it():
+    # Hanabi with four players and the learner last: the partners' plays pay it before its first move (issue 32).
+    env = Mixture([{"env_id": "parlour/Hanabi-v0", "opponent": "convention", "seat": 3, "num_players": 4}])
+    paid_before = 0
+    for seed in range(10):
+        _, info = env.reset(seed=seed)
+        face = env.env
+        paid_before += face.match.returns[face.player] != 0
+        total, done = 0.0, False
+        while not done:
+            _, reward, terminated, truncated, info = env.step(info["legal_moves"][0])
+            total += reward
+            done = terminated or truncated
+        booked = env.history[-1]["return"]
+        assert booked == pytest.approx(env.record()["returns"][face.player], abs=1e-9), seed
+        assert total == pytest.approx(booked, abs=1e-9), seed
+    assert paid_before > 0

@@ -4,7 +4,10 @@ The learner plays one seat; agents play the others. ``step`` plays the
 learner's action, then lets the other seats act until the learner is to act
 again or the game ends, and returns the learner's reward summed over all of it.
 A tool call answers the learner at once: the observation holds the result and
-the learner is still to move. If the game eliminates the learner, the episode
+the learner is still to move. What the game pays the learner before its first
+move (while it sets up and while the seats before the learner's act) is added
+to the reward of the learner's first ``step``, so the step rewards of an
+episode always sum to the learner's return in its record. If the game eliminates the learner, the episode
 terminates for it; the other seats play the game out, so the record is whole.
 
 Every reset hands the learner an episode in which it is to act, as
@@ -111,6 +114,8 @@ class GymGame(gymnasium.Env):
             raise ValueError(f"seat must be a player name or an index below {len(players)}, got {seat!r}")
         self.opponents = self._resolve_opponents(opponent)
         self.agent_seeds: dict[str, int] = {}
+        #: What the game paid the learner before its first move of the episode, owed to that move's step.
+        self.carried = 0.0
         self.observation_space = self.observer.observation_spaces[self.player]
         self.action_space = self.observer.action_spaces[self.player]
 
@@ -157,6 +162,8 @@ class GymGame(gymnasium.Env):
                 f"episodes in a row (base seed {seed}) before {self.player} could act, so there is no episode to hand "
                 f"the learner: choose other opponents (a scripted agent of {match.game.name}) or another seat"
             )
+        # Rewards the set-up and the earlier seats paid the learner: its first step hands them over (see the module docstring).
+        self.carried = match.returns[self.player]
         info = self.observer.info(self.player)
         if skipped:
             info["skipped_seeds"] = skipped
@@ -169,7 +176,8 @@ class GymGame(gymnasium.Env):
             raise RuntimeError("call reset() before step()")
         if match.over or self.player in match.eliminated:
             raise RuntimeError("the episode is over; call reset() to start a new one")
-        reward = match.submit(self.player, action).get(self.player, 0.0)
+        reward = self.carried + match.submit(self.player, action).get(self.player, 0.0)
+        self.carried = 0.0
         reward += self._play_opponents()
         outcome = match.outcome
         truncated = outcome is not None and outcome.truncated
@@ -210,7 +218,7 @@ class GymGame(gymnasium.Env):
     def snapshot(self) -> Snapshot:
         """A picklable copy of the episode, the opponents' state included; :meth:`restore` puts it back."""
         try:
-            face = pickle.dumps({"opponents": self.opponents, "agent_seeds": self.agent_seeds}, pickle.HIGHEST_PROTOCOL)
+            face = pickle.dumps({"opponents": self.opponents, "agent_seeds": self.agent_seeds, "carried": self.carried}, pickle.HIGHEST_PROTOCOL)
         except Exception as error:
             raise TypeError(f"the opponents cannot be copied into a snapshot ({error}); use picklable agents") from None
         return self.match.snapshot(face)
@@ -221,3 +229,4 @@ class GymGame(gymnasium.Env):
         state = pickle.loads(snapshot.face)
         self.opponents = state["opponents"]
         self.agent_seeds = state["agent_seeds"]
+        self.carried = state["carried"]
