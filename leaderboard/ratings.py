@@ -19,7 +19,9 @@ holds the one sentence each page shows about it:
   game-theoretic view of the same matrix: Nash averaging (the payoff against
   the maximum-entropy Nash equilibrium of the antisymmetric part of ``M``,
   Balduzzi et al. 2018) for zero-sum games, α-Rank's stationary mass
-  (Omidshafiei et al. 2019) for general-sum ones.
+  (Omidshafiei et al. 2019) for general-sum ones, over the meta-game of the
+  ranked agents whose every pair was measured (:func:`meta_game`): a pair
+  that never met is unknown, not a draw.
 * ``team`` (cooperation): the cross-play team score, the mean over partners
   (the agent itself included, self-play) of the agent's mean return with that
   partner; the team table, the per-role table and the mixed-partner matrix
@@ -43,12 +45,21 @@ across partners, a cell of the payoff matrix) the standard deviation of its
 bootstrap over episodes; so no interval leaves the score's range or shrinks
 to a point, even where every return is equal. Bradley–Terry ratings, on the
 unbounded Elo scale, take the wider of a bootstrap over episodes and a
-parametric bootstrap from a fit with one virtual draw per pairing.
+parametric bootstrap from a fit with one virtual draw per pairing, centred on
+the rating (it plus or minus the farther of the two ends), so a rating always
+lies inside its interval, a perfect record's too, whose every resample
+repeats it.
 
-Ranks (:func:`rank_rows`): an agent with fewer than :data:`MIN_EPISODES`
-episodes, or fewer than :data:`MIN_OPPONENTS` distinct other agents met (where
-the table has that many), is provisional: shown, with the reason, but kept out
-of the rank order, so twenty lucky hands against one opponent rank nobody.
+Ranks (:func:`standings`, :func:`rank_rows`): an agent with fewer than
+:data:`MIN_EPISODES` episodes, or fewer than :data:`MIN_OPPONENTS` distinct
+other agents met (where the ranked agents number that many), counting only
+episodes among ranked agents, is provisional: shown, with the reason and what
+it still needs ("12 more episodes and one more opponent"), but kept out of the
+rank order, so twenty lucky hands against one opponent rank nobody. The
+ranked agents' figures (ratings, intervals, matrix cells between them, the
+meta-game, the per-agent tables beside them) come from the episodes among
+ranked agents alone, so a provisional agent's games move none of them until
+it is ranked; a provisional agent's own figures come from every episode.
 Ranked agents are ordered by the method's value, and each also gets the range
 of ranks its interval allows (the agents whose intervals lie wholly above or
 below its own are certainly above or below it). In a ``roles`` table all of
@@ -100,7 +111,7 @@ BOOTSTRAP = 200
 BOOTSTRAP_SEED = 0
 Z95 = 1.959963984540054
 #: The version of the tables' layout and methods: a table saved under another is recomputed.
-FORMAT = 3
+FORMAT = 4
 #: Fewest episodes an agent needs in an environment to be ranked there; below it its entry is provisional.
 MIN_EPISODES = 20
 #: Fewest distinct other agents (opponents or partners) an agent needs to have met to be ranked, where the table has
@@ -420,6 +431,11 @@ def bradley_terry(
                                             start=np.r_[smooth_theta, smooth_eta], covariance=False)[0], anchor_index)
         low = np.minimum(np.percentile(resampled, 2.5, axis=0), np.percentile(parametric, 2.5, axis=0))
         high = np.maximum(np.percentile(resampled, 97.5, axis=0), np.percentile(parametric, 97.5, axis=0))
+        # Centred on the rating, reaching the farther of the two ends on both sides (the union of the percentile and
+        # the basic bootstrap intervals): where every resample repeats a perfect record, none goes past the rating, so
+        # a percentile interval would end at the rating itself; this one always holds it inside.
+        half = np.maximum(ratings - low, high - ratings)
+        low, high = ratings - half, ratings + half
 
     symmetric_wins = wins + (games - wins).T
     games_between = games + games.T
@@ -579,14 +595,60 @@ def alpha_rank(matrix: np.ndarray, alpha: float = ALPHA_RANK_ALPHA, population: 
     return stationary / stationary.sum()
 
 
+def meta_game(table: dict[str, Any], ranked: Iterable[str], zero_sum: bool) -> dict[str, Any]:
+    """The game-theoretic view of a ``payoff`` table: Nash averaging (``zero_sum``) or α-Rank, over its meta-game.
+
+    The meta-game holds only ranked agents, and only agents every pair of which
+    was measured (each has a mean payoff against the other): a pair that never
+    met is unknown, not a draw, and a provisional agent's few lucky episodes
+    would otherwise buy it a share of the equilibrium. Where ranked agents
+    never met, the one with the most unmeasured pairs leaves first (then the
+    one with fewer episodes, then the last by name) until every pair left was
+    measured. Sets the table's ``view`` and each row's ``nash_mass`` and
+    ``nash_payoff`` (or ``alpha_rank``), None outside the meta-game; returns
+    ``{"agents": the meta-game's agents, "left_out": {agent: why}}``.
+    """
+    agents = table["agents"]
+    index = {name: k for k, name in enumerate(agents)}
+    measured = np.array([[count is not None for count in line] for line in table["pairs"]], dtype=bool).reshape(len(agents), len(agents))
+    measured &= measured.T
+    games = {row["agent"]: row["games"] for row in table["rows"]}
+    members = sorted(set(ranked) & set(games))
+    left_out = {name: "provisional: not ranked, so not in the meta-game" for name in sorted(set(games) - set(members))}
+    while members:
+        unmet = {name: [other for other in members if other != name and not measured[index[name], index[other]]] for name in members}
+        worst = max(members, key=lambda name: (len(unmet[name]), -games[name], name))
+        if not unmet[worst]:
+            break
+        left_out[worst] = f"never met {', '.join(unmet[worst])}: only agents whose every pair was measured make up the meta-game"
+        members.remove(worst)
+    inside = [index[name] for name in members]
+    # Only the diagonal can be missing here (no self-play), and neither view reads it.
+    matrix = np.nan_to_num(np.array([[table["payoff"][i][j] if table["payoff"][i][j] is not None else np.nan for j in inside] for i in inside],
+                                    dtype=float).reshape(len(inside), len(inside)))
+    table["view"] = "nash" if zero_sum else "alpha-rank"
+    columns = ("nash_mass", "nash_payoff") if zero_sum else ("alpha_rank",)
+    figures: dict[str, tuple[float, ...]] = {}
+    if members:
+        if zero_sum:
+            mass, against = nash_averaging((matrix - matrix.T) / 2.0)
+            figures = {name: (float(mass[k]), float(against[k])) for k, name in enumerate(members)}
+        else:
+            figures = {name: (float(value),) for name, value in zip(members, alpha_rank(matrix))}
+    for row in table["rows"]:
+        row.update(zip(columns, figures.get(row["agent"], (None,) * len(columns))))
+    return {"agents": members, "left_out": left_out}
+
+
 def payoff_table(
-    results: Sequence[Result], bootstrap: int = BOOTSTRAP, seed: int = BOOTSTRAP_SEED, zero_sum: bool = True, kind: str = "payoff"
+    results: Sequence[Result], bootstrap: int = BOOTSTRAP, seed: int = BOOTSTRAP_SEED, kind: str = "payoff"
 ) -> dict[str, Any]:
     """Expected payoff against the field (``kind="payoff"``) or cross-play team score (``"team"``).
 
-    Every table carries the per-pair mean-payoff matrix with its intervals;
-    ``payoff`` adds Nash averaging (``zero_sum``) or α-Rank mass, ``team`` the
-    per-role table and the team table. Intervals: :func:`bootstrap_interval`.
+    Every table carries the per-pair mean-payoff matrix with its intervals and
+    the episodes of each pair; ``team`` adds the per-role table and the team
+    table. Intervals: :func:`bootstrap_se`. The game-theoretic view of a
+    ``payoff`` table is :func:`meta_game`'s, over its ranked agents.
     """
     agents = sorted({name for result in results for name in result[1].values()})
     k = len(agents)
@@ -631,19 +693,6 @@ def payoff_table(
         "pairs": _nested(np.where(count > 0, count, np.nan)),
         "win_rate": None,
     }
-    if kind == "payoff" and k:
-        observed = np.nan_to_num(matrix)
-        if zero_sum:
-            mass, against = nash_averaging((observed - observed.T) / 2.0)
-            table["view"] = "nash"
-            for row in rows:
-                i = agents.index(row["agent"])
-                row["nash_mass"], row["nash_payoff"] = float(mass[i]), float(against[i])
-        else:
-            mass = alpha_rank(observed)
-            table["view"] = "alpha-rank"
-            for row in rows:
-                row["alpha_rank"] = float(mass[agents.index(row["agent"])])
     if kind == "team":
         role_matrix = _cell_means(role_cells, value, np.ones(len(value)), k * r)[0].reshape(k, r)
         table["roles"] = list(role_names)
@@ -743,6 +792,24 @@ def negotiation_metrics(results: Sequence[Result]) -> list[dict[str, Any]]:
     return rows
 
 
+def _rated(
+    method: str, results: Sequence[Result], bootstrap: int, players: Sequence[str] | None, simultaneous: bool, fixed_roles: bool,
+    category: str,
+) -> dict[str, Any]:
+    """The table ``method`` gives ``results`` (not empty), before ranks and the meta-game."""
+    if method == "score":
+        table = mean_scores(results)
+    elif method == "bradley-terry":
+        table = bradley_terry(results, bootstrap=bootstrap, players=players, first_mover=not simultaneous)
+    elif method == "roles":
+        table = role_table(results, fixed_roles)
+    else:
+        table = payoff_table(results, bootstrap=bootstrap, kind=method)
+    if category == "negotiation":
+        table["negotiation"] = negotiation_metrics(results)
+    return table
+
+
 def env_table(
     results: Sequence[Result],
     seats: int,
@@ -756,95 +823,183 @@ def env_table(
     """The rating table of one environment, by the method its category declares (see the module docstring).
 
     ``fixed_roles`` (``Game.fixed_roles``): each seat is a role, and the table is rated per role.
+    Ranked rows (:func:`standings`) are rated on the episodes among ranked agents alone, so a
+    provisional agent's games move none of their figures; a provisional row is rated on all the
+    counted episodes, beside them. ``ranked_episodes`` counts the former.
     """
     results = sorted(results, key=lambda result: result[0])
     method = method_for(category, zero_sum, seats, results, fixed_roles)
+    by_role = method == "roles"
+    ranked, standing = standings(results, seats, by_role=by_role, fixed_roles=fixed_roles)
+    core = [result for result in results if units_of(result, by_role, fixed_roles) <= ranked]
     if not results:
         table: dict[str, Any] = {"kind": method, "anchor": None, "rows": [], "agents": [], "win_rate": None, "episodes": 0}
-    elif method == "score":
-        table = mean_scores(results)
-    elif method == "bradley-terry":
-        table = bradley_terry(results, bootstrap=bootstrap, players=players, first_mover=not simultaneous)
-    elif method == "roles":
-        table = role_table(results, fixed_roles)
     else:
-        table = payoff_table(results, bootstrap=bootstrap, zero_sum=zero_sum, kind=method)
-    table["rows"] = rank_rows(table["rows"], results, seats, fixed_roles=fixed_roles)
+        table = _rated(method, results, bootstrap, players, simultaneous, fixed_roles, category)
+        if len(core) < len(results):
+            _rank_on_core(table, _rated(method, core, bootstrap, players, simultaneous, fixed_roles, category) if core else None)
+        if method == "payoff":
+            table["meta_game"] = meta_game(table, {name for name, _ in ranked}, zero_sum)
+    table["rows"] = rank_rows(table["rows"], standing)
+    table["ranked_episodes"] = len(core)
     table["min_episodes"], table["min_opponents"] = MIN_EPISODES, MIN_OPPONENTS
     table["method"] = method
     table["sentence"] = METHODS[method].sentence
     table["value"] = METHODS[method].value
     table["category"] = category
-    if category == "negotiation":
-        table["negotiation"] = negotiation_metrics(results)
     return table
 
 
-def meetings(
-    results: Sequence[Result], role: str | None = None, fixed_roles: bool = False
-) -> tuple[dict[str, int], dict[str, set[str]]]:
-    """Each agent's episode count and the set of other agents it shared an episode with (with ``role``: as that role)."""
-    episodes: dict[str, int] = {}
-    met: dict[str, set[str]] = {}
-    for result in results:
-        names = set(result[1].values())
-        holders = names
-        if role is not None:
-            details = result[3] if len(result) > 3 else None
-            holders = {name for seat, name in result[1].items() if role_of(seat, details, fixed_roles) == role}
-        for name in holders:
-            episodes[name] = episodes.get(name, 0) + 1
-            met.setdefault(name, set()).update(names - {name})
+#: The matrices of a table, each agent by agent (``table["agents"]``), whose cells between ranked agents come from their episodes alone.
+MATRICES = ("win_rate", "payoff", "payoff_low", "payoff_high", "pairs")
+
+
+def _rank_on_core(table: dict[str, Any], core: dict[str, Any] | None) -> None:
+    """Give ``table`` (of every episode) the ranked agents' figures from ``core``, the table of the episodes among them.
+
+    Ranked rows, the matrices' cells between ranked agents, the per-agent tables beside them (negotiation
+    metrics, payoff by role) and the first-mover term come from ``core``; provisional rows stay as the
+    table of every episode rates them. On the Bradley–Terry scale, where ``core`` has no ``random``
+    to anchor it (the mean of its agents is the 1000), the provisional rows are shifted by as much as
+    the ranked agents' mean moves between the two fits, so both stand on one scale.
+    """
+    if core is None:
+        return
+    inside = {(row["agent"], row.get("role")) for row in core["rows"]}
+    if table["kind"] == "bradley-terry" and core["anchor"] is None:
+        whole = {row["agent"]: row["rating"] for row in table["rows"]}
+        shift = float(np.mean([row["rating"] - whole[row["agent"]] for row in core["rows"]]))
+        for row in table["rows"]:
+            for key in ("rating", "low", "high"):
+                row[key] += shift
+        table["anchor"] = None
+    table["rows"] = core["rows"] + [row for row in table["rows"] if (row["agent"], row.get("role")) not in inside]
+    index = {name: k for k, name in enumerate(table["agents"])}
+    where = [index[name] for name in core["agents"]]
+    for key in MATRICES:
+        if table.get(key) is not None:
+            for i, line in zip(where, core[key]):
+                for j, value in zip(where, line):
+                    table[key][i][j] = value
+    if table.get("first_mover_elo") is not None:
+        table["first_mover_elo"] = core["first_mover_elo"]
+    if "negotiation" in table:
+        mine = {row["agent"] for row in core["negotiation"]}
+        table["negotiation"] = sorted(core["negotiation"] + [row for row in table["negotiation"] if row["agent"] not in mine],
+                                      key=lambda row: row["agent"])
+    if "by_role" in table:
+        table["by_role"].update(core["by_role"])
+
+
+#: One rating unit: an agent, and its role in a table rated per role (None elsewhere).
+Unit = tuple
+
+
+def units_of(result: Result, by_role: bool = False, fixed_roles: bool = False) -> frozenset[Unit]:
+    """The rating units (agent, role or None) an episode holds; roles only where the table is rated per role (``by_role``)."""
+    details = result[3] if len(result) > 3 else None
+    return frozenset((name, role_of(seat, details, fixed_roles) if by_role else None) for seat, name in result[1].items())
+
+
+def _meetings(units: Sequence[frozenset[Unit]], results: Sequence[Result], active: set[Unit]) -> tuple[Counter, dict[Unit, set[str]]]:
+    """Each unit's episode count and the other agents it met, over the episodes whose every unit is ``active``."""
+    episodes: Counter = Counter()
+    met: dict[Unit, set[str]] = {unit: set() for unit in active}
+    for held, result in zip(units, results):
+        if held <= active:
+            names = set(result[1].values())
+            for unit in held:
+                episodes[unit] += 1
+                met[unit] |= names - {unit[0]}
     return episodes, met
 
 
-def rank_rows(
-    rows: list[dict[str, Any]], results: Sequence[Result], seats: int,
-    min_episodes: int = MIN_EPISODES, min_opponents: int = MIN_OPPONENTS, fixed_roles: bool = False,
-) -> list[dict[str, Any]]:
-    """``rows`` with ``rank``, ``rank_low``/``rank_high`` (the ranks their intervals allow) and ``provisional`` (why not ranked, or None).
+def _more(count: int, noun: str) -> str:
+    return f"one more {noun}" if count == 1 else f"{count} more {noun}s"
 
-    A row is provisional below ``min_episodes`` episodes, or (several seats) when it met fewer
-    distinct other agents than ``min_opponents`` or than the table holds besides it. Ranked rows
-    come first, best rating first; provisional ones follow, unranked. Rows with a ``role`` (a
-    ``roles`` table) are ranked within their role, roles in name order, counting the episodes
-    and opponents of the agent in that role (``fixed_roles`` as in :func:`role_of`).
+
+def standings(
+    results: Sequence[Result], seats: int, by_role: bool = False, fixed_roles: bool = False,
+    min_episodes: int = MIN_EPISODES, min_opponents: int = MIN_OPPONENTS,
+) -> tuple[set[Unit], dict[Unit, dict[str, Any]]]:
+    """Which units (:func:`units_of`) are ranked, and each unit's standing: ``episodes``, ``opponents``, ``provisional``, ``needs``.
+
+    A unit is ranked with at least ``min_episodes`` episodes and (several seats) as many distinct
+    other agents met as ``min_opponents``, or as the ranked units of its role hold besides it,
+    counting only episodes whose every unit is ranked: so a provisional agent's games neither lift
+    another agent to a rank nor, by adding an opponent it must have met, take one away. Found by
+    setting aside, round by round, every unit short of episodes (that never recovers, as the
+    episodes counted only shrink), else the one unit short of opponents with the least evidence
+    over every episode (fewest episodes, then fewest agents met, then name), until every unit
+    left passes. A provisional unit's ``provisional`` says where it fell short when it was set aside,
+    and ``needs`` what it still needs ("12 more episodes and one more opponent"); its ``episodes``
+    and ``opponents`` count every episode, a ranked unit's the episodes among ranked units.
+    """
+    units = [units_of(result, by_role, fixed_roles) for result in results]
+    active: set[Unit] = set().union(*units)
+    everything = _meetings(units, results, active)
+    evidence = {unit: (everything[0][unit], len(everything[1][unit]), unit[0], unit[1] or "") for unit in active}
+    standing: dict[Unit, dict[str, Any]] = {}
+    episodes, met = everything
+    first = True
+    while active:
+        if not first:
+            episodes, met = _meetings(units, results, active)
+        size = Counter(role for _, role in active)
+        needed = {unit: min(min_opponents, size[unit[1]] - 1) if seats > 1 else 0 for unit in active}
+        thin = {unit for unit in active if episodes[unit] < min_episodes}
+        short = [unit for unit in active if unit not in thin and len(met[unit]) < needed[unit]]
+        if not thin and not short:
+            break
+        for unit in thin or {min(short, key=evidence.get)}:
+            standing[unit] = _shortfall(episodes[unit], len(met[unit]), needed[unit], min_episodes, first)
+            standing[unit].update(episodes=everything[0][unit], opponents=len(everything[1][unit]))
+            active.discard(unit)
+        first = False
+    for unit in active:
+        standing[unit] = {"episodes": episodes[unit], "opponents": len(met[unit]), "provisional": None, "needs": None}
+    return active, standing
+
+
+def _shortfall(episodes: int, met: int, needed: int, min_episodes: int, everything: bool) -> dict[str, Any]:
+    """Why a unit is provisional and what it still needs, from what it had when it was set aside (``everything``:
+    counting every episode; else only those among units not set aside before it)."""
+    among = "" if everything else " against agents that are not provisional"
+    reasons, needs = [], []
+    if episodes < min_episodes:
+        reasons.append(f"{episodes} episodes{among}, under the {min_episodes} a rank needs")
+        needs.append(_more(min_episodes - episodes, "episode"))
+    if met < needed:
+        reasons.append(f"met {met} other agent(s){' that are not provisional' if among else ''}, under the {needed} a rank needs")
+        needs.append(_more(needed - met, "opponent"))
+    need = " and ".join(needs) + (", against ranked agents" if among else "")
+    return {"provisional": "; ".join(reasons) + f": it needs {need}", "needs": need}
+
+
+def rank_rows(rows: list[dict[str, Any]], standing: dict[Unit, dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` with their :func:`standings` (``episodes``, ``opponents``, ``provisional``: why not ranked, or None,
+    ``needs``), ``rank`` and ``rank_low``/``rank_high`` (the ranks their intervals allow).
+
+    Ranked rows come first, best rating first; provisional ones follow, unranked. Rows with a
+    ``role`` (a ``roles`` table) are ranked within their role, roles in name order.
     """
     groups: dict[str | None, list[dict[str, Any]]] = {}
     for row in rows:
+        row.update(standing[(row["agent"], row.get("role"))])
         groups.setdefault(row.get("role"), []).append(row)
     ordered: list[dict[str, Any]] = []
     for role in sorted(groups, key=lambda role: role or ""):
-        ordered += _rank_group(groups[role], meetings(results, role, fixed_roles), seats, min_episodes, min_opponents)
+        group = groups[role]
+        ranked = sorted((row for row in group if row["provisional"] is None), key=lambda row: (-row["rating"], row["agent"]))
+        for position, row in enumerate(ranked, 1):
+            row["rank"] = position
+            row["rank_low"] = 1 + sum(other["low"] > row["high"] for other in ranked if other is not row)
+            row["rank_high"] = 1 + sum(other["high"] > row["low"] for other in ranked if other is not row)
+        waiting = sorted((row for row in group if row["provisional"] is not None), key=lambda row: (-row["rating"], row["agent"]))
+        for row in waiting:
+            row["rank"] = row["rank_low"] = row["rank_high"] = None
+        ordered += ranked + waiting
     return ordered
-
-
-def _rank_group(
-    rows: list[dict[str, Any]], met_by: tuple[dict[str, int], dict[str, set[str]]], seats: int, min_episodes: int, min_opponents: int
-) -> list[dict[str, Any]]:
-    """:func:`rank_rows` for the rows of one rating unit, given each agent's episodes and the agents it met there."""
-    episodes, met = met_by
-    agents = {row["agent"] for row in rows}
-    for row in rows:
-        name = row["agent"]
-        needed = min(min_opponents, len(agents) - 1) if seats > 1 else 0
-        row["episodes"] = episodes.get(name, 0)
-        row["opponents"] = len(met.get(name, ()))
-        if row["episodes"] < min_episodes:
-            row["provisional"] = f"{row['episodes']} episodes, under the {min_episodes} a rank needs"
-        elif row["opponents"] < needed:
-            row["provisional"] = f"met {row['opponents']} other agent(s), under the {needed} a rank needs"
-        else:
-            row["provisional"] = None
-    ranked = sorted((row for row in rows if row["provisional"] is None), key=lambda row: (-row["rating"], row["agent"]))
-    for position, row in enumerate(ranked, 1):
-        row["rank"] = position
-        row["rank_low"] = 1 + sum(other["low"] > row["high"] for other in ranked if other is not row)
-        row["rank_high"] = 1 + sum(other["high"] > row["low"] for other in ranked if other is not row)
-    waiting = sorted((row for row in rows if row["provisional"] is not None), key=lambda row: (-row["rating"], row["agent"]))
-    for row in waiting:
-        row["rank"] = row["rank_low"] = row["rank_high"] = None
-    return ranked + waiting
 
 
 def normalised(

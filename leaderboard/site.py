@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from parlour.envs.registry import game_class
 from parlour.evaluation.results import INTERVAL_SENTENCE
-from parlour.leaderboard.ratings import CATEGORY_TITLES, role_of
+from parlour.leaderboard.ratings import CATEGORY_TITLES, MIN_EPISODES, MIN_OPPONENTS, role_of
 from parlour.leaderboard.store import slug
 
 if TYPE_CHECKING:
@@ -48,6 +48,9 @@ RECENT = 20
 CHAR_PX = 7
 #: Longest label drawn in a plot (the full name is in the tooltip).
 LABEL_CHARS = 24
+#: How far apart two meta-game or exploitability figures must be before the page calls them a disagreement.
+DISAGREEMENT = 1e-6
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 #: What the Bradley–Terry tables' score rate and their head-to-head matrix count: the one meaning of a result there.
 SCORE_RATE_SENTENCE = (
@@ -206,6 +209,53 @@ def heat_map(table: dict[str, Any], cell: int = 48) -> dict[str, Any] | None:
     }
 
 
+def meta_game_notes(table: dict[str, Any]) -> list[str]:
+    """Sentences for a poker table whose two game-theoretic figures point different ways, saying why they may.
+
+    Nash mass is the equilibrium of the meta-game of the ranked agents whose every pair was measured
+    (:func:`parlour.leaderboard.ratings.meta_game`); exploitability is exact, against a best response
+    to the agent's whole policy. When the agent holding the most mass is more exploitable than one
+    holding less, the page says so beside the table instead of showing two headlines that contradict
+    each other in silence.
+    """
+    if table.get("view") != "nash" or not table.get("exploitability"):
+        return []
+    both = [row for row in table["rows"] if row.get("nash_mass") is not None and row.get("exploitability") is not None]
+    if len(both) < 2:
+        return []
+    top = max(both, key=lambda row: (row["nash_mass"], -row["exploitability"]))
+    safest = min(both, key=lambda row: (row["exploitability"], -row["nash_mass"]))
+    if safest["exploitability"] >= top["exploitability"] - DISAGREEMENT or safest["nash_mass"] >= top["nash_mass"] - DISAGREEMENT:
+        return []
+    return [
+        f"Nash mass and exploitability disagree here: {top['agent']} holds {top['nash_mass']:.3f} of the Nash mass and "
+        f"{safest['agent']} {safest['nash_mass']:.3f}, though {safest['agent']} is less exploitable "
+        f"({safest['exploitability']:.3f} against {top['exploitability']:.3f} chips a hand). Nash mass is the equilibrium of the "
+        "meta-game among the ranked agents, on the payoffs measured between them, so it knows only the strategies in this field "
+        "and carries their sampling noise; exploitability is exact, against a best response to the agent's whole policy."
+    ]
+
+
+def provisional_entries(tables: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every provisional row of ``tables`` (env id to rating table), by agent then environment, with what it still needs."""
+    entries = [dict(row, env_id=env_id) for env_id, table in tables.items() for row in table["rows"] if row.get("provisional")]
+    return sorted(entries, key=lambda entry: (entry["agent"], entry["env_id"], entry.get("role") or ""))
+
+
+def why_not_overall(info: dict[str, Any], overall: dict[str, Any]) -> str | None:
+    """Why an agent (``Leaderboard.agent``'s ``info``) has no overall score, in words; None when it has one."""
+    if info["overall"] is not None:
+        return None
+    rows = info["environments"]
+    if not rows:
+        return "it has no counted episodes: only challenges and live matches count"
+    ranked = sorted(env_id for env_id, row in rows.items() if not row.get("provisional"))
+    if not ranked:
+        return "it is provisional in every environment it played, and a provisional entry counts as not played; what each still needs is below"
+    reasons = "; ".join(f"{short_env(env_id)}: {overall['reasons'].get(env_id, 'not normalised')}" for env_id in ranked)
+    return f"the environments where it is ranked could not be normalised ({reasons})"
+
+
 #: Categories of games that run players' code: a page view never replays them, since replay would judge the code
 #: again in a sandbox (seconds of CPU per anonymous request); their pages are drawn from the record alone.
 RECORD_ONLY_CATEGORIES = frozenset({"coding"})
@@ -280,12 +330,16 @@ class Site:
         """The overall page."""
         overall = self.board.overall()
         environments = []
+        tables = {}
         for env_id in self.board.store.env_ids():
             counted = self.board.store.episode_count(env_id, counted=True)
             table = self.board.ratings(env_id) if counted else None
+            if table is not None:
+                tables[env_id] = table
             environments.append({"env_id": env_id, "category": self.board.env_info(env_id)["category"], "table": table,
                                  "self_reported": self.board.store.episode_count(env_id, counted=False)})
-        return self._render("index.html", root="", overall=overall, environments=environments, title="parlour leaderboard")
+        return self._render("index.html", root="", overall=overall, environments=environments, provisional=provisional_entries(tables),
+                            min_episodes=MIN_EPISODES, min_opponents=MIN_OPPONENTS, title="parlour leaderboard")
 
     def environment(self, env_id: str) -> str:
         """The page of one environment."""
@@ -295,6 +349,7 @@ class Site:
         return self._render(
             "env.html", root="../", info=info, env_id=env_id, table=table, plot=rating_plot(table) if table["rows"] else None,
             heat=heat_map(table), reported=reported, episodes=self.board.store.episodes(env_id=env_id, limit=RECENT), title=env_id,
+            notes=meta_game_notes(table),
         )
 
     def agent(self, name: str) -> str | None:
@@ -302,7 +357,7 @@ class Site:
         info = self.board.agent(name)
         if info is None:
             return None
-        return self._render("agent.html", root="../", info=info, title=name)
+        return self._render("agent.html", root="../", info=info, why_not_overall=why_not_overall(info, self.board.overall()), title=name)
 
     def submitter(self, name: str) -> str | None:
         """The page of one submitter, or None if unknown."""
