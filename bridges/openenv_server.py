@@ -34,6 +34,20 @@ freed; its seat forfeits the episode when next to act.
 OpenEnv's HTTP ``/reset``, ``/step`` and ``/state`` are stateless (a fresh
 environment per request): ``/reset`` deals a fresh episode, and ``/step``,
 which has no episode to step, answers 409 pointing to ``/ws``.
+
+No client can shut the others out (:func:`create_app`'s options, ``parlour
+serve``'s flags): one client address holds at most ``max_sessions_per_client``
+sessions (default 16); a session with no message from its client for
+``idle_timeout`` seconds (default 300) is closed, and its seat forfeits; a
+client seat told to act that sends nothing for ``turn_timeout`` seconds
+(default 120) while another session waits on it forfeits, which releases the
+other; and the sandboxes of all episodes together are held to
+``sandbox_memory_mb`` (default: half this machine's memory; each episode of a
+coding game reserves what its sandboxes may hold), a new episode beyond it
+refused with HTTP 503. A bad reset argument (a seed that is not an integer
+from 0 to 2**63-1, a seat that is not a player or an index, an unknown
+argument) is answered with HTTP 422 whose body names the field, or over
+``/ws`` with an error message that starts with it.
 """
 
 from __future__ import annotations
@@ -41,24 +55,33 @@ from __future__ import annotations
 import asyncio
 import functools
 import importlib.metadata
+import json
+import math
+import os
 import socket
 import threading
+import time
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import uvicorn
 from fastapi import FastAPI, Request, WebSocketDisconnect
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from openenv.core.env_server import Action, Environment, HTTPEnvServer, Observation, State
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import ConfigDict, Field
 
 from parlour.agents import make_agent
+from parlour.bridges.arguments import BadArgument, seat_argument, seed_argument, text_argument
 from parlour.envs.core.agent import AgentFailure, act_batch, reset_agent, wants_vector
 from parlour.envs.core.game import Game
 from parlour.envs.core.match import Match
 from parlour.envs.core.seeding import episode_seeds
+from parlour.envs.coding import judge
+from parlour.envs.coding.common import ScratchSandboxes
 from parlour.envs.registry import game_class
 from parlour.export import turn_rewards
 
@@ -66,6 +89,29 @@ from parlour.export import turn_rewards
 CLIENT = "client"
 #: Seconds a session that needs other clients waits for them at reset.
 DEFAULT_PAIR_TIMEOUT = 60.0
+#: Seconds a WebSocket session may go without a message from its client before the server closes it.
+DEFAULT_IDLE_TIMEOUT = 300.0
+#: Seconds a client seat told to act may take to send its action while another session waits on it.
+DEFAULT_TURN_TIMEOUT = 120.0
+#: Concurrent WebSocket sessions one client address may hold.
+DEFAULT_SESSIONS_PER_CLIENT = 16
+
+
+def default_sandbox_memory_mb() -> int:
+    """Half this machine's physical memory, in MB: the default budget for the sandboxes of the server's episodes."""
+    return max(1, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2 >> 20)
+
+
+def episode_sandbox_mb(game: Game, players: list[str]) -> int:
+    """The most sandbox memory (MB) one episode of ``game`` holds at once: 0 for a game that runs no code.
+
+    The coding games (those with :class:`~parlour.envs.coding.common.ScratchSandboxes`) give each player a
+    scratch sandbox of its own, kept until the episode ends, and judge in a fresh sandbox, one at a time; every
+    sandbox's processes together are held to its limits' ``memory_mb`` (see :mod:`parlour.sandbox`).
+    """
+    if not isinstance(getattr(game, "scratch", None), ScratchSandboxes):
+        return 0
+    return len(players) * judge.SCRATCH_LIMITS.memory_mb + judge.JUDGE_LIMITS.memory_mb
 
 
 class ParlourAction(Action):
@@ -103,7 +149,12 @@ class ParlourState(State):
 
 
 class SessionlessStep(RuntimeError):
-    """A step over OpenEnv's stateless HTTP ``/step``, which has no episode: episodes live in ``/ws`` sessions."""
+    """A request OpenEnv's stateless HTTP routes cannot serve (a ``/step``, a ``/reset`` that needs other clients):
+    episodes live in ``/ws`` sessions. Answered with HTTP 409."""
+
+
+class ServerBusy(RuntimeError):
+    """A new episode the server has no room for now (its sandboxes' memory budget is in use); HTTP 503."""
 
 
 class Table:
@@ -111,18 +162,27 @@ class Table:
 
     Every change to the match happens under ``condition``; a session's step plays its action, lets agents
     (and seats whose client left, which forfeit) act until some session's seat must act or the game ends,
-    then waits until its own seat acts again or the game is over.
+    then waits until its own seat acts again or the game is over. A session that waits on another session's
+    seat waits at most ``turn_timeout`` seconds from the moment that seat was told to act: then the silent
+    seat forfeits, so no client can hold another forever. ``release`` is called once, when the episode ends,
+    to give back what the table reserved (its sandboxes' memory).
     """
 
-    def __init__(self, match: Match, agents: dict[str, Any], names: dict[str, str], client_seats: list[str]):
+    def __init__(self, match: Match, agents: dict[str, Any], names: dict[str, str], client_seats: list[str],
+                 turn_timeout: float = DEFAULT_TURN_TIMEOUT, release: Callable[[], None] | None = None):
         self.match = match
         self.agents = agents
         self.names = names
         self.client_seats = client_seats
+        self.turn_timeout = turn_timeout
+        self.release = release
         self.taken: list[str] = []
         self.gone: set[str] = set()
         self.owed: dict[str, float] = {}
         self.agent_seeds: dict[str, int] = {}
+        #: When each client seat to act was told to (time.monotonic()), and why a seat forfeited for its silence.
+        self.told: dict[str, float] = {}
+        self.silent: dict[str, str] = {}
         self.started = False
         self.condition = threading.Condition()
 
@@ -143,7 +203,17 @@ class Table:
         self.owed = {seat: 0.0 for seat in self.client_seats}
         self.started = True
         self._advance()
-        self.condition.notify_all()
+        self._changed()
+
+    def begin(self, seed: int) -> None:
+        """:meth:`start`, giving back what the table reserved if the episode cannot start (a sandbox that fails)."""
+        try:
+            self.start(seed)
+        except BaseException:
+            if self.release is not None:
+                release, self.release = self.release, None
+                release()
+            raise
 
     def _book(self, rewards: dict[str, float]) -> None:
         for seat in self.client_seats:
@@ -166,22 +236,66 @@ class Table:
                     (action,) = act_batch(agent, [match.agent_observation(player, wants_vector(agent))])
                 self._book(match.submit(player, action))
 
+    def _changed(self, mover: str | None = None) -> None:
+        """After a change to the match (holding ``condition``): restart the turn clocks, release what the table
+        reserved once the episode is over, and wake the waiting sessions.
+
+        A client seat's clock starts when it is first told to act, and again after each of its own actions
+        (``mover``): a tool call answered keeps the seat to act, with a fresh turn to send its next action.
+        """
+        now = time.monotonic()
+        acting = set() if self.match.over else set(self.match.acting())
+        for seat in self.client_seats:
+            if seat in acting and seat not in self.gone:
+                if seat == mover or seat not in self.told:
+                    self.told[seat] = now
+            else:
+                self.told.pop(seat, None)
+        if self.match.over and self.release is not None:
+            release, self.release = self.release, None
+            release()
+        self.condition.notify_all()
+
+    def _silence_expired(self) -> None:
+        """Forfeit every client seat that was told to act more than ``turn_timeout`` seconds ago (holding ``condition``)."""
+        now = time.monotonic()
+        late = [seat for seat, since in self.told.items() if now - since >= self.turn_timeout]
+        if not late:
+            return
+        for seat in late:
+            if self.match.over:
+                break
+            reason = f"its client did not move within {self.turn_timeout:g} s (the server's --turn-timeout)"
+            self.silent[seat] = reason
+            # Like a departed session's: the seat forfeits now, and forfeits again whenever it is to act later.
+            self.gone.add(seat)
+            self._book(self.match.submit(seat, AgentFailure(reason, forfeit=True)))
+        self._advance()
+        self._changed()
+
     def wait_turn(self, seat: str) -> tuple[ParlourObservation, float]:
-        """Wait (holding ``condition``) until ``seat`` is to act or the game is over; its observation and the reward owed."""
+        """Wait (holding ``condition``) until ``seat`` is to act or the game is over; its observation and the reward owed.
+
+        While it waits on other client seats, one silent past ``turn_timeout`` forfeits (see :meth:`_silence_expired`).
+        """
         match = self.match
         while not match.over and seat not in match.acting():
-            self.condition.wait()
+            others = [since for other, since in self.told.items() if other != seat]
+            self.condition.wait(None if not others else max(0.0, min(others) + self.turn_timeout - time.monotonic()))
+            self._silence_expired()
         reward, self.owed[seat] = self.owed[seat], 0.0
         return self.observe(seat), reward
 
     def play(self, seat: str, text: str) -> tuple[ParlourObservation, float]:
         """Play ``seat``'s action, let the others act, and return once ``seat`` is to act again or the game is over."""
         with self.condition:
+            if seat in self.silent:
+                raise RuntimeError(f"your seat {seat} forfeited this episode: {self.silent[seat]}; reset to start a new one")
             if self.match.over:
                 raise RuntimeError("the episode is over; reset to start a new one")
             self._book(self.match.submit(seat, text))
             self._advance()
-            self.condition.notify_all()
+            self._changed(mover=seat)
             return self.wait_turn(seat)
 
     def leave(self, seat: str) -> None:
@@ -193,7 +307,7 @@ class Table:
             self.gone.add(seat)
             if not self.match.over:
                 self._advance()
-                self.condition.notify_all()
+                self._changed()
 
     def observe(self, seat: str) -> ParlourObservation:
         """``seat``'s observation now, with the record when the episode is over."""
@@ -232,26 +346,59 @@ class Hall:
             per other seat in seat order, or a dict from seat to spec.
         seat: the sessions' seat (index or player name) when agents play every other seat; a reset may pick another.
         pair_timeout: seconds a session waits at reset for the other clients of its table.
+        turn_timeout: seconds a session waits on another session's seat told to act before that seat forfeits.
+        sandbox_memory_mb: the budget for the sandboxes of all the tables at once: each table of a game that runs
+            code reserves what its episode may hold (:func:`episode_sandbox_mb`) until the episode ends, and a
+            table beyond the budget is refused with :class:`ServerBusy`.
     """
 
-    def __init__(self, game_cls: type[Game], options: dict[str, Any], opponent: Any, seat: int | str, pair_timeout: float):
+    def __init__(self, game_cls: type[Game], options: dict[str, Any], opponent: Any, seat: int | str, pair_timeout: float,
+                 turn_timeout: float = DEFAULT_TURN_TIMEOUT, sandbox_memory_mb: int | None = None):
         self.game_cls = game_cls
         self.options = dict(options)
-        self.players = list(Match(game_cls, self.options).players)
+        match = Match(game_cls, self.options)
+        self.players = list(match.players)
         self.opponent = opponent
         self.seat = self.seat_name(seat)
         self.pair_timeout = pair_timeout
+        self.turn_timeout = turn_timeout
         self.pairs = CLIENT in self.lineup(self.seat).values()
         self.lock = threading.Lock()
         self.waiting: Table | None = None
+        self.table_memory_mb = episode_sandbox_mb(match.game, self.players)
+        self.memory_budget_mb = default_sandbox_memory_mb() if sandbox_memory_mb is None else sandbox_memory_mb
+        if self.table_memory_mb > self.memory_budget_mb:
+            raise ValueError(f"an episode of {game_cls.env_id()} may hold {self.table_memory_mb} MB of sandboxes, more than the "
+                             f"sandbox memory budget of {self.memory_budget_mb} MB: raise sandbox_memory_mb (--sandbox-memory-mb)")
+        # The budget's own lock, taken last (under a table's condition when an episode ends), so it cannot deadlock.
+        self.memory_lock = threading.Lock()
+        self.reserved_mb = 0
 
     def seat_name(self, seat: int | str) -> str:
-        """The player name of ``seat`` (an index or a name); ``ValueError`` listing the players otherwise."""
-        if isinstance(seat, str) and seat in self.players:
-            return seat
-        if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < len(self.players):
-            return self.players[seat]
-        raise ValueError(f"seat must be one of {self.players} or an index below {len(self.players)}, got {seat!r}")
+        """The player name of ``seat`` (an index or a name); :class:`BadArgument` listing the players otherwise."""
+        return seat_argument(seat, self.players)
+
+    def reserve(self) -> Callable[[], None] | None:
+        """Reserve a new table's sandbox memory; the function that gives it back (None for a game without sandboxes).
+
+        Raises :class:`ServerBusy` when the tables already playing hold too much of the budget.
+        """
+        if not self.table_memory_mb:
+            return None
+        with self.memory_lock:
+            if self.reserved_mb + self.table_memory_mb > self.memory_budget_mb:
+                raise ServerBusy(
+                    f"the server's sandbox memory budget ({self.memory_budget_mb} MB, --sandbox-memory-mb) is taken by the "
+                    f"episodes playing now ({self.reserved_mb} MB; an episode of {self.game_cls.env_id()} reserves "
+                    f"{self.table_memory_mb} MB): retry once one ends, or serve with a larger budget"
+                )
+            self.reserved_mb += self.table_memory_mb
+
+        def release() -> None:
+            with self.memory_lock:
+                self.reserved_mb -= self.table_memory_mb
+
+        return release
 
     def lineup(self, seat: str) -> dict[str, str]:
         """The spec of every seat but ``seat``, from ``opponent`` (a spec, a list in seat order, or a dict)."""
@@ -270,11 +417,18 @@ class Hall:
         return {p: opponent for p in others}
 
     def table(self, seat: str, agents: dict[str, Any]) -> Table:
-        """A new table for a session in ``seat`` with ``agents`` in the other seats."""
+        """A new table for a session in ``seat`` with ``agents`` in the other seats; :class:`ServerBusy` past the memory budget."""
         lineup = self.lineup(seat)
         client_seats = [p for p in self.players if p == seat or lineup.get(p) == CLIENT]
         names = {p: spec for p, spec in lineup.items() if spec != CLIENT}
-        return Table(Match(self.game_cls, self.options), agents, names, client_seats)
+        release = self.reserve()
+        try:
+            match = Match(self.game_cls, self.options)
+        except BaseException:
+            if release is not None:
+                release()
+            raise
+        return Table(match, agents, names, client_seats, self.turn_timeout, release)
 
     def sit(self, session: ParlourEnvironment, seed: int, name: str) -> tuple[Table, str]:
         """Seat ``session``: alone against agents, or at the table waiting for clients (it waits for it to fill)."""
@@ -284,7 +438,7 @@ class Hall:
             table.taken.append(seat)
             table.names[seat] = name
             with table.condition:
-                table.start(seed)
+                table.begin(seed)
             return table, seat
         with self.lock:
             table = self.waiting
@@ -299,7 +453,7 @@ class Hall:
                 table.names[seat] = name
                 if len(table.taken) == len(table.client_seats):
                     self.waiting = None
-                    table.start(seed)
+                    table.begin(seed)
         with table.condition:
             joined = table.condition.wait_for(lambda: table.started, timeout=self.pair_timeout)
         if not joined:
@@ -352,19 +506,27 @@ class ParlourEnvironment(Environment[ParlourAction, ParlourObservation, ParlourS
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, seat: int | str | None = None,
               name: str = CLIENT, **unknown: Any) -> ParlourObservation:
-        """Leave the current episode and sit at a new one; the seat's first observation (and any reward paid before it)."""
+        """Leave the current episode and sit at a new one; the seat's first observation (and any reward paid before it).
+
+        Every argument is checked before anything changes: a bad one raises :class:`BadArgument` naming it
+        (HTTP 422; the WebSocket's error message), and the session keeps its episode.
+        """
         if unknown:
-            raise ValueError(f"reset takes seed, episode_id, seat and name; got unknown {sorted(unknown)}")
+            first = sorted(unknown)[0]
+            raise BadArgument(first, f"{', '.join(sorted(unknown))}: not an argument of reset, which takes seed, episode_id, seat and name")
+        seed = int(np.random.SeedSequence().entropy % (1 << 63)) if seed is None else seed_argument(seed)
+        episode_id = str(uuid.uuid4()) if episode_id is None else text_argument(episode_id, "episode_id")
+        name = text_argument(name, "name")
         if self.hall.pairs and seat is not None:
-            raise ValueError(f"seats go to clients in arrival order when other clients play (--opponent {CLIENT}); drop seat")
+            raise BadArgument("seat", f"seat cannot be chosen when other clients play (--opponent {CLIENT}): seats go to "
+                                      "clients in arrival order; drop seat")
+        chosen = None if seat is None else self.hall.seat_name(seat)
         if self.hall.pairs and self.stateless:
-            raise ValueError(f"HTTP /reset is stateless: play against other clients (--opponent {CLIENT}) over the /ws session endpoint")
+            raise SessionlessStep(f"HTTP /reset is stateless: play against other clients (--opponent {CLIENT}) over the /ws session endpoint")
         self.close()
-        self.seat = None if seat is None else self.hall.seat_name(seat)
-        self.seed = int(np.random.SeedSequence().entropy % (1 << 63)) if seed is None else int(seed)
-        self.episode_id = episode_id or str(uuid.uuid4())
+        self.seat, self.seed, self.episode_id = chosen, seed, episode_id
         self.step_count = 0
-        table, self.seat = self.hall.sit(self, self.seed, str(name))
+        table, self.seat = self.hall.sit(self, self.seed, name)
         self.table = table
         with table.condition:
             observation, reward = table.wait_turn(self.seat)
@@ -431,6 +593,115 @@ class QuietDisconnects:
                 raise
 
 
+class SessionGuard:
+    """ASGI middleware in front of the WebSocket sessions: a cap per client address, and an idle timeout.
+
+    * A client address (the connection's peer, as uvicorn reports it) holds at most ``per_client`` sessions at
+      once; one more is accepted only to be told why (an OpenEnv error message, code ``CAPACITY_REACHED``) and
+      closed (1013, try again later), before OpenEnv creates a session for it.
+    * A session whose client sends no message for ``idle_timeout`` seconds, counted from the server's last
+      answer (so neither a long step nor a wait for other clients counts), is told why (code ``IDLE_TIMEOUT``)
+      and closed (1001); OpenEnv's handler then sees the client gone and frees the session, whose seat
+      forfeits when next to act.
+    """
+
+    def __init__(self, app: Any, per_client: int, idle_timeout: float):
+        self.app = app
+        self.per_client = per_client
+        self.idle_timeout = idle_timeout
+        self.sessions: dict[str, int] = {}
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+        address = str((scope.get("client") or ("an unknown address",))[0])
+        held = self.sessions.get(address, 0)
+        if held >= self.per_client:
+            await self._refuse(address, held, receive, send)
+            return
+        # The event loop runs one coroutine at a time, so the count needs no lock.
+        self.sessions[address] = held + 1
+        watch = _IdleWatch(receive, send, self.idle_timeout)
+        try:
+            await self.app(scope, watch.receive, watch.send)
+        finally:
+            watch.stop()
+            self.sessions[address] -= 1
+            if not self.sessions[address]:
+                del self.sessions[address]
+
+    async def _refuse(self, address: str, held: int, receive: Any, send: Any) -> None:
+        """Accept the handshake only to say why the session is refused, then close it."""
+        if (await receive())["type"] != "websocket.connect":
+            return
+        message = (f"{address} already holds {held} sessions, the most one client address may hold (the server's "
+                   "--max-sessions-per-client): close one of them, or serve with a larger cap")
+        error = {"type": "error", "data": {"message": message, "code": "CAPACITY_REACHED", "max_sessions_per_client": self.per_client}}
+        await send({"type": "websocket.accept"})
+        await send({"type": "websocket.send", "text": json.dumps(error)})
+        await send({"type": "websocket.close", "code": 1013, "reason": "too many sessions from this address"})
+
+
+class _IdleWatch:
+    """The ``receive`` and ``send`` of one WebSocket session, with the idle timeout of :class:`SessionGuard`."""
+
+    def __init__(self, receive: Any, send: Any, idle_timeout: float):
+        self._receive = receive
+        self._send = send
+        self.idle_timeout = idle_timeout
+        self.closed = False
+        # The client's next message, awaited without being cancelled on a timeout: cancelling the server's own
+        # receive could lose a message; it ends when the connection does.
+        self.pending: asyncio.Future | None = None
+
+    async def receive(self) -> dict:
+        """The client's next message; a disconnect once the session was idle for ``idle_timeout`` seconds."""
+        if self.closed:
+            return {"type": "websocket.disconnect", "code": 1001}
+        if self.pending is None:
+            self.pending = asyncio.ensure_future(self._receive())
+        done, _ = await asyncio.wait({self.pending}, timeout=self.idle_timeout)
+        if not done:
+            await self._close_idle()
+            return {"type": "websocket.disconnect", "code": 1001}
+        message, self.pending = self.pending.result(), None
+        return message
+
+    async def send(self, message: dict) -> None:
+        """Pass ``message`` on, unless the session was closed for idling (OpenEnv's handler still says goodbye)."""
+        if not self.closed:
+            await self._send(message)
+
+    async def _close_idle(self) -> None:
+        """Tell the client why, then close the connection."""
+        self.closed = True
+        message = (f"the session had no message for {self.idle_timeout:g} s and is closed (the server's --idle-timeout); "
+                   "its seat forfeits the episode. Reconnect and reset to play again")
+        try:
+            await self._send({"type": "websocket.send", "text": json.dumps({"type": "error", "data": {"message": message, "code": "IDLE_TIMEOUT"}})})
+            await self._send({"type": "websocket.close", "code": 1001, "reason": f"idle for more than {self.idle_timeout:g} s"})
+        except (OSError, RuntimeError):
+            # The client went away at the same moment: there is no one left to tell.
+            pass
+
+    def stop(self) -> None:
+        """Stop waiting for a message that will never be read (the session is over)."""
+        if self.pending is not None and not self.pending.done():
+            self.pending.cancel()
+
+
+def _finite(value: Any) -> Any:
+    """``value`` (JSON-like) with every NaN or infinity written as text, so that an error can quote what was sent."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
+
+
 def action_model(game_cls: type[Game]) -> type[ParlourAction]:
     """The action model of ``game_cls``: :class:`ParlourAction` whose JSON schema also lists the game's tools and moves."""
     match = Match(game_cls)
@@ -442,17 +713,31 @@ def action_model(game_cls: type[Game]) -> type[ParlourAction]:
 
 
 def create_app(env_id: str, *, max_sessions: int = 64, opponent: Any = "random", seat: int | str = 0,
-               options: dict[str, Any] | None = None, pair_timeout: float = DEFAULT_PAIR_TIMEOUT) -> FastAPI:
+               options: dict[str, Any] | None = None, pair_timeout: float = DEFAULT_PAIR_TIMEOUT,
+               max_sessions_per_client: int = DEFAULT_SESSIONS_PER_CLIENT, idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+               turn_timeout: float = DEFAULT_TURN_TIMEOUT, sandbox_memory_mb: int | None = None) -> FastAPI:
     """The OpenEnv app serving ``env_id``: up to ``max_sessions`` concurrent ``/ws`` sessions, each a seat.
 
     ``opponent`` plays the other seats (a spec, a list of specs in seat order, or a dict from seat to spec;
     :data:`CLIENT` for another session); ``seat`` is the sessions' seat against agents; ``options`` are the
     game's and the engine's. ``app.state.openenv`` is OpenEnv's server (``active_sessions``, capacity).
+
+    The guards, so that no client can shut the others out: one client address holds at most
+    ``max_sessions_per_client`` sessions; a session without a message for ``idle_timeout`` seconds is closed
+    (:class:`SessionGuard`); a client seat told to act that sends nothing for ``turn_timeout`` seconds while
+    another session waits on it forfeits (:class:`Table`); and the sandboxes of all episodes together are held to
+    ``sandbox_memory_mb`` (default: half this machine's memory), a new episode beyond it refused with HTTP 503.
+    A bad reset argument is answered with HTTP 422 naming the field.
     """
     game_cls = game_class(env_id)
-    if max_sessions < 1:
-        raise ValueError(f"max_sessions must be at least 1, got {max_sessions}")
-    hall = Hall(game_cls, options or {}, opponent, seat, pair_timeout)
+    for field, value in (("max_sessions", max_sessions), ("max_sessions_per_client", max_sessions_per_client),
+                         ("sandbox_memory_mb", 1 if sandbox_memory_mb is None else sandbox_memory_mb)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{field} (--{field.replace('_', '-')}) must be an integer of at least 1, got {value!r}")
+    for field, value in (("pair_timeout", pair_timeout), ("idle_timeout", idle_timeout), ("turn_timeout", turn_timeout)):
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            raise ValueError(f"{field} (--{field.replace('_', '-')}) must be a positive number of seconds, got {value!r}")
+    hall = Hall(game_cls, options or {}, opponent, seat, pair_timeout, turn_timeout, sandbox_memory_mb)
     # Fail now, not at a client's first reset, on an agent spec that names nothing.
     for p, spec in hall.lineup(hall.seat).items():
         if spec != CLIENT:
@@ -465,8 +750,23 @@ def create_app(env_id: str, *, max_sessions: int = 64, opponent: Any = "random",
     async def sessionless_step(request: Request, error: SessionlessStep) -> JSONResponse:
         return JSONResponse(status_code=409, content={"detail": str(error)})
 
+    async def bad_argument(request: Request, error: BadArgument) -> JSONResponse:
+        # FastAPI's own shape for a request it could not validate, so clients read both alike.
+        return JSONResponse(status_code=422, content={"detail": [{"type": "value_error", "loc": ["body", error.field], "msg": str(error)}]})
+
+    async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
+        # FastAPI's default answer quotes the input, and JSON has no NaN or infinity: a seed of NaN made it fail (500).
+        return JSONResponse(status_code=422, content={"detail": _finite(jsonable_encoder(error.errors()))})
+
+    async def server_busy(request: Request, error: ServerBusy) -> JSONResponse:
+        return JSONResponse(status_code=503, content={"detail": str(error)})
+
     app.add_exception_handler(SessionlessStep, sessionless_step)
+    app.add_exception_handler(BadArgument, bad_argument)
+    app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(ServerBusy, server_busy)
     app.add_middleware(QuietDisconnects)
+    app.add_middleware(SessionGuard, per_client=max_sessions_per_client, idle_timeout=idle_timeout)
     server.register_routes(app)
     app.state.openenv = server
     app.state.hall = hall
@@ -482,7 +782,8 @@ def serve(env_id: str, *, host: str = "127.0.0.1", port: int = 8000, **kwargs: A
     server = app.state.openenv
     print(f"serving {env_id} to OpenEnv clients at http://{host}:{port} (WebSocket sessions at /ws, up to "
           f"{server.max_concurrent_envs}); Ctrl-C stops", flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    # No proxy headers: the per-client cap counts the connection's own peer, which a client cannot rewrite.
+    uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=False)
 
 
 class BackgroundServer:
@@ -491,7 +792,7 @@ class BackgroundServer:
     def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0):
         self.socket = socket.create_server((host, port))
         self.url = f"http://{host}:{self.socket.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", proxy_headers=False))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
 
     def __enter__(self) -> str:
