@@ -84,6 +84,7 @@ EPISODES = {
     "parlour/TwentyFortyEight-v0": 20,
     "parlour/Y-v0": 10,
 }
+    "parlour/Household-v0": 20,
 
 
 def measure(env_id: str, episodes: int, seed: int = SEED) -> dict[str, Any]:
