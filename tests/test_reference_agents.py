@@ -83,8 +83,8 @@ EPISODES = {
     "parlour/Wordle-v0": 20,
     "parlour/TwentyFortyEight-v0": 20,
     "parlour/Y-v0": 10,
-}
     "parlour/Household-v0": 20,
+}
 
 
 def measure(env_id: str, episodes: int, seed: int = SEED) -> dict[str, Any]:
