@@ -26,6 +26,7 @@ from tqdm.auto import tqdm
 from parlour.envs.registry import game_class
 from parlour.evaluation.results import EPISODES_FILE, RUN_KEYS, SUMMARY_FILE, Results, merge_stats, read_records, write_json
 from parlour.evaluation.rollout import Plan, Rollout, agent_names, default_lineup, make_plan, play_in_workers, play_on_ray, seat_order
+from parlour.version import __version__
 
 # The seating rules live in parlour.evaluation.rollout; the leaderboard's verifier imports them from here too.
 __all__ = ["Plan", "Rollout", "agent_names", "default_lineup", "evaluate", "seat_order"]
@@ -106,8 +107,6 @@ def evaluate(
     Returns:
         :class:`Results` with the records sorted by episode index.
     """
-    import parlour
-
     if not isinstance(episodes, int) or episodes < 0:
         raise ValueError(f"episodes must be a non-negative int, got {episodes!r}")
     if not isinstance(workers, int) or workers < 1:
@@ -140,7 +139,7 @@ def evaluate(
         env_kwargs=dict(plan.env_kwargs),
         records=[],
         rotate_seats=plan.rotate_seats,
-        parlour_version=parlour.__version__,
+        parlour_version=__version__,
         challenge=None if issued is None else {"id": issued["id"], "nonce": issued["nonce"]},
         lineup=None if plan.lineup == default_lineup(len(plan.names), len(plan.players)) else list(plan.lineup),
     )

@@ -9,8 +9,8 @@ from parlour.envs.core.gym import set_agent_resolver
 from parlour.envs.core import Agent, Context, Game, InvalidMove, Match, Message, Outcome, ReplayMismatch, Snapshot, TextSpace, Tool, int_option, replay, winners_by_score
 from parlour.envs.registry import game_class, list_envs, make_aec, make_parallel, register, register_all
 from parlour.evaluation import Results, evaluate
+from parlour.version import __version__
 
-__version__ = "0.1.0"
 
 # The core's Gymnasium face knows no agents; the agents layer tells it how to read opponent specs.
 set_agent_resolver(make_agent)

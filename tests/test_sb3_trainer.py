@@ -135,7 +135,7 @@ def kuhn_nash(vectors: np.ndarray, masks: np.ndarray) -> np.ndarray:
 
 def test_exploitability_of_known_kuhn_and_leduc_policies() -> None:
     pytest.importorskip("pyspiel")
-    from parlour.baselines.train.exploitability import exploitability, supported
+    from parlour.evaluation.exploitability import exploitability, supported
 
     def uniform(vectors: np.ndarray, masks: np.ndarray) -> np.ndarray:
         return masks / masks.sum(axis=1, keepdims=True)

@@ -91,11 +91,11 @@ def evaluate_agent(
 
     ``agent`` is an agent object (its ``name`` labels it); each opponent a spec or an agent.
     """
-    import parlour
+    from parlour.evaluation import evaluate
 
     rows = []
     for opponent in opponents:
-        results = parlour.evaluate(env_id, [agent, opponent], episodes=episodes, seed=seed, env_kwargs=env_kwargs, progress=False)
+        results = evaluate(env_id, [agent, opponent], episodes=episodes, seed=seed, env_kwargs=env_kwargs, progress=False)
         name, other = results.agents
         row: dict[str, Any] = {"opponent": other, **outcome_counts(results.records, name)}
         row["win_rate"] = row["wins"] / row["episodes"]

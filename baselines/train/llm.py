@@ -90,7 +90,7 @@ import numpy as np
 
 from parlour.baselines.train.advantages import ESTIMATORS, compute_advantages
 from parlour.baselines.train.evaluation import strong_agent, wilson
-from parlour.baselines.train.exploitability import supported as exploitability_supported
+from parlour.evaluation.exploitability import supported as exploitability_supported
 from parlour.baselines.train.plots import plot_learning
 from parlour.envs.core.match import Match, make_game
 from parlour.envs.core.seeding import episode_seeds
@@ -257,7 +257,7 @@ def seed_for_deal(env_id: str, cards: Sequence[int], limit: int = 100_000) -> in
     information state's text is replayed from a real deal rather than from
     cards put into a game afterwards.
     """
-    from parlour.baselines.train.exploitability import ADAPTERS
+    from parlour.evaluation.exploitability import ADAPTERS
 
     key = (env_id, tuple(cards))
     if key not in _DEAL_SEEDS:
@@ -287,7 +287,7 @@ def llm_tabular_policy(env_id: str, policy: LMPolicy, micro_batch: int = 64) -> 
     import torch
     from open_spiel.python import policy as openspiel_policy
 
-    from parlour.baselines.train.exploitability import ADAPTERS
+    from parlour.evaluation.exploitability import ADAPTERS
 
     adapter, game_cls = ADAPTERS[env_id], game_class(env_id)
     table = openspiel_policy.TabularPolicy(pyspiel.load_game(adapter.openspiel))
@@ -332,12 +332,12 @@ def llm_exploitability(env_id: str, policy: LMPolicy) -> float:
     """Exploitability of the LLM's ``score_legal`` policy on KuhnPoker or LeducHoldem (chips per hand; 0 at a Nash equilibrium).
 
     OpenSpiel's exact best response of each seat against :func:`llm_tabular_policy`,
-    averaged over the seats, as :mod:`parlour.baselines.train.exploitability` measures the SB3 policies.
+    averaged over the seats, as :mod:`parlour.evaluation.exploitability` measures the SB3 policies.
     """
     import pyspiel
     from open_spiel.python.algorithms import exploitability as openspiel_exploitability
 
-    from parlour.baselines.train.exploitability import ADAPTERS
+    from parlour.evaluation.exploitability import ADAPTERS
 
     table, _ = llm_tabular_policy(env_id, policy)
     return float(openspiel_exploitability.exploitability(pyspiel.load_game(ADAPTERS[env_id].openspiel), table))

@@ -236,9 +236,9 @@ class SelfPlayEnv(gymnasium.Env):
 
 def probe_speed(env_id: str, name: str, env_kwargs: dict[str, Any], episodes: int = 4) -> float:
     """Milliseconds per move of the scripted agent ``name`` over a few episodes against ``random``."""
-    import parlour
+    from parlour.evaluation import evaluate
 
-    results = parlour.evaluate(env_id, [name, "random"], episodes=episodes, seed=0, env_kwargs=env_kwargs, progress=False)
+    results = evaluate(env_id, [name, "random"], episodes=episodes, seed=0, env_kwargs=env_kwargs, progress=False)
     stats = results.stats[results.agents[0]]
     return 1000.0 * stats["act_seconds"] / max(1, stats["decisions"])
 
@@ -292,7 +292,7 @@ def train_sb3(config: SB3TrainConfig) -> dict[str, Any]:
         raise ImportError("parlour train sb3 needs stable-baselines3 and sb3-contrib: pip install 'parlour[sb3,train]'") from None
     from tqdm.auto import tqdm
 
-    from parlour.baselines.train import exploitability as exploit
+    from parlour.evaluation import exploitability as exploit
     from parlour.baselines.train.plots import plot_learning
 
     game = make_game(game_class(config.env_id), dict(config.env_kwargs))
