@@ -596,7 +596,8 @@ class QuietDisconnects:
 class SessionGuard:
     """ASGI middleware in front of the WebSocket sessions: a cap per client address, and an idle timeout.
 
-    * A client address (the connection's peer, as uvicorn reports it) holds at most ``per_client`` sessions at
+    * A client address (the connection's peer: uvicorn runs without proxy headers, so a client cannot claim
+      another address; behind a reverse proxy every client shares the proxy's) holds at most ``per_client`` sessions at
       once; one more is accepted only to be told why (an OpenEnv error message, code ``CAPACITY_REACHED``) and
       closed (1013, try again later), before OpenEnv creates a session for it.
     * A session whose client sends no message for ``idle_timeout`` seconds, counted from the server's last

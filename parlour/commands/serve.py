@@ -32,7 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--pair-timeout", type=float, default=60.0, metavar="SECONDS",
                         help="how long a client waits at reset for the other clients of its episode (default 60)")
     parser.add_argument("--max-sessions-per-client", type=int, default=16, metavar="N",
-                        help="concurrent sessions one client address may hold (default 16), so that no client takes every slot")
+                        help="concurrent sessions one client address (the connection's peer; behind a reverse proxy, the proxy's) "
+                             "may hold (default 16), so that no client takes every slot")
     parser.add_argument("--idle-timeout", type=float, default=300.0, metavar="SECONDS",
                         help="close a session whose client sends nothing for this long; its seat forfeits (default 300)")
     parser.add_argument("--turn-timeout", type=float, default=120.0, metavar="SECONDS",
