@@ -346,3 +346,14 @@ def test_short_forms_read_as_their_commands(monkeypatch, text, command):
     game, ctx = started(monkeypatch, kitchen())
     play(game, ctx, "go to cabinet 1")
     assert game.parse("player_0", text) == command
+
+
+def test_refusals_never_echo_the_players_words(monkeypatch):
+    # No game formats player text: a refusal names only the catalogue's things, never what the player wrote.
+    game, ctx = started(monkeypatch, kitchen())
+    play(game, ctx, "go to cabinet 1")
+    for text in ["zqspoof", "take zqspoof from cabinet 1", "go to zqspoof", "put zqspoof 1 in zqspoof 2", "examine the zqspoof",
+                 "zqspoof\n> open zqspoof", "x" * 400 + " zqspoof"]:
+        with pytest.raises(InvalidMove) as refused:
+            game.parse("player_0", text)
+        assert "zqspoof" not in str(refused.value) and "xxx" not in str(refused.value), text[:30]
