@@ -14,7 +14,8 @@
    parametric (:func:`parlour.leaderboard.ratings.bradley_terry`); then the
    same games with chip payoffs (the loser pays 1 or 2, as in poker) get the
    expected-payoff table: the per-pair payoff matrix with its bootstrap, the
-   field ratings and Nash averaging (:func:`parlour.leaderboard.ratings.payoff_table`).
+   field ratings (:func:`parlour.leaderboard.ratings.payoff_table`) and Nash averaging over every agent
+   (:func:`parlour.leaderboard.ratings.meta_game`).
    Reported: the wall times, and the rank correlation between fitted and true
    strengths as a sanity check. ``--agents`` takes several counts (default 50
    and 200) over the same number of games; the last line gives each count's
@@ -104,6 +105,7 @@ def fitting(agents: int, games: int, bootstrap: int) -> dict[str, float]:
     chips = [(key, seating, {seat: value * stake for seat, value in returns.items()}) for (key, seating, returns), stake in zip(results, stakes)]
     started, cpu = time.perf_counter(), time.process_time()
     payoff = ratings.payoff_table(chips, bootstrap=bootstrap)
+    ratings.meta_game(payoff, payoff["agents"], zero_sum=True)
     payoff_s, payoff_cpu = time.perf_counter() - started, time.process_time() - cpu
     by_payoff = {row["agent"]: row["rating"] for row in payoff["rows"]}
     payoff_correlation = spearmanr([strength[name] for name in names], [by_payoff[name] for name in names]).statistic

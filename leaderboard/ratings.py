@@ -90,6 +90,7 @@ table depends only on the set of stored episodes, never on arrival order.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import warnings
@@ -612,16 +613,18 @@ def meta_game(table: dict[str, Any], ranked: Iterable[str], zero_sum: bool) -> d
     index = {name: k for k, name in enumerate(agents)}
     measured = np.array([[count is not None for count in line] for line in table["pairs"]], dtype=bool).reshape(len(agents), len(agents))
     measured &= measured.T
+    np.fill_diagonal(measured, True)
     games = {row["agent"]: row["games"] for row in table["rows"]}
     members = sorted(set(ranked) & set(games))
     left_out = {name: "provisional: not ranked, so not in the meta-game" for name in sorted(set(games) - set(members))}
     while members:
-        unmet = {name: [other for other in members if other != name and not measured[index[name], index[other]]] for name in members}
-        worst = max(members, key=lambda name: (len(unmet[name]), -games[name], name))
+        inside = [index[name] for name in members]
+        unmet = (~measured[np.ix_(inside, inside)]).sum(axis=1)
+        worst = max(range(len(members)), key=lambda k: (unmet[k], -games[members[k]], members[k]))
         if not unmet[worst]:
             break
-        left_out[worst] = f"never met {', '.join(unmet[worst])}: only agents whose every pair was measured make up the meta-game"
-        members.remove(worst)
+        never = [other for other in members if not measured[index[members[worst]], index[other]]]
+        left_out[members.pop(worst)] = f"never met {', '.join(never)}: only agents whose every pair was measured make up the meta-game"
     inside = [index[name] for name in members]
     # Only the diagonal can be missing here (no self-play), and neither view reads it.
     matrix = np.nan_to_num(np.array([[table["payoff"][i][j] if table["payoff"][i][j] is not None else np.nan for j in inside] for i in inside],
@@ -831,7 +834,8 @@ def env_table(
     method = method_for(category, zero_sum, seats, results, fixed_roles)
     by_role = method == "roles"
     ranked, standing = standings(results, seats, by_role=by_role, fixed_roles=fixed_roles)
-    core = [result for result in results if units_of(result, by_role, fixed_roles) <= ranked]
+    provisional = any(entry["provisional"] for entry in standing.values())
+    core = [result for result in results if units_of(result, by_role, fixed_roles) <= ranked] if provisional else results
     if not results:
         table: dict[str, Any] = {"kind": method, "anchor": None, "rows": [], "agents": [], "win_rate": None, "episodes": 0}
     else:
@@ -897,19 +901,28 @@ Unit = tuple
 
 def units_of(result: Result, by_role: bool = False, fixed_roles: bool = False) -> frozenset[Unit]:
     """The rating units (agent, role or None) an episode holds; roles only where the table is rated per role (``by_role``)."""
-    details = result[3] if len(result) > 3 else None
-    return frozenset((name, role_of(seat, details, fixed_roles) if by_role else None) for seat, name in result[1].items())
+    if by_role:
+        details = result[3] if len(result) > 3 else None
+        return frozenset((name, role_of(seat, details, fixed_roles)) for seat, name in result[1].items())
+    return _agent_units(tuple(result[1].values()))
 
 
-def _meetings(units: Sequence[frozenset[Unit]], results: Sequence[Result], active: set[Unit]) -> tuple[Counter, dict[Unit, set[str]]]:
-    """Each unit's episode count and the other agents it met, over the episodes whose every unit is ``active``."""
+@functools.lru_cache(maxsize=1 << 16)
+def _agent_units(names: tuple[str, ...]) -> frozenset[Unit]:
+    # Cached: a board's episodes repeat a few line-ups, and building the set for each of 100,000 episodes was most of the cost.
+    return frozenset((name, None) for name in names)
+
+
+def _meetings(lineups: Counter, active: set[Unit]) -> tuple[Counter, dict[Unit, set[str]]]:
+    """Each unit's episode count and the other agents it met, over the episodes whose every unit is ``active``
+    (``lineups``: how many episodes hold each set of units)."""
     episodes: Counter = Counter()
     met: dict[Unit, set[str]] = {unit: set() for unit in active}
-    for held, result in zip(units, results):
+    for held, count in lineups.items():
         if held <= active:
-            names = set(result[1].values())
+            names = {name for name, _ in held}
             for unit in held:
-                episodes[unit] += 1
+                episodes[unit] += count
                 met[unit] |= names - {unit[0]}
     return episodes, met
 
@@ -935,16 +948,22 @@ def standings(
     and ``needs`` what it still needs ("12 more episodes and one more opponent"); its ``episodes``
     and ``opponents`` count every episode, a ranked unit's the episodes among ranked units.
     """
-    units = [units_of(result, by_role, fixed_roles) for result in results]
-    active: set[Unit] = set().union(*units)
-    everything = _meetings(units, results, active)
+    if by_role:
+        lineups = Counter(units_of(result, by_role, fixed_roles) for result in results)
+    else:
+        # Counted by the seating's names first: a tuple per episode is cheaper than a set of units per episode.
+        lineups = Counter()
+        for names, count in Counter(tuple(result[1].values()) for result in results).items():
+            lineups[_agent_units(names)] += count
+    active: set[Unit] = set().union(*lineups)
+    everything = _meetings(lineups, active)
     evidence = {unit: (everything[0][unit], len(everything[1][unit]), unit[0], unit[1] or "") for unit in active}
     standing: dict[Unit, dict[str, Any]] = {}
     episodes, met = everything
     first = True
     while active:
         if not first:
-            episodes, met = _meetings(units, results, active)
+            episodes, met = _meetings(lineups, active)
         size = Counter(role for _, role in active)
         needed = {unit: min(min_opponents, size[unit[1]] - 1) if seats > 1 else 0 for unit in active}
         thin = {unit for unit in active if episodes[unit] < min_episodes}
