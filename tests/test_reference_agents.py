@@ -53,6 +53,7 @@ EPISODES = {
     "parlour/Ultimatum-v0": 40,
     "parlour/AskOrSearch-v0": 20,
     "parlour/Search-v0": 20,
+    "parlour/SQL-v0": 20,
     "parlour/SearchSelfPlay-v0": 80,
     "parlour/Code-v0": 20,
     "parlour/CodeProposerSolver-v0": 20,
