@@ -10,19 +10,24 @@ Three kinds of test, one per kind of task:
 * ``function``: call ``entry(*args)`` once per test. A harness (:data:`HARNESS`) runs inside the sandbox:
   it compiles the solution as ``solution.py``, executes it under the name ``solution`` (so an ``if __name__
   == "__main__":`` block does not run), calls the function on every test's arguments with a CPU-time alarm
-  per test, and writes back each return value in a tagged JSON encoding. The values are compared with the
-  expected ones **here, on the host**, and the expected values never enter the sandbox: whatever a
-  solution writes back is judged as its answer. Equality is Python's ``==``, with floats compared to a
-  relative and absolute tolerance of 1e-9; an object of a class the encoding does not carry is equal to
-  nothing.
+  per test, and writes back each return value in a tagged JSON encoding (:data:`WIRE`: the builtin types,
+  ``Counter``, ``OrderedDict``, ``defaultdict``, ``deque``, ``Fraction``, ``Decimal``, ``bytes``, ``complex``,
+  ``range``, dict views and iterators, at any depth up to :data:`MAX_DEPTH`). The values are compared with
+  the expected ones **here, on the host**, and the expected values never enter the sandbox: whatever a
+  solution writes back is judged as its answer. Equality is Python's ``==`` (:func:`same`, which never
+  raises), with floats compared to a relative and absolute tolerance of 1e-9; an object of a class the
+  encoding does not carry is equal to nothing.
 * ``asserts``: HumanEval/MBPP-style test code (``assert f(2) == 4``, ``assert set(f(x)) == set((1, 2))``,
   ``assert abs(f(0.5) - 1.5) < 1e-9``). Each assert is split on the host (:func:`assert_plan`): every call
   of the solution's code (a *probe*, such as ``f(2)``) is evaluated in the solution's sandbox and only its
-  value comes back; the rest of the assert, with the probes' values in their place, is evaluated in a
-  second, fresh sandbox that never held the solution (:data:`CHECKER`), after the task's setup code. The
-  expected side of a test never enters the solution's sandbox, and nothing the solution does can reach the
-  checker. Test code that cannot be split so (loops, helper variables, a solution name used other than by
-  calling it) runs the old way, in the solution's own process after it, where a solution can defeat it;
+  value (or the error it raised) comes back; the rest of the assert, with the probes' values in their place,
+  is evaluated in a second, fresh sandbox that never held the solution (:data:`CHECKER`), after the task's
+  setup code. A probe's error counts only where that evaluation reaches the probe, so ``or``, ``and``,
+  conditional expressions and chained comparisons short-circuit as in Python. The expected side of a test
+  never enters the solution's sandbox, and nothing the solution does can reach the checker. Test code that
+  cannot be split so (loops, helper variables, a solution name used other than by calling it, a probe
+  compared by identity with anything but ``None``, ``True`` or ``False``, text too deeply nested to
+  analyse) runs the old way, in the solution's own process after it, where a solution can defeat it;
   :attr:`Task.host_checked <parlour.envs.coding.task.Task.host_checked>` says which, and the environments
   call a task set with such tests not rateable.
 * ``stdio``: the program runs once per test with the test's input on stdin, in a process of its own; its
@@ -53,6 +58,7 @@ from __future__ import annotations
 import ast
 import atexit
 import builtins
+import collections
 import json
 import math
 import os
@@ -92,6 +98,8 @@ ESCAPES[92] = "\\\\"
 for _c in range(0xD800, 0xE000):
     ESCAPES[_c] = "\\u%04x" % _c
 ARMED = [False]
+#: Items of an iterator that travel (an endless generator's first ones; more fail when used on the host).
+MAX_ITEMS = 10000
 
 
 class Timeout(BaseException):
@@ -105,34 +113,141 @@ def alarm(signum, frame):
         raise Timeout()
 
 
-def encode(value, depth=0):
-    if depth > 200:
-        raise ValueError("the value is nested more than 200 levels deep")
+class Unreportable(Exception):
+    pass
+
+
+def text(value):
+    return '"' + value.translate(ESCAPES) + '"'
+
+
+def integer(value):
+    # Decimal text stops at 4300 digits (Python's limit on int/str conversion): large ints travel in hex.
+    if value.bit_length() <= 60:
+        return int.__repr__(value)
+    return '["i",' + text(int.__format__(value, "x")) + "]"
+
+
+EXACT = {int: "int", str: "str", float: "f", list: "l", tuple: "t", dict: "d", set: "s", frozenset: "fs", bytes: "b",
+         bytearray: "ba", complex: "c", range: "r", type({}.keys()): "kv", type({}.values()): "vv", type({}.items()): "iv"}
+FACTORIES = (list, int, set, str, float, dict, tuple, frozenset, bool)
+
+
+def family(kind):
+    """The wire tag of the first class of kind's MRO the wire knows (modules the solution imported included), or None."""
+    found = EXACT.get(kind)
+    if found is not None:
+        return found
+    known = dict(EXACT)
+    for module, names in (("collections", (("Counter", "C"), ("OrderedDict", "od"), ("defaultdict", "dd"), ("deque", "dq"))),
+                          ("fractions", (("Fraction", "q"),)), ("decimal", (("Decimal", "D"),))):
+        loaded = sys.modules.get(module)
+        for name, tag in names if loaded is not None else ():
+            known[getattr(loaded, name)] = tag
+    for base in kind.__mro__:
+        if base in known:
+            return known[base]
+    return None
+
+
+def node(value):
+    """(operation, children): the value's own operation, and the values it is built of (None for a leaf)."""
     kind = type(value)
     if value is None:
-        return "null"
+        return "null", None
     if kind is bool:
-        return "true" if value else "false"
-    if kind is int:
-        return str(value)
-    if kind is str:
-        return '"' + value.translate(ESCAPES) + '"'
-    if kind is float:
-        return '{"f":"' + repr(value) + '"}'
-    if kind is list:
-        return "[" + ",".join([encode(item, depth + 1) for item in value]) + "]"
-    if kind is tuple:
-        return '{"t":[' + ",".join([encode(item, depth + 1) for item in value]) + "]}"
-    if kind is dict:
-        pairs = ["[" + encode(k, depth + 1) + "," + encode(v, depth + 1) + "]" for k, v in value.items()]
-        return '{"d":[' + ",".join(pairs) + "]}"
-    if kind is set or kind is frozenset:
-        return '{"s":[' + ",".join([encode(item, depth + 1) for item in value]) + "]}"
-    return '{"o":' + encode(kind.__name__) + "}"
+        return ("true" if value else "false"), None
+    tag = family(kind)
+    if tag == "int":
+        return integer(int.__int__(value)), None
+    if tag == "str":
+        return text(str.__str__(value)), None
+    if tag == "f":
+        return '["f",' + text(float.__repr__(value)) + "]", None
+    if tag in ("b", "ba"):
+        return '["' + tag + '",' + text((bytes if tag == "b" else bytearray).hex(value)) + "]", None
+    if tag == "D":
+        return '["D",' + text(str(value)) + "]", None
+    if tag in ("l", "t", "s", "fs", "dq", "kv", "vv"):
+        children = list(iter(value) if tag in ("dq", "kv", "vv") else {"l": list, "t": tuple, "s": set, "fs": frozenset}[tag].__iter__(value))
+        return '["%s",%d]' % (tag, len(children)), children
+    if tag in ("d", "od", "C", "dd", "iv"):
+        pairs = list(value if tag == "iv" else value.items() if tag == "od" else dict.items(value))
+        children = [part for pair in pairs for part in pair]
+        if tag != "dd":
+            return '["%s",%d]' % (tag, len(pairs)), children
+        factory = value.default_factory
+        named = next((text(option.__name__) for option in FACTORIES if factory is option), "null")
+        return '["dd",%d,%s]' % (len(pairs), named), children
+    if tag == "c":
+        return '["c"]', [value.real, value.imag]
+    if tag == "r":
+        return '["r"]', [value.start, value.stop, value.step]
+    if tag == "q":
+        return '["q"]', [value.numerator, value.denominator]
+    if hasattr(kind, "__next__") and hasattr(kind, "__iter__"):
+        # An iterator travels as its first MAX_ITEMS items; the host's copy fails past them if there were more.
+        children = []
+        for item in value:
+            if len(children) == MAX_ITEMS:
+                return '["it",%d,true]' % len(children), children
+            children.append(item)
+        return '["it",%d,false]' % len(children), children
+    return '["o",' + text(kind.__name__) + "]", None
 
 
-def emit(text):
-    data = (MARK + text + "\n").encode("utf-8", "surrogatepass")
+def encode(value):
+    """The value as the wire's JSON array of operations, in postfix order (see WIRE on the host); iterative, so any depth."""
+    ops = []
+    todo = [(False, value)]
+    inside = {}
+    while todo:
+        closing, item = todo.pop()
+        if closing:
+            ops.append(item[1])
+            del inside[id(item[0])]
+            continue
+        op, children = node(item)
+        if children is None:
+            ops.append(op)
+            continue
+        if id(item) in inside:
+            raise ValueError("the value contains itself")
+        # Kept in inside until closed, so that its id is not reused meanwhile.
+        inside[id(item)] = item
+        todo.append((True, (item, op)))
+        todo.extend((False, child) for child in reversed(children))
+    return "[" + ",".join(ops) + "]"
+
+
+def reported(value):
+    """encode(value), or Unreportable saying why it cannot travel."""
+    try:
+        return encode(value)
+    except Timeout:
+        raise
+    except BaseException as error:
+        raise Unreportable(describe(error))
+
+
+def probed(probes, namespace):
+    """Each probe's encoded value, or the error it raised (or why its value cannot travel), as the wire's list of
+    operation arrays: the checker raises a probe's error only if the assert uses that probe."""
+    parts = []
+    for probe in probes:
+        try:
+            parts.append(reported(eval(probe, dict(namespace))))
+        except Timeout:
+            raise
+        except Unreportable as error:
+            parts.append('[["e","Unreportable",' + text("the value cannot be reported: " + error.args[0]) + "]]")
+        except BaseException as error:
+            parts.append('[["e",' + text(type(error).__name__) + "," + text(describe(error)) + "]]")
+    return "[" + ",".join(parts) + "]"
+
+
+def emit(line):
+    data = (MARK + line + "\n").encode("utf-8", "surrogatepass")
     while data:
         data = data[os.write(1, data):]
 
@@ -186,6 +301,8 @@ def guarded(action, seconds):
             _signal.setitimer(_signal.ITIMER_PROF, 0, 0)
     except Timeout:
         return "timeout", "ran out of CPU time (%g s)" % seconds
+    except Unreportable as error:
+        return "error", "the result cannot be reported: " + error.args[0]
     except AssertionError as error:
         return "fail", describe(error)
     except BaseException as error:
@@ -200,51 +317,48 @@ def main():
     try:
         code = compile(payload["code"], "solution.py", "exec")
     except BaseException as error:
-        emit('["load","syntax",' + encode(describe(error)) + "]")
+        emit('["load","syntax",' + text(describe(error)) + "]")
         return
     capture = Capture()
     sys.stdout = capture
     namespace = {"__name__": "solution"}
     status, value = guarded(lambda: exec(code, namespace), seconds)
     if status != "ok":
-        emit('["load",' + encode(status) + "," + encode(value) + "]")
+        emit('["load",' + text(status) + "," + text(value) + "]")
         return
     if payload["setup"]:
         status, value = guarded(lambda: exec(payload["setup"], namespace), seconds)
         if status != "ok":
-            emit('["load","error",' + encode("the test setup failed: " + value) + "]")
+            emit('["load","error",' + text("the test setup failed: " + value) + "]")
             return
     if payload["mode"] == "call":
         function = namespace.get(payload["entry"])
         if not callable(function):
-            emit('["load","missing",' + encode("solution.py defines no function " + payload["entry"]) + "]")
+            emit('["load","missing",' + text("solution.py defines no function " + payload["entry"]) + "]")
             return
     if payload["mode"] == "probes":
         try:
             probes = [[compile(probe, "test.py", "eval") for probe in test] for test in payload["tests"]]
         except BaseException as error:
-            emit('["load","error",' + encode("a test cannot be compiled: " + describe(error)) + "]")
+            emit('["load","error",' + text("a test cannot be compiled: " + describe(error)) + "]")
             return
     emit('["load","ok",""]')
     capture.take()
     for index, test in enumerate(payload["tests"]):
         started = time.process_time()
         if payload["mode"] == "call":
-            status, value = guarded(lambda: function(*test), payload["cpu"][index])
+            status, value = guarded(lambda: reported(function(*test)), payload["cpu"][index])
         elif payload["mode"] == "probes":
-            status, value = guarded(lambda: [eval(probe, dict(namespace)) for probe in probes[index]], payload["cpu"][index])
+            status, value = guarded(lambda: probed(probes[index], namespace), payload["cpu"][index])
         else:
             status, value = guarded(lambda: exec(test, dict(namespace)), payload["cpu"][index])
         used = time.process_time() - started
         printed = capture.take()
-        if status == "ok" and payload["mode"] != "asserts":
-            try:
-                text = encode(value)
-            except BaseException as error:
-                status, text = "error", encode("the result cannot be reported: " + describe(error))
+        if status == "ok":
+            value = value if payload["mode"] != "asserts" else '""'
         else:
-            text = encode(value if status != "ok" else "")
-        emit("[" + str(index) + "," + encode(status) + "," + text + "," + encode(printed) + "," + repr(used) + "]")
+            value = text(value)
+        emit("[" + str(index) + "," + text(status) + "," + value + "," + text(printed) + "," + repr(used) + "]")
         if status == "timeout":
             return
 
@@ -253,59 +367,249 @@ main()
 '''
 
 
-class Opaque:
-    """A returned value of a type the harness does not transport (an instance of a class): equal to nothing."""
+#: How values travel from the harness: the JSON array of operations its ``encode`` writes, in postfix order (a
+#: JSON ``null``, boolean, int or string is itself; ``["l", n]`` makes a list of the last n values, ``["d", n]`` a
+#: dict of the last 2n, ``["f", repr]`` a float, ``["i", hex]`` a large int, ...), read back by ``decode``. The
+#: same source decodes on the host (:func:`decode`) and in the checker's sandbox (:data:`CHECKER`). A program can
+#: write any such array, so ``decode`` builds only plain data of standard types whose ``==`` nothing can change
+#: (and :class:`Opaque`, equal to nothing), refuses anything malformed, and never recurses: a value may be as
+#: deep as :data:`MAX_DEPTH` (hashing a deeper tuple would overflow the C stack).
+WIRE = r'''
+import collections
 
-    def __init__(self, type_name: str):
+
+class Opaque:
+    """A value of a type the wire does not carry (an instance of a class): equal to nothing."""
+
+    def __init__(self, type_name):
         self.type_name = type_name
 
-    def __eq__(self, other: object) -> bool:
+    def __eq__(self, other):
         return False
+
+    def __ne__(self, other):
+        return True
 
     __hash__ = object.__hash__
 
-    def __repr__(self) -> str:
-        return f"<{self.type_name} object>"
+    def __repr__(self):
+        return "<%s object>" % self.type_name
 
 
-def decode(value: Any) -> Any:
-    """The Python value of the harness's tagged JSON (lists, tuples, dicts, sets, floats, other objects)."""
-    if isinstance(value, list):
-        return [decode(item) for item in value]
-    if isinstance(value, dict):
-        if "t" in value:
-            return tuple(decode(item) for item in value["t"])
-        if "d" in value:
-            return {decode(k): decode(v) for k, v in value["d"]}
-        if "s" in value:
-            return {decode(item) for item in value["s"]}
-        if "f" in value:
-            return float(value["f"])
-        return Opaque(str(value.get("o")))
+class Raised(Opaque):
+    """What a probe raised, or why its value could not travel: the checker raises it where an assert uses the probe."""
+
+    def __init__(self, type_name, message):
+        Opaque.__init__(self, type_name)
+        self.message = message
+
+    def __repr__(self):
+        return "<%s>" % self.message
+
+
+class Carried:
+    """An iterator as it travelled: its items, then an error where the original had more than the wire carries."""
+
+    def __init__(self, items, more):
+        self.items = iter(items)
+        self.count = len(items)
+        self.more = more
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        for item in self.items:
+            return item
+        if self.more:
+            raise RuntimeError("the iterator had more than the %d items the judge carries" % self.count)
+        raise StopIteration
+
+    def __repr__(self):
+        return "<iterator of %d%s items>" % (self.count, "+" if self.more else "")
+
+
+MAX_DEPTH = 10000
+MAX_DIGITS = 100000
+#: Operations that build a container of the last n values (1) or n pairs (2), and those of a fixed number of values.
+SIZED = {"l": 1, "t": 1, "s": 1, "fs": 1, "dq": 1, "kv": 1, "vv": 1, "it": 1, "d": 2, "od": 2, "C": 2, "dd": 2, "iv": 2}
+FIXED = {"c": 2, "r": 3, "q": 2}
+FACTORIES = {"list": list, "int": int, "set": set, "str": str, "float": float, "dict": dict, "tuple": tuple,
+             "frozenset": frozenset, "bool": bool, None: None}
+
+
+def _number(value, kinds):
+    if type(value) not in kinds:
+        raise ValueError("expected %s, got %s" % ("/".join(kind.__name__ for kind in kinds), type(value).__name__))
     return value
 
 
+def _word(op, index):
+    if len(op) <= index or type(op[index]) is not str or len(op[index]) > MAX_DIGITS:
+        raise ValueError("operation %s needs a string argument" % op[0])
+    return op[index]
+
+
+def _built(tag, op, items):
+    if tag in ("l", "t", "s", "fs", "dq"):
+        return {"l": list, "t": tuple, "s": set, "fs": frozenset, "dq": collections.deque}[tag](items)
+    if tag == "kv":
+        return dict.fromkeys(items).keys()
+    if tag == "vv":
+        return dict(enumerate(items)).values()
+    if tag == "it":
+        return Carried(items, len(op) > 2 and op[2] is True)
+    pairs = list(zip(items[0::2], items[1::2]))
+    if tag == "dd":
+        if len(op) < 3 or op[2] not in FACTORIES:
+            raise ValueError("a defaultdict's factory must be null or one of the builtin types")
+        return collections.defaultdict(FACTORIES[op[2]], pairs)
+    mapping = {"d": dict, "od": collections.OrderedDict, "iv": dict, "C": dict}[tag](pairs)
+    return mapping.items() if tag == "iv" else collections.Counter(mapping) if tag == "C" else mapping
+
+
+def _fixed(tag, items):
+    if tag == "c":
+        return complex(_number(items[0], (float, int)), _number(items[1], (float, int)))
+    if tag == "r":
+        return range(*[_number(item, (int,)) for item in items])
+    import fractions
+    if _number(items[1], (int,)) == 0:
+        raise ValueError("a fraction's denominator cannot be 0")
+    return fractions.Fraction(_number(items[0], (int,)), items[1])
+
+
+def _leaf(tag, op):
+    if tag == "f":
+        return float(_word(op, 1)[:64])
+    if tag == "i":
+        return int(_word(op, 1), 16)
+    if tag == "b":
+        return bytes.fromhex(_word(op, 1))
+    if tag == "ba":
+        return bytearray.fromhex(_word(op, 1))
+    if tag == "D":
+        import decimal
+        try:
+            return decimal.Decimal(_word(op, 1))
+        except decimal.InvalidOperation:
+            raise ValueError("not a decimal number") from None
+    if tag == "o":
+        return Opaque(_word(op, 1)[:200])
+    if tag == "e":
+        return Raised(_word(op, 1)[:200], _word(op, 2)[:500])
+    raise ValueError("unknown operation %r" % tag[:20])
+
+
+def decode(ops):
+    """The value the wire's operations build; ValueError or TypeError (an unhashable set item) for anything else."""
+    if type(ops) is not list:
+        raise ValueError("a value is a list of operations")
+    stack, depths = [], []
+    for op in ops:
+        if op is None or type(op) in (bool, int, str):
+            stack.append(op)
+            depths.append(0)
+            continue
+        if type(op) is not list or not 1 <= len(op) <= 3 or type(op[0]) is not str or \
+                any(arg is not None and type(arg) not in (bool, int, str) for arg in op):
+            raise ValueError("not an operation")
+        tag = op[0]
+        width = FIXED.get(tag)
+        if tag in SIZED:
+            count = op[1] if len(op) > 1 and type(op[1]) is int else -1
+            width = count * SIZED[tag] if count >= 0 else -1
+        if width is None:
+            value, depth = _leaf(tag, op), 0
+        else:
+            if not 0 <= width <= len(stack):
+                raise ValueError("operation %s takes more values than there are" % tag[:20])
+            start = len(stack) - width
+            items, depth = stack[start:], 1 + max(depths[start:], default=0)
+            del stack[start:], depths[start:]
+            if depth > MAX_DEPTH:
+                raise ValueError("the value is nested more than %d levels deep" % MAX_DEPTH)
+            value = _fixed(tag, items) if tag in FIXED else _built(tag, op, items)
+        stack.append(value)
+        depths.append(depth)
+    if len(stack) != 1:
+        raise ValueError("the operations do not build one value")
+    return stack[0]
+'''
+
+_WIRE: dict[str, Any] = {"__name__": "parlour.envs.coding.judge.wire"}
+exec(compile(WIRE, "<parlour wire>", "exec"), _WIRE)  # the module's own constant, never a program's text
+#: A returned value of a type the wire does not carry: equal to nothing.
+Opaque = _WIRE["Opaque"]
+#: What a probe raised, or why its value could not travel (equal to nothing).
+Raised = _WIRE["Raised"]
+#: An iterator as it travelled.
+Carried = _WIRE["Carried"]
+#: The deepest value that travels.
+MAX_DEPTH: int = _WIRE["MAX_DEPTH"]
+decode = _WIRE["decode"]
+
+#: Pairs of values :func:`same` looks at, at most, before it gives up (a comparison it cannot finish is ``False``).
+MAX_COMPARED = 1_000_000
+#: The mappings the wire carries, equal to one another as ``==`` says.
+_MAPPINGS = frozenset({dict, collections.Counter, collections.OrderedDict, collections.defaultdict})
+
+
 def same(got: Any, expected: Any) -> bool:
-    """Python's ``==``, except that floats agree to 1e-9 (relative or absolute), inside containers too."""
-    if isinstance(expected, float) or isinstance(got, float):
-        if isinstance(got, bool) or isinstance(expected, bool) or not isinstance(got, (int, float)) or not isinstance(expected, (int, float)):
-            return False
-        if math.isnan(expected) and math.isnan(got):
-            return True
-        return math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-9)
-    if type(got) in (list, tuple) and type(expected) is type(got):
-        return len(got) == len(expected) and all(same(g, e) for g, e in zip(got, expected))
-    if type(got) is dict and type(expected) is dict:
-        return got.keys() == expected.keys() and all(same(got[k], expected[k]) for k in expected)
+    """Python's ``==``, except that floats agree to 1e-9 (relative or absolute), inside lists, tuples and mappings
+    too. A ``dict``, ``Counter``, ``OrderedDict`` or ``defaultdict`` equals another as ``==`` says (a ``Counter``
+    equals the ``dict`` of its items). Total: a comparison that cannot be made (an int too large for any float, a
+    value that contains itself, an ``__eq__`` that raises, more than :data:`MAX_COMPARED` pairs) is ``False``,
+    never an exception."""
     try:
-        return bool(got == expected)
+        pending = [(got, expected)]
+        for _ in range(MAX_COMPARED):
+            if not pending:
+                return True
+            if not _agree(*pending.pop(), pending):
+                return False
+        return False
     except Exception:
         return False
 
 
+def _agree(got: Any, expected: Any, pending: list[tuple[Any, Any]]) -> bool:
+    """Whether ``got`` and ``expected`` agree as far as they themselves go; the pairs of their items that must
+    agree too are added to ``pending`` (iteration, not recursion: values may be deeply nested)."""
+    if isinstance(expected, float) or isinstance(got, float):
+        numbers = (int, float)
+        if isinstance(got, bool) or isinstance(expected, bool) or not isinstance(got, numbers) or not isinstance(expected, numbers):
+            return False
+        if isinstance(got, float) and isinstance(expected, float) and math.isnan(got) and math.isnan(expected):
+            return True
+        try:
+            return math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-9)
+        except OverflowError:
+            # An int beyond the largest float is close to no float.
+            return False
+    if type(got) in (list, tuple) and type(expected) is type(got):
+        if len(got) != len(expected):
+            return False
+        pending.extend(zip(got, expected))
+        return True
+    if type(got) in _MAPPINGS and type(expected) in _MAPPINGS:
+        if isinstance(got, collections.Counter) and isinstance(expected, collections.Counter):
+            return bool(got == expected)
+        if isinstance(got, collections.OrderedDict) and isinstance(expected, collections.OrderedDict) and list(got) != list(expected):
+            return False
+        if got.keys() != expected.keys():
+            return False
+        pending.extend((dict.__getitem__(got, key), dict.__getitem__(expected, key)) for key in expected)
+        return True
+    return bool(got == expected)
+
+
 def show(value: Any, limit: int = 300) -> str:
-    """``repr(value)`` cut to ``limit`` characters, for messages."""
-    text = repr(value)
+    """``repr(value)`` cut to ``limit`` characters, for messages; never fails (a huge int, a value too deep to print)."""
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__} that cannot be shown>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -443,19 +747,34 @@ def _lines(stdout: str) -> list[Any]:
     return found
 
 
-def _test_run(line: list[Any]) -> TestRun:
+def _test_run(line: list[Any], mode: str) -> TestRun:
     """One test's line ``[index, status, value or message, printed, cpu]`` read as a :class:`TestRun`; a status
-    the host does not know, or a value it cannot read, makes the test an error."""
+    the host does not know, or a value it cannot read, makes the test an error. In ``probes`` mode the value is
+    one per probe, each read on its own: one that cannot be read is kept as :class:`Raised`, and its ``raw``
+    replaced by what says so, so that the checker raises it only where the assert uses that probe."""
     status, wire_value, printed, cpu = line[1], line[2], str(line[3]), line[4]
     cpu = float(cpu) if isinstance(cpu, (int, float)) and not isinstance(cpu, bool) and math.isfinite(cpu) and cpu >= 0 else 0.0
     if status not in TEST_STATUSES:
         return TestRun("error", detail=f"the run reported an unknown status {show(status, 40)}", printed=printed)
     if status != "ok":
         return TestRun(status, detail=str(wire_value), printed=printed, cpu=cpu)
+    if mode == "asserts":
+        return TestRun("ok", printed=printed, cpu=cpu)
+    if mode == "probes":
+        values, raw = [], []
+        for ops in wire_value if isinstance(wire_value, list) else []:
+            try:
+                values.append(decode(ops))
+                raw.append(ops)
+            except Exception as error:
+                message = f"the value could not be read back ({show(error, 200)})"
+                values.append(Raised("Unreadable", message))
+                raw.append([["e", "Unreadable", message]])
+        return TestRun("ok", values, raw, printed=printed, cpu=cpu)
     try:
         return TestRun("ok", decode(wire_value), wire_value, printed=printed, cpu=cpu)
-    except (TypeError, ValueError, RecursionError):
-        return TestRun("error", detail="the result could not be read back", printed=printed)
+    except Exception as error:
+        return TestRun("error", detail=f"the result could not be read back ({show(error, 200)})", printed=printed)
 
 
 def execute(sandbox: Sandbox, code: str, mode: str, tests: Sequence[Any], *, entry: str = "", setup: str = "",
@@ -475,7 +794,7 @@ def execute(sandbox: Sandbox, code: str, mode: str, tests: Sequence[Any], *, ent
             load, load_detail = (line[1], str(line[2])) if line[1] in LOAD_STATUSES else \
                 ("error", f"the run reported an unknown status {show(line[1], 40)}")
         elif len(line) == 5 and type(line[0]) is int and 0 <= line[0] < len(tests) and line[0] not in outcomes:
-            outcomes[line[0]] = _test_run(line)
+            outcomes[line[0]] = _test_run(line, mode)
     if load == "crash":
         load_detail = _death(result)
     crashed = _death(result) if result.verdict != "ok" else ""
@@ -552,33 +871,39 @@ def judge_function(sandbox: Sandbox, code: str, entry: str, tests: Sequence[tupl
 
 # ------------------------------------------------------------------------------ asserts, split between two sandboxes
 
+#: The name the checker gives the function that hands out the probes' values (``__probe(0)``, ...).
+PROBE = "__probe"
+
 #: Evaluates the host's half of each assert, in a sandbox that never held the solution: the task's setup code,
-#: then each test's expression with the probes' values (decoded data, never code) in place of the calls.
-CHECKER = r'''
+#: then each test's expression, where ``__probe(i)`` gives the i-th probe's value (decoded data, never code) or
+#: raises what the probe raised. Probes are looked up only where the expression's own evaluation reaches them,
+#: so a probe behind ``or``, ``and``, a conditional expression or a chained comparison that is not reached
+#: does not count, as in Python (each still ran, under the test's time limit, in the solution's sandbox).
+CHECKER = WIRE + r'''
 import json, sys
 
 
-class Opaque:
-    def __eq__(self, other):
-        return False
-
-    __hash__ = object.__hash__
+class ProbeError(Exception):
+    """What a probe raised (or why its value could not travel), where the assert uses the probe."""
 
 
-def decode(value):
-    if isinstance(value, list):
-        return [decode(item) for item in value]
-    if isinstance(value, dict):
-        if "t" in value:
-            return tuple(decode(item) for item in value["t"])
-        if "d" in value:
-            return {decode(k): decode(v) for k, v in value["d"]}
-        if "s" in value:
-            return {decode(item) for item in value["s"]}
-        if "f" in value:
-            return float(value["f"])
-        return Opaque()
-    return value
+def prober(raw):
+    values = []
+    for ops in raw if type(raw) is list else []:
+        try:
+            values.append(decode(ops))
+        except Exception as error:
+            values.append(Raised("Unreadable", "the value could not be read back (%s)" % error))
+
+    def probe(index):
+        found = values[index] if index < len(values) else Raised("Missing", "the run reported no value for this call")
+        if isinstance(found, Raised):
+            if found.type_name == "AssertionError":
+                raise AssertionError(found.message)
+            raise ProbeError(found.message)
+        return found
+
+    return probe
 
 
 payload = json.loads(sys.stdin.read())
@@ -587,10 +912,9 @@ exec(payload["setup"], namespace)
 for name in payload["modules"]:
     namespace.setdefault(name, __import__(name))
 results = []
-for expression, values in payload["tests"]:
+for expression, raw in payload["tests"]:
     scope = dict(namespace)
-    for index, value in enumerate(values):
-        scope["__probe%d" % index] = decode(value)
+    scope[payload["probe"]] = prober(raw)
     try:
         results.append(["pass" if eval(expression, scope) else "fail", ""])
     except AssertionError:
@@ -633,15 +957,27 @@ def setup_names(setup: str) -> frozenset[str] | None:
     return frozenset(names)
 
 
+def _singleton(node: ast.AST) -> bool:
+    """Whether ``node`` is ``None``, ``True`` or ``False``: the values whose identity travels."""
+    return isinstance(node, ast.Constant) and any(node.value is value for value in (None, True, False))
+
+
 def split_assert(test: str, known: frozenset[str]) -> tuple[str, tuple[str, ...]] | None:
     """``(expression, probes)`` for a test that is one ``assert``: each probe is a call chain starting at a name
-    not in ``known`` (the solution's), the expression is the assert's test with ``__probe0``, ``__probe1``, ...
-    in their places. None where that cannot be done soundly: several statements, no probe, a probe inside a
-    lambda or comprehension (it may use their variables), or a solution name used other than by calling it."""
+    not in ``known`` (the solution's), the expression is the assert's test with ``__probe(0)``, ``__probe(1)``, ...
+    in their places (see :data:`CHECKER`). None where that cannot be done soundly: several statements, no probe,
+    a probe inside a lambda or comprehension (it may use their variables), a solution name used other than by
+    calling it, a probe compared by identity (``is``) with anything but ``None``, ``True`` or ``False``
+    (a value that travelled is a copy), or test text too deeply nested to analyse."""
     try:
-        body = ast.parse(test).body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _split(test, known)
+    except (_Unsplittable, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def _split(test: str, known: frozenset[str]) -> tuple[str, tuple[str, ...]] | None:
+    """:func:`split_assert`, raising where it cannot split."""
+    body = ast.parse(test).body
     if len(body) != 1 or not isinstance(body[0], ast.Assert):
         return None
     expression = body[0].test
@@ -650,15 +986,24 @@ def split_assert(test: str, known: frozenset[str]) -> tuple[str, tuple[str, ...]
     visible = known | bound
     probes: list[str] = []
 
+    def probe(node: ast.AST) -> bool:
+        root, _ = _probe_root(node)
+        return root is not None and root not in visible and isinstance(node, (ast.Call, ast.Attribute, ast.Subscript))
+
     def cut(node: ast.AST, scoped: bool) -> ast.AST:
-        root, called = _probe_root(node)
-        if root is not None and root not in visible and isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
-            if scoped or not called:
+        if probe(node):
+            if scoped or not _probe_root(node)[1]:
                 raise _Unsplittable
             probes.append(ast.unparse(node))
-            return ast.Name(f"__probe{len(probes) - 1}", ast.Load())
+            return ast.Call(ast.Name(PROBE, ast.Load()), [ast.Constant(len(probes) - 1)], [])
         if isinstance(node, ast.NamedExpr) or (isinstance(node, ast.Name) and node.id not in visible):
             raise _Unsplittable
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            for index, op in enumerate(node.ops):
+                left, right = operands[index], operands[index + 1]
+                if isinstance(op, (ast.Is, ast.IsNot)) and ((probe(left) and not _singleton(right)) or (probe(right) and not _singleton(left))):
+                    raise _Unsplittable
         inner = scoped or isinstance(node, _SCOPES)
         for name, value in ast.iter_fields(node):
             if isinstance(value, list):
@@ -667,10 +1012,7 @@ def split_assert(test: str, known: frozenset[str]) -> tuple[str, tuple[str, ...]
                 setattr(node, name, cut(value, inner))
         return node
 
-    try:
-        rest = cut(expression, False)
-    except _Unsplittable:
-        return None
+    rest = cut(expression, False)
     return (ast.unparse(rest), tuple(probes)) if probes else None
 
 
@@ -687,7 +1029,10 @@ def assert_plan(tests: Sequence[str], setup: str, entry: str) -> list[tuple[str,
 
 def _modules(expression: str, setup: str) -> list[str]:
     """The standard modules an expression names that neither the builtins nor the setup provide."""
-    names = {node.id for node in ast.walk(ast.parse(expression, mode="eval")) if isinstance(node, ast.Name)}
+    try:
+        names = {node.id for node in ast.walk(ast.parse(expression, mode="eval")) if isinstance(node, ast.Name)}
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
     provided = setup_names(setup) or frozenset()
     return sorted(name for name in names if name in sys.stdlib_module_names and name not in provided and not hasattr(builtins, name))
 
@@ -695,7 +1040,7 @@ def _modules(expression: str, setup: str) -> list[str]:
 def _check(pending: list[tuple[str, list[Any]]], setup: str, allow_unsafe: bool) -> list[tuple[str, str]]:
     """Run :data:`CHECKER` on ``(expression, probe values)`` pairs in a fresh sandbox: ``(status, detail)`` each."""
     modules = sorted({module for expression, _ in pending for module in _modules(expression, setup)})
-    payload = json.dumps({"setup": setup, "modules": modules, "tests": pending})
+    payload = json.dumps({"setup": setup, "modules": modules, "probe": PROBE, "tests": pending})
     result = run_python(CHECKER, payload, limits=JUDGE_LIMITS, allow_unsafe=allow_unsafe)
     lines = _lines(result.stdout)
     found = lines[0] if len(lines) == 1 and isinstance(lines[0], list) and len(lines[0]) == len(pending) else None

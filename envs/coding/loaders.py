@@ -74,11 +74,17 @@ def split_check(test: str, entry: str) -> tuple[str, tuple[str, ...]] | None:
     """HumanEval test code as ``(setup, asserts)``: the code around ``def check(candidate)`` becomes the setup
     and each assert of its body one test, with ``candidate`` renamed ``entry`` (asserts that do not call it,
     such as ``assert True``, test nothing and are left out). None where the body holds anything but asserts
-    (loops, local variables): such a test runs whole, in the solution's process."""
+    (loops, local variables), or test code too deeply nested to analyse: such a test runs whole, in the
+    solution's process."""
     try:
-        module = ast.parse(test)
+        return _split_check(test, entry)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def _split_check(test: str, entry: str) -> tuple[str, tuple[str, ...]] | None:
+    """:func:`split_check`, raising where the test code does not parse or is too deep to analyse."""
+    module = ast.parse(test)
     checks = [s for s in module.body if isinstance(s, ast.FunctionDef) and s.name == "check"]
     if len(checks) != 1 or len(checks[0].args.args) != 1 or checks[0].args.vararg or checks[0].args.kwonlyargs:
         return None
