@@ -599,7 +599,7 @@ class Drafter:
             f"SELECT p.{parent.label}, SUM(c.{column.name}) AS total FROM {child.name} AS c JOIN {parent.name} AS p "
             f"ON c.{key.name} = p.id GROUP BY p.id ORDER BY total DESC LIMIT {k}",
             f"Which {k} {_plural(parent.noun)} have the largest total {column.phrase} over the {_plural(child.noun)} whose "
-            f"{role} they are? Return two columns, {parent.label} and that total, largest total first.",
+            f"{role} they are? Return two columns, {parent.label} and that total, ordered by that total from highest to lowest.",
             "top_groups", ordered=True, order_key=(1,))
 
     def above_average_count(self) -> Program | None:
