@@ -34,10 +34,24 @@ reference too gives its mutants the time they need. A mutant that runs out of ti
 apart by it, nor by the tests after it (they do not run): only values and errors, which replay exactly,
 tell a mutant apart or kill it. So a slow valid test kills no equivalent mutant, and the kill count replays.
 Its cost: a tester's slow tests make every mutant run as long, up to :data:`MUTANT_FACTOR` times the
-reference on the test where it stops. Options also: ``tasks`` (``procgen`` or ``CODE_V1``), ``depth``, ``size``, ``family``,
+reference on the test where it stops.
+
+Sandbox budget. Each side's submission may cost the server ``cpu_budget`` CPU seconds (default 5) an episode;
+an overrun counts against the side that caused it. The tester's cost is the reference's CPU on its tests plus
+every mutant's CPU on its valid tests, as the harness measures them (the reference and the mutants are the
+server's code, so the figures are honest); once past the budget no more mutants run, its tests are not run
+on the coder, and the tester scores -1 (minus tool costs), as for a forfeit, whatever they killed. The coder's
+runs (the hidden tests, then the tester's valid tests) share its budget: each test gets at most
+``cpu_budget`` divided by their number (and never more than :data:`~parlour.envs.coding.judge.TEST_CPU_SECONDS`),
+and a test past it is a failed test. Ten slow but valid asserts thus cost the server about the budget, plus
+at most one mutant's run, instead of a minute. An overrun is decided from measured CPU time: a submission
+within a few percent of the budget may fall on either side of it on another machine, so its record may not
+replay (a live match then counts the episode as that side's forfeit; see :mod:`parlour.leaderboard.live`).
+
+Options also: ``tasks`` (``procgen`` or ``CODE_V1``), ``depth``, ``size``, ``family``,
 ``tool_cost`` and ``allow_unsafe`` as in Code. Outcome details: the coder's verdict summary and the
 tester's tests (valid, invalid with reasons, ignored), mutants, how many were told apart and killed,
-and whether the coder was caught.
+whether the coder was caught, and whether the tester overran its budget.
 
 Version history: v0, first release.
 """
@@ -75,7 +89,7 @@ Tools: run_python(code, stdin) runs a program in a scratch sandbox; run_tests(co
 Your score: {reward}""",
     "tester": """You are the tester in a coder-tester game. A coder is writing the function the task asks for; write tests for it, one assert per line, each calling the function on literal arguments and comparing with == to the literal correct result, such as:
     assert {entry}(...) == ...
-Only the first {max_tests} asserts count. A test that a correct solution fails costs you {invalid_cost:g}. You score the share of faulty versions of a correct solution (small bugs such as < for <=, or an off-by-one constant) that your valid tests catch, plus {bonus:g} if one of your valid tests fails on the coder's solution.
+Only the first {max_tests} asserts count. A test that a correct solution fails costs you {invalid_cost:g}. Your tests may cost the server at most {cpu_budget:g} CPU seconds in all (run on a correct solution and on its faulty versions); past that you score -1. You score the share of faulty versions of a correct solution (small bugs such as < for <=, or an off-by-one constant) that your valid tests catch, plus {bonus:g} if one of your valid tests fails on the coder's solution.
 Tools: run_python(code, stdin) runs a program in a scratch sandbox; run_tests(code) runs a solution on the visible examples; submit(code) submits your asserts (your move).
 {syntax}""",
 }
@@ -151,7 +165,7 @@ class CoderTester(PosesTask, Game):
 
     def __init__(self, *, tasks: str = "procgen", depth: int | None = None, size: int | None = None, family: str | None = None,
                  reward: str = "binary", tool_cost: float = 0.0, max_tests: int = 10, mutants: int = 12,
-                 invalid_cost: float = 0.2, bonus: float = 0.5, allow_unsafe: bool = False):
+                 invalid_cost: float = 0.2, bonus: float = 0.5, cpu_budget: float = 5.0, allow_unsafe: bool = False):
         self.source = TaskSource.from_options(tasks, depth, size, family, function_only=True)
         self.reward_mode = choice_option("reward", reward, REWARD_MODES)
         self.tool_cost = float_option("tool_cost", tool_cost, 0.0, 1.0)
@@ -159,6 +173,7 @@ class CoderTester(PosesTask, Game):
         self.n_mutants = int_option("mutants", mutants, 1, 40)
         self.invalid_cost = float_option("invalid_cost", invalid_cost, 0.0, 1.0)
         self.bonus = float_option("bonus", bonus, 0.0, 1.0)
+        self.cpu_budget = float_option("cpu_budget", cpu_budget, 0.5, 60.0)
         self.allow_unsafe = bool_option("allow_unsafe", allow_unsafe)
         self.scratch = ScratchSandboxes(self.allow_unsafe)
         #: Always true: CoderTester poses function tasks only, judged on the host.
@@ -181,7 +196,7 @@ class CoderTester(PosesTask, Game):
             return RULES["coder"].format(syntax=TOOL_SYNTAX, reward=REWARD_TEXT[self.reward_mode])
         entry = self.task.entry_point if self.task is not None else "solve"
         return RULES["tester"].format(entry=entry, max_tests=self.max_tests, invalid_cost=self.invalid_cost, bonus=self.bonus,
-                                      syntax=TOOL_SYNTAX)
+                                      cpu_budget=self.cpu_budget, syntax=TOOL_SYNTAX)
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
         """What to submit."""
@@ -215,35 +230,48 @@ class CoderTester(PosesTask, Game):
                     budgets.append(max(MUTANT_FLOOR, MUTANT_FACTOR * outcome.cpu))
             budgets += [max(MUTANT_FLOOR, MUTANT_FACTOR * outcome.cpu) for outcome in on_reference.outcomes[len(tests):]]
             expected_all = [expected for _, expected in valid] + [expected for _, expected in task.hidden]
+            # The tester's cost: the reference's CPU on its tests, then each mutant's on its valid tests (see the module docstring).
+            spent = sum(outcome.cpu for outcome in on_reference.outcomes[: len(tests)])
             told_apart = killed = 0
             # Without a valid test the tester kills nothing, whatever the mutants do: they need not run.
-            for index in chosen if valid else []:
+            for index in chosen if valid and spent <= self.cpu_budget else []:
                 run = judge.execute(sandbox, pool[index], "call", [args for args, _ in valid] + hidden_args, entry=task.entry_point,
                                     cpu=budgets, limits=_mutant_limits(budgets))
+                spent += sum(outcome.cpu for outcome in run.outcomes[: len(valid)])
+                if spent > self.cpu_budget:
+                    break
                 differs = [_tells_apart(outcome, expected) for outcome, expected in zip(run.outcomes, expected_all)]
                 caught_by_tester = run.load != "ok" or any(differs[: len(valid)])
                 killed += caught_by_tester
                 told_apart += caught_by_tester or any(differs)
-            hidden = task.judge(sandbox, code)
-            against_tests = judge.judge_function(sandbox, code, task.entry_point, valid) if valid else None
+            overran = spent > self.cpu_budget
+            # The coder's runs share its budget, a test at a time: a test past its share fails, the coder's own loss.
+            per_test = min(judge.TEST_CPU_SECONDS, self.cpu_budget / (len(task.hidden) + (0 if overran else len(valid))))
+            hidden = judge.judge_function(sandbox, code, task.entry_point, task.hidden, cpu=per_test)
+            against_tests = judge.judge_function(sandbox, code, task.entry_point, valid, cpu=per_test) if valid and not overran else None
         caught = against_tests is not None and against_tests.passed < against_tests.total
         share = killed / told_apart if told_apart else 0.0
         coder = reward_of(self.reward_mode, hidden) - self.tool_cost * ctx.tool_calls["coder"]
-        tester = share + (self.bonus if caught else 0.0) - self.invalid_cost * len(invalid) - self.tool_cost * ctx.tool_calls["tester"]
+        if overran:
+            tester = -1.0 - self.tool_cost * ctx.tool_calls["tester"]
+        else:
+            tester = share + (self.bonus if caught else 0.0) - self.invalid_cost * len(invalid) - self.tool_cost * ctx.tool_calls["tester"]
         self.result = {
             "coder": hidden.summary(),
             "tester": {"tests": written, "valid": len(valid), "invalid": invalid[:10],
                        "invalid_count": len(invalid), "ignored": ignored, "mutants": len(chosen), "told_apart": told_apart,
-                       "killed": killed, "kill_share": round(share, 6), "caught_coder": caught,
+                       "killed": killed, "kill_share": round(share, 6), "caught_coder": caught, "overran": overran,
                        "coder_on_tests": against_tests.summary()["tests"] if against_tests is not None else ""},
         }
+        over = f"the tests cost more than the tester's budget of {self.cpu_budget:g} CPU seconds"
         ctx.tell(f"The coder's solution: {hidden.verdict.replace('_', ' ')}, {hidden.passed} of {hidden.total} hidden tests passed. "
-                 f"The tester's tests: {len(valid)} valid, {len(invalid)} invalid; they killed {killed} of the {told_apart} "
-                 f"mutants told apart" + ("; one of them fails on the coder's solution." if caught else "."), kind="move")
+                 + (f"The tester's tests: {over}." if overran else
+                    f"The tester's tests: {len(valid)} valid, {len(invalid)} invalid; they killed {killed} of the {told_apart} "
+                    f"mutants told apart" + ("; one of them fails on the coder's solution." if caught else ".")), kind="move")
         winners = ["tester"] if caught else (["coder"] if hidden.verdict == "pass" else [])
         self.scratch.close()
         ctx.finish({"coder": coder, "tester": tester}, reason=f"both submitted: the solution {hidden.verdict.replace('_', ' ')}, "
-                   f"the tests killed {killed}/{told_apart} mutants" + (" and caught the coder" if caught else ""),
+                   + (over if overran else f"the tests killed {killed}/{told_apart} mutants" + (" and caught the coder" if caught else "")),
                    winners=winners, details=self._details(ctx))
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
