@@ -21,12 +21,15 @@ API (every POST carries ``Authorization: Bearer <token>``; 401 without a valid o
 * Live matches (see :mod:`parlour.leaderboard.live`): ``POST /api/live``
   (429 past ``live_rate_limit`` starts per ``rate_window`` seconds, 422 past
   the hub's caps), ``GET /api/live/{id}/turn?wait=S``, ``POST /api/live/{id}/act``
-  (the GET also takes the token).
+  (the GET also takes the token). A move the server fails on is answered 200 ``{"status": "failed", "detail"}``,
+  never 500: its episode is forfeited and the match goes on (see :mod:`parlour.leaderboard.live`).
 * Any URL holding a NUL character, and an id outside 1 .. 2**63-1, is a 400
   (no row can match it, and PostgreSQL cannot compare a NUL).
 * ``GET /api/leaderboard`` (overall), ``GET /api/leaderboard?env=ID`` (add
   ``&self_reported=true`` for the self-reported table), ``GET /api/agents/{name}``,
-  ``GET /api/episodes/{id}`` (a stored record).
+  ``GET /api/episodes/{id}`` (a stored record), ``GET /api/submissions/{id}`` (a stored submission and its
+  summary: a live match's ``status``, ``complete`` or ``failed``, and each failure's episode, reason and
+  record as played).
 
 Pages: ``/`` (``/index.html``), ``/env/<slug>.html``, ``/agent/<slug>.html``,
 ``/submitter/<slug>.html``, ``/submission/<id>.html``, ``/episode/<id>.html``
@@ -251,10 +254,7 @@ def create_app(
     async def live_turn(match_id: str, request: Request, wait: float = 0.0) -> JSONResponse:
         """The turn the remote agent must play now (long-polls up to ``wait`` seconds), or the match's result."""
         match = live_match(match_id, await authorised(request))
-        try:
-            return JSONResponse(await run_in_threadpool(live.turn, match, wait))
-        except QuotaExceeded as exceeded:
-            return _error(413, "quota exceeded", str(exceeded))
+        return JSONResponse(await run_in_threadpool(live.turn, match, wait))
 
     @app.post("/api/live/{match_id}/act")
     async def live_act(match_id: str, request: Request) -> JSONResponse:
@@ -280,6 +280,15 @@ def create_app(
         if info is None:
             return _error(404, "not found", f"no agent {name!r} on this leaderboard")
         return JSONResponse(info)
+
+    @app.get("/api/submissions/{submission_id}")
+    def submission(submission_id: int) -> JSONResponse:
+        """One stored submission: who sent it, its source and summary (a failed live match's failures included)."""
+        _check_id(submission_id)
+        stored = board.store.submission(submission_id)
+        if stored is None:
+            return _error(404, "not found", f"no submission {submission_id} on this leaderboard")
+        return JSONResponse(stored)
 
     @app.get("/api/episodes/{episode_id}")
     def episode(episode_id: int) -> JSONResponse:
