@@ -80,6 +80,16 @@ class ParlourTasksetConfig(vf.TasksetConfig):
     options: dict[str, Any] = Field(default_factory=dict)
     """The game's and the engine's options, as ``parlour.make`` takes them."""
 
+    @field_validator("env_id")
+    @classmethod
+    def _registered(cls, env_id: str) -> str:
+        # Checked while the command line is read, so vf-eval answers with parlour's suggestion, not a traceback.
+        try:
+            game_class(env_id)
+        except KeyError as error:
+            raise ValueError(error.args[0].split("; known:")[0] + "; `parlour list` shows every id") from None
+        return env_id
+
 
 class ParlourData(vf.TaskData):
     """One episode of a parlour environment; a seat's own copy also names the seat."""

@@ -131,11 +131,28 @@ def game_class(env_id: str) -> type[Game]:
     known = list(_GAMES)
     hint = ""
     if isinstance(env_id, str):
-        if f"parlour/{env_id}" in _GAMES:
-            hint = f" (did you mean 'parlour/{env_id}'?)"
-        elif close := difflib.get_close_matches(env_id, known, n=3, cutoff=0.6):
+        close = closest_env_ids(env_id, known)
+        if close:
             hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)"
     raise KeyError(f"unknown environment {env_id!r}{hint}; known: {', '.join(known)}")
+
+
+def _bare(text: str) -> str:
+    """An id or a name as a person might type it: lowercase letters and digits only (``tic-tac-toe`` is ``tictactoe``)."""
+    return "".join(char for char in text.lower() if char.isalnum())
+
+
+def closest_env_ids(given: str, known: list[str]) -> list[str]:
+    """The registered ids a mistyped ``given`` most likely means: the same game name whatever its case, punctuation,
+    ``parlour/`` prefix or version (``tictactoe``, ``TicTacToe-v1``), else the closest spellings."""
+    bare = _bare(given.removeprefix("parlour/"))
+    names = {env_id: _bare(env_id.removeprefix("parlour/").rsplit("-v", 1)[0]) for env_id in known}
+    same = [env_id for env_id, name in names.items() if bare in (name, _bare(env_id.removeprefix("parlour/")))]
+    same = same or [env_id for env_id, name in names.items() if bare.rstrip("0123456789").removesuffix("v") == name]
+    if same:
+        return same
+    by_name = difflib.get_close_matches(bare, list(names.values()), n=3, cutoff=0.6)
+    return [env_id for name in by_name for env_id, known_name in names.items() if known_name == name][:3]
 
 
 def make_aec(env_id: str, **kwargs) -> AECGame:

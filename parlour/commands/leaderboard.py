@@ -77,6 +77,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     show = with_db(commands.add_parser("show", help="print the overall table, or one environment's"))
     show.add_argument("--env", help="environment id, e.g. parlour/TicTacToe-v0")
+    # An id given without --env, as `parlour eval` takes it, is caught here so the error can name the flag.
+    show.add_argument("given_env", nargs="?", help=argparse.SUPPRESS)
     show.set_defaults(handler=run_show)
 
     export = with_db(commands.add_parser("export", help="write the web pages as a static site"))
@@ -243,6 +245,8 @@ def run_show(args: argparse.Namespace) -> int:
     """Print a leaderboard table to the terminal, with the one sentence on its intervals the pages give."""
     from parlour.evaluation.results import INTERVAL_SENTENCE
 
+    if args.given_env is not None:
+        raise ValueError(f"show takes the environment as --env: parlour leaderboard show --env {args.given_env}")
     board = _board(args, existing=True)
     if args.env is None:
         table = board.ratings()

@@ -22,6 +22,7 @@ shows a progress bar.
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 import shlex
 import sys
@@ -329,7 +330,8 @@ def read_roles(path: str | Path) -> tuple[dict[str, str], list[str]]:
             raise ValueError(f"--roles {path}: {role!r} is not a role table; write [{role}] and below it model = \"PATH\"")
         unknown = sorted(set(entry) - set(ROLE_KEYS))
         if unknown:
-            raise ValueError(f"--roles {path}: role {role!r} has unknown keys {', '.join(unknown)}; a role takes {' and '.join(ROLE_KEYS)}")
+            guesses = [f"{key!r} (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(key, ROLE_KEYS, n=1)) else repr(key) for key in unknown]
+            raise ValueError(f"--roles {path}: role {role!r} has unknown keys {', '.join(guesses)}; a role takes {' and '.join(ROLE_KEYS)}")
         model = entry.get("model")
         if not isinstance(model, str) or not model:
             raise ValueError(f"--roles {path}: role {role!r} has no model; add model = \"PATH_OR_HUB_ID\" to [{role}]")
