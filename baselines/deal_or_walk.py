@@ -27,7 +27,7 @@ from parlour.baselines.negotiators import BARGAINING, TACTICS, TimeDependent
 from parlour.baselines.random_agent import RandomAgent
 from parlour.envs.negotiation.bargaining import bundle_text
 
-ENV_ID = "parlour/DealOrWalk-v0"
+ENV_ID = "parlour/DealOrWalk-v1"
 #: How often the random negotiator walks on a turn.
 RANDOM_WALK = 0.05
 

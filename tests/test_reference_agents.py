@@ -45,7 +45,7 @@ EPISODES = {
     "parlour/Hex-v0": 10,
     "parlour/DotsAndBoxes-v0": 10,
     "parlour/Bargaining-v0": 40,
-    "parlour/DealOrWalk-v0": 20,
+    "parlour/DealOrWalk-v1": 20,
     "parlour/Commons-v0": 20,
     "parlour/PriceNegotiation-v0": 20,
     "parlour/ResourceTrade-v0": 20,
