@@ -292,3 +292,25 @@ def test_loader_arguments_are_checked(tmp_path):
         load_tasks(path, format="mbpp")
     with pytest.raises(ValueError, match="float_tolerance"):
         load_tasks(path, float_tolerance=2)
+
+
+# ----------------------------------------------------------------------------- CODE_V1 is a practice set
+
+def test_code_v1_is_a_practice_set_that_no_leaderboard_counts(box, tmp_path):
+    import parlour
+    from parlour.envs.coding.tasks import PRACTICE_SETS
+    from parlour.leaderboard.api import Leaderboard
+    from parlour.leaderboard.verify import Rejected, as_bundle
+
+    # Its hidden tests and references ship with parlour: anyone can look an answer up, so no run on it counts.
+    assert set(frozen_tasks("CODE_V1")[0].to_json()) >= {"hidden", "reference"}
+    assert "CODE_V1" in PRACTICE_SETS and "tasks='CODE_V1' is a practice set" in parlour.game_class("parlour/Code-v0").description
+    results = parlour.evaluate("parlour/Code-v0", ["phrasebook"], episodes=1, seed=0, progress=False, env_kwargs={"tasks": "CODE_V1"})
+    board = Leaderboard(f"sqlite:///{tmp_path}/lb.db")
+    board.add_submitter("alice")
+    try:
+        with pytest.raises(Rejected, match='"tasks": "CODE_V1".* are not the defaults'):
+            board.submit(as_bundle(results), "alice")
+        assert board.store.episode_count() == 0
+    finally:
+        board.store.close()

@@ -1,7 +1,7 @@
 """Coding environments: write, test and attack code, run only inside parlour.sandbox.
 
 ``tasks`` generates contamination-free function-writing tasks from a seed (and holds the frozen ``CODE_V1``
-set), ``loaders`` reads the user's HumanEval/MBPP/APPS/CodeContests JSONL files, ``judge`` runs code on tests
+practice set), ``loaders`` reads the user's HumanEval/MBPP/APPS/CodeContests JSONL files, ``judge`` runs code on tests
 in the sandbox and compares the results on the host, ``mutants`` makes faulty variants of a reference. The
 environments: ``code`` (Code), ``coder_tester`` (CoderTester), ``code_proposer_solver`` (CodeProposerSolver).
 """

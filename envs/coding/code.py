@@ -20,7 +20,8 @@ sandbox instead, for development only.
 
 Options:
 
-* ``tasks``: ``"procgen"`` (default), ``"CODE_V1"`` (the frozen leaderboard set of 120 tasks) or the path
+* ``tasks``: ``"procgen"`` (default), ``"CODE_V1"`` (a practice set of 120 frozen tasks, whose hidden tests and
+  references ship with parlour, so results on it never count) or the path
   of a JSONL task file (HumanEval, MBPP, APPS or CodeContests records; see
   :mod:`parlour.envs.coding.loaders`);
 * ``depth`` (1 to 4, default 2), ``size`` (1 to 64, default 8) and ``family`` (``list``, ``string``,
@@ -79,7 +80,8 @@ class Code(PosesTask, Game):
 
     name = "Code"
     reference_agents = ('reference', 'random')
-    description = "Write a function for a generated task: run code and visible tests in a sandbox, then submit for hidden tests."
+    description = ("Write a function for a generated task: run code and visible tests in a sandbox, then submit for hidden tests "
+                   "(tasks='CODE_V1' is a practice set).")
     category = "coding"
     zero_sum = False
 

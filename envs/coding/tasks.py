@@ -1,4 +1,4 @@
-"""Coding tasks generated from a seed (``procgen``), the frozen ``CODE_V1`` set, and :func:`task_from_id`.
+"""Coding tasks generated from a seed (``procgen``), the frozen ``CODE_V1`` practice set, and :func:`task_from_id`.
 
 The :class:`~parlour.envs.coding.task.Task` every coding environment poses lives in :mod:`parlour.envs.coding.task`.
 
@@ -22,9 +22,12 @@ or ``file:PATH#LINE``), hidden tests and reference included. Observations never 
 opaque per-episode handles (see :mod:`parlour.envs.coding.oracle`); the ids appear in outcome details,
 after the episode.
 
-The frozen leaderboard set: ``frozen_tasks("CODE_V1")``, 120 tasks (seeds 0 to 119, every family and
-depths 1 to 3 in turn, size 8), pinned by :data:`CODE_V1_SHA256`; the generator's output must never change
-for it. Randomness comes from ``random.Random`` seeded with a string (stable across Python versions), never
+The frozen practice set: ``frozen_tasks("CODE_V1")``, 120 tasks (seeds 0 to 119, every family and depths 1
+to 3 in turn, size 8), pinned by :data:`CODE_V1_SHA256`; the generator's output must never change for it. It
+is a **practice set**: its statements, hidden tests and references ship with parlour, so an agent can look
+any of its answers up, and no result on it counts. Counted runs use procgen tasks with the default options,
+drawn from seeds the player cannot know (a leaderboard server's secret: see
+:mod:`parlour.leaderboard.verify`, which rates only default options, and :mod:`parlour.leaderboard.live`). Randomness comes from ``random.Random`` seeded with a string (stable across Python versions), never
 from global state.
 """
 
@@ -49,8 +52,11 @@ HIDDEN = 24
 MAX_DEPTH = 4
 MAX_SIZE = 64
 
-#: The frozen leaderboard set, its size and its fingerprint (see :func:`fingerprint`).
+#: The frozen sets, their sizes and CODE_V1's fingerprint (see :func:`fingerprint`). Every one is a practice set
+#: (:data:`PRACTICE_SETS`): its answers ship with parlour.
 FROZEN_SETS = {"CODE_V1": 120}
+#: Task sets whose hidden tests and references anyone can compute from this package: practice only, never counted.
+PRACTICE_SETS = frozenset(FROZEN_SETS)
 CODE_V1_SHA256 = "63b61bb95bc68fc722da7ecc12a124032dfe551e2fb526bd92b35b26324dd938"
 
 
@@ -243,7 +249,7 @@ def generate_task(seed: int, depth: int = 2, size: int = 8, family: str | None =
 
 @functools.cache
 def frozen_tasks(name: str = "CODE_V1") -> tuple[Task, ...]:
-    """A frozen task set by name (``CODE_V1``: see the module docstring)."""
+    """A frozen practice set by name (``CODE_V1``: see the module docstring); its hidden tests ship with parlour."""
     if name not in FROZEN_SETS:
         raise ValueError(f"unknown task set {name!r}; frozen sets: {', '.join(FROZEN_SETS)}")
     return tuple(
