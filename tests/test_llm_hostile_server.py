@@ -171,3 +171,17 @@ def test_an_unknown_encoding_is_refused_by_name() -> None:
 def test_a_cap_that_is_not_a_positive_size_is_refused() -> None:
     with pytest.raises(ValueError, match="max_response_bytes"):
         OpenAIBackend("tiny", "http://127.0.0.1:9/v1", max_response_bytes=0)
+
+
+def test_a_trickling_server_holds_a_turn_for_one_deadline_across_all_its_retries() -> None:
+    """Each try used to get a deadline of its own: four tries of 120 s held one turn for about 8 minutes."""
+    with serve(slow_trickle) as url:
+        backend = OpenAIBackend("tiny", url, timeout=2.0, request_deadline=2.0, max_attempts=4, backoff=0.01)
+        started = time.monotonic()
+        try:
+            with pytest.raises(BackendError, match="request deadline of 2s"):
+                backend.complete(MESSAGES)
+        finally:
+            backend.close()
+    # One deadline (2 s), where four tries would take 8 s; the margin absorbs a loaded machine's scheduling.
+    assert time.monotonic() - started < 5.0

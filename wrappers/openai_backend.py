@@ -48,10 +48,11 @@ class OpenAIBackend:
     response, :class:`BackendError` is raised naming the URL and the status.
 
     ``timeout`` bounds each network operation, so a server that sends a byte
-    now and then never trips it; ``request_deadline`` bounds each try as a
-    whole, down to each socket read. A try that runs out of either is retried
-    like a failed one, and the final :class:`BackendError` names the URL and
-    the deadline.
+    now and then never trips it; ``request_deadline`` bounds the whole request,
+    every try, read and backoff of it, down to each socket read, so a trickling
+    server holds a turn for one deadline at most, however many tries are left.
+    A try that times out is retried like a failed one while time is left, and the
+    final :class:`BackendError` names the URL and the deadline.
 
     Every body is read in chunks and counted as it arrives, compressed bytes
     and decompressed bytes alike (decompression is bounded per chunk), so a
@@ -75,8 +76,9 @@ class OpenAIBackend:
         api_key_env: the environment variable holding the API key (none sent when unset).
         concurrency: the most requests in flight.
         timeout: seconds for each network operation (connecting, each read, each write).
-        request_deadline: seconds for each try, from connecting to the last byte
-            of the answer; ``None`` means twice ``timeout`` (120 s by default).
+        request_deadline: seconds for the whole request, all its tries and waits included,
+            from the first connection to the last byte of the answer; ``None`` means
+            twice ``timeout`` (120 s by default).
         max_attempts: tries per request, the first included.
         backoff, max_backoff: the retry delays (seconds).
         max_retry_after: the longest ``Retry-After`` (seconds) worth waiting for.
@@ -160,14 +162,16 @@ class OpenAIBackend:
             return Completion(text="", prompt_tokens=0, completion_tokens=0, error=str(error))
 
     def complete(self, messages: list[Message], seed: int | None = None) -> Completion:
-        """One chat completion, with retries and backoff; each try ends by ``request_deadline``."""
+        """One chat completion, with retries and backoff, all of it ended by ``request_deadline``."""
         payload: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": self.max_new_tokens, **self.sampling}
         if seed is not None:
             payload["seed"] = seed
         problem = ""
+        deadline = time.monotonic() + self.request_deadline
+        tries = 0
         for attempt in range(self.max_attempts):
             retry_after = 0.0
-            deadline = time.monotonic() + self.request_deadline
+            tries += 1
             try:
                 with _deadline(deadline), self.client.stream("POST", self.url, json=payload) as response:
                     body = self._read_body(response)
@@ -192,8 +196,12 @@ class OpenAIBackend:
                     f"POST {self.url} failed: HTTP {response.status_code}, and the server asked to wait {retry_after:g}s "
                     f"before retrying, more than max_retry_after of {self.max_retry_after:g}s"
                 )
-            time.sleep(max(min(self.max_backoff, self.backoff * 2**attempt), retry_after))
-        raise BackendError(f"POST {self.url} failed after {self.max_attempts} attempt(s): {problem}")
+            wait = max(min(self.max_backoff, self.backoff * 2**attempt), retry_after)
+            if time.monotonic() + wait >= deadline:
+                problem += f"; no time left for another try within the request deadline of {self.request_deadline:g}s"
+                break
+            time.sleep(wait)
+        raise BackendError(f"POST {self.url} failed after {tries} attempt(s): {problem}")
 
     def _read_body(self, response: httpx.Response) -> bytes:
         """The response body, read and decompressed chunk by chunk, never more than ``max_response_bytes`` of either."""
