@@ -36,7 +36,8 @@ INTERVAL_SENTENCE = (
     "Intervals are 95%: a mean of returns gets Wilson's score interval on the range the returns can take (those seen, "
     "and -1 to 1, the loss and win every game can pay), with the standard error of the episodes (a bootstrap over episodes "
     "for a score that averages several means), so it never leaves that range and never shrinks to a point; "
-    "Bradley–Terry ratings, on the unbounded Elo scale, take the wider of a bootstrap over episodes and a parametric one."
+    "Bradley–Terry ratings, on the unbounded Elo scale, take the wider of a bootstrap over episodes and a parametric one, "
+    "centred on the rating so that it always lies inside."
 )
 #: What win, draw and loss mean in every table that shows them (see :func:`result_of`).
 WIN_DRAW_LOSS_SENTENCE = (

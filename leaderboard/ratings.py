@@ -960,10 +960,7 @@ def standings(
     evidence = {unit: (everything[0][unit], len(everything[1][unit]), unit[0], unit[1] or "") for unit in active}
     standing: dict[Unit, dict[str, Any]] = {}
     episodes, met = everything
-    first = True
     while active:
-        if not first:
-            episodes, met = _meetings(lineups, active)
         size = Counter(role for _, role in active)
         needed = {unit: min(min_opponents, size[unit[1]] - 1) if seats > 1 else 0 for unit in active}
         thin = {unit for unit in active if episodes[unit] < min_episodes}
@@ -971,10 +968,12 @@ def standings(
         if not thin and not short:
             break
         for unit in thin or {min(short, key=evidence.get)}:
-            standing[unit] = _shortfall(episodes[unit], len(met[unit]), needed[unit], min_episodes, first)
+            # Said "against agents that are not provisional" only where setting others aside took something away.
+            whole = (episodes[unit], len(met[unit])) == (everything[0][unit], len(everything[1][unit]))
+            standing[unit] = _shortfall(episodes[unit], len(met[unit]), needed[unit], min_episodes, whole)
             standing[unit].update(episodes=everything[0][unit], opponents=len(everything[1][unit]))
             active.discard(unit)
-        first = False
+        episodes, met = _meetings(lineups, active)
     for unit in active:
         standing[unit] = {"episodes": episodes[unit], "opponents": len(met[unit]), "provisional": None, "needs": None}
     return active, standing
@@ -982,7 +981,7 @@ def standings(
 
 def _shortfall(episodes: int, met: int, needed: int, min_episodes: int, everything: bool) -> dict[str, Any]:
     """Why a unit is provisional and what it still needs, from what it had when it was set aside (``everything``:
-    counting every episode; else only those among units not set aside before it)."""
+    the same as over every episode; else less, counting only the episodes among units not set aside before it)."""
     among = "" if everything else " against agents that are not provisional"
     reasons, needs = [], []
     if episodes < min_episodes:

@@ -119,6 +119,9 @@ def test_index_ranks_specialists_above_random_with_a_reference_row_and_says_how_
     reference, *rows = page.eval_on_selector_all("#overall tbody tr", "rows => rows.map(r => r.cells[1].innerText)")
     assert reference.startswith("reference") and page.locator("#overall tr.reference").count() == 1
     assert set(rows) == {"minimax", "nash", "boulware", "convention", "random"} and rows[-1] == "random"
+    # Issue 32: they were in no table of the index; each of their live matches met one built-in, so each needs one more opponent.
+    waiting = page.eval_on_selector_all("#provisional tbody tr", "rows => rows.map(r => [r.cells[0].innerText, r.cells[4].innerText])")
+    assert sorted(waiting) == sorted([[name, "one more opponent"] for name in (NASTY, "also random") for _ in (TTT, KUHN)])
     coverage = dict(zip(rows, page.eval_on_selector_all("#overall tbody tr:not(.reference)", "rows => rows.map(r => r.cells[4].innerText)")))
     assert coverage["random"] == "4/4" and coverage["minimax"] == "1/4"
     agents = column(page, "overall", 1)[1:]
