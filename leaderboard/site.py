@@ -48,7 +48,7 @@ RECENT = 20
 CHAR_PX = 7
 #: Longest label drawn in a plot (the full name is in the tooltip).
 LABEL_CHARS = 24
-#: How far apart two meta-game or exploitability figures must be before the page calls them a disagreement.
+#: How far apart two headline figures (exploitability, Nash mass) must be before a page calls them a disagreement.
 DISAGREEMENT = 1e-6
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -209,31 +209,43 @@ def heat_map(table: dict[str, Any], cell: int = 48) -> dict[str, Any] | None:
     }
 
 
-def meta_game_notes(table: dict[str, Any]) -> list[str]:
-    """Sentences for a poker table whose two game-theoretic figures point different ways, saying why they may.
+def headline_notes(table: dict[str, Any]) -> list[str]:
+    """Sentences for a poker table whose headline figures point different ways, saying why they may.
 
-    Nash mass is the equilibrium of the meta-game of the ranked agents whose every pair was measured
-    (:func:`parlour.leaderboard.ratings.meta_game`); exploitability is exact, against a best response
-    to the agent's whole policy. When the agent holding the most mass is more exploitable than one
-    holding less, the page says so beside the table instead of showing two headlines that contradict
-    each other in silence.
+    Exploitability heads a poker table: exact, against a best response to the agent's whole policy,
+    whatever the field. The rank (expected payoff) counts what each agent won from the agents that
+    happened to play it, and Nash mass is the equilibrium of the meta-game of the ranked agents whose
+    every pair was measured (:func:`parlour.leaderboard.ratings.meta_game`). When the agent ranked
+    first, or the one holding the most mass, is more exploitable than another, the page says so beside
+    the table instead of showing headlines that contradict each other in silence.
     """
-    if table.get("view") != "nash" or not table.get("exploitability"):
+    if not table.get("exploitability"):
         return []
+    notes = []
+    ranked = [row for row in table["rows"] if row.get("rank") is not None and row.get("exploitability") is not None]
+    if len(ranked) > 1:
+        leader = min(ranked, key=lambda row: row["rank"])
+        safest = min(ranked, key=lambda row: (row["exploitability"], row["rank"]))
+        if safest["exploitability"] < leader["exploitability"] - DISAGREEMENT:
+            notes.append(
+                f"Rank and exploitability disagree here: {leader['agent']} ranks first by {table['value']} ({leader['rating']:.3f}), "
+                f"though {safest['agent']} is less exploitable ({safest['exploitability']:.3f} against {leader['exploitability']:.3f} "
+                "chips a hand). The rank counts what each agent won from the agents that happened to play it; exploitability is what "
+                "a best responder to its whole policy would win from it."
+            )
     both = [row for row in table["rows"] if row.get("nash_mass") is not None and row.get("exploitability") is not None]
-    if len(both) < 2:
-        return []
-    top = max(both, key=lambda row: (row["nash_mass"], -row["exploitability"]))
-    safest = min(both, key=lambda row: (row["exploitability"], -row["nash_mass"]))
-    if safest["exploitability"] >= top["exploitability"] - DISAGREEMENT or safest["nash_mass"] >= top["nash_mass"] - DISAGREEMENT:
-        return []
-    return [
-        f"Nash mass and exploitability disagree here: {top['agent']} holds {top['nash_mass']:.3f} of the Nash mass and "
-        f"{safest['agent']} {safest['nash_mass']:.3f}, though {safest['agent']} is less exploitable "
-        f"({safest['exploitability']:.3f} against {top['exploitability']:.3f} chips a hand). Nash mass is the equilibrium of the "
-        "meta-game among the ranked agents, on the payoffs measured between them, so it knows only the strategies in this field "
-        "and carries their sampling noise; exploitability is exact, against a best response to the agent's whole policy."
-    ]
+    if len(both) > 1:
+        top = max(both, key=lambda row: (row["nash_mass"], -row["exploitability"]))
+        safest = min(both, key=lambda row: (row["exploitability"], -row["nash_mass"]))
+        if safest["exploitability"] < top["exploitability"] - DISAGREEMENT and safest["nash_mass"] < top["nash_mass"] - DISAGREEMENT:
+            notes.append(
+                f"Nash mass and exploitability disagree here: {top['agent']} holds {top['nash_mass']:.3f} of the Nash mass and "
+                f"{safest['agent']} {safest['nash_mass']:.3f}, though {safest['agent']} is less exploitable "
+                f"({safest['exploitability']:.3f} against {top['exploitability']:.3f} chips a hand). Nash mass is the equilibrium of "
+                "the meta-game among the ranked agents, on the payoffs measured between them, so it knows only the strategies in this "
+                "field and carries their sampling noise; exploitability is exact, against a best response to the agent's whole policy."
+            )
+    return notes
 
 
 def provisional_entries(tables: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -349,7 +361,7 @@ class Site:
         return self._render(
             "env.html", root="../", info=info, env_id=env_id, table=table, plot=rating_plot(table) if table["rows"] else None,
             heat=heat_map(table), reported=reported, episodes=self.board.store.episodes(env_id=env_id, limit=RECENT), title=env_id,
-            notes=meta_game_notes(table),
+            notes=headline_notes(table),
         )
 
     def agent(self, name: str) -> str | None:

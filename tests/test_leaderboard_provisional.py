@@ -194,6 +194,22 @@ def test_a_perfect_record_sits_inside_its_bradley_terry_interval():
                 assert row["low"] < row["rating"] < row["high"], row
 
 
+def test_without_random_a_provisional_rating_stands_on_the_ranked_agents_scale():
+    # No random to anchor the scale: the ranked agents' mean is the 1000, and a provisional agent (rated on every
+    # episode) is placed as its own fit places it against them.
+    results = [(key, {seat: name.replace("random", "rookie") for seat, name in seating.items()}, returns)
+               for key, seating, returns in win_loss(6)]
+    stranger = [(f"s{i:03d}", {"player_0": "stranger", "player_1": "ppo"}, {"player_0": 1.0 if i % 4 else -1.0, "player_1": -1.0 if i % 4 else 1.0})
+                for i in range(20)]
+    table = ratings.env_table(results + stranger, seats=2, bootstrap=30, players=SEATS)
+    rows = by_agent(table)
+    assert table["anchor"] is None and rows["stranger"]["provisional"]
+    assert np.mean([rows[name]["rating"] for name in ("minimax", "ppo", "rookie")]) == pytest.approx(ratings.ANCHOR_RATING)
+    whole = by_agent(ratings.bradley_terry(sorted(results + stranger), bootstrap=0, players=SEATS))
+    ranked_shift = np.mean([rows[name]["rating"] - whole[name]["rating"] for name in ("minimax", "ppo", "rookie")])
+    assert rows["stranger"]["rating"] == pytest.approx(whole["stranger"]["rating"] + ranked_shift)
+
+
 def test_every_interval_contains_its_estimate():
     for kind, (base, stranger, options) in STRANGERS.items():
         table = ratings.env_table(base() + stranger(), len(options["players"]), bootstrap=40, **options)
@@ -201,16 +217,23 @@ def test_every_interval_contains_its_estimate():
             assert row["low"] <= row["rating"] <= row["high"], (kind, row)
 
 
-def test_a_meta_game_that_disagrees_with_exploitability_says_why():
-    from parlour.leaderboard.site import meta_game_notes
+def test_headlines_that_disagree_with_exploitability_say_why():
+    # Issue 32: the bot held 0.662 of the Nash mass and nash 0.000, beside an exploitability column saying the opposite.
+    from parlour.leaderboard.site import headline_notes
 
-    table = {"view": "nash", "exploitability": "chips a best responder wins", "meta_game": {"agents": ["nash", "king_only"], "left_out": {}},
-             "rows": [{"agent": "king_only", "nash_mass": 0.66, "exploitability": 0.25, "rank": 1},
-                      {"agent": "nash", "nash_mass": 0.0, "exploitability": 0.0, "rank": 2}]}
-    (note,) = meta_game_notes(table)
-    assert "king_only" in note and "nash" in note and "less exploitable" in note
-    table["rows"][0]["nash_mass"], table["rows"][1]["nash_mass"] = 0.0, 1.0
-    assert meta_game_notes(table) == []
+    table = {"value": "expected payoff", "exploitability": "chips a best responder wins",
+             "rows": [{"agent": "nash", "rating": 0.11, "nash_mass": 0.0, "exploitability": 0.0, "rank": 1},
+                      {"agent": "king_only", "rating": 0.05, "nash_mass": 0.66, "exploitability": 0.25, "rank": 2}]}
+    (note,) = headline_notes(table)
+    assert note.startswith("Nash mass and exploitability disagree") and "king_only holds 0.660" in note and "nash is less exploitable" in note
+    table["rows"][0]["nash_mass"], table["rows"][1]["nash_mass"] = 1.0, 0.0
+    assert headline_notes(table) == []
+    # Ranked first on a lucky expected payoff against this field, yet more exploitable.
+    table["rows"][0]["rank"], table["rows"][1]["rank"] = 2, 1
+    (note,) = headline_notes(table)
+    assert note.startswith("Rank and exploitability disagree") and "king_only ranks first by expected payoff" in note
+    # A table without exploitability (no poker) has nothing to reconcile.
+    assert headline_notes({"rows": table["rows"]}) == []
 
 
 @pytest.fixture(scope="module")
