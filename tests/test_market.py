@@ -65,6 +65,10 @@ def test_last_well_formed_move_counts_and_talk_reaches_the_others_verbatim():
         ((), "[bid] gold 5", "Unknown good 'gold'"),
         ((), "[bid] grain 0", "from 1 to 100"),
         ((), f"[bid] grain {MAX_PRICE + 1}", "from 1 to 100"),
+        # Read as 12 and 1 before issue 32; a price is whole coins, written plainly.
+        ((), "[bid] grain 12.5", "whole number of coins from 1 to 100, got 12.5"),
+        ((), "[bid] grain 1,200", "'1,200' could be read more than one way"),
+        ((), "[bid] grain 1e3", "'1e3' could be read more than one way"),
         ((), "[ask] grain 5", "You hold no grain"),
         # 60 committed to wood: a grain bid of 41 is not covered, 40 is (checked below).
         (("[bid] wood 60",), "[bid] grain 41", "do not cover"),

@@ -53,6 +53,7 @@ import numpy as np
 from parlour.envs.core.context import Context
 from parlour.envs.core.frozen import FrozenDict
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.core.numbers import LISTED_NUMBER
 from parlour.envs.negotiation.pool_split import PoolSplit, bundle_text
 
 ITEM_NAMES = ("book", "hat", "ball", "pen", "cup")
@@ -61,7 +62,7 @@ POOL_MAX_ITEMS = 7
 #: Largest ``total_value``: instance generation enumerates value vectors, which grow with it.
 MAX_TOTAL_VALUE = 30
 
-MOVE = re.compile(r"\[\s*+(propose|accept|pass)\s*+\]((?:\s*+\d++\s*+[a-z]*+\s*+(?:,|;|\band\b)?)*+)", re.IGNORECASE)
+MOVE = re.compile(rf"\[\s*+(propose|accept|pass)\s*+\]((?:\s*+{LISTED_NUMBER}\s*+[a-z]*+\s*+(?:,|;|\band\b)?)*+)", re.IGNORECASE)
 RULES = """You are {player} in a Deal-or-No-Deal bargaining game against {other}.
 A pool of items must be split between you: {pool}.
 Your private values per item: {values}. The whole pool is worth {worth} to you. {other} has its own private values, which you do not know; yours are unknown to it.

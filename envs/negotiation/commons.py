@@ -44,10 +44,11 @@ from typing import Any
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, InvalidMove, int_option
+from parlour.envs.core.numbers import NUMBER, whole_number
 from parlour.envs.negotiation.analysis import gini
 
 SAY_PATTERN = re.compile(r"\[(say|pass)\]", re.IGNORECASE)
-HARVEST_PATTERN = re.compile(r"\[harvest\]\s*+(?::\s*+)?(\d++)", re.IGNORECASE)
+HARVEST_PATTERN = re.compile(rf"\[harvest\]\s*+(?::\s*+)?({NUMBER})", re.IGNORECASE)
 
 RULES = """You are {player}, one of {n} fishers ({players}) sharing a lake for {rounds} rounds.
 The lake holds {stock} tons of fish now and at most {capacity}. Each round has two phases.
@@ -137,7 +138,9 @@ class Commons(Game):
         requests = HARVEST_PATTERN.findall(text)
         if not requests:
             raise InvalidMove('No harvest found. Reply "[harvest] N" with N a whole number of tons, e.g. [harvest] 10.')
-        return min(int(requests[-1]), self.stock)
+        tons = whole_number(requests[-1], 0, None, 'Harvest a whole number of tons, 0 or more, got {written}. Reply "[harvest] N", e.g. [harvest] 10.',
+                            "[harvest] 10")
+        return min(tons, self.stock)
 
     def apply(self, ctx: Context, moves: dict[str, Any]) -> None:
         """Deliver the discussion, or resolve the harvest, the collapse and the regrowth."""

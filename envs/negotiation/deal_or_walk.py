@@ -60,6 +60,7 @@ from typing import Any
 from parlour.envs.core.context import Context
 from parlour.envs.core.frozen import FrozenDict
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.core.numbers import LISTED_NUMBER
 from parlour.envs.negotiation.pool_split import PoolSplit, bundle_text
 
 ITEMS = ("book", "hat", "ball", "pen", "cup")
@@ -68,7 +69,7 @@ LEVELS = {1: (2, (5, 30)), 2: (3, (15, 50)), 3: (4, (20, 60)), 4: (5, (40, 80))}
 MAX_COUNT = 4
 MAX_VALUE = 10
 
-MOVE = re.compile(r"\[\s*+(propose|accept|walk|pass)\s*+\]((?:\s*+\d++\s*+[a-z]*+\s*+(?:,|;|\band\b)?)*+)", re.IGNORECASE)
+MOVE = re.compile(rf"\[\s*+(propose|accept|walk|pass)\s*+\]((?:\s*+{LISTED_NUMBER}\s*+[a-z]*+\s*+(?:,|;|\band\b)?)*+)", re.IGNORECASE)
 
 RULES = """You are {player} in a Deal-or-No-Deal negotiation with a walk-away option, against {other}.
 A pool of items must be split between you: {pool}.

@@ -18,7 +18,9 @@ verbatim to every other trader:
 * ``[ask] wood 15``: an order to sell one unit of wood for at least 15 coins;
 * ``[pass]``: only talk.
 
-Prices are whole coins from 1 to :data:`MAX_PRICE`. Good names are
+Prices are whole coins from 1 to :data:`MAX_PRICE`: a price written as a
+fraction (``12.5``), with digit groups (``1,200``) or an exponent (``1e3``) is
+an invalid action that says how to write it, never rounded. Good names are
 case-insensitive, a plural ``s`` and a word ``at`` before the price are
 tolerated. A trader has at most one bid and one ask per good: a new one
 replaces its old one. A new order that crosses the book trades at once, one
@@ -60,6 +62,7 @@ from typing import Any
 from parlour.envs.core.context import Context
 from parlour.envs.core.frozen import FrozenDict, freeze
 from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
+from parlour.envs.core.numbers import NUMBER, whole_number
 
 GOODS = ("grain", "wood", "iron", "cloth")
 #: Public base value of each good; private values lie within +-50% of it.
@@ -73,7 +76,7 @@ MAX_UNITS = 3
 #: The highest price an order may name.
 MAX_PRICE = 100
 
-MOVE = re.compile(r"\[(?P<side>bid|ask)\]\s*+(?::\s*+)?(?P<good>[a-z]++)\s++(?:at\s++)?(?P<price>\d++)|\[(?P<pass>pass)\]", re.IGNORECASE)
+MOVE = re.compile(rf"\[(?P<side>bid|ask)\]\s*+(?::\s*+)?(?P<good>[a-z]++)\s++(?:at\s++)?(?P<price>{NUMBER})|\[(?P<pass>pass)\]", re.IGNORECASE)
 
 RULES = """You are {player}, one of {n} traders ({players}) in a market for {goods}. It lasts {rounds} rounds; in each, every trader acts once, in that order.
 Public base values per unit: {bases}. Each trader's own values lie within 50% of them and are private, like its holdings and coins.
@@ -223,9 +226,9 @@ class Market(Game):
         good = word[:-1] if word not in self.goods and word.endswith("s") and word[:-1] in self.goods else word
         if good not in self.goods:
             raise InvalidMove(f"Unknown good '{word}'. Goods: {', '.join(self.goods)}.")
-        price = int(match.group("price"))
-        if not 1 <= price <= MAX_PRICE:
-            raise InvalidMove(f"A price must be a whole number of coins from 1 to {MAX_PRICE}, got {price}.")
+        # 12.5, 1,200 and 1e3 are refused with a hint, never read as 12 or 1.
+        price = whole_number(match.group("price"), 1, MAX_PRICE, f"A price must be a whole number of coins from 1 to {MAX_PRICE}, got {{written}}.",
+                             f"[{side}] {good} 12")
         if side == "bid":
             free = self.money[player] - self.committed(player, but=good)
             if price > free:

@@ -15,26 +15,31 @@ from typing import Any, ClassVar, Sequence
 from parlour.envs.core.context import Context
 from parlour.envs.core.frozen import FrozenDict
 from parlour.envs.core.game import InvalidMove, winners_by_score
+from parlour.envs.core.numbers import LISTED_NUMBER, whole_number
 from parlour.envs.negotiation.analysis import negotiation_report
 
-COUNT = re.compile(r"(\d+)\s*([a-z]+)?", re.IGNORECASE)
+COUNT = re.compile(rf"({LISTED_NUMBER})\s*([a-z]+)?", re.IGNORECASE)
 
 
 def read_counts(body: str, names: Sequence[str]) -> list[int] | None:
     """Counts per item type from ``2 books, 1 hat, 0 balls`` (any order, plurals read) or bare ``2, 1, 0``, one per
-    type in ``names``; ``None`` if malformed (a type missing, repeated or unknown)."""
+    type in ``names``; ``None`` if malformed (a type missing, repeated or unknown). A count that is no whole number
+    (``1.5``, ``-1``, ``1e3``) is an :class:`InvalidMove` saying so, never read as its first digits."""
     pairs = COUNT.findall(body)
     if len(pairs) != len(names):
         return None
     if all(not name for _, name in pairs):
-        return [int(c) for c, _ in pairs]
-    keep: dict[int, int] = {}
-    for count, name in pairs:
-        singular = name.lower().rstrip("s") if name else ""
-        if singular not in names or names.index(singular) in keep:
-            return None
-        keep[names.index(singular)] = int(count)
-    return [keep[i] for i in range(len(names))]
+        written = [count for count, _ in pairs]
+    else:
+        keep: dict[int, str] = {}
+        for count, name in pairs:
+            singular = name.lower().rstrip("s") if name else ""
+            if singular not in names or names.index(singular) in keep:
+                return None
+            keep[names.index(singular)] = count
+        written = [keep[i] for i in range(len(names))]
+    example = "[propose] " + ", ".join(f"1 {name}" for name in names)
+    return [whole_number(count, 0, None, "Counts are whole numbers of items, 0 or more, got {written}.", example) for count in written]
 
 
 def bundle_text(counts: Sequence[int], names: Sequence[str]) -> str:

@@ -52,6 +52,7 @@ from typing import Any
 from parlour.envs.core.context import Context
 from parlour.envs.core.frozen import FrozenDict
 from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
+from parlour.envs.core.numbers import NUMBER, whole_number
 from parlour.envs.negotiation.analysis import NegotiationSpace
 
 SIDES = ("seller", "buyer")
@@ -60,8 +61,8 @@ GAP_RANGE = (20, 100)
 
 #: Largest ``max_price``: the end-of-game analysis enumerates every price.
 MAX_PRICE = 10_000
-# A number goes on past a separator or into an exponent (1,200 1e3 1 000): group 4, refused rather than read as 1.
-MOVE = re.compile(r"\[\s*+(offer|accept|pass)\s*+\](\s*+(?:\$\s*+)?(-?\d++(?:\.\d*+)?)([,_'\u00a0\u2009\u202f ]\d|[eE][+-]?\d)?)?", re.IGNORECASE)
+# The price is group 3, the whole number as written (1,200 and 1e3 included), for whole_number to read or refuse.
+MOVE = re.compile(rf"\[\s*+(offer|accept|pass)\s*+\](\s*+(?:\$\s*+)?(-?{NUMBER}))?", re.IGNORECASE)
 
 @functools.lru_cache(maxsize=256)
 def price_space(max_price: int, seller: int, buyer: int) -> NegotiationSpace:
@@ -203,16 +204,8 @@ class PriceNegotiation(Game):
             if kind == "offer":
                 if found.group(3) is None:
                     continue
-                if found.group(4):
-                    written = re.match(r"[-\d.,_'eE+\u00a0\u2009\u202f ]*\d", text[found.start(3) : found.start(3) + 40]).group()
-                    raise InvalidMove(
-                        f"Write the number as a plain whole number, digits only, e.g. [offer] 12: '{written}' could be read "
-                        "more than one way (no thousands separators or exponents)."
-                    )
-                price = float(found.group(3))
-                if price != int(price) or not 0 <= price <= self.max_price:
-                    raise InvalidMove(f"Prices are whole numbers from 0 to {self.max_price}, got {found.group(3)}.")
-                return {"move": "offer", "price": int(price), "talk": talk}
+                price = whole_number(found.group(3), 0, self.max_price, f"Prices are whole numbers from 0 to {self.max_price}, got {{written}}.", "[offer] 12")
+                return {"move": "offer", "price": price, "talk": talk}
             if kind == "accept":
                 standing = self.standing()
                 if standing is None or standing["player"] == player:

@@ -40,12 +40,13 @@ from typing import Any
 from parlour.envs.core.context import Context
 from parlour.envs.core.frozen import FrozenDict
 from parlour.envs.core.game import Game, InvalidMove, int_option, winners_by_score
+from parlour.envs.core.numbers import NUMBER, whole_number
 from parlour.envs.negotiation.analysis import NegotiationSpace
 
 #: Largest ``pie * rounds``: the analysis enumerates every split of the whole game's pies.
 MAX_TOTAL = 10_000
-# A number goes on past a separator or into an exponent (1,200 1e3 1 000): group 4, refused rather than read as 1.
-MOVE = re.compile(r"\[\s*+(offer|accept|reject)\s*+\](\s*+(?:\$\s*+)?(-?\d++(?:\.\d*+)?)([,_'\u00a0\u2009\u202f ]\d|[eE][+-]?\d)?)?", re.IGNORECASE)
+# The share is group 3, the whole number as written (1,200 and 1e3 included), for whole_number to read or refuse.
+MOVE = re.compile(rf"\[\s*+(offer|accept|reject)\s*+\](\s*+(?:\$\s*+)?(-?{NUMBER}))?", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=8)
@@ -137,16 +138,8 @@ class Ultimatum(Game):
             end = found.end() if kind == "offer" else found.start(2) if found.group(2) else found.end()
             talk = (text[: found.start()] + text[end:]).strip()
             if kind == "offer":
-                if found.group(4):
-                    written = re.match(r"[-\d.,_'eE+\u00a0\u2009\u202f ]*\d", text[found.start(3) : found.start(3) + 40]).group()
-                    raise InvalidMove(
-                        f"Write the number as a plain whole number, digits only, e.g. [offer] 12: '{written}' could be read "
-                        "more than one way (no thousands separators or exponents)."
-                    )
-                share = float(found.group(3))
-                if share != int(share) or not 0 <= share <= self.pie:
-                    raise InvalidMove(f"Offer a whole share from 0 to {self.pie}, got {found.group(3)}.")
-                return {"move": "offer", "share": int(share), "talk": talk}
+                share = whole_number(found.group(3), 0, self.pie, f"Offer a whole share from 0 to {self.pie}, got {{written}}.", "[offer] 12")
+                return {"move": "offer", "share": share, "talk": talk}
             return {"move": kind, "talk": talk}
         expected = f"[offer] <0 to {self.pie}>" if proposing else "[accept] or [reject]"
         raise InvalidMove(f"No move found: as {'proposer' if proposing else 'responder'}, end with {expected}.")

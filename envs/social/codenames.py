@@ -56,6 +56,7 @@ import numpy as np
 from parlour.envs.core.context import Context
 from parlour.envs.core.frozen import freeze
 from parlour.envs.core.game import Game, InvalidMove, int_option
+from parlour.envs.core.numbers import NUMBER, whole_number
 
 #: The clue vocabulary and the words each theme relates to (written for parlour; free to reuse).
 THEMES: dict[str, tuple[str, ...]] = {
@@ -98,7 +99,7 @@ TEAMS = ("red", "blue")
 RED, BLUE, NEUTRAL, ASSASSIN = "red", "blue", "neutral", "assassin"
 COLOURS = (RED, BLUE, NEUTRAL, ASSASSIN)
 
-_CLUE = re.compile(r"\bclue\s+([a-z]+)\s+(\d+)\b", re.IGNORECASE)
+_CLUE = re.compile(rf"\bclue\s+([a-z]+)\s+({NUMBER})(?!\w)", re.IGNORECASE)
 _GUESS = re.compile(r"\bguess\s+([a-z]+)\b|\b(pass)\b", re.IGNORECASE)
 
 RULES = """You are {player} in a game of Codenames: team red (red_spymaster, red_guesser) against team blue (blue_spymaster, blue_guesser). You are the {role} of team {team}.
@@ -214,11 +215,11 @@ class Codenames(Game):
             found = _CLUE.findall(text)
             if not found:
                 raise InvalidMove(f'No clue found. Reply "clue THEME N": THEME one of {", ".join(self.themes)}; N from 1 to {MAX_CLUE}.')
-            theme, n = found[-1][0].lower(), int(found[-1][1])
+            theme = found[-1][0].lower()
             if theme not in THEMES:
                 raise InvalidMove(f"'{theme}' is not a theme word. Clue with one of: {', '.join(self.themes)}.")
-            if not 1 <= n <= MAX_CLUE:
-                raise InvalidMove(f"A clue's number must be from 1 to {MAX_CLUE}, got {n}.")
+            # 2.5 is refused, not read as 2.
+            n = whole_number(found[-1][1], 1, MAX_CLUE, f"A clue's number must be from 1 to {MAX_CLUE}, got {{written}}.", f"clue {theme} 2")
             return f"clue {theme} {n}"
         hidden = [w for w, shown in zip(self.board, self.revealed) if not shown]
         found = [(g or p).lower() for g, p in _GUESS.findall(text)]

@@ -58,9 +58,11 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, InvalidMove, int_option
+from parlour.envs.core.numbers import NUMBER, whole_number
 
 SHARES = tuple(range(0, 101, 10))
-GIVE_PATTERN = re.compile(r"(?<![\w])give\s*+(\d{1,3})(?!\d)\s*+%?", re.IGNORECASE)
+# At most three digits before any decimal part or separator (give 1000% is no donation), then the number as written.
+GIVE_PATTERN = re.compile(rf"(?<![\w])give\s*+(?=\d{{1,3}}(?!\d))({NUMBER})\s*+%?", re.IGNORECASE)
 STRATEGY_PATTERN = re.compile(r"\[\s*+strategy\s*+\]", re.IGNORECASE)
 MAX_STRATEGY = 1000
 MAX_HISTORY = 5
@@ -229,9 +231,11 @@ class DonorGame(Game):
         found = GIVE_PATTERN.findall(text)
         if not found:
             raise InvalidMove("No donation found. Reply with give N%, N one of 0, 10, ..., 100 (for example: give 30%).")
-        share = int(found[-1])
+        # 12.5 is refused, not read as 12.
+        refusal = "give {written}% is not allowed: give a multiple of 10 from 0% to 100%."
+        share = whole_number(found[-1], 0, 100, refusal, "give 30%")
         if share not in SHARES:
-            raise InvalidMove(f"give {share}% is not allowed: give a multiple of 10 from 0% to 100%.")
+            raise InvalidMove(refusal.format(written=share))
         return f"give {share}%"
 
     # ------------------------------------------------------------------ rules
