@@ -840,8 +840,8 @@ def env_table(
         table: dict[str, Any] = {"kind": method, "anchor": None, "rows": [], "agents": [], "win_rate": None, "episodes": 0}
     else:
         table = _rated(method, results, bootstrap, players, simultaneous, fixed_roles, category)
-        if len(core) < len(results):
-            _rank_on_core(table, _rated(method, core, bootstrap, players, simultaneous, fixed_roles, category) if core else None)
+        if core and len(core) < len(results):
+            _rank_on_core(table, _rated(method, core, bootstrap, players, simultaneous, fixed_roles, category))
         if method == "payoff":
             table["meta_game"] = meta_game(table, {name for name, _ in ranked}, zero_sum)
     table["rows"] = rank_rows(table["rows"], standing)
@@ -858,7 +858,7 @@ def env_table(
 MATRICES = ("win_rate", "payoff", "payoff_low", "payoff_high", "pairs")
 
 
-def _rank_on_core(table: dict[str, Any], core: dict[str, Any] | None) -> None:
+def _rank_on_core(table: dict[str, Any], core: dict[str, Any]) -> None:
     """Give ``table`` (of every episode) the ranked agents' figures from ``core``, the table of the episodes among them.
 
     Ranked rows, the matrices' cells between ranked agents, the per-agent tables beside them (negotiation
@@ -867,8 +867,6 @@ def _rank_on_core(table: dict[str, Any], core: dict[str, Any] | None) -> None:
     to anchor it (the mean of its agents is the 1000), the provisional rows are shifted by as much as
     the ranked agents' mean moves between the two fits, so both stand on one scale.
     """
-    if core is None:
-        return
     inside = {(row["agent"], row.get("role")) for row in core["rows"]}
     if table["kind"] == "bradley-terry" and core["anchor"] is None:
         whole = {row["agent"]: row["rating"] for row in table["rows"]}
