@@ -222,19 +222,14 @@ class Table:
     def _advance(self) -> None:
         """Let agents and departed sessions act until a present session is to act or the game ends."""
         match = self.match
-        while not match.over:
-            waiting = [p for p in match.acting() if p in self.agents or p in self.gone]
-            if not waiting:
-                return
-            for player in waiting:
-                if match.over:
-                    return
-                if player in self.gone:
-                    action = AgentFailure("its client disconnected", forfeit=True)
-                else:
-                    agent = self.agents[player]
-                    (action,) = act_batch(agent, [match.agent_observation(player, wants_vector(agent))])
-                self._book(match.submit(player, action))
+
+        def decide(player: str) -> Any:
+            if player in self.gone:
+                return AgentFailure("its client disconnected", forfeit=True)
+            agent = self.agents[player]
+            return act_batch(agent, [match.agent_observation(player, wants_vector(agent))])[0]
+
+        self._book(match.play_until(decide, seats=set(self.agents) | self.gone))
 
     def _changed(self, mover: str | None = None) -> None:
         """After a change to the match (holding ``condition``): restart the turn clocks, release what the table

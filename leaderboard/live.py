@@ -441,8 +441,14 @@ class LiveHub:
         """Play episode ``index`` again from its start, with its seeds, the remote agent forfeiting its first turn; its record."""
         match, seats, seat_names, agent_seeds = self._new_episode(live, index)
         failure = AgentFailure(f"the episode failed on the server, which counts against this agent: {reason}", forfeit=True)
-        while not match.over:
-            self._play_turn(match, seats, index, failure)
+
+        def decide(player: str) -> Any:
+            agent = seats[player]
+            if agent is None:
+                return failure
+            return act_batch(agent, [{**match.agent_observation(player), "episode": index}])[0]
+
+        match.play_until(decide)
         return self._record(match, seat_names, agent_seeds, index)
 
     @staticmethod

@@ -40,11 +40,13 @@ def game_corpus(env_id: str, games: int = 6) -> list[str]:
         match = Match(game_class(env_id))
         match.reset(seed)
         rng = random.Random(seed)
-        while not match.over:
-            player = match.acting()[0]
+
+        def decide(player: str, rng: random.Random = rng) -> str:
             observation = match.agent_observation(player)
             corpus.extend(system_prompt(observation, FORMAT_HINTS["auto"]))
-            match.submit(player, rng.choice(observation["legal_moves"]))
+            return rng.choice(observation["legal_moves"])
+
+        match.play_until(decide)
     return corpus
 
 

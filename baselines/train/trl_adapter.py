@@ -108,8 +108,9 @@ class ParlourPositions:
                 agents[player] = copy.deepcopy(behaviour)
                 reset_agent(agents[player], seat_seed)
             conversations: dict[str, Conversation] = {}
-            while not match.over:
-                player = match.acting()[0]
+
+            def decide(player: str, match: Match = match, agents: dict[str, Any] = agents, episode: int = episode,
+                       conversations: dict[str, Conversation] = conversations) -> Any:
                 observation = {**match.agent_observation(player), "episode": episode}
                 conversation = conversations.get(player)
                 text = observation["text"]
@@ -124,7 +125,9 @@ class ParlourPositions:
                     self.prompts.append(conversation.messages())
                 (action,) = act_batch(agents[player], [observation])
                 conversation.reply(str(action))
-                match.submit(player, action)
+                return action
+
+            match.play_until(decide)
 
     def __len__(self) -> int:
         return len(self.snapshots)
@@ -151,10 +154,7 @@ class ParlourPositions:
         for player_name, seat_seed in zip(match.players, seeds):
             agents[player_name] = copy.deepcopy(self.continuation)
             reset_agent(agents[player_name], int(seat_seed >> 1))
-        while not match.over:
-            acting = match.acting()[0]
-            (move,) = act_batch(agents[acting], [match.agent_observation(acting)])
-            match.submit(acting, move)
+        match.play_until(lambda acting: act_batch(agents[acting], [match.agent_observation(acting)])[0])
         return float(match.returns[player] - before)
 
     def reward(self, prompts: Any = None, completions: Sequence[Any] = (), position: Sequence[int] = (), **_: Any) -> list[float]:

@@ -31,6 +31,7 @@ import inspect
 import json
 import pickle
 from dataclasses import dataclass
+from collections.abc import Callable, Collection
 from typing import Any
 
 import numpy as np
@@ -330,6 +331,31 @@ class Match:
         step.setdefault("move", None)
         step["error"] = error
         return self._close(step)
+
+    def play_until(
+        self, decide: Callable[[str], Any], until: Callable[[], bool] | None = None, seats: Collection[str] | None = None
+    ) -> dict[str, float]:
+        """Submit ``decide(player)`` for the acting seats until the episode is over or ``until()`` is true.
+
+        ``seats``: only these seats are played (default: all), and the loop also stops when none of them is
+        acting, so the caller can hand the turn to a seat it plays otherwise (a learner, a client, a person).
+        The seats played at a step all decide on the same position before any of their actions is submitted
+        (a simultaneous game's seats see the same state), in :meth:`acting`'s order; ``until`` is checked
+        before each step. Returns the rewards paid to each player meanwhile. This is the loop that the
+        Gymnasium face, the OpenEnv server, live matches and the trainers drive a match with.
+        """
+        paid = dict.fromkeys(self.players, 0.0)
+        while self.outcome is None and (until is None or not until()):
+            acting = self.acting() if seats is None else [player for player in self.acting() if player in seats]
+            if not acting:
+                break
+            decisions = [(player, decide(player)) for player in acting]
+            for player, action in decisions:
+                if self.outcome is not None:
+                    break
+                for payee, reward in self.submit(player, action).items():
+                    paid[payee] += reward
+        return paid
 
     def _apply(self, moves: dict[str, Move]) -> None:
         """Have the game apply the step's ``moves`` (one per acting player) and count the turn against ``max_turns``."""
