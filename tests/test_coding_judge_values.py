@@ -23,7 +23,7 @@ import math
 import pytest
 
 import parlour
-from parlour.envs.coding import judge
+from parlour.envs.coding import judge, wire
 from parlour.envs.coding.loaders import load_tasks
 from parlour.envs.coding.tasks import frozen_tasks
 from parlour.envs.core.match import Match
@@ -212,14 +212,14 @@ def test_a_value_that_contains_itself_is_an_error_and_a_deep_one_travels(box):
 ])
 def test_decode_refuses_malformed_operations(ops):
     with pytest.raises((ValueError, TypeError)):
-        judge.decode(ops)
+        wire.decode(ops)
 
 
 def test_decode_refuses_values_deeper_than_it_can_hash():
-    deep = [0] + [["t", 1]] * (judge.MAX_DEPTH + 1)
+    deep = [0] + [["t", 1]] * (wire.MAX_DEPTH + 1)
     with pytest.raises(ValueError, match="levels deep"):
-        judge.decode(deep)
-    assert judge.decode([0] + [["t", 1]] * judge.MAX_DEPTH) is not None
+        wire.decode(deep)
+    assert wire.decode([0] + [["t", 1]] * wire.MAX_DEPTH) is not None
 
 
 # ----------------------------------------------------------------------------- split asserts: every shape
@@ -396,3 +396,19 @@ def test_assert_text_too_deeply_nested_to_analyse_is_unsplittable(shape, tmp_pat
     path.write_text(json.dumps({"task_id": "D/0", "entry_point": "f", "prompt": "def f(x):\n", "canonical_solution": "    return x\n",
                                 "test": check}) + "\n")
     assert not load_tasks(path)[0].host_checked
+
+
+def test_a_setup_that_needs_the_solution_is_not_split(tmp_path):
+    # MBPP task 367: its setup builds trees of the Node class its solution defines, which the checker never holds.
+    setup = "root = Node(1)\nroot.left = Node(2)\n"
+    code = "class Node:\n    def __init__(self, data):\n        self.data, self.left, self.right = data, None, None\n\n" \
+           "def depth(root):\n    return 0 if root is None else 1 + max(depth(root.left), depth(root.right))\n"
+    assert judge.assert_plan(["assert depth(root) == 2"], setup, "depth") is None
+    assert judge.assert_plan(["assert depth(root) == 2"], "import math\ndef helper(x):\n    return math.floor(x)\nroot = helper(2.5)", "depth") is not None
+    record = {"text": "Depth of a tree.", "code": code, "test_setup_code": setup, "test_list": ["assert depth(root) == 2"]}
+    path = tmp_path / "tree.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    (task,) = load_tasks(path)
+    assert not task.host_checked
+    with judge.fresh_sandbox() as sandbox:
+        assert task.judge(sandbox, task.reference).verdict == "pass"

@@ -10,13 +10,13 @@ Three kinds of test, one per kind of task:
 * ``function``: call ``entry(*args)`` once per test. A harness (:data:`HARNESS`) runs inside the sandbox:
   it compiles the solution as ``solution.py``, executes it under the name ``solution`` (so an ``if __name__
   == "__main__":`` block does not run), calls the function on every test's arguments with a CPU-time alarm
-  per test, and writes back each return value in a tagged JSON encoding (:data:`WIRE`: the builtin types,
-  ``Counter``, ``OrderedDict``, ``defaultdict``, ``deque``, ``Fraction``, ``Decimal``, ``bytes``, ``complex``,
-  ``range``, dict views and iterators, at any depth up to :data:`MAX_DEPTH`). The values are compared with
-  the expected ones **here, on the host**, and the expected values never enter the sandbox: whatever a
-  solution writes back is judged as its answer. Equality is Python's ``==`` (:func:`same`, which never
-  raises), with floats compared to a relative and absolute tolerance of 1e-9; an object of a class the
-  encoding does not carry is equal to nothing.
+  per test, and writes back each return value in a tagged JSON encoding (:mod:`parlour.envs.coding.wire`:
+  the builtin types, ``Counter``, ``OrderedDict``, ``defaultdict``, ``deque``, ``Fraction``, ``Decimal``,
+  ``bytes``, ``complex``, ``range``, dict views and iterators, at any depth up to ``wire.MAX_DEPTH``). The
+  values are compared with the expected ones **here, on the host**, and the expected values never enter the
+  sandbox: whatever a solution writes back is judged as its answer. Equality is Python's ``==``
+  (:func:`same`, which never raises), with floats compared to a relative and absolute tolerance of 1e-9; an
+  object of a class the encoding does not carry is equal to nothing.
 * ``asserts``: HumanEval/MBPP-style test code (``assert f(2) == 4``, ``assert set(f(x)) == set((1, 2))``,
   ``assert abs(f(0.5) - 1.5) < 1e-9``). Each assert is split on the host (:func:`assert_plan`): every call
   of the solution's code (a *probe*, such as ``f(2)``) is evaluated in the solution's sandbox and only its
@@ -65,8 +65,11 @@ import os
 import sys
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
+from parlour.envs.coding import wire
+from parlour.envs.coding.wire import Raised, decode
 from parlour.sandbox import Limits, RunResult, Sandbox, SandboxUnavailable, run_python
 
 #: CPU seconds each test may use; procgen references need microseconds, so verdicts are far from the edge.
@@ -197,7 +200,7 @@ def node(value):
 
 
 def encode(value):
-    """The value as the wire's JSON array of operations, in postfix order (see WIRE on the host); iterative, so any depth."""
+    """The value as the wire's JSON array of operations, in postfix order (see parlour.envs.coding.wire); iterative."""
     ops = []
     todo = [(False, value)]
     inside = {}
@@ -367,187 +370,8 @@ main()
 '''
 
 
-#: How values travel from the harness: the JSON array of operations its ``encode`` writes, in postfix order (a
-#: JSON ``null``, boolean, int or string is itself; ``["l", n]`` makes a list of the last n values, ``["d", n]`` a
-#: dict of the last 2n, ``["f", repr]`` a float, ``["i", hex]`` a large int, ...), read back by ``decode``. The
-#: same source decodes on the host (:func:`decode`) and in the checker's sandbox (:data:`CHECKER`). A program can
-#: write any such array, so ``decode`` builds only plain data of standard types whose ``==`` nothing can change
-#: (and :class:`Opaque`, equal to nothing), refuses anything malformed, and never recurses: a value may be as
-#: deep as :data:`MAX_DEPTH` (hashing a deeper tuple would overflow the C stack).
-WIRE = r'''
-import collections
-
-
-class Opaque:
-    """A value of a type the wire does not carry (an instance of a class): equal to nothing."""
-
-    def __init__(self, type_name):
-        self.type_name = type_name
-
-    def __eq__(self, other):
-        return False
-
-    def __ne__(self, other):
-        return True
-
-    __hash__ = object.__hash__
-
-    def __repr__(self):
-        return "<%s object>" % self.type_name
-
-
-class Raised(Opaque):
-    """What a probe raised, or why its value could not travel: the checker raises it where an assert uses the probe."""
-
-    def __init__(self, type_name, message):
-        Opaque.__init__(self, type_name)
-        self.message = message
-
-    def __repr__(self):
-        return "<%s>" % self.message
-
-
-class Carried:
-    """An iterator as it travelled: its items, then an error where the original had more than the wire carries."""
-
-    def __init__(self, items, more):
-        self.items = iter(items)
-        self.count = len(items)
-        self.more = more
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        for item in self.items:
-            return item
-        if self.more:
-            raise RuntimeError("the iterator had more than the %d items the judge carries" % self.count)
-        raise StopIteration
-
-    def __repr__(self):
-        return "<iterator of %d%s items>" % (self.count, "+" if self.more else "")
-
-
-MAX_DEPTH = 10000
-MAX_DIGITS = 100000
-#: Operations that build a container of the last n values (1) or n pairs (2), and those of a fixed number of values.
-SIZED = {"l": 1, "t": 1, "s": 1, "fs": 1, "dq": 1, "kv": 1, "vv": 1, "it": 1, "d": 2, "od": 2, "C": 2, "dd": 2, "iv": 2}
-FIXED = {"c": 2, "r": 3, "q": 2}
-FACTORIES = {"list": list, "int": int, "set": set, "str": str, "float": float, "dict": dict, "tuple": tuple,
-             "frozenset": frozenset, "bool": bool, None: None}
-
-
-def _number(value, kinds):
-    if type(value) not in kinds:
-        raise ValueError("expected %s, got %s" % ("/".join(kind.__name__ for kind in kinds), type(value).__name__))
-    return value
-
-
-def _word(op, index):
-    if len(op) <= index or type(op[index]) is not str or len(op[index]) > MAX_DIGITS:
-        raise ValueError("operation %s needs a string argument" % op[0])
-    return op[index]
-
-
-def _built(tag, op, items):
-    if tag in ("l", "t", "s", "fs", "dq"):
-        return {"l": list, "t": tuple, "s": set, "fs": frozenset, "dq": collections.deque}[tag](items)
-    if tag == "kv":
-        return dict.fromkeys(items).keys()
-    if tag == "vv":
-        return dict(enumerate(items)).values()
-    if tag == "it":
-        return Carried(items, len(op) > 2 and op[2] is True)
-    pairs = list(zip(items[0::2], items[1::2]))
-    if tag == "dd":
-        if len(op) < 3 or op[2] not in FACTORIES:
-            raise ValueError("a defaultdict's factory must be null or one of the builtin types")
-        return collections.defaultdict(FACTORIES[op[2]], pairs)
-    mapping = {"d": dict, "od": collections.OrderedDict, "iv": dict, "C": dict}[tag](pairs)
-    return mapping.items() if tag == "iv" else collections.Counter(mapping) if tag == "C" else mapping
-
-
-def _fixed(tag, items):
-    if tag == "c":
-        return complex(_number(items[0], (float, int)), _number(items[1], (float, int)))
-    if tag == "r":
-        return range(*[_number(item, (int,)) for item in items])
-    import fractions
-    if _number(items[1], (int,)) == 0:
-        raise ValueError("a fraction's denominator cannot be 0")
-    return fractions.Fraction(_number(items[0], (int,)), items[1])
-
-
-def _leaf(tag, op):
-    if tag == "f":
-        return float(_word(op, 1)[:64])
-    if tag == "i":
-        return int(_word(op, 1), 16)
-    if tag == "b":
-        return bytes.fromhex(_word(op, 1))
-    if tag == "ba":
-        return bytearray.fromhex(_word(op, 1))
-    if tag == "D":
-        import decimal
-        try:
-            return decimal.Decimal(_word(op, 1))
-        except decimal.InvalidOperation:
-            raise ValueError("not a decimal number") from None
-    if tag == "o":
-        return Opaque(_word(op, 1)[:200])
-    if tag == "e":
-        return Raised(_word(op, 1)[:200], _word(op, 2)[:500])
-    raise ValueError("unknown operation %r" % tag[:20])
-
-
-def decode(ops):
-    """The value the wire's operations build; ValueError or TypeError (an unhashable set item) for anything else."""
-    if type(ops) is not list:
-        raise ValueError("a value is a list of operations")
-    stack, depths = [], []
-    for op in ops:
-        if op is None or type(op) in (bool, int, str):
-            stack.append(op)
-            depths.append(0)
-            continue
-        if type(op) is not list or not 1 <= len(op) <= 3 or type(op[0]) is not str or \
-                any(arg is not None and type(arg) not in (bool, int, str) for arg in op):
-            raise ValueError("not an operation")
-        tag = op[0]
-        width = FIXED.get(tag)
-        if tag in SIZED:
-            count = op[1] if len(op) > 1 and type(op[1]) is int else -1
-            width = count * SIZED[tag] if count >= 0 else -1
-        if width is None:
-            value, depth = _leaf(tag, op), 0
-        else:
-            if not 0 <= width <= len(stack):
-                raise ValueError("operation %s takes more values than there are" % tag[:20])
-            start = len(stack) - width
-            items, depth = stack[start:], 1 + max(depths[start:], default=0)
-            del stack[start:], depths[start:]
-            if depth > MAX_DEPTH:
-                raise ValueError("the value is nested more than %d levels deep" % MAX_DEPTH)
-            value = _fixed(tag, items) if tag in FIXED else _built(tag, op, items)
-        stack.append(value)
-        depths.append(depth)
-    if len(stack) != 1:
-        raise ValueError("the operations do not build one value")
-    return stack[0]
-'''
-
-_WIRE: dict[str, Any] = {"__name__": "parlour.envs.coding.judge.wire"}
-exec(compile(WIRE, "<parlour wire>", "exec"), _WIRE)  # the module's own constant, never a program's text
-#: A returned value of a type the wire does not carry: equal to nothing.
-Opaque = _WIRE["Opaque"]
-#: What a probe raised, or why its value could not travel (equal to nothing).
-Raised = _WIRE["Raised"]
-#: An iterator as it travelled.
-Carried = _WIRE["Carried"]
-#: The deepest value that travels.
-MAX_DEPTH: int = _WIRE["MAX_DEPTH"]
-decode = _WIRE["decode"]
+#: The source of :mod:`parlour.envs.coding.wire`, which the checker runs before its own code.
+WIRE = Path(wire.__file__).read_text(encoding="utf-8")
 
 #: Pairs of values :func:`same` looks at, at most, before it gives up (a comparison it cannot finish is ``False``).
 MAX_COMPARED = 1_000_000
@@ -1016,11 +840,32 @@ def _split(test: str, known: frozenset[str]) -> tuple[str, tuple[str, ...]] | No
     return (ast.unparse(rest), tuple(probes)) if probes else None
 
 
+def _setup_needs_solution(setup: str) -> bool:
+    """Whether ``setup`` reads a name it does not bind itself and no builtin provides (MBPP's setups build objects
+    of classes the solution defines): the checker, which never holds the solution, could not run it."""
+    tree = ast.parse(setup)
+    bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return bool(read - bound - frozenset(dir(builtins)))
+
+
 def assert_plan(tests: Sequence[str], setup: str, entry: str) -> list[tuple[str, tuple[str, ...]]] | None:
     """Every test split by :func:`split_assert` (names known to the checker: builtins, standard modules and the
-    setup's, never ``entry``), or None if one of them cannot be."""
+    setup's, never ``entry``), or None if one of them cannot be, or if the setup itself needs the solution."""
     names = setup_names(setup)
-    if names is None:
+    try:
+        if names is None or _setup_needs_solution(setup):
+            return None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     known = (frozenset(dir(builtins)) | frozenset(sys.stdlib_module_names) | names) - {entry}
     plan = [split_assert(test, known) for test in tests]
