@@ -41,11 +41,12 @@ def test_a_misspelt_key_in_a_roles_file_gets_did_you_mean(tmp_path: Path) -> Non
         read_roles(roles)
 
 
-def test_vf_eval_with_an_unknown_id_shows_the_suggestion_without_a_traceback() -> None:
+def test_vf_eval_with_an_unknown_id_shows_the_suggestion_without_a_traceback(tmp_path: Path) -> None:
     pytest.importorskip("verifiers")
     command = [str(Path(sys.executable).with_name("vf-eval")), "parlour_verifiers", "--env.taskset.env-id", "tictactoe",
                "--env.learner-seats", "[0]", "--model", "m", "-n", "1"]
-    finished = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    # In a folder of its own: vf-eval writes its outputs/ under the working directory.
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     output = finished.stdout + finished.stderr
     assert "did you mean" in output and "parlour/TicTacToe-v0" in output
     assert "Traceback" not in output
