@@ -149,6 +149,9 @@ class Game:
     #: Whether every seat is paid one shared reward (AskOrSearch's asker and expert): agents are then seated as teams, in
     #: self-play and mixed, as in cooperative games; as a rotated pair two agents would always share one mean.
     shared_reward: ClassVar[bool] = False
+    #: The agent spec that plays a seat in the Gymnasium face when no ``opponent`` is given (``random`` for seats not
+    #: named): a simulated person, such as ServiceDesk's customer, is a seat its scripted simulator plays by default.
+    default_opponents: ClassVar[dict[str, str]] = {}
 
     players: list[str]
     #: All move names of an enumerable game, in ``Discrete`` index order; ``None``

@@ -83,6 +83,7 @@ class GymGame(gymnasium.Env):
             a scripted baseline such as ``"minimax"``, ``"python:module:factory"``,
             ...), any object with ``act(observation) -> str``, or a list (one per
             other seat, in seat order) or dict (seat name to agent) of those.
+            Default: the game's ``default_opponents`` for the seats it names, ``"random"`` for the others.
         seat: the learner's seat, as an index into the players or a player name.
         obs_mode: ``"text"`` (default) or ``"vector"``.
         render_mode: ``None``, ``"ansi"`` or ``"human"``.
@@ -94,7 +95,7 @@ class GymGame(gymnasium.Env):
     def __init__(
         self,
         game_cls: type[Game],
-        opponent: Any = "random",
+        opponent: Any = None,
         seat: int | str = 0,
         obs_mode: str = "text",
         render_mode: str | None = None,
@@ -131,6 +132,8 @@ class GymGame(gymnasium.Env):
             if len(opponent) != len(others):
                 raise ValueError(f"opponent list needs one agent per other seat ({len(others)}: {others}), got {len(opponent)}")
             specs = dict(zip(others, opponent))
+        elif opponent is None:
+            specs = {p: self.match.game.default_opponents.get(p, "random") for p in others}
         else:
             specs = {p: opponent for p in others}
         self.opponent_names = {p: spec if isinstance(spec, str) else str(getattr(spec, "name", type(spec).__name__)) for p, spec in specs.items()}
