@@ -10,11 +10,11 @@ fast scratch runs. ``parlour doctor sandbox`` runs :func:`run_probes`, the conta
 
 Containment (the bubblewrap backend, the default):
 
-* Namespaces: new PID, network, IPC, UTS, mount and, where the kernel has them, cgroup namespaces. The network
-  namespace has only its own loopback interface, so nothing outside it is reachable, not even the host's
-  127.0.0.1 or its abstract UNIX sockets. In the PID namespace no host process is visible, so the program
-  cannot signal its caller. The IPC namespace holds no SysV object of the host's (and the filter below lets
-  the program make none).
+* Namespaces: new user, PID, network, IPC, UTS, mount and, where the kernel has them, cgroup namespaces. The
+  network namespace has only its own loopback interface, so nothing outside it is reachable, not even the host's
+  127.0.0.1 or its abstract UNIX sockets (and the filter below refuses every socket family but ``AF_UNIX``).
+  In the PID namespace no host process is visible, so the program cannot signal its caller. The IPC namespace
+  holds no SysV object of the host's (and the filter below lets the program make none).
 * Filesystem: a fresh root holding, read-only, ``/usr`` with the host's ``/bin``, ``/sbin``, ``/lib*`` links
   or folders, ``/etc/ld.so.cache`` and ``/etc/localtime`` (nothing else of ``/etc``), and the interpreter's
   prefix (``sys.base_prefix``); a ``/proc`` of the new PID namespace and a minimal, read-only ``/dev``. The
@@ -30,8 +30,9 @@ Containment (the bubblewrap backend, the default):
   of strings, the same in every sandbox: a program's output, and a verdict on it, replay.
 * One budget per sandbox, a cgroup of its own (``parlour-sandbox/slot-N``): on cgroup v1 (this repository's CI)
   under the caller's own memory and cpu cgroups, on v2 at the top of the hierarchy with the memory and cpu
-  controllers delegated to it (:func:`_cgroup_parents`). bubblewrap waits (``--block-fd``) while the host moves
-  the namespace's init into it, so every process of the sandbox starts inside. Its memory limit
+  controllers delegated to it (:func:`_cgroup_parents`). bubblewrap starts inside it (a shell moves itself in,
+  then becomes bubblewrap), so every process of the sandbox does, and the cgroup namespace bubblewrap makes is
+  rooted there: ``/proc/self/cgroup`` reads ``/`` in every slot. Its memory limit
   (``memory.limit_in_bytes`` and ``memory.memsw.limit_in_bytes`` on v1, ``memory.max`` and ``memory.swap.max``
   0 on v2) is ``memory_mb`` for all its processes together, and counts all that the kernel charges: pages,
   the scratch tmpfs' files, pipe and socket buffers. Its CPU weight is one share whatever its number of
@@ -51,40 +52,55 @@ Containment (the bubblewrap backend, the default):
   namespaces (``unshare``, ``clone`` with namespace flags; ``clone3``, whose flags it cannot read, answers
   ENOSYS and the C library falls back to ``clone``) and ``setns``, ``io_uring``, keyrings, SysV IPC,
   ``ptrace`` and other processes' memory or descriptors, mounts old and new, ``bpf``, ``perf_event_open``,
-  ``userfaultfd``, kexec, kernel modules, the clock, ``personality`` and the ``TIOCSTI``/``TIOCLINUX``
-  ioctls (:data:`DENIED_IOCTLS`).
+  ``userfaultfd``, kexec, kernel modules, the clock, ``personality``, POSIX message queues (``mq_open``...),
+  the ``TIOCSTI``/``TIOCLINUX`` ioctls (:data:`DENIED_IOCTLS`), and ``socket``/``socketpair`` of any family but
+  ``AF_UNIX`` (:data:`ALLOWED_SOCKET_FAMILIES`: ``AF_VSOCK`` is not network-namespaced, and no task has its
+  network on, so ``AF_INET*`` is refused too). ``parlour doctor sandbox`` tries an attack list of its own
+  against the filter and tells the filter's EPERM from the kernel's, so a filter missing any entry fails it.
 * /proc shows nothing of the host where bubblewrap can hide it: the files of :data:`MASKED_PROC` (kernel
-  symbols, every user's keys, timers, interrupts, memory and device tables, locks, SysV tables) are an empty
-  read-only file, and ``meminfo``, ``stat``, ``loadavg`` and ``uptime`` show the sandbox's own figures (its
-  memory budget, its CPUs, no load): :func:`_proc_figures`.
+  symbols, every user's keys, timers, interrupts, memory and device tables, locks, SysV tables, pressure stall
+  figures, ``sys/fs/file-nr`` and ``inode-nr``, the boot id, the kernel's command line) are an empty read-only
+  file, and ``meminfo``, ``stat``, ``loadavg``, ``uptime`` and ``cpuinfo`` show the sandbox's own figures (its
+  memory budget, its CPUs and no model, no load): :func:`_proc_figures`.
 * Verdicts come from the host. The server reports each run over a ``SOCK_SEQPACKET`` socket the program cannot
   reach (its process keeps no descriptor but stdin, stdout and stderr; it runs as another uid; ``ptrace`` and
   ``pidfd_getfd`` are denied), and the host reads ``memory`` from the kernel's count of OOM kills in the
-  sandbox's cgroup, ``output_limit`` from what it read itself: nothing the program prints, raises or exits
-  with chooses a verdict other than its own ``ok`` or ``error`` (a ``MemoryError`` is an ``error``).
+  sandbox's cgroup, ``output_limit`` from what it read itself, and ``timeout`` from the server's clocks: the
+  wall clock, or the program's CPU time on the kernel clock ``RLIMIT_CPU`` is held against, read before it is
+  reaped. Nothing the program prints, raises, exits with or signals to itself (``SIGXCPU`` included) chooses a
+  verdict other than its own ``ok`` or ``error`` (a ``MemoryError`` is an ``error``).
 * Known leaks: ``sysinfo(2)`` is not namespaced, so ``os.getloadavg()`` and ``os.sysconf("SC_PHYS_PAGES")`` (and
   its kin) show the host's load, memory and process count. Seccomp cannot rewrite its answer to the sandbox's
   figures, and denying it breaks the C library's ``sysconf``, which ignores the failure (tried: glibc 2.36
   then says ``SC_PHYS_PAGES`` is 0 and ``SC_AVPHYS_PAGES`` is uninitialised memory).
-  ``CLOCK_BOOTTIME`` shows the host's uptime (there is no time namespace), and ``/proc/self/mountinfo`` and
-  ``/proc/self/cgroup`` name the host paths of the bound folders and of the slot's cgroup.
+  ``CLOCK_BOOTTIME`` shows the host's uptime (there is no time namespace), and ``/proc/self/mountinfo`` names
+  the host paths of the bound folders.
+* The same in every slot: a program sees the same uid and gid (:data:`SANDBOX_UID` as root; the caller's
+  otherwise), hostname, folders, environment, process ids (a fresh sandbox's program is PID 3) and cgroup
+  (``/``), whichever slot it lands in, so its output replays in another. What still differs from one sandbox to
+  the next, and no program should print if it is to replay: ``/proc/self/uid_map`` and ``gid_map`` (the slot's
+  host uid), kernel-wide counters (mount ids in ``mountinfo``, device numbers in ``st_dev``, namespace ids in
+  ``/proc/self/ns``), and the clocks.
 
 Who runs the program, and why:
 
-* As root (a container, like this repository's CI): bubblewrap runs as root, without a user namespace, and
-  keeps only the capabilities the server needs (``CAP_SETUID``, ``CAP_SETGID``, ``CAP_KILL``,
-  ``CAP_DAC_OVERRIDE``, ``CAP_FOWNER``; ``CAP_SYS_ADMIN`` and the rest leave the bounding set). Each sandbox
-  holds one of :data:`SLOTS` slots (an ``flock`` on a file of this user's private state folder, freed when its
-  holder dies), and each program's process drops to the slot's own uid and gid, ``SANDBOX_UID_BASE + slot``
-  (no supplementary groups, hence no capabilities), before any of its code runs. No account on the host has
-  that uid, and no concurrent sandbox shares it, so nothing the kernel keeps per user (the process count
+* As root (a container, like this repository's CI): bubblewrap runs as root and makes a user namespace whose
+  maps the host writes while bubblewrap waits (``--userns-block-fd``): root to root, for bubblewrap and the
+  server, and :data:`SANDBOX_UID` to the slot's own host uid. bubblewrap keeps only the capabilities the server
+  needs (``CAP_SETUID``, ``CAP_SETGID``, ``CAP_KILL``, ``CAP_DAC_OVERRIDE``, ``CAP_FOWNER``), in that namespace
+  only, and empties the bounding set of every other (``CAP_SYS_ADMIN`` included). Each sandbox holds one of
+  :data:`SLOTS` slots (an ``flock`` on a file of this user's private state folder, freed when its holder dies),
+  and each program's process drops to uid and gid :data:`SANDBOX_UID`, which is ``SANDBOX_UID_BASE + slot`` on
+  the host (no supplementary groups, hence no capabilities), before any of its code runs. No account on the host
+  has that uid, and no concurrent sandbox shares it, so nothing the kernel keeps per user (the process count
   ``RLIMIT_NPROC`` limits, keyrings, pipe and inotify quotas) is shared between sandboxes or with the host:
-  one sandbox holding its whole process limit leaves another's forks alone. The server stays root, so the
-  program can neither signal nor trace it. Dropping privileges *before* exec'ing bubblewrap was tried: it
-  works in this container (unprivileged user namespaces are enabled, bubblewrap unprivileged makes its own),
-  but bubblewrap then resolves every bind source as that user, and an interpreter under ``/root`` (mode 0700;
-  pyenv here) cannot be bound, not even with ``--ro-bind-fd``, whose ``/proc/self/fd`` path bubblewrap
-  resolves with ``realpath()`` too. So the drop happens inside the sandbox, in the forked child.
+  one sandbox holding its whole process limit leaves another's forks alone; yet every slot's program sees the
+  same uid. The server stays root, so the program can neither signal nor trace it. Dropping privileges *before*
+  exec'ing bubblewrap was tried: it works in this container (unprivileged user namespaces are enabled,
+  bubblewrap unprivileged makes its own), but bubblewrap then resolves every bind source as that user, and an
+  interpreter under ``/root`` (mode 0700; pyenv here) cannot be bound, not even with ``--ro-bind-fd``, whose
+  ``/proc/self/fd`` path bubblewrap resolves with ``realpath()`` too. So the drop happens inside the sandbox, in
+  the forked child.
 * As any other user: bubblewrap makes a user namespace (this needs unprivileged user namespaces:
   ``kernel.unprivileged_userns_clone=1`` where that sysctl exists, ``user.max_user_namespaces`` > 0) and,
   with bubblewrap 0.8 or later, forbids nested ones. The program runs as the calling user mapped into it,
@@ -108,16 +124,17 @@ PID 3, in empty folders): :func:`run_python` always starts one, and its results 
 
 Sandboxes started ahead (a fresh sandbox's start-up, off the caller's clock): each contained start asks a
 launcher thread (:class:`_Launcher`) for the next sandbox with the same bubblewrap and limits, which it starts
-at once up to bubblewrap's ``--block-fd``. By then bubblewrap has made the namespaces, the mounts and the empty
-scratch tmpfs, and the host has moved the namespace's init into its slot's cgroup (on cgroup v1 that write to
-``cgroup.procs`` can wait for an RCU grace period: up to 25 ms, one start in three, on this repository's CI),
-but the seccomp filter is not loaded yet and neither the server nor any program has run. The next
-:class:`Sandbox` (:func:`run_python`'s included) takes this spare and lets it go on, so its start pays for the
-server's interpreter only. A run in it is as fresh as one started on the spot (PID 3, the first inode of a new
-tmpfs, a slot's uid and cgroup of its own). A sandbox is started on the spot where no spare for its limits is
-ready (one start at a time waits for the spare being started) or the spare died. The cost: once a process has
-started a sandbox, one spare (bubblewrap and its child, blocked, and a slot) waits in it until it exits, and a
-change of limits throws the spare away; a forked child leaves its parent's spare alone and starts its own.
+at once up to bubblewrap's ``--block-fd``. By then bubblewrap has started in its slot's cgroup (on cgroup v1
+that write to ``cgroup.procs`` can wait for an RCU grace period: up to 25 ms, one start in three, on this
+repository's CI), the host has written its user namespace's maps, and bubblewrap has made the namespaces, the
+mounts and the empty scratch tmpfs, but the seccomp filter is not loaded yet and neither the server nor any
+program has run. The next :class:`Sandbox` (:func:`run_python`'s included) takes this spare and lets it go on, so
+its start pays for the server's interpreter only. A run in it is as fresh as one started on the spot (PID 3, the
+first inode of a new tmpfs, a slot's uid and cgroup of its own). A sandbox is started on the spot where no spare
+for its limits is ready (one start at a time waits for the spare being started) or the spare died. The cost: once
+a process has started a sandbox, one spare (bubblewrap and its child, blocked, and a slot) waits in it until it
+exits, and a change of limits throws the spare away; a forked child leaves its parent's spare alone and starts its
+own.
 :data:`START_AHEAD` set to False turns this off.
 
 Without bubblewrap, or where it cannot start (no user namespaces, a seccomp policy that forbids them),
@@ -126,9 +143,11 @@ subprocess with the same limits and none of the isolation (the host's files, net
 root, ``RLIMIT_NPROC`` does not bind), for development only; :attr:`RunResult.sandboxed` says which ran.
 
 Requirements: Linux 5.3 or later (pidfd), bubblewrap, libseccomp with the ``pyseccomp`` package (for the
-filter), and for one budget per sandbox a writable memory cgroup (v1, or v2 with the memory controller). Tested
-with bubblewrap 0.8 (Debian 12) as root and as nobody, and as root on Ubuntu 24.04 with Python 3.12; from 0.8
-on, the tmpfs size limits and ``--disable-userns`` are used.
+filter), user namespaces (as root too: ``user.max_user_namespaces`` > 0), and for one budget per sandbox a
+writable memory cgroup (v1, or v2 with the memory controller). Tested with bubblewrap 0.8 (Debian 12) as root and
+as nobody, and as root on Ubuntu 24.04 with Python 3.12; from 0.8 on, the tmpfs size limits and
+``--disable-userns`` are used. The user namespace as root, which came later, was tested with bubblewrap 0.8
+as root on Linux 6.18.
 """
 
 from __future__ import annotations
@@ -150,6 +169,7 @@ import threading
 import time
 import warnings
 import weakref
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -172,14 +192,17 @@ INSTALL_HINT = (
     "or pass allow_unsafe=True to run without a sandbox, for development only"
 )
 
-#: Programs of sandbox slot ``n`` run as uid and gid ``SANDBOX_UID_BASE + n`` (when parlour runs as root): a uid
-#: no account on the host uses, so that nothing the kernel keeps per user (the process count RLIMIT_NPROC
-#: limits, the keyrings, inotify and message-queue quotas) is shared between sandboxes or with the host.
+#: Programs of sandbox slot ``n`` run as uid and gid ``SANDBOX_UID_BASE + n`` on the host (when parlour runs as
+#: root): a uid no account on the host uses, so that nothing the kernel keeps per user (the process count
+#: RLIMIT_NPROC limits, pipe buffers, inotify watches) is shared between sandboxes or with the host.
 SANDBOX_UID_BASE = 1_600_000_000
+#: The uid and gid those programs see: each sandbox's user namespace maps its slot's host uid (and gid) to this one,
+#: so a program prints the same ``os.getuid()`` in every slot and its output replays in any of them.
+SANDBOX_UID = 1000
 #: How many sandboxes may run at once on one machine (all parlour processes together).
 SLOTS = 4096
-#: Processes of a sandbox that are not the program's: the namespace's init and the server.
-OVERHEAD_PROCESSES = 2
+#: Processes of a sandbox's cgroup that are not the program's: bubblewrap, the namespace's init and the server.
+OVERHEAD_PROCESSES = 3
 #: Whether contained sandboxes are started ahead by the launcher thread (see the module's notes); False starts
 #: each on the spot, in the caller's thread, and asks for no spare.
 START_AHEAD = True
@@ -215,18 +238,30 @@ DENIED_SYSCALLS = {
     "lookup_dcookie": "profiling", "fanotify_init": "filesystem-wide notification", "iopl": "I/O ports",
     "ioperm": "I/O ports", "personality": "execution domains (ASLR off)", "vhangup": "terminals",
     "uselib": "obsolete", "sysfs": "obsolete", "nfsservctl": "obsolete",
+    # POSIX message queues outlive the program that made them, as SysV IPC does.
+    "mq_open": "POSIX message queues", "mq_unlink": "POSIX message queues", "mq_timedsend": "POSIX message queues",
+    "mq_timedreceive": "POSIX message queues", "mq_notify": "POSIX message queues",
+    "mq_getsetattr": "POSIX message queues",
 }
 # clone's flags that make new namespaces; clone3 passes its flags in memory the filter cannot read, so clone3
 # answers ENOSYS and the C library falls back to clone.
 CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080
 # ioctls that push input into a terminal (TIOCSTI) or reach the console (TIOCLINUX).
 DENIED_IOCTLS = (0x5412, 0x541C)
+#: The socket families ``socket`` and ``socketpair`` may make; every other answers EPERM. The network namespace
+#: holds only loopback, but some families are not namespaced at all (``AF_VSOCK`` reaches the host or its
+#: hypervisor), and no task has its network on: AF_INET and AF_INET6 are refused too.
+ALLOWED_SOCKET_FAMILIES = (socket.AF_UNIX,)
+# Families below this number are refused one by one, every number from it up at once (Linux knows 46).
+SOCKET_FAMILY_LIMIT = 64
 
 #: /proc files that show the host (its memory, load, CPU times, kernel symbols, timers, every user's keys) and are
 #: replaced, in the sandbox, by an empty file or a figure of the sandbox's own.
 MASKED_PROC = ("kallsyms", "keys", "key-users", "timer_list", "sched_debug", "interrupts", "softirqs", "vmstat",
                "zoneinfo", "buddyinfo", "pagetypeinfo", "slabinfo", "diskstats", "partitions", "swaps", "modules",
-               "iomem", "ioports", "latency_stats", "locks", "cgroups", "sysvipc/msg", "sysvipc/sem", "sysvipc/shm")
+               "iomem", "ioports", "latency_stats", "locks", "cgroups", "sysvipc/msg", "sysvipc/sem", "sysvipc/shm",
+               "pressure/cpu", "pressure/memory", "pressure/io", "pressure/irq", "sys/fs/file-nr", "sys/fs/inode-nr",
+               "sys/kernel/random/boot_id", "cmdline")
 
 
 @dataclass(frozen=True)
@@ -343,14 +378,18 @@ def _bwrap_command(bwrap: str, fds: dict[str, int], limits: Limits, uid: int | N
     """The bubblewrap command line that starts a contained server.
 
     ``fds``: ``server`` (its socket), ``code`` (its code), ``seccomp`` (the filter), ``info`` (where bubblewrap
-    writes its child's pid), ``block`` (bubblewrap waits for a byte on it before it starts the server), and
+    writes its child's pid), ``block`` (bubblewrap waits for a byte on it before it starts the server), as root
+    ``userns`` (bubblewrap waits for a byte on it while the host writes the user namespace's maps), and
     ``proc/NAME`` for each file of :func:`_proc_figures`. Programs run as ``uid`` (None: the caller's).
     """
     version = _bwrap_version(bwrap)
     args = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     args += ["--seccomp", str(fds["seccomp"]), "--info-fd", str(fds["info"]), "--block-fd", str(fds["block"])]
     if os.geteuid() == 0:
-        args += ["--cap-drop", "ALL"]
+        # A user namespace whose maps the host writes (_write_maps): root stays root, for bubblewrap and the server,
+        # and the slot's uid is SANDBOX_UID inside; the capabilities kept are the namespace's, and bubblewrap empties
+        # the bounding set of all others.
+        args += ["--unshare-user", "--userns-block-fd", str(fds["userns"]), "--cap-drop", "ALL"]
         for capability in ROOT_CAPABILITIES:
             args += ["--cap-add", capability]
     else:
@@ -417,6 +456,12 @@ def _seccomp_program() -> tuple[bytes, tuple[str, ...]]:
         except OSError:
             unknown.append(name)
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    for name in ("socket", "socketpair"):
+        for family in range(SOCKET_FAMILY_LIMIT):
+            if family not in ALLOWED_SOCKET_FAMILIES:
+                rules.add_rule(seccomp.ERRNO(errno.EPERM), name, seccomp.Arg(0, seccomp.EQ, family))
+        # Compared on all 64 bits: a family with high bits set (which the kernel would drop) is refused too.
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), name, seccomp.Arg(0, seccomp.GE, SOCKET_FAMILY_LIMIT))
     for flag in range(32):
         if CLONE_NAMESPACES >> flag & 1:
             rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, 1 << flag, 1 << flag))
@@ -438,8 +483,10 @@ def _proc_figures(limits: Limits) -> dict[str, bytes]:
     # glibc counts the cpuN lines of /proc/stat for os.cpu_count() where /sys is absent, as it is here.
     stat = "".join(f"cpu{n} 0 0 0 0 0 0 0 0 0 0\n" for n in [""] + list(range(cpus)))
     stat += "intr 0\nctxt 0\nbtime 0\nprocesses 0\nprocs_running 1\nprocs_blocked 0\n"
+    # The processors the sandbox may use, for a program that counts them here, and nothing of the host's model.
+    cpuinfo = "".join(f"processor\t: {n}\n\n" for n in range(cpus))
     return {"meminfo": meminfo.encode(), "stat": stat.encode(), "loadavg": b"0.00 0.00 0.00 1/1 1\n",
-            "uptime": b"0.00 0.00\n"}
+            "uptime": b"0.00 0.00\n", "cpuinfo": cpuinfo.encode()}
 
 
 @functools.cache
@@ -656,6 +703,24 @@ def _terminate(process: subprocess.Popen, sock: socket.socket, init: int | None,
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+# Moves the shell into each cgroup named before "--" (writing 0 to cgroup.procs moves the writer), then becomes
+# the command after it: bubblewrap starts inside the slot's cgroup.
+_INTO_CGROUP = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 1; shift; done; shift; exec "$@"'
+
+
+def _write_maps(pid: int, host_uid: int) -> None:
+    """Map the user namespace of ``pid`` (bubblewrap's child, waiting for it): root to root, for bubblewrap and the
+    server, and :data:`SANDBOX_UID` to ``host_uid``, the slot's uid on the host, as uid and as gid."""
+    mapping = f"0 0 1\n{SANDBOX_UID} {host_uid} 1\n".encode()
+    for name in ("uid_map", "gid_map"):
+        fd = os.open(f"/proc/{pid}/{name}", os.O_WRONLY)
+        try:
+            # The kernel takes a map in one write.
+            os.write(fd, mapping)
+        finally:
+            os.close(fd)
+
+
 def _read_info(fd: int, deadline: float) -> dict:
     """The JSON bubblewrap writes on its ``--info-fd`` (its child's pid), or {} if it ends without writing it."""
     data = b""
@@ -689,10 +754,11 @@ def _kill_group(process: subprocess.Popen) -> None:
 class _Server:
     """A started fork server: unsandboxed (``bwrap`` None) and running, or contained and held by bubblewrap.
 
-    bubblewrap makes the namespaces, the mounts and the scratch tmpfs, then waits (``--block-fd``) before it
-    loads the seccomp filter and starts anything; meanwhile the host moves its child, the namespace's init,
-    into the slot's cgroup, so that every process of the sandbox starts inside it. Nothing of the sandbox has
-    run until :meth:`release`. :meth:`close`, or collecting the object, kills it and gives its slot back.
+    bubblewrap starts in the slot's cgroup, so that every process of the sandbox does; as root it waits
+    (``--userns-block-fd``) while the host writes its user namespace's maps. Then it makes the namespaces, the
+    mounts and the scratch tmpfs, and waits again (``--block-fd``) before it loads the seccomp filter and starts
+    anything. Nothing of the sandbox has run until :meth:`release`. :meth:`close`, or collecting the object,
+    kills it and gives its slot back.
     """
 
     def __init__(self, bwrap: str | None, limits: Limits) -> None:
@@ -707,18 +773,26 @@ class _Server:
         except OSError as error:
             slot.release()
             raise SandboxUnavailable(f"could not set up the sandbox's cgroup ({error})") from error
+        # The programs' uid on the host (None: the caller's); inside they are SANDBOX_UID.
         uid = slot.uid if bwrap is not None and os.geteuid() == 0 else None
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         fds = {"server": theirs.fileno(), "code": _memfd("sandbox-server", _server_code())}
-        info_read = block_write = -1
+        info_read = block_write = userns_write = -1
         workdir = ""
         if bwrap is not None:
             info_read, fds["info"] = os.pipe()
             fds["block"], block_write = os.pipe()
+            if uid is not None:
+                fds["userns"], userns_write = os.pipe()
             fds["seccomp"] = _memfd("seccomp", seccomp)
             for name, figures in _proc_figures(limits).items():
                 fds[f"proc/{name}"] = _memfd(name, figures)
-            command = _bwrap_command(bwrap, fds, limits, uid)
+            command = _bwrap_command(bwrap, fds, limits, None if uid is None else SANDBOX_UID)
+            if cgroup is not None:
+                # bubblewrap starts in the slot's cgroup, so that every process of the sandbox does, and so that the
+                # cgroup namespace it makes is rooted there: /proc/self/cgroup reads "/" in every slot.
+                procs = [str(folder / "cgroup.procs") for folder in cgroup.folders]
+                command = ["/bin/sh", "-c", _INTO_CGROUP, "sh", *procs, "--", *command]
             environment: dict[str, str] = {}
         else:
             workdir = tempfile.mkdtemp(prefix="parlour-unsafe-")
@@ -738,7 +812,7 @@ class _Server:
         except OSError as error:
             ours.close()
             slot.release()
-            for fd in (info_read, block_write):
+            for fd in (info_read, block_write, userns_write):
                 if fd >= 0:
                     os.close(fd)
             if bwrap is None:
@@ -760,18 +834,20 @@ class _Server:
                 init = os.pidfd_open(child) if child else None
                 if init is None:
                     _kill_group(process)
-                elif cgroup is not None:
-                    cgroup.adopt(child)
+                elif uid is not None:
+                    _write_maps(child, uid)
+                    os.write(userns_write, b"x")
             elif cgroup is not None:
                 # The unsandboxed server forks nothing before its first request.
                 cgroup.adopt(process.pid)
         except OSError:
-            # bubblewrap died before its child could be moved, or the move failed: nothing may start outside the
-            # cgroup, so it ends here, and the missing greeting says why.
+            # bubblewrap died before its user namespace was mapped, or the mapping or the move failed: it ends here,
+            # and the missing greeting says why.
             _kill_group(process)
         finally:
-            if info_read >= 0:
-                os.close(info_read)
+            for fd in (info_read, userns_write):
+                if fd >= 0:
+                    os.close(fd)
         self.process, self.sock, self.uid, self.cgroup, self.sandboxed = process, ours, uid, cgroup, bwrap is not None
         self._init = init
         self.finalizer = weakref.finalize(self, _terminate, process, ours, init, slot, workdir)
@@ -923,8 +999,8 @@ class Sandbox:
         self.allow_unsafe = allow_unsafe
         self.bwrap = bwrap or BWRAP
         self.sandboxed = True
-        #: The uid its programs run as (None: the caller's, mapped in a user namespace) and its cgroup (None
-        #: where no writable memory cgroup is to be had: the memory limit is then per process).
+        #: The uid its programs run as on the host (None: the caller's; inside they are SANDBOX_UID as root) and
+        #: its cgroup (None where no writable memory cgroup is to be had: the memory limit is then per process).
         self.uid: int | None = None
         self._cgroup: _Cgroup | None = None
         self._lock = threading.Lock()
@@ -968,7 +1044,7 @@ class Sandbox:
                 f"bubblewrap could not start a sandbox ({detail or 'no answer from it'}). As a user other than "
                 f"root it needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
                 f"user.max_user_namespaces > 0, and no seccomp or AppArmor policy forbidding them); as root, "
-                f"CAP_SYS_ADMIN. Otherwise {INSTALL_HINT}"
+                f"CAP_SYS_ADMIN and user namespaces (user.max_user_namespaces > 0). Otherwise {INSTALL_HINT}"
             )
         self._use(server)
 
@@ -1063,9 +1139,8 @@ class Sandbox:
             verdict = "output_limit"
         elif out_of_memory:
             verdict = "memory"
-        elif "t" in flags or signal_number == signal.SIGXCPU or (
-            signal_number == signal.SIGKILL and cpu >= limits.cpu_seconds
-        ):
+        elif "t" in flags or "c" in flags:
+            # The server's clocks, never the program's signal: SIGXCPU sent to itself is an error like any other.
             verdict = "timeout"
         elif exit_code == 0:
             verdict = "ok"
@@ -1215,7 +1290,10 @@ def _beside(sandbox: Sandbox, code: str, limits: Limits, processes: int, action)
 def _probe_interfaces(bwrap: str | None) -> list[Probe]:
     """The network namespace has only loopback."""
     name = "network: no interface but loopback"
-    result = _probe_run("import json, socket\nprint(json.dumps(sorted(n for _, n in socket.if_nameindex())))", bwrap)
+    # From /proc: if_nameindex() asks over a netlink socket, which the filter refuses.
+    code = ("import json\nlines = open('/proc/net/dev').read().splitlines()[2:]\n"
+            "print(json.dumps(sorted(line.split(':')[0].strip() for line in lines)))")
+    result = _probe_run(code, bwrap)
     seen = _observe(result)
     if result.verdict != "ok" or not isinstance(seen, list):
         return [Probe(name, False, _failure(result))]
@@ -1476,7 +1554,7 @@ for fd in range(3, 1024):
         continue
     open_fds.append(fd)
 namespaces = {}
-for kind in ('pid', 'net', 'ipc', 'uts', 'mnt', 'cgroup'):
+for kind in ('user', 'pid', 'net', 'ipc', 'uts', 'mnt', 'cgroup'):
     try:
         namespaces[kind] = os.readlink('/proc/self/ns/' + kind)
     except OSError:
@@ -1496,6 +1574,9 @@ print(json.dumps({
 }))
 """
 
+# The bit of each capability the server keeps, in the kernel's capability sets.
+_CAPABILITY_BITS = {"CAP_DAC_OVERRIDE": 1, "CAP_FOWNER": 3, "CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7}
+
 #: What /dev may hold: bubblewrap's minimal set, and the scratch /dev/shm.
 ALLOWED_DEVICES = {"core", "fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout", "tty",
                    "urandom", "zero"}
@@ -1510,8 +1591,9 @@ def _probe_facts(bwrap: str | None) -> list[Probe]:
         "descriptors: the program holds only stdin, stdout and stderr (nothing reaches the server's socket)",
         "UTS namespace: the sandbox's own hostname, which the program cannot change",
         "PID namespace: the program sees only its sandbox's processes (init, the server, itself)",
-        "namespaces: PID, network, IPC, UTS, mount and cgroup namespaces are the sandbox's own",
+        "namespaces: user, PID, network, IPC, UTS, mount and cgroup namespaces are the sandbox's own",
         "filesystem: no /sys and no host devices in /dev",
+        "privileges: the bounding set holds only the server's capabilities (CAP_SYS_ADMIN and the rest dropped)",
     ]
     result = _probe_run(_FACTS, bwrap)
     seen = _observe(result)
@@ -1526,6 +1608,8 @@ def _probe_facts(bwrap: str | None) -> list[Probe]:
     others = sorted(set(seen["pids"]) - {1, 2, seen["pid"]})
     devices = sorted(set(seen["dev"]) - ALLOWED_DEVICES)
     capabilities = (seen["effective"], seen["permitted"], seen["ambient"])
+    # As root the server keeps ROOT_CAPABILITIES (in the sandbox's user namespace); as another user, none.
+    kept = sum(1 << _CAPABILITY_BITS[name] for name in ROOT_CAPABILITIES) if os.geteuid() == 0 else 0
     return [
         Probe(names[0], seen["uid"] != 0 and seen["gid"] != 0 and not any(capabilities),
               f"uid {seen['uid']}, gid {seen['gid']}, groups {seen['groups']}, capabilities effective "
@@ -1543,32 +1627,36 @@ def _probe_facts(bwrap: str | None) -> list[Probe]:
               f"all {len(seen['namespaces'])} differ from the host's"),
         Probe(names[7], not seen["sys"] and not devices,
               f"/sys {'present' if seen['sys'] else 'absent'}; /dev holds {', '.join(seen['dev'])}"),
+        Probe(names[8], not seen["bounding"] & ~kept,
+              f"bounding set {seen['bounding']:#x}, of which beyond the server's {seen['bounding'] & ~kept:#x}"),
     ]
 
 
 @functools.cache
-def _syscall_numbers() -> dict[str, int]:
-    """This architecture's numbers of the denied calls (and of clone3), from libseccomp; calls it lacks are left out."""
+def _syscall_numbers(names: tuple[str, ...]) -> dict[str, int]:
+    """This architecture's numbers of the system calls ``names``, from libseccomp; calls it lacks are left out."""
     import pyseccomp as seccomp
 
     numbers = {}
-    for name in [*DENIED_SYSCALLS, "clone", "clone3", "ioctl"]:
+    for name in names:
         number = seccomp.resolve_syscall(seccomp.Arch.NATIVE, name)
         if number >= 0:
             numbers[name] = number
     return numbers
 
 
-#: One probe per family of the deny-list: the calls it tries, with arguments as Python source evaluated in the
-#: probe program (``buf(n)``: the address of n zeroed bytes; ``text(s)``: of a C string; ``fd(path)``: a
-#: descriptor; ``tty()``: a pseudo-terminal; ``ppid``: the server). Arguments are chosen so that a call the
-#: filter let through would answer something other than EPERM wherever the kernel allows it unprivileged.
+#: The attacks the seccomp probes try, one probe per family, written independently of :data:`DENIED_SYSCALLS` (and
+#: of the ioctl, clone and socket rules), so that a call missing from the filter shows as a call let through:
+#: each call with arguments as Python source evaluated in the probe program (``buf(n)``: the address of n zeroed
+#: bytes; ``text(s)``: of a C string; ``fd(path)``: a descriptor; ``tty()``: a pseudo-terminal; ``ppid``: the
+#: server).
 SECCOMP_FAMILIES = {
     "user and network namespaces (unshare)": [("unshare", "0x10000000"), ("unshare", "0x40000000")],
-    "new namespaces through clone's flags": [("clone", "0x10000000 | 17, 0, 0, 0, 0"),
-                                             ("clone", "0x20000000 | 17, 0, 0, 0, 0")],
+    "new namespaces through clone's flags": [
+        ("clone", f"{flag:#x} | 17, 0, 0, 0, 0")
+        for flag in (0x80, 0x20000, 0x2000000, 0x4000000, 0x8000000, 0x10000000, 0x20000000, 0x40000000)],
     "clone3, whose flags the filter cannot read (ENOSYS: the C library falls back to clone)": [
-        ("clone3", "buf(88), 88")],
+        ("clone3", "buf(88), 1")],
     "joining namespaces (setns)": [("setns", "-1, 0"), ("setns", "fd('/proc/self/ns/uts'), 0")],
     "io_uring": [("io_uring_setup", "8, buf(120)"), ("io_uring_enter", "-1, 0, 0, 0, 0, 0"),
                  ("io_uring_register", "-1, 0, 0, 0")],
@@ -1578,9 +1666,17 @@ SECCOMP_FAMILIES = {
     "SysV message queues": [("msgget", "0, 0o1600"), ("msgsnd", "-1, buf(16), 8, 0"),
                             ("msgrcv", "-1, buf(16), 8, 0, 0"),
                             ("msgctl", "-1, 2, buf(256)")],
-    "SysV semaphores": [("semget", "0, 1, 0o1600"), ("semop", "-1, buf(8), 1"), ("semctl", "-1, 0, 2, 0")],
+    "SysV semaphores": [("semget", "0, 1, 0o1600"), ("semop", "-1, buf(8), 1"), ("semtimedop", "-1, buf(8), 1, 0"),
+                        ("semctl", "-1, 0, 2, 0")],
     "SysV shared memory": [("shmget", "0, 4096, 0o1600"), ("shmat", "-1, 0, 0"), ("shmdt", "0"),
                            ("shmctl", "-1, 2, buf(256)")],
+    "POSIX message queues (mq_open, ...)": [
+        ("mq_open", "text('parlour-probe'), 0o100 | 2, 0o600, 0"), ("mq_unlink", "text('parlour-probe')"),
+        ("mq_timedsend", "-1, buf(8), 8, 0, 0"), ("mq_timedreceive", "-1, buf(8), 8, 0, 0"),
+        ("mq_notify", "-1, 0"), ("mq_getsetattr", "-1, 0, buf(64)")],
+    "sockets of every family but AF_UNIX (inet, netlink, packet, vsock...)": [
+        *[("socket", f"{family}, 1, 0") for family in (0, *range(2, 46), 64, 255, 1 << 32 | 2)],
+        ("socketpair", "2, 1, 0, buf(8)"), ("socketpair", "10, 1, 0, buf(8)"), ("socketpair", "40, 1, 0, buf(8)")],
     "tracing the server and init (ptrace)": [("ptrace", "16, ppid, 0, 0"), ("ptrace", "16, 1, 0, 0")],
     "other processes' memory and descriptors (process_vm_*, pidfd_getfd, kcmp)": [
         ("process_vm_readv", "ppid, buf(16), 1, buf(16), 1, 0"),
@@ -1614,12 +1710,19 @@ SECCOMP_FAMILIES = {
         ("syslog", "10, 0, 0"), ("acct", "0"), ("quotactl", "0, 0, 0, 0"), ("swapon", "text('/tmp/main.py'), 0"),
         ("swapoff", "text('/tmp/main.py')"), ("reboot", "0, 0, 0, 0")],
     "I/O ports (iopl, ioperm)": [("iopl", "3"), ("ioperm", "0, 1, 1")],
+    "profiling, filesystem-wide notification, terminals and obsolete calls": [
+        ("lookup_dcookie", "0, buf(8), 8"), ("fanotify_init", "0, 0"), ("vhangup", "()"),
+        ("uselib", "text('/tmp/main.py')"), ("sysfs", "3"), ("nfsservctl", "0, 0, 0")],
 }
 
-# Tries each call of SECCOMP_FAMILIES (CALLS: family, name, number, arguments) in a child of its own, so that a
-# call the filter let through changes nothing for the next, and prints the errno of each (0: it succeeded).
+# Tries each call of SECCOMP_FAMILIES (CALLS: family, name, number, arguments) and prints the errno of each. First it
+# adds a filter of its own that answers every one of those calls SECCOMP_RET_TRACE: with no tracer the kernel then
+# skips the call and answers ENOSYS, unless the sandbox's filter refused it, whose ERRNO outranks TRACE. So EPERM
+# is the sandbox's filter speaking, never the kernel's own refusal (which an unprivileged program gets from mount or
+# reboot with or without a filter), and no call runs, let through or not. clone3, which the sandbox's filter answers
+# ENOSYS, goes past the probe's filter, with a size the kernel refuses (EINVAL) before it would make a process.
 _SYSCALLS = """
-import ctypes, json, os
+import ctypes, json, os, struct
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 kept, ppid = [], os.getppid()
@@ -1642,31 +1745,35 @@ def tty():
     except OSError:
         return 0
 
-def answer(name, number, arguments):
-    read, write = os.pipe()
-    child = os.fork()
-    if child == 0:
-        try:
-            values = eval(arguments)
-        except OSError as error:
-            os.write(write, ('setup: ' + str(error)).encode())
-            os._exit(0)
-        values = values if isinstance(values, tuple) else (values,)
+class Program(ctypes.Structure):
+    _fields_ = [('len', ctypes.c_ushort), ('filter', ctypes.c_void_p)]
+
+def trace(numbers):
+    # BPF: load the call's number; each of these jumps to SECCOMP_RET_TRACE, anything else falls to SECCOMP_RET_ALLOW.
+    code = struct.pack('=HBBI', 0x20, 0, 0, 0)
+    for index, number in enumerate(numbers):
+        code += struct.pack('=HBBI', 0x15, len(numbers) - index, 0, number)
+    code += struct.pack('=HBBI', 0x06, 0, 0, 0x7fff0000) + struct.pack('=HBBI', 0x06, 0, 0, 0x7ff00000)
+    program = Program(len(code) // 8, buf(len(code)))
+    ctypes.memmove(program.filter, code, len(code))
+    if libc.prctl(22, 2, ctypes.byref(program), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), 'prctl(PR_SET_SECCOMP)')
+
+prepared = []
+for family, name, number, arguments in CALLS:
+    try:
+        values = eval(arguments)
+    except OSError as error:
+        values = 'setup: ' + str(error)
+    prepared.append((family, name, number, values if isinstance(values, (tuple, str)) else (values,)))
+trace(sorted({number for _, name, number, _ in CALLS if name != 'clone3'}))
+seen = {}
+for family, name, number, values in prepared:
+    if not isinstance(values, str):
         ctypes.set_errno(0)
         result = libc.syscall(ctypes.c_long(number), *[ctypes.c_long(v) for v in values])
-        if name == 'clone' and result == 0:
-            os._exit(0)
-        os.write(write, str(0 if result >= 0 else ctypes.get_errno()).encode())
-        os._exit(0)
-    os.close(write)
-    said = os.read(read, 4096).decode()
-    os.close(read)
-    status = os.waitpid(child, 0)[1]
-    return int(said) if said.isdigit() else said or f'the call ended its process (status {status})'
-
-seen = {}
-for family, name, number, arguments in CALLS:
-    seen.setdefault(family, []).append([name, answer(name, number, arguments)])
+        values = 0 if result >= 0 else ctypes.get_errno()
+    seen.setdefault(family, []).append([name, values])
 print(json.dumps(seen))
 """
 
@@ -1678,9 +1785,22 @@ def _answer(code: int | str) -> str:
     return "SUCCEEDED" if code == 0 else errno.errorcode.get(code, str(code))
 
 
+def _seccomp_answer(call: str, code: int | str) -> str:
+    """A seccomp probe's answer in words: the filter's refusal, or the call let through (the probe's own filter then
+    answered ENOSYS for it; clone3 let through answers EINVAL)."""
+    through = errno.EINVAL if call == "clone3" else errno.ENOSYS
+    return "LET THROUGH" if code == through else _answer(code)
+
+
 def _probe_seccomp(bwrap: str | None) -> list[Probe]:
-    """One probe per family of denied calls: each call must answer EPERM (clone3: ENOSYS), the filter's word."""
-    numbers = _syscall_numbers()
+    """One probe per family of attacks: the sandbox's filter must refuse each call, EPERM (clone3: ENOSYS).
+
+    The calls come from :data:`SECCOMP_FAMILIES`, not from the deny-list, and the probe program tells the filter's
+    refusal from the kernel's (see ``_SYSCALLS``): a filter built without any one entry fails a probe here. A call
+    this architecture lacks is left out.
+    """
+    names = tuple(sorted({name for tries in SECCOMP_FAMILIES.values() for name, _ in tries}))
+    numbers = _syscall_numbers(names)
     calls = [(family, name, numbers[name], arguments) for family, tries in SECCOMP_FAMILIES.items()
              for name, arguments in tries if name in numbers]
     families = list(dict.fromkeys(family for family, *_ in calls))
@@ -1695,7 +1815,10 @@ def _probe_seccomp(bwrap: str | None) -> list[Probe]:
         answers = seen.get(family, [])
         expected = {call: errno.ENOSYS if call == "clone3" else errno.EPERM for call, _ in answers}
         held = bool(answers) and all(answer == expected[call] for call, answer in answers)
-        probes.append(Probe(name, held, ", ".join(f"{call} {_answer(answer)}" for call, answer in answers)))
+        words = [f"{call} {_seccomp_answer(call, answer)}" for call, answer in answers]
+        # Many calls of one name (socket's families): say how many answered alike.
+        probes.append(Probe(name, held, ", ".join(f"{word} x{count}" if count > 1 else word
+                                                  for word, count in Counter(words).items())))
     return probes
 
 
@@ -1711,6 +1834,10 @@ PROC_FAMILIES = {
     "devices and storage": ("diskstats", "partitions", "swaps", "iomem", "ioports"),
     "locks, latency and cgroups": ("locks", "latency_stats", "cgroups"),
     "SysV IPC tables": ("sysvipc/msg", "sysvipc/sem", "sysvipc/shm"),
+    "pressure stall figures": ("pressure/cpu", "pressure/memory", "pressure/io", "pressure/irq"),
+    "open files and inodes (file-nr, inode-nr)": ("sys/fs/file-nr", "sys/fs/inode-nr"),
+    "boot id and kernel command line": ("sys/kernel/random/boot_id", "cmdline"),
+    "CPU model (cpuinfo lists the sandbox's processors only)": ("cpuinfo",),
 }
 
 
@@ -1754,19 +1881,45 @@ def _probe_proc(bwrap: str | None) -> list[Probe]:
     return probes
 
 
+# Who and where a program is, as it can tell: all alike in every slot but the user namespace's identity.
+_WHO = """
+import json, os, socket, tempfile
+print(json.dumps({
+    'uid': os.getuid(), 'gid': os.getgid(), 'groups': os.getgroups(), 'hostname': socket.gethostname(),
+    'cwd': os.getcwd(), 'tempdir': tempfile.gettempdir(), 'pid': os.getpid(), 'ppid': os.getppid(),
+    'cgroup': sorted(set(line.split(':', 2)[2] for line in open('/proc/self/cgroup').read().splitlines())),
+    'owners': [os.stat(path).st_uid for path in ('/tmp', '/dev/shm', 'main.py')],
+    'user namespace': os.readlink('/proc/self/ns/user'),
+}))
+"""
+
+
 def _probe_slots(bwrap: str | None) -> list[Probe]:
-    """Concurrent sandboxes are different users; one holding its process limit leaves the other's forks alone."""
+    """Concurrent sandboxes are different users on the host, alike inside; one holding its process limit leaves the
+    other's forks alone."""
     probes = []
-    name = "uid per slot: two concurrent sandboxes run as different users (uids as root, user namespaces otherwise)"
-    who = "import json, os\nprint(json.dumps([os.getuid(), os.readlink('/proc/self/ns/user')]))"
     with Sandbox(bwrap=bwrap) as first, Sandbox(bwrap=bwrap) as second:
-        one, two = first.run(who), second.run(who)
+        one, two = first.run(_WHO), second.run(_WHO)
+        hosts = first.uid, second.uid
     a, b = _observe(one), _observe(two)
+    name = "uid per slot: two concurrent sandboxes run as different users on the host, each in a user namespace"
     if one.verdict != "ok" or two.verdict != "ok" or not a or not b:
         probes.append(Probe(name, False, _failure(one if one.verdict != "ok" else two)))
     else:
-        held = a != b and not {a[0], b[0]} & {0, 65534}
-        probes.append(Probe(name, held, f"first: uid {a[0]} in {a[1]}; second: uid {b[0]} in {b[1]}"))
+        # As root each slot has a host uid of its own; as another user, both are that user, each in a namespace.
+        apart = hosts[0] != hosts[1] and not set(hosts) & {0, 65534} if os.geteuid() == 0 else hosts == (None, None)
+        held = apart and a["user namespace"] != b["user namespace"]
+        probes.append(Probe(name, held, f"host uids {hosts[0]} and {hosts[1]}; user namespaces "
+                                        f"{a['user namespace']} and {b['user namespace']}"))
+    name = "replay: every slot shows a program the same uid, gid, hostname, folders, process ids and cgroup"
+    if one.verdict != "ok" or two.verdict != "ok" or not a or not b:
+        probes.append(Probe(name, False, _failure(one if one.verdict != "ok" else two)))
+    else:
+        del a["user namespace"], b["user namespace"]
+        differ = sorted(key for key in a if a[key] != b.get(key))
+        probes.append(Probe(name, not differ, f"differ: {differ}" if differ else
+                            f"alike: uid {a['uid']}, gid {a['gid']}, hostname {a['hostname']!r}, "
+                            f"cwd {a['cwd']}, pid {a['pid']}, cgroup {a['cgroup']!r}"))
     name = "processes: a neighbour holding its whole process limit does not stop forks here"
     limits = Limits(max_processes=16, wall_seconds=10)
     holder = ("import os, time\nfor _ in range(15):\n    if os.fork() == 0:\n        time.sleep(30)\n"
@@ -1948,6 +2101,9 @@ def _probe_time(bwrap: str | None) -> list[Probe]:
                         Limits(cpu_seconds=1, wall_seconds=10), "timeout", bwrap),
         *_probe_verdict("time: a sleeper ends with verdict timeout (wall-clock limit)",
                         "import time\ntime.sleep(60)", Limits(wall_seconds=1), "timeout", bwrap),
+        *_probe_verdict("time: SIGXCPU sent to itself ends with verdict error (the CPU time decides a timeout)",
+                        "import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)",
+                        Limits(cpu_seconds=1, wall_seconds=10), "error", bwrap),
         *_probe_verdict("output: a flood of output ends with verdict output_limit",
                         "while True:\n    print('x' * 1000)", Limits(max_output_bytes=64 << 10), "output_limit", bwrap),
     ]
@@ -2032,8 +2188,8 @@ def _probe_signals(bwrap: str | None) -> list[Probe]:
 
 
 def _probe_state_between_runs(bwrap: str | None) -> list[Probe]:
-    """Keys and SysV objects, which outlive a program, cannot be made to carry a message to a later run."""
-    numbers = _syscall_numbers()
+    """Keys, SysV objects and POSIX message queues, which outlive a program, cannot carry a message to a later run."""
+    numbers = _syscall_numbers(("add_key", "keyctl", "request_key", "msgget", "semget", "shmget", "mq_open"))
     helpers = (
         "import ctypes, json\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
         "def s(value):\n    return ctypes.c_char_p(value.encode())\n"
@@ -2067,15 +2223,17 @@ def _probe_state_between_runs(bwrap: str | None) -> list[Probe]:
         held = all(answer == errno.EPERM for answer in answers.values()) and not on_host
         words = [f"{call}: {_answer(answer)}" for call, answer in answers.items()]
         probes.append(Probe(name, held, ", ".join(words) + f"; on the host: {on_host}"))
-    name = "SysV IPC: a queue, semaphore or segment made by one run cannot reach the next in the same sandbox"
-    key = 0x5A17
+    name = ("SysV IPC and POSIX message queues: a queue, semaphore or segment made by one run cannot reach the next "
+            "in the same sandbox")
+    key, queue = 0x5A17, "parlour-probe"
     create = helpers + (
         f"print(json.dumps({{'msgget create': call('msgget', {key}, 0o1600), 'semget create': call('semget', {key}, 1, "
-        f"0o1600), 'shmget create': call('shmget', {key}, 4096, 0o1600)}}))\n"
+        f"0o1600), 'shmget create': call('shmget', {key}, 4096, 0o1600), 'mq_open create': call('mq_open', "
+        f"s({queue!r}), 0o102, 0o600, None)}}))\n"
     )
     look = helpers + (
         f"print(json.dumps({{'msgget find': call('msgget', {key}, 0), 'semget find': call('semget', {key}, 0, 0), "
-        f"'shmget find': call('shmget', {key}, 0, 0)}}))\n"
+        f"'shmget find': call('shmget', {key}, 0, 0), 'mq_open find': call('mq_open', s({queue!r}), 2, 0, None)}}))\n"
     )
     made, seen = _probe_run(create, bwrap, follow_up=look)
     answers = {**_observe(made), **_observe(seen)}
@@ -2101,10 +2259,12 @@ def run_probes(*, bwrap: str | None = None) -> list[Probe]:
 
     One probe per attack class: the network (interfaces, routes out, the host's loopback and abstract sockets, raw
     sockets), the filesystem (host writes and reads, scratch and file sizes, what a warm run leaves), the
-    environment, privileges, descriptors, hostname, PID and other namespaces, each family of the seccomp deny-list,
-    each family of masked /proc files, a uid per slot, process limits and a neighbour's, fork bombs and daemons,
-    memory for all processes and pipes, verdicts a program cannot forge, CPU, wall-clock and output limits, a
-    spinning neighbour, zombies, signals to the host, and keys or SysV objects carried between runs. A probe that
+    environment, privileges and the bounding set, descriptors, hostname, PID and other namespaces, each family of
+    an attack list against the seccomp filter (its own, not the deny-list: any entry missing from the filter
+    fails one), each family of masked /proc files, a uid per slot and the same view in every slot, process limits
+    and a neighbour's, fork bombs and daemons, memory for all processes and pipes, verdicts a program cannot forge
+    (SIGXCPU sent to itself included), CPU, wall-clock and output limits, a spinning neighbour, zombies, signals
+    to the host, and keys, SysV objects or POSIX message queues carried between runs. A probe that
     breaks counts as failed; raises SandboxUnavailable where no sandbox can start.
     """
     probes: list[Probe] = []

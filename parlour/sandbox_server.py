@@ -19,8 +19,9 @@ Protocol (ASCII words, one message per packet):
   0 sets no address-space limit: the host's cgroup then holds the sandbox's memory.
 * host to server, during a run: ``kill`` (the host saw too much output).
 * server to host, after each run: ``done EXIT SIGNAL CPU_S WALL_S FLAGS`` where ``EXIT``/``SIGNAL`` are a
-  number or ``-``, and ``FLAGS`` holds ``t`` (wall-clock limit hit), ``k`` (killed on request) and ``d`` (a
-  process or a scratch file could not be removed: start a new sandbox).
+  number or ``-``, and ``FLAGS`` holds ``t`` (wall-clock limit hit), ``c`` (CPU limit reached: the program's
+  CPU time, read by the server from the kernel's clock ``RLIMIT_CPU`` is held against, reached the limit), ``k``
+  (killed on request) and ``d`` (a process or a scratch file could not be removed: start a new sandbox).
 
 The program cannot write to the socket (its process closes every descriptor but its three standard ones before
 any of its code runs) nor reach the server (another uid, no capabilities, a seccomp filter against ``ptrace``
@@ -41,6 +42,23 @@ import time
 # signal.SIGKILL without importing signal (enum makes it cost a millisecond of every cold start).
 SIGKILL = 9
 PROGRAM = "main.py"
+# The clock id of a process's CPUCLOCK_PROF clock (user and system time as the scheduler's ticks count them, the
+# clock RLIMIT_CPU is held against): the kernel's MAKE_PROCESS_CPUCLOCK(pid, 0), that is (~pid << 3) | 0.
+PROF_CLOCK = -8
+
+
+def cpu_limit(cpu_seconds: float) -> int:
+    """The RLIMIT_CPU soft limit for ``cpu_seconds``: whole seconds, rounded up, at least one."""
+    return max(1, int(-(-cpu_seconds // 1)))
+
+
+def cpu_time(pid: int) -> float:
+    """The CPU time of process ``pid`` (ended but not yet reaped, or alive) on its CPUCLOCK_PROF clock; 0.0 if it
+    cannot be read."""
+    try:
+        return time.clock_gettime(PROF_CLOCK * (pid + 1))
+    except OSError:
+        return 0.0
 
 
 def receive(sock: _socket.socket) -> tuple[bytes, list[int]]:
@@ -162,12 +180,15 @@ def serve(sock: _socket.socket, contained: bool, scratch: list[str]) -> tuple[li
         for fd in fds:
             os.close(fd)
         timed_out, stopped, host_gone = supervise(sock, pid, limits[1], started)
+        # Read before the reap, while the clock still names the program. Its own signal proves nothing: a program
+        # may send itself SIGXCPU, but it cannot make the kernel count CPU time it did not use.
+        over_cpu = cpu_time(pid) >= cpu_limit(limits[0])
         _pid, status, usage = os.wait4(pid, 0)
         wall = time.monotonic() - started
         swept = sweep(pid, contained)
         if host_gone:
             return None
-        flags = ("t" if timed_out else "") + ("k" if stopped else "")
+        flags = ("t" if timed_out else "") + ("c" if over_cpu else "") + ("k" if stopped else "")
         try:
             for folder in scratch:
                 empty_folder(folder)
@@ -224,7 +245,7 @@ def enter(limits: list[float], fds: list[int], uid: int | None, workdir: str) ->
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
-    cpu = max(1, int(-(-cpu_seconds // 1)))
+    cpu = cpu_limit(cpu_seconds)
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     if memory:
         set_limit(resource.RLIMIT_AS, int(memory))

@@ -45,7 +45,7 @@ def doctor(bwrap_works: None) -> tuple[int, list[str]]:
     return status, printed.getvalue().splitlines()
 
 
-# One probe at least per attack class of issue 20 (and the containment every sandbox needs).
+# One probe at least per attack class of issues 20 and 32 (and the containment every sandbox needs).
 @pytest.mark.parametrize(
     "prefix",
     [
@@ -82,15 +82,23 @@ def doctor(bwrap_works: None) -> tuple[int, list[str]]:
         "seccomp: kexec",
         "seccomp: kernel modules",
         "seccomp: terminal input injection (ioctl TIOCSTI",
+        "seccomp: POSIX message queues",
+        "seccomp: sockets of every family but AF_UNIX",
+        "privileges: the bounding set holds only the server's capabilities",
         "/proc: kernel symbols",
         "/proc: keys of every user",
         "/proc: memory",
         "/proc: CPU times, load and uptime",
         "/proc: SysV IPC tables",
+        "/proc: pressure stall figures",
+        "/proc: open files and inodes",
+        "/proc: boot id and kernel command line",
+        "/proc: CPU model",
         "descriptors: the program holds only stdin, stdout and stderr",
         "PID namespace:",
-        "namespaces: PID, network, IPC, UTS, mount and cgroup",
+        "namespaces: user, PID, network, IPC, UTS, mount and cgroup",
         "uid per slot: two concurrent sandboxes run as different users",
+        "replay: every slot shows a program the same uid",
         "processes: a neighbour holding its whole process limit",
         "processes: a fork bomb",
         "processes: a setsid() daemon",
@@ -102,12 +110,13 @@ def doctor(bwrap_works: None) -> tuple[int, list[str]]:
         "verdict: the program cannot kill the server",
         "time: an infinite loop",
         "time: a sleeper",
+        "time: SIGXCPU sent to itself ends with verdict error",
         "output: a flood of output",
         "CPU: a neighbour spinning",
         "teardown: closing a sandbox leaves no zombie",
         "signals: the program cannot signal",
         "keyrings: a key planted by one run",
-        "SysV IPC: a queue, semaphore or segment",
+        "SysV IPC and POSIX message queues: a queue, semaphore or segment",
     ],
 )
 def test_containment_probe_passes(doctor: tuple[int, list[str]], prefix: str) -> None:

@@ -1,10 +1,11 @@
 """``parlour doctor sandbox``: check, on this machine, that the code sandbox contains what it runs.
 
 It runs every probe of :func:`parlour.sandbox.run_probes` in real sandboxes, one per attack class (the network,
-host files, the environment, privileges and namespaces, each family of the seccomp deny-list and of the masked
-/proc files, a uid and budget per sandbox, fork and memory bombs, pipe buffers, forged verdicts, CPU, time and
-output limits, neighbours, zombies, signals, state carried between runs), and prints one PASS or FAIL line per
-probe with its evidence. Exit status 0 only if every probe passes; 1 if one fails or no sandbox can start.
+host files, the environment, privileges and namespaces, each family of an attack list against the seccomp filter,
+kept apart from the deny-list so that a filter missing any entry fails, each family of the masked /proc files, a
+uid and budget per sandbox and the same view in every slot, fork and memory bombs, pipe buffers, forged verdicts,
+CPU, time and output limits, neighbours, zombies, signals, state carried between runs), and prints one PASS or
+FAIL line per probe with its evidence. Exit status 0 only if every probe passes; 1 if one fails or no sandbox can start.
 """
 
 from __future__ import annotations
