@@ -276,3 +276,14 @@ def test_records_replay_every_tool_call():
     step["calls"][0]["result"] = "0" * len(step["calls"][0]["result"])
     with pytest.raises(parlour.ReplayMismatch):
         parlour.replay(tampered)
+
+
+def test_a_game_sets_its_own_tool_budget_and_the_option_still_overrides_it() -> None:
+    """The whole SQL episode is one turn: the engine's general default of 8 calls left too few for eight tables."""
+    from parlour.envs.games.tic_tac_toe import TicTacToe
+    from parlour.envs.search.search import Search
+
+    assert Match(SQL).settings.max_tool_calls == SQL.default_max_tool_calls == 30
+    assert Match(SQL, {"max_tool_calls": 5}).settings.max_tool_calls == 5
+    assert Match(Search).settings.max_tool_calls == 8
+    assert TicTacToe.default_max_tool_calls == 8

@@ -25,7 +25,8 @@ deterministic cap, so records replay; with backstops of 1 s and 128 MiB);
 values, SQL text and expression depth are capped. A failed query is a tool
 result that starts with ``Error:`` and says what to do; it is no invalid
 action. Tool calls per episode are capped by the engine's ``max_tool_calls``
-(8 by default: the whole episode is one turn). Text that calls no tool, a call
+(30 by default, this game's ``default_max_tool_calls``: the whole episode is one turn,
+and eight tables want a ``describe`` each before the queries). Text that calls no tool, a call
 of an unknown tool, or arguments that break a tool's schema are invalid
 actions.
 
@@ -148,6 +149,7 @@ class SQL(Game):
     category = "agentic"
     zero_sum = False
     fixed_rules = True
+    default_max_tool_calls = 30
     reference_agents = ("expert", "random")
 
     def __init__(self, *, difficulty: int = 3, split: str = "train", partial_credit: bool = False, max_rows: int = 50):

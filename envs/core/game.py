@@ -131,6 +131,9 @@ class Game:
     simultaneous: ClassVar[bool] = False
     #: How many invalid actions a player may make before it forfeits.
     default_error_allowance: ClassVar[int] = 2
+    #: How many tool calls a player may make before each of its moves, unless the ``max_tool_calls`` option says
+    #: otherwise: a game whose episode is one long turn of tool use (a database session) needs more than a quiz.
+    default_max_tool_calls: ClassVar[int] = 8
     #: Whether ``rules(player)`` depends only on the options and the player, not on the episode (what
     #: ``start`` dealt or drew); the engine then writes each player's rules once, not once per episode.
     fixed_rules: ClassVar[bool] = False

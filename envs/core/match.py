@@ -52,8 +52,6 @@ FAILURE_CHARS = 500
 
 #: Default of ``max_action_chars``: longer agent text is cut before parsing.
 DEFAULT_MAX_ACTION_CHARS = 16384
-#: Default of ``max_tool_calls``: tool calls a player may make in one turn.
-DEFAULT_MAX_TOOL_CALLS = 8
 #: Default of ``max_tool_result_chars``: a longer tool answer is cut (a program's output, a huge document).
 DEFAULT_MAX_TOOL_RESULT_CHARS = 65536
 #: The legal moves of a player who is not to act (tuples: shared, so they must not be mutated).
@@ -148,7 +146,7 @@ def engine_options(game: Game, options: dict[str, Any]) -> EngineOptions:
         error_allowance=int_option("error_allowance", options.get("error_allowance", game.default_error_allowance), 0),
         max_turns=None if max_turns is None else int_option("max_turns", max_turns, 1),
         max_action_chars=int_option("max_action_chars", options.get("max_action_chars", DEFAULT_MAX_ACTION_CHARS), 1),
-        max_tool_calls=int_option("max_tool_calls", options.get("max_tool_calls", DEFAULT_MAX_TOOL_CALLS), 0),
+        max_tool_calls=int_option("max_tool_calls", options.get("max_tool_calls", game.default_max_tool_calls), 0),
         max_tool_result_chars=int_option("max_tool_result_chars", options.get("max_tool_result_chars", DEFAULT_MAX_TOOL_RESULT_CHARS), 1),
     )
 
