@@ -4,6 +4,8 @@ in the episode's record, on every environment and every seat, rewards paid befor
 
 from __future__ import annotations
 
+import functools
+
 import gymnasium
 import pytest
 
@@ -46,14 +48,27 @@ SETTINGS = [(env_id, {}) for env_id in ENV_IDS] + [
 ]
 
 
+def seating(env_id: str, players: list[str]) -> dict[str, str]:
+    """An agent for each seat: the first of the game's reference agents (strong ones first) that can hold it, since a
+    strong agent scores before the learner's first move (a Hanabi partner's plays) more often than a random one, and
+    some seats take only their own agents (a judge only judges, a customer only asks). Seats the default game lacks
+    (more players through an option) are probed as its last seat, whose role they share in these games."""
+    able = able_agents(env_id)
+    return {player: able.get(player, able[list(able)[-1]]) for player in players}
+
+
+@functools.lru_cache(maxsize=None)
+def able_agents(env_id: str) -> dict[str, str]:
+    """For each seat of the default game, the first reference agent that can hold it (probed once per environment)."""
+    names = game_class(env_id).reference_agents
+    return {seat: next((name for name in names if can_play(env_id, name, seat)), "random") for seat in parlour.make_aec(env_id).possible_agents}
+
+
 @pytest.mark.parametrize("env_id, options", SETTINGS)
 def test_step_rewards_sum_to_the_return_on_every_seat(env_id, options):
-    # The other seats play the game's strong reference agent where it can hold the seat (a judge only judges), since it
-    # scores before the learner's first move (a Hanabi partner's plays) more often than a random one; else random.
-    # The learner moves at random.
-    strong = game_class(env_id).reference_agents[0]
+    # The learner moves at random; the other seats play reference agents (see seating).
     players = parlour.make_aec(env_id, **options).possible_agents
-    agents = {player: strong if can_play(env_id, strong, player) else "random" for player in players}
+    agents = seating(env_id, players)
     for seat in players:
         opponents = {player: agent for player, agent in agents.items() if player != seat}
         env = gymnasium.make(env_id, opponent=opponents, seat=seat, **options)
