@@ -11,7 +11,8 @@ A bundle is what :func:`parlour.evaluate` writes and what the leaderboard accept
   ``challenge``, ``{"id", "nonce"}`` of the server-issued challenge the run
   was played for, or null),
   the per-agent ``stats`` (decisions, time spent in the agent, and the agent's own
-  accounting such as tokens), and the ``summary`` computed from the records.
+  accounting such as tokens), and the ``summary`` computed from the records (with τ-bench's pass^k beside the
+  mean for games whose episodes are trials of tasks: see :func:`task_trials`).
   A reader must recompute anything it relies on from the records: the summary is
   a convenience, never evidence.
 """
@@ -308,6 +309,36 @@ def summarize(records: list[dict[str, Any]], with_winner: bool) -> dict[str, Any
     return summary
 
 
+#: The largest k the summary reports pass^k for (each k up to the fewest trials any task had).
+PASS_HAT_K_MAX = 8
+
+
+def task_trials(records: list[dict[str, Any]]) -> dict[str, dict[str, list[bool]]]:
+    """Per agent, per task: the success of each trial, for the records of games that declare tasks.
+
+    A game declares tasks by putting a ``task_id`` (episodes of one task are trials of it, with other seeds for the
+    seats and chance) and a boolean ``success`` in its outcome's ``details`` (ServiceDesk's ``tasks`` option); an agent
+    that held several seats of one episode counts it once.
+    """
+    trials: dict[str, dict[str, list[bool]]] = {}
+    for record in records:
+        details = (record.get("outcome") or {}).get("details") or {}
+        if "task_id" not in details or not isinstance(details.get("success"), bool):
+            continue
+        for name in dict.fromkeys(record["agents"].values()):
+            trials.setdefault(name, {}).setdefault(str(details["task_id"]), []).append(details["success"])
+    return trials
+
+
+def pass_hat(outcomes: list[list[bool]], k: int) -> float | None:
+    """τ-bench's pass^k: over the tasks with at least ``k`` trials, the mean chance that ``k`` trials drawn without
+    replacement all succeed, ``C(c, k) / C(n, k)`` for ``c`` successes in ``n`` trials; ``None`` when no task has ``k``."""
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    chances = [math.comb(sum(trial), k) / math.comb(len(trial), k) for trial in outcomes if len(trial) >= k]
+    return math.fsum(chances) / len(chances) if chances else None
+
+
 @dataclass
 class Results:
     """The outcome of :func:`parlour.evaluate`: episode records, run metadata and per-agent accounting.
@@ -368,7 +399,8 @@ class Results:
 
     @property
     def summary(self) -> dict[str, Any]:
-        """Per agent (and per seat): episodes, mean reward and 95% CI, W/D/L rates, invalid-action rate, latency, tokens."""
+        """Per agent (and per seat): episodes, mean reward and 95% CI, W/D/L rates, invalid-action rate, latency, tokens;
+        and ``pass_hat_k`` (``{"1": ..., "2": ...}``) for games whose episodes are trials of tasks."""
         summary = summarize(self.records, self.has_winner()) if self.records else {}
         for name, block in summary.items():
             stats = self.stats.get(name, {})
@@ -377,7 +409,16 @@ class Results:
             for key in ("prompt_tokens", "completion_tokens"):
                 if key in stats:
                     block[key] = stats[key]
+        for name, tasks in task_trials(self.records).items():
+            # Up to the fewest trials of any task, so every k reported averages over the same tasks.
+            most = min(PASS_HAT_K_MAX, min(len(trial) for trial in tasks.values()))
+            summary[name]["pass_hat_k"] = {str(k): pass_hat(list(tasks.values()), k) for k in range(1, most + 1)}
         return summary
+
+    def pass_hat_k(self, k: int) -> dict[str, float | None]:
+        """τ-bench's pass^k of each agent (see :func:`pass_hat`) over the run's episodes grouped by task (see
+        :func:`task_trials`); ``None`` for an agent with no task played ``k`` times. Empty for games without tasks."""
+        return {name: pass_hat(list(tasks.values()), k) for name, tasks in task_trials(self.records).items()}
 
     def failures(self) -> dict[str, Any]:
         """The turns agents could not decide (their backend failed): ``{"episodes": [indices], "turns": n, "reasons": {reason: turns}}``.

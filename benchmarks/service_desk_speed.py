@@ -1,0 +1,108 @@
+"""The ServiceDesk game's figures: agents' success per difficulty with the scripted customer, pass^k, reset and step latency.
+
+    .venv/bin/python benchmarks/service_desk_speed.py [--episodes 200] [--repeats 300]
+
+Prints, on one core:
+
+* the success rate of ``expert`` (the policy-following agent; target >= 0.99) at every difficulty, of ``compliant``
+  (the weak honest agent) and of ``random`` tool use (target <= 0.02 at difficulty 3), each with the scripted
+  ``customer`` in the customer seat;
+* pass^1 to pass^4 of ``expert`` and ``compliant`` at difficulty 3 over 25 tasks played 4 times each (``tasks=25``),
+  through :func:`parlour.evaluate` and :meth:`Results.pass_hat_k`;
+* the p50 and p90 of ``reset`` (building the world and its goal state; target p50 <= 20 ms at difficulty 5) and of a
+  non-query ``step`` (a message from either seat, answered by the other's turn; target p50 <= 2 ms), and of a
+  tool call (``get_user``/``get_order``) for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+
+import parlour
+from parlour.baselines import make_scripted
+from parlour.envs.agentic.service_desk import ServiceDesk
+from parlour.envs.core.match import Match
+
+ENV = "parlour/ServiceDesk-v0"
+
+
+def success(agent: str, difficulty: int, episodes: int) -> float:
+    """The share of ``episodes`` seeds ``agent`` succeeds on, with the scripted customer."""
+    won = 0
+    for seed in range(episodes):
+        match = Match(ServiceDesk, {"difficulty": difficulty})
+        match.reset(seed)
+        seats = {"agent": make_scripted(agent, ENV), "customer": make_scripted("customer", ENV)}
+        for offset, player in enumerate(seats.values()):
+            player.reset(seed * 2 + offset)
+        while not match.over:
+            (seat,) = match.acting()
+            match.submit(seat, seats[seat].act(match.agent_observation(seat)))
+        won += bool(match.outcome.winners)
+    return won / episodes
+
+
+def pass_hat(agent: str) -> str:
+    """pass^1..4 of ``agent`` at difficulty 3 over 25 tasks, 4 trials each (seeds drawn by the run)."""
+    results = parlour.evaluate(ENV, {"agent": agent, "customer": "customer"}, episodes=100, seed=0, rotate_seats=False,
+                               env_kwargs={"difficulty": 3, "tasks": 25}, progress=False)
+    return ", ".join(f"pass^{k} {results.pass_hat_k(k)[agent]:.3f}" for k in range(1, 5))
+
+
+def percentiles(samples: list[float]) -> str:
+    cuts = statistics.quantiles(samples, n=10)
+    return f"p50 {statistics.median(samples) * 1000:.3f} ms, p90 {cuts[8] * 1000:.3f} ms"
+
+
+def latencies(repeats: int) -> None:
+    """Reset at every difficulty; message steps and tool calls on difficulty 5, driven by the expert and the customer."""
+    for difficulty in (1, 3, 5):
+        match = Match(ServiceDesk, {"difficulty": difficulty})
+        resets = []
+        for seed in range(repeats):
+            start = time.perf_counter()
+            match.reset(seed)
+            resets.append(time.perf_counter() - start)
+        print(f"reset (difficulty {difficulty}): {percentiles(resets)}")
+    steps, calls = [], []
+    for seed in range(repeats // 10):
+        match = Match(ServiceDesk, {"difficulty": 5})
+        match.reset(seed)
+        seats = {"agent": make_scripted("expert", ENV), "customer": make_scripted("customer", ENV)}
+        while not match.over:
+            (seat,) = match.acting()
+            action = seats[seat].act(match.agent_observation(seat))
+            start = time.perf_counter()
+            match.submit(seat, action)
+            elapsed = time.perf_counter() - start
+            if action.startswith('{"tool": "get_'):
+                calls.append(elapsed)
+            elif not action.startswith("{"):
+                steps.append(elapsed)
+    print(f"non-query step (a message; {len(steps)} steps): {percentiles(steps)}")
+    print(f"tool call (get_user, get_order; {len(calls)} calls): {percentiles(calls)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--episodes", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=300)
+    args = parser.parse_args()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    for difficulty in range(1, 6):
+        print(f"difficulty {difficulty}: expert {success('expert', difficulty, args.episodes):.3f}, "
+              f"compliant {success('compliant', difficulty, args.episodes):.3f}, random {success('random', difficulty, args.episodes):.3f} "
+              f"({args.episodes} episodes each, scripted customer)")
+    for agent in ("expert", "compliant"):
+        print(f"{agent} at difficulty 3, 25 tasks x 4 trials: {pass_hat(agent)}")
+    latencies(args.repeats)
+    print(json.dumps({"cpu_count": os.cpu_count()}))
+
+
+if __name__ == "__main__":
+    main()
