@@ -37,3 +37,19 @@ def test_a_wrapper_added_by_the_user_reaches_the_face_through_get_wrapper_attr()
     env.step("b2")
     env.get_wrapper_attr("restore")(saved)
     assert env.unwrapped.match.steps == []
+
+
+def test_a_snapshot_taken_at_reset_keeps_the_reward_owed_to_the_first_step() -> None:
+    # Hanabi, four players, the learner last: on this deal the partners' plays pay it before its first move, and its
+    # first step hands that over, from a restored snapshot as from the live episode.
+    env = gymnasium.make("parlour/Hanabi-v0", opponent="convention", seat=3, num_players=4)
+    env.reset(seed=2)
+    match = env.unwrapped.match
+    assert match.returns["player_3"] != 0
+    saved = env.snapshot()
+    move = match.legal_moves("player_3")[0]
+    first = env.step(move)
+    # The episode's return so far is all the learner has been paid, and the first step paid it all.
+    assert first[1] == pytest.approx(match.returns["player_3"])
+    env.restore(saved)
+    assert env.step(move)[1] == first[1]
