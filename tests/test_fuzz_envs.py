@@ -103,7 +103,7 @@ class Fuzzer:
             return rng.choice(schema["enum"])
         if kind == "integer" and rng.random() < 0.7:
             number = rng.choice([1, 3, 5, 0, -2, 10**20])
-            return rng.choice([number, float(number), number + 0.5] + ([] if encodable else [np.int64(number)]))
+            return rng.choice([number, float(number), number + 0.5] + ([] if encodable or abs(number) >= 2**63 else [np.int64(number)]))
         if kind == "array" and rng.random() < 0.7:
             return [self.value(schema.get("items", {}), encodable) for _ in range(rng.randrange(4))]
         if kind == "string" and rng.random() < 0.8:

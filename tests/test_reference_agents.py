@@ -85,6 +85,7 @@ EPISODES = {
     "parlour/TwentyFortyEight-v0": 20,
     "parlour/Y-v0": 10,
     "parlour/Household-v0": 20,
+    "parlour/Services-v0": 20,
     "parlour/Shop-v0": 20,
 }
 
