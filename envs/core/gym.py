@@ -190,18 +190,12 @@ class GymGame(gymnasium.Env):
     def _play_opponents(self) -> float:
         """Let other seats act until the learner must act or the game ends; the learner's reward meanwhile."""
         match = self.match
-        reward = 0.0
-        while not match.over:
-            waiting = [p for p in match.acting() if p != self.player]
-            if not waiting:
-                break
-            for player in waiting:
-                if match.over:
-                    break
-                opponent = self.opponents[player]
-                (action,) = act_batch(opponent, [match.agent_observation(player, wants_vector(opponent))])
-                reward += match.submit(player, action).get(self.player, 0.0)
-        return reward
+
+        def decide(player: str) -> Any:
+            opponent = self.opponents[player]
+            return act_batch(opponent, [match.agent_observation(player, wants_vector(opponent))])[0]
+
+        return match.play_until(decide, seats=self.opponents)[self.player]
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal moves as a boolean mask, built on demand in either mode (``sb3_contrib.MaskablePPO`` calls this)."""
