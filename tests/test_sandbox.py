@@ -14,8 +14,10 @@ import time
 import pytest
 
 import parlour.sandbox as sandbox
+import parlour.sandbox_probes as sandbox_probes
 from parlour.cli import main
-from parlour.sandbox import Limits, Probe, Sandbox, SandboxUnavailable, run_python
+from parlour.sandbox import Limits, Sandbox, SandboxUnavailable, run_python
+from parlour.sandbox_probes import Probe
 
 SHORT = Limits(cpu_seconds=1, wall_seconds=5)
 
@@ -317,7 +319,7 @@ def test_doctor_sandbox_exits_zero_when_every_probe_passes(doctor: tuple[int, li
 
 
 def test_doctor_sandbox_exits_one_when_a_probe_fails(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    monkeypatch.setattr(sandbox, "run_probes", lambda bwrap=None: [
+    monkeypatch.setattr(sandbox_probes, "run_probes", lambda bwrap=None: [
         Probe("network: no interface but loopback", True, "interfaces: lo"),
         Probe("network: no route out", False, "reached: ['1.1.1.1']"),
     ])

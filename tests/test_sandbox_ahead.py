@@ -15,6 +15,7 @@ import time
 import pytest
 
 import parlour.sandbox as sandbox
+import parlour.sandbox_probes as sandbox_probes
 from parlour.sandbox import Limits, RunResult, Sandbox, run_python
 from tests.test_sandbox import bwrap_works  # noqa: F401 - the shared skip-where-bubblewrap-cannot-run fixture
 
@@ -104,7 +105,7 @@ def test_a_spare_no_longer_wanted_is_reaped(bwrap_works: None) -> None:
     spare = _spare_ready(Limits())
     outer = spare.process.pid
     inner = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
-             if sandbox._bwrap_stat(pid) is not None and sandbox._bwrap_stat(pid)[1] == outer]
+             if sandbox_probes._bwrap_stat(pid) is not None and sandbox_probes._bwrap_stat(pid)[1] == outer]
     assert inner
     # Other limits: the launcher closes the spare on its thread and starts one for them.
     assert run_python("pass", limits=Limits(memory_mb=300)).verdict == "ok"

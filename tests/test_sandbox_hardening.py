@@ -13,6 +13,7 @@ import os
 import pytest
 
 import parlour.sandbox as sandbox
+import parlour.sandbox_probes as sandbox_probes
 from parlour.sandbox import Limits, Sandbox, run_python
 from tests.test_sandbox import bwrap_works  # noqa: F401 - the shared skip-where-bubblewrap-cannot-run fixture
 
@@ -168,7 +169,7 @@ def _seccomp_probes_with(monkeypatch: pytest.MonkeyPatch, **changes: object) -> 
     for name, value in changes.items():
         monkeypatch.setattr(sandbox, name, value)
     sandbox._seccomp_program.cache_clear()
-    return sandbox._probe_seccomp(None)
+    return sandbox_probes._probe_seccomp(None)
 
 
 def test_the_doctor_catches_any_one_system_call_missing_from_the_deny_list(

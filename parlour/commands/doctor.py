@@ -1,6 +1,6 @@
 """``parlour doctor sandbox``: check, on this machine, that the code sandbox contains what it runs.
 
-It runs every probe of :func:`parlour.sandbox.run_probes` in real sandboxes, one per attack class (the network,
+It runs every probe of :func:`parlour.sandbox_probes.run_probes` in real sandboxes, one per attack class (the network,
 host files, the environment, privileges and namespaces, each family of an attack list against the seccomp filter,
 kept apart from the deny-list so that a filter missing any entry fails, each family of the masked /proc files, a
 uid and budget per sandbox and the same view in every slot, fork and memory bombs, pipe buffers, forged verdicts,
@@ -29,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_sandbox(args: argparse.Namespace) -> int:
     """Print PASS or FAIL and the evidence for each probe; 0 if all passed."""
-    from parlour.sandbox import SandboxUnavailable, run_probes
+    from parlour.sandbox import SandboxUnavailable
+    from parlour.sandbox_probes import run_probes
 
     try:
         probes = run_probes(bwrap=args.bwrap)
