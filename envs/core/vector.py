@@ -446,7 +446,8 @@ class VectorGame(VectorEnv):
             self._start(ended)
         rewards, invalid = self._move(live, actions)
         if ended.size:
-            # What the opponents' opening moves paid is not the learner's, as in GymGame.reset.
+            # The step of a restarted slot is its reset (next-step autoreset), and pays nothing. Unlike GymGame, this face
+            # does not carry what the opponents' opening moves pay to the learner's first step: no batched game pays then.
             rewards[ended] = 0.0
         return self._observe(), rewards, self.over & ~self.truncated, self.truncated.copy(), self._infos(invalid)
 
