@@ -9,9 +9,9 @@ Prints, on one core:
   ``customer`` in the customer seat;
 * pass^1 to pass^4 of ``expert`` and ``compliant`` at difficulty 3 over 25 tasks played 4 times each (``tasks=25``),
   through :func:`parlour.evaluate` and :meth:`Results.pass_hat_k`;
-* the p50 and p90 of ``reset`` (building the world and its goal state; target p50 <= 20 ms at difficulty 5) and of a
-  non-query ``step`` (a message from either seat, answered by the other's turn; target p50 <= 2 ms), and of a
-  tool call (``get_user``/``get_order``) for comparison.
+* the p50 and p90 of ``reset`` (building the world; target p50 <= 20 ms) and of a non-query ``step`` (a message
+  from either seat; target p50 <= 2 ms), of a tool call (``get_user``/``get_order``) for comparison, and of the
+  Gymnasium face's step (the agent's message, the scripted customer's reply and the observation).
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import json
 import os
 import statistics
 import time
+
+import gymnasium
 
 import parlour
 from parlour.baselines import make_scripted
@@ -85,6 +87,22 @@ def latencies(repeats: int) -> None:
                 steps.append(elapsed)
     print(f"non-query step (a message; {len(steps)} steps): {percentiles(steps)}")
     print(f"tool call (get_user, get_order; {len(calls)} calls): {percentiles(calls)}")
+    # The Gymnasium face's step: the agent's message, the scripted customer's reply, and the observation built.
+    env = gymnasium.make(ENV, difficulty=5)
+    expert = make_scripted("expert", ENV)
+    face = []
+    for seed in range(repeats // 10):
+        env.reset(seed=seed)
+        expert.reset(seed)
+        done = False
+        while not done:
+            action = expert.act(env.match.agent_observation("agent"))
+            start = time.perf_counter()
+            _, _, terminated, truncated, _ = env.step(action)
+            if not action.startswith("{"):
+                face.append(time.perf_counter() - start)
+            done = terminated or truncated
+    print(f"Gymnasium step (a message and the customer simulator's reply; {len(face)} steps): {percentiles(face)}")
 
 
 def main() -> None:

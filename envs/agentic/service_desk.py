@@ -33,12 +33,12 @@ cannot be done at all, such as an unknown order, is a tool result starting with 
 forbids is carried out and logged as broken. A player past the invalid-action allowance gets -1 and the other 0.
 
 Bad input: text that calls no tool is a message; a call that cannot be read, an unknown tool, arguments that break
-a tool's schema (over-long strings included) and a message over :data:`MAX_MESSAGE_CHARS` are invalid actions with
-the reason; none changes the database.
+a tool's schema (over-long strings included), an empty message, one with control characters and one over
+:data:`MAX_MESSAGE_CHARS` are invalid actions with the reason; none changes the database.
 
 Options:
 
-* ``difficulty`` (1 to 5, default 3): the database's size (10 to 60 users), the requests (one allowed request at 1
+* ``difficulty`` (1 to 5, default 3): the database's size (10 to 40 users), the requests (one allowed request at 1
   and 2, two at 3 of which the second is forbidden half the time, two or three at 4, three at 5 with forbidden
   ones more often), customers who identify by name and zip code instead of email (from 2), refunds to a gift card,
   and from 4, requests about another account's order.
@@ -77,6 +77,7 @@ from parlour.envs.agentic.service_desk_world import (
     breaches,
     differences,
     generate_world,
+    goal_state,
     order_key,
     owner_of,
     write_error,
@@ -124,6 +125,8 @@ END_CHAT = _tool("end_chat", "Say a last message and leave the chat (when all yo
 
 #: A reply that starts as a yes: the consent rule's reading of the customer's latest message.
 AFFIRMATIVE = re.compile(r"^\W*(?:yes|yeah|yep|go ahead|i confirm|confirmed|please (?:do|go ahead|proceed))\b", re.IGNORECASE)
+#: Control characters other than tab and newline: no message carries them (terminal escapes, NULs).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 #: Text that tries to call a tool but could not be read as a call: an invalid action, not a message.
 _CALL_LIKE = re.compile(r'<tool_call>|"tool_calls"|\{\s*"(?:tool|name)"\s*:')
 
@@ -264,6 +267,8 @@ class ServiceDesk(Game):
             raise InvalidMove('This looks like a tool call that could not be read. Write {"tool": NAME, "arguments": {...}} with valid JSON, '
                               "or plain text for a message.")
         message = text.strip()
+        if _CONTROL.search(message):
+            raise InvalidMove("The message holds control characters (such as escape sequences); write plain text.")
         if not message:
             raise InvalidMove("The message is empty: write to the " + ("customer" if player == "agent" else "agent") + " or call a tool.")
         if len(message) > MAX_MESSAGE_CHARS:
@@ -381,7 +386,7 @@ class ServiceDesk(Game):
         assert world is not None
         self.deliver(ctx)
         self.ended_by = reason
-        differ = differences(self.db, world.goal)
+        differ = differences(self.db, goal_state(self.world_seed, self.difficulty))
         success = not differ and not self.violations
         if success:
             verdict = "the requests were handled exactly and no policy rule was broken"
@@ -405,7 +410,7 @@ class ServiceDesk(Game):
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """-1 to the offender, 0 to the other seat."""
         other = "customer" if player == "agent" else "agent"
-        ctx.finish({player: -1.0, other: 0.0}, winners=[other], reason=reason, details=self.details(False, differences(self.db, self.world.goal) if self.world else []))
+        ctx.finish({player: -1.0, other: 0.0}, winners=[other], reason=reason, details=self.details(False, differences(self.db, goal_state(self.world_seed, self.difficulty))))
 
     # ----------------------------------------------------------- views
     def view(self, player: str) -> dict[str, Any]:

@@ -20,13 +20,12 @@ database the customer wants. A request is *allowed* (the policy permits it, and 
 or *forbidden* (the customer asks anyway, and the goal state leaves the database as it was for it): cancelling an
 order that has shipped, returning one past the return window, redirecting a shipped order, or acting on an order of
 someone else's account. Every task has at least one allowed request, so doing nothing never succeeds. The goal
-state is the database after the allowed requests' effects, computed by the same functions the game's write tools
-call (:func:`apply_write`), so the host compares like with like.
+state (:func:`goal_state`) is the database after the allowed requests' effects, computed by the same functions the
+game's write tools call (:func:`apply_write`), so the host compares like with like.
 """
 
 from __future__ import annotations
 
-import copy
 import datetime
 import random
 from dataclasses import dataclass
@@ -108,15 +107,15 @@ class Level:
 LEVELS = {
     1: Level(users=10, orders=(1, 3), requests=(1, 1), forbidden=0.0, name_zip=0.0, others=False, items=2, gift_refund=0.0),
     2: Level(users=20, orders=(2, 4), requests=(1, 2), forbidden=0.0, name_zip=0.5, others=False, items=3, gift_refund=0.3),
-    3: Level(users=30, orders=(2, 5), requests=(2, 2), forbidden=0.5, name_zip=0.5, others=False, items=3, gift_refund=0.4),
-    4: Level(users=45, orders=(3, 6), requests=(2, 3), forbidden=0.5, name_zip=0.5, others=True, items=4, gift_refund=0.5),
-    5: Level(users=60, orders=(3, 7), requests=(3, 3), forbidden=0.7, name_zip=0.5, others=True, items=4, gift_refund=0.5),
+    3: Level(users=25, orders=(2, 5), requests=(2, 2), forbidden=0.5, name_zip=0.5, others=False, items=3, gift_refund=0.4),
+    4: Level(users=30, orders=(2, 6), requests=(2, 3), forbidden=0.5, name_zip=0.5, others=True, items=4, gift_refund=0.5),
+    5: Level(users=40, orders=(2, 6), requests=(3, 3), forbidden=0.7, name_zip=0.5, others=True, items=4, gift_refund=0.5),
 }
 
 
 @dataclass
 class World:
-    """One generated world: the database, the customer's identity facts and requests, and the goal state."""
+    """One generated world: the database, and the customer's identity facts and requests (:func:`goal_state` gives the goal)."""
 
     seed: int
     difficulty: int
@@ -125,8 +124,6 @@ class World:
     customer: dict[str, Any]
     #: The customer's requests in the order they make them (see :func:`generate_world`).
     requests: list[dict[str, Any]]
-    #: The database once the allowed requests are done.
-    goal: dict[str, Any]
 
 
 def money(cents: int) -> str:
@@ -167,7 +164,8 @@ class _Builder:
                 return value
 
     def digits(self, n: int) -> str:
-        return "".join(str(self.rng.randrange(10)) for _ in range(n))
+        """``n`` random decimal digits."""
+        return f"{self.rng.randrange(10 ** n):0{n}d}"
 
     def address(self) -> dict[str, str]:
         rng = self.rng
@@ -256,7 +254,7 @@ def _request(builder: _Builder, level: Level, user_id: str, other_id: str, kind:
 
 
 def generate_world(seed: int, difficulty: int) -> World:
-    """The world of ``seed`` at ``difficulty`` (1 to 5): database, customer, requests and goal state, always the same."""
+    """The world of ``seed`` at ``difficulty`` (1 to 5): database, customer and requests, always the same."""
     level = LEVELS[difficulty]
     rng = random.Random(seed)
     builder = _Builder(rng)
@@ -281,12 +279,20 @@ def generate_world(seed: int, difficulty: int) -> World:
     user = db["users"][customer_id]
     customer = {"user_id": customer_id, "first_name": user["first_name"], "last_name": user["last_name"], "email": user["email"],
                 "zip": user["zip"], "identify_by": "name_zip" if rng.random() < level.name_zip else "email"}
-    goal = copy.deepcopy(db)
-    for request in requests:
+    return World(seed, difficulty, db, customer, requests)
+
+
+def goal_state(seed: int, difficulty: int) -> dict[str, Any]:
+    """The goal state of the world of ``seed``: its database, built afresh, once its allowed requests are done.
+
+    Built from the seed rather than copied at reset, so a reset builds one database and copies nothing (the host
+    needs the goal only once, when the episode ends).
+    """
+    world = generate_world(seed, difficulty)
+    for request in world.requests:
         if request["allowed"]:
-            tool, arguments = request_write(request, customer_id)
-            apply_write(goal, tool, arguments)
-    return World(seed, difficulty, db, customer, requests, goal)
+            apply_write(world.db, *request_write(request, world.customer["user_id"]))
+    return world.db
 
 
 def request_write(request: dict[str, Any], user_id: str) -> tuple[str, dict[str, Any]]:
