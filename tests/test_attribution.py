@@ -44,7 +44,7 @@ AGENTS = {
 RELAYING = {
     "parlour/Bargaining-v0", "parlour/Commons-v0", "parlour/PriceNegotiation-v0", "parlour/ResourceTrade-v0", "parlour/Ultimatum-v0",
     "parlour/IteratedPrisonersDilemma-v0", "parlour/AskOrSearch-v0", "parlour/SearchSelfPlay-v0", "parlour/CodeProposerSolver-v0",
-    "parlour/Debate-v0", "parlour/GraphCoordination-v0", "parlour/Mafia-v0", "parlour/SplitMaze-v0",
+    "parlour/Debate-v0", "parlour/GraphCoordination-v0", "parlour/Mafia-v0", "parlour/SplitMaze-v0", "parlour/ServiceDesk-v0",
 }
 #: Options that keep the episodes short and open the channels that options close (SplitMaze talks in pair mode).
 OPTIONS = {"parlour/SplitMaze-v0": {"mode": "pair"}, "parlour/IteratedPrisonersDilemma-v0": {"rounds": 4, "communication": True}}

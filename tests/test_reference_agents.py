@@ -86,6 +86,7 @@ EPISODES = {
     "parlour/Y-v0": 10,
     "parlour/Household-v0": 20,
     "parlour/Services-v0": 20,
+    "parlour/ServiceDesk-v0": 20,
     "parlour/Shop-v0": 20,
 }
 
