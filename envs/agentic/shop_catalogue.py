@@ -100,7 +100,7 @@ ATTRIBUTES: dict[str, str] = {
     "raised edges": "with a lip guarding the screen", "clear back": "see through at the rear", "grip texture": "ridged so it won't slip",
     "dual port": "charging two devices at once", "compact": "small enough for a pocket", "led indicator": "showing its charge with lights",
     "foldable plug": "with prongs that tuck away", "overheat protection": "shutting off before it runs hot",
-    "usb c": "with a reversible connector",
+    "type c port": "with a reversible connector",
 }
 
 
@@ -227,7 +227,7 @@ TYPES: tuple[ProductType, ...] = (
           "shockproof; slim design; wireless charging compatible; kickstand; raised edges; clear back; grip texture; travel friendly",
           {"model": "iphone 15; iphone 15 pro; galaxy s24; pixel 8", "color": "black; clear; blue; pink"}, (8, 45)),
     _type("usb charger", _GADGETS, "charger", "wall power adapter",
-          "fast charging; dual port; compact; led indicator; travel friendly; foldable plug; overheat protection; usb c",
+          "fast charging; dual port; compact; led indicator; travel friendly; foldable plug; overheat protection; type c port",
           {"wattage": "20w; 30w; 65w", "color": "black; white"}, (10, 60)),
     _type("power bank", _GADGETS, "power bank", "portable battery pack",
           "fast charging; dual port; compact; led indicator; travel friendly; slim design; wireless charging compatible; overheat protection",
