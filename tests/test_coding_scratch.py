@@ -13,7 +13,8 @@ from parlour.envs.core.match import Match
 from parlour.envs.registry import game_class
 from parlour.sandbox import SandboxUnavailable
 
-WHO = "import os; print(os.getuid())"
+# A sandbox's own PID namespace (every sandbox shows its programs the same uid, so that their output replays).
+WHO = "import os; print(os.readlink('/proc/self/ns/pid'))"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -30,8 +31,8 @@ def run(match: Match, player: str, code: str) -> str:
     return [m["text"] for m in match.messages(player) if m["kind"] == "tool_result"][-1]
 
 
-def uid_of(told: str) -> int:
-    return int(told.split("stdout:\n")[1].split()[0])
+def sandbox_of(told: str) -> str:
+    return told.split("stdout:\n")[1].split()[0]
 
 
 def test_each_player_and_each_episode_has_its_own_scratch_sandbox():
@@ -40,9 +41,9 @@ def test_each_player_and_each_episode_has_its_own_scratch_sandbox():
     first.reset(1)
     second.reset(2)
     acting = first.acting()[0]
-    coder_uid = uid_of(run(first, acting, WHO))
-    other_episode_uid = uid_of(run(second, second.acting()[0], WHO))
-    assert coder_uid != other_episode_uid
+    coder_sandbox = sandbox_of(run(first, acting, WHO))
+    other_episode_sandbox = sandbox_of(run(second, second.acting()[0], WHO))
+    assert coder_sandbox != other_episode_sandbox
     assert first.game.scratch.of(acting) is not second.game.scratch.of(second.acting()[0])
     players = first.game.players
     assert first.game.scratch.of(players[0]) is not first.game.scratch.of(players[1])
