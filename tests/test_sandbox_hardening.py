@@ -197,3 +197,20 @@ def test_the_doctor_catches_a_missing_ioctl_clone_flag_or_socket_family_rule(
     missed = [(name, value) for name, value in weaker
               if all(probe.passed for probe in _seccomp_probes_with(monkeypatch, **{name: value}))]
     assert not missed, f"the doctor passes these weaker filters: {missed}"
+
+
+def test_the_doctor_catches_any_one_file_missing_from_the_masked_proc_list(
+    bwrap_works: None, mutable_filter: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    full = tuple(sandbox.MASKED_PROC)
+    missed = []
+    # A file this kernel lacks shows nothing of the host, masked or not; nor does /proc/locks, which the kernel
+    # itself limits to the locks of the reader's PID namespace (an empty sandbox holds none), so only the mask's
+    # absence could be seen there, not a host's figure.
+    for name in [name for name in full if os.path.exists(f"/proc/{name}") and name != "locks"]:
+        monkeypatch.setattr(sandbox, "MASKED_PROC", tuple(other for other in full if other != name))
+        sandbox._masked_proc_files.cache_clear()
+        if all(probe.passed for probe in sandbox_probes._probe_proc(None)):
+            missed.append(name)
+    sandbox._masked_proc_files.cache_clear()
+    assert not missed, f"the doctor passes a sandbox that shows {missed}"
