@@ -16,6 +16,8 @@ from typing import Any, Callable
 
 #: name -> {env_id or "*": factory(env_id=..., **kwargs) -> agent}
 _SCRIPTED: dict[str, dict[str, Callable[..., Any]]] = {}
+#: env_id -> its opponent ladder, weakest first: (scripted name, options) per rung.
+_LADDERS: dict[str, list[tuple[str, dict[str, Any]]]] = {}
 
 
 def register_scripted(name: str, env_ids: list[str] | str, factory: Callable[..., Any]) -> None:
@@ -25,6 +27,22 @@ def register_scripted(name: str, env_ids: list[str] | str, factory: Callable[...
     """
     for env_id in [env_ids] if isinstance(env_ids, str) else env_ids:
         _SCRIPTED.setdefault(name, {})[env_id] = factory
+
+
+def register_ladder(env_id: str, rungs: list[str | tuple[str, dict[str, Any]]]) -> None:
+    """Declare ``env_id``'s opponent ladder, weakest first: each rung a scripted agent's name, or ``(name, options)``.
+
+    ``gymnasium.make(env_id, difficulty=k)`` then plays rung ``k`` in the other seats (games with a ``difficulty``
+    option of their own use that instead). ``tests/test_ladders.py`` checks that each rung is a scripted agent of the
+    game and that the ladder climbs: each rung scores at least as well as the one below it against ``random``.
+    """
+    _LADDERS[env_id] = [(rung, {}) if isinstance(rung, str) else (rung[0], dict(rung[1])) for rung in rungs]
+
+
+def opponent_ladder(env_id: str) -> list[tuple[str, dict[str, Any]]]:
+    """``env_id``'s opponent ladder, weakest first, as ``(name, options)``; ``[("random", {})]`` where none is declared."""
+    _load_all()
+    return list(_LADDERS.get(env_id, [("random", {})]))
 
 
 @functools.cache

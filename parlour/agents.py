@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit
 
-from parlour.baselines import make_scripted
+from parlour.baselines import make_scripted, opponent_ladder
 
 #: Seconds the network checks of :func:`check_agent_spec` and of ``hf:`` hub ids wait before giving up.
 NETWORK_TIMEOUT = 5.0
@@ -437,6 +437,16 @@ def _within(probe: Callable[[], None], seconds: float) -> str | None:
     if failures:
         return f"{type(failures[0]).__name__}: {failures[0]}"
     return None
+
+
+def ladder_specs(env_id: str) -> list[AgentSpec]:
+    """``env_id``'s opponent ladder (see :func:`parlour.baselines.register_ladder`) as agent specs, weakest first; a rung
+    with options is named after them (``minimax(depth=2)``), so records and tables tell the rungs apart."""
+    specs = []
+    for name, options in opponent_ladder(env_id):
+        label = name if not options else f"{name}({', '.join(f'{key}={value}' for key, value in options.items())})"
+        specs.append(AgentSpec(name, kwargs=options, name=label))
+    return specs
 
 
 def agent_name(spec: Any) -> str:

@@ -39,7 +39,7 @@ import numpy as np
 
 from parlour.envs.core.agent import act_batch, reset_agent, wants_vector
 from parlour.envs.core.game import Game
-from parlour.envs.core.match import Match, Snapshot
+from parlour.envs.core.match import Match, Snapshot, game_options
 from parlour.envs.core.observation import RENDER_MODES, Observer
 from parlour.envs.core.seeding import episode_seeds
 
@@ -70,8 +70,25 @@ def resolve_agent(spec: Any, env_id: str) -> Any:
                        "parlour.make_agent, or pass an object with act(observation) -> str")
 
 
+#: An environment's opponent ladder, rung 1 (weakest) first: the opponent specs ``difficulty=k`` picks in games that
+#: have no ``difficulty`` option of their own. Installed by the agents layer, which knows the scripted agents.
+LadderResolver = Callable[[str], list[Any]]
+_ladder_resolver: LadderResolver | None = None
+
+
+def set_ladder_resolver(resolver: LadderResolver | None) -> None:
+    """Install how the Gymnasium face finds an environment's opponent ladder: ``resolver(env_id) -> [spec, ...]``."""
+    global _ladder_resolver
+    _ladder_resolver = resolver
+
+
+def opponent_ladder(env_id: str) -> list[Any]:
+    """The opponents of ``difficulty`` 1, 2, ... for ``env_id``, weakest first (empty: no ladder is installed)."""
+    return [] if _ladder_resolver is None else list(_ladder_resolver(env_id))
+
+
 #: The Gymnasium face's own options, suggested beside the game's when an option is misspelt.
-FACE_OPTIONS = ("opponent", "seat", "obs_mode", "render_mode")
+FACE_OPTIONS = ("opponent", "seat", "obs_mode", "render_mode", "difficulty")
 
 
 class GymGame(gymnasium.Env):
@@ -85,6 +102,9 @@ class GymGame(gymnasium.Env):
             other seat, in seat order) or dict (seat name to agent) of those.
             Default: the game's ``default_opponents`` for the seats it names, ``"random"`` for the others.
         seat: the learner's seat, as an index into the players or a player name.
+        difficulty: in a game with a ``difficulty`` option of its own, that option; in any other, the rung of the
+            environment's opponent ladder (1 = weakest, see :func:`opponent_ladder`) that plays the other seats,
+            instead of ``opponent``.
         obs_mode: ``"text"`` (default) or ``"vector"``.
         render_mode: ``None``, ``"ansi"`` or ``"human"``.
         **options: the game's options and the engine's.
@@ -101,6 +121,8 @@ class GymGame(gymnasium.Env):
         render_mode: str | None = None,
         **options: Any,
     ):
+        if "difficulty" in options and "difficulty" not in game_options(game_cls):
+            opponent = self._ladder_rung(game_cls.env_id(), options.pop("difficulty"), opponent)
         self.match = Match(game_cls, options, face_options=FACE_OPTIONS)
         self.observer = Observer(self.match, obs_mode, render_mode)
         self.render_mode = render_mode
@@ -120,6 +142,19 @@ class GymGame(gymnasium.Env):
         self.observation_space = self.observer.observation_spaces[self.player]
         self.action_space = self.observer.action_spaces[self.player]
 
+    @staticmethod
+    def _ladder_rung(env_id: str, level: Any, opponent: Any) -> Any:
+        """The opponent of ``difficulty=level`` on ``env_id``'s ladder; ``ValueError`` naming the rungs otherwise."""
+        ladder = opponent_ladder(env_id)
+        if not ladder:
+            raise ValueError(f"{env_id} has no difficulty option and no opponent ladder; choose its opponent with opponent=...")
+        rungs = ", ".join(f"{rung}: {getattr(spec, 'name', None) or spec}" for rung, spec in enumerate(ladder, 1))
+        if not isinstance(level, int) or isinstance(level, bool) or not 1 <= level <= len(ladder):
+            raise ValueError(f"difficulty on {env_id} is a rung of its opponent ladder, an int from 1 to {len(ladder)} ({rungs}); got {level!r}")
+        if opponent is not None:
+            raise ValueError(f"difficulty={level} already picks {env_id}'s opponent ({rungs}); give difficulty or opponent, not both")
+        return ladder[level - 1]
+
     def _resolve_opponents(self, opponent: Any) -> dict[str, Any]:
         others = [p for p in self.match.players if p != self.player]
         if isinstance(opponent, dict):
@@ -136,8 +171,10 @@ class GymGame(gymnasium.Env):
             specs = {p: self.match.game.default_opponents.get(p, "random") for p in others}
         else:
             specs = {p: opponent for p in others}
-        self.opponent_names = {p: spec if isinstance(spec, str) else str(getattr(spec, "name", type(spec).__name__)) for p, spec in specs.items()}
-        return {p: resolve_agent(spec, self.match.env_id) for p, spec in specs.items()}
+        agents = {p: resolve_agent(spec, self.match.env_id) for p, spec in specs.items()}
+        # The agents layer names an agent after its spec (or an AgentSpec's name); an object keeps its own name.
+        self.opponent_names = {p: str(getattr(agent, "name", None) or type(agent).__name__) for p, agent in agents.items()}
+        return agents
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start an episode and let the other seats move until the learner is to act; a deal they end before
