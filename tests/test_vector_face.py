@@ -164,6 +164,7 @@ FACE_CONFIGS = [
     ("LeducHoldem", {"error_allowance": 1}, "random"),
     ("LeducHoldem", {}, 1),
     ("Nim", {"heaps": [2, 3], "misere": True}, "random"),
+    ("Othello", {"error_allowance": 1}, "random"),
 ]
 
 

@@ -110,3 +110,32 @@ def finish_on_counts(ctx: Context, players: Sequence[str], counts: Sequence[int]
     else:
         winner, loser = (players[0], players[1]) if first > second else (players[1], players[0])
         ctx.finish({winner: 1.0, loser: -1.0}, winners=[winner], reason=reason)
+
+
+# ---------------------------------------------------------------- batched boards (the games' GameBatch classes)
+def unpack_bits(words: np.ndarray) -> np.ndarray:
+    """The bits of ``words`` ``(k, w)`` uint64 as ``(k, 64 w)`` 0/1 uint8, bit ``j`` of word ``i`` at ``64 i + j``.
+
+    ``int.to_bytes(8, "little")`` then ``np.unpackbits(bitorder="little")`` gives
+    the same order, so a one-episode game's vector of bitboards matches this.
+    """
+    words = np.ascontiguousarray(words, dtype="<u8")
+    return np.unpackbits(words.view(np.uint8).reshape(len(words), -1), axis=1, bitorder="little")
+
+
+def cell_planes(boards: np.ndarray, seats: np.ndarray, *, empty: bool = False) -> np.ndarray:
+    """:func:`stone_planes` of many boards: ``boards`` ``(k, cells)`` (-1 empty, else the seat), each seen by ``seats[j]``.
+
+    Returns ``(k, 2 cells)`` float32, or ``(k, 3 cells)`` with ``empty``.
+    """
+    seats = seats[:, None]
+    planes = [boards == seats, boards == 1 - seats]
+    if empty:
+        planes.append(boards == -1)
+    return np.concatenate(planes, axis=1).astype(np.float32)
+
+
+def count_rewards(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """What :func:`finish_on_counts` pays for each pair of counts, as ``(k, 2)`` rewards: +1 to the higher, -1 to the other, 0 each if equal."""
+    won = np.sign(first - second).astype(np.float64)
+    return np.stack([won, -won], axis=1)

@@ -22,6 +22,10 @@ the opponent +1.
 The state is two 64-bit bitboards (bit ``8 * r + c`` is the cell), so a copy
 for search costs two ints.
 
+Batched: :class:`OthelloBatch` plays N boards at once for the batched vector
+face (``gymnasium.make_vec(..., obs_mode="vector")``, see
+:mod:`parlour.envs.core.vector`), on the same bitboards as ``uint64`` arrays.
+
 Version history: v0, first release.
 """
 
@@ -33,6 +37,8 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game
+from parlour.envs.core.vector import GameBatch, Streams
+from parlour.envs.games.boards import unpack_bits
 
 SIZE = 8
 CELLS = [f"{'abcdefgh'[i % SIZE]}{i // SIZE + 1}" for i in range(SIZE * SIZE)]
@@ -98,6 +104,107 @@ def cells_of(bits: int) -> list[int]:
     return cells
 
 
+#: :data:`DIRECTIONS` as numpy columns for many boards at once: the four that shift left (to higher cells) and the
+#: four that shift right, each with the mask of what may land, so that one ``(8, k)`` array steps every direction.
+LEFT_SHIFTS = np.array([1, SIZE, SIZE + 1, SIZE - 1], dtype=np.uint64)[:, None]
+LEFT_MASKS = np.array([NOT_A, FULL, NOT_A, NOT_H], dtype=np.uint64)[:, None]
+RIGHT_SHIFTS = np.array([1, SIZE, SIZE - 1, SIZE + 1], dtype=np.uint64)[:, None]
+RIGHT_MASKS = np.array([NOT_H, FULL, NOT_A, NOT_H], dtype=np.uint64)[:, None]
+#: Each move index's bit (``pass`` has none).
+MOVE_BITS = np.array([1 << cell for cell in range(SIZE * SIZE)] + [0], dtype=np.uint64)
+
+
+def step_all(bits: np.ndarray) -> np.ndarray:
+    """``bits`` moved one step in every direction: ``(8, k)`` from ``(k,)`` (one row per direction) or from ``(8, k)``."""
+    moved = np.empty((8, bits.shape[-1]), dtype=np.uint64)
+    left, right = (bits[:4], bits[4:]) if bits.ndim == 2 else (bits, bits)
+    np.bitwise_and(left << LEFT_SHIFTS, LEFT_MASKS, out=moved[:4])
+    np.bitwise_and(right >> RIGHT_SHIFTS, RIGHT_MASKS, out=moved[4:])
+    return moved
+
+
+def runs_from(start: np.ndarray, opponent: np.ndarray) -> np.ndarray:
+    """``(8, k)``: per direction, the unbroken run of ``opponent`` discs next to each ``start`` disc, going that way."""
+    run = step_all(start) & opponent
+    # A run of opponent discs is at most six long on an 8-wide board.
+    for _ in range(SIZE - 3):
+        run |= step_all(run) & opponent
+    return run
+
+
+def batch_legal_bits(own: np.ndarray, opponent: np.ndarray) -> np.ndarray:
+    """:func:`legal_bits` of many positions: ``(k,)`` uint64 bitboards in, ``(k,)`` out."""
+    empty = ~(own | opponent)
+    return np.bitwise_or.reduce(step_all(runs_from(own, opponent)) & empty, axis=0)
+
+
+class OthelloBatch(GameBatch):
+    """Othello's rules on N boards at once (see :class:`parlour.envs.core.vector.GameBatch`).
+
+    ``discs`` is ``(N, 2)`` uint64, X's and O's bitboards as in :class:`Othello`,
+    and ``legal_cells`` ``(N,)`` the bitboard of the legal cells of the seat to
+    act (0: it must pass), worked out once per move as the game does. Every
+    direction is stepped at once as the rows of an ``(8, k)`` array.
+    """
+
+    def __init__(self, game: Othello, n: int):
+        super().__init__(game, n)
+        self.discs = np.zeros((n, 2), dtype=np.uint64)
+        self.legal_cells = np.zeros(n, dtype=np.uint64)
+        self._discs = self.discs.reshape(-1)
+        self._start = np.array(START, dtype=np.uint64)
+        self._start_legal = np.uint64(legal_bits(*START))
+
+    def reset(self, rows: np.ndarray, rng: Streams) -> None:
+        """The opening position, X to move."""
+        self.discs[rows] = self._start
+        self.legal_cells[rows] = self._start_legal
+        self.turn[rows] = 0
+
+    def legal(self, rows: np.ndarray) -> np.ndarray:
+        """The outflanking cells, or ``pass`` alone where there are none."""
+        cells = self.legal_cells[rows]
+        legal = np.empty((len(rows), PASS + 1), dtype=bool)
+        legal[:, :PASS] = unpack_bits(cells[:, None]).view(bool)
+        legal[:, PASS] = cells == 0
+        return legal
+
+    def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Place and flip (or pass); the game ends when neither seat can move, more discs winning."""
+        marks = self.turn[rows]
+        mine, theirs = 2 * rows + marks, 2 * rows + 1 - marks
+        own, opponent = self._discs[mine], self._discs[theirs]
+        placed = MOVE_BITS[actions]
+        # The run in a direction flips where the disc after it is the mover's; a pass places nothing and flips nothing.
+        run = runs_from(placed, opponent)
+        flipped = np.bitwise_or.reduce(np.where((step_all(run) & own) != 0, run, np.uint64(0)), axis=0)
+        own = own | flipped | placed
+        opponent = opponent & ~flipped
+        self._discs[mine] = own
+        self._discs[theirs] = opponent
+        self.turn[rows] = 1 - marks
+        following = batch_legal_bits(opponent, own)
+        self.legal_cells[rows] = following
+        ended = following == 0
+        stuck = ended.nonzero()[0]
+        if stuck.size:
+            ended[stuck] = batch_legal_bits(own[stuck], opponent[stuck]) == 0
+        rewards = np.zeros((len(rows), 2))
+        over = ended.nonzero()[0]
+        if over.size:
+            # The mover's count against the other's, turned to X's and O's.
+            lead = np.sign(np.bitwise_count(own[over]).astype(np.int64) - np.bitwise_count(opponent[over]).astype(np.int64))
+            first = np.where(marks[over] == 0, lead, -lead)
+            rewards[over, 0] = first
+            rewards[over, 1] = -first
+        return rewards, ended
+
+    def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """Own discs then opponent discs, row-major, as :meth:`Othello.vector`."""
+        pairs = np.stack([self._discs[2 * rows + seats], self._discs[2 * rows + 1 - seats]], axis=1)
+        return unpack_bits(pairs).astype(np.float32)
+
+
 class Othello(Game):
     """Othello for two players; see the module docstring for moves and rewards.
 
@@ -111,6 +218,7 @@ class Othello(Game):
     description = "Reversi on 8x8: outflank and flip the opponent's discs; more discs at the end wins."
     zero_sum = True
     fixed_rules = True
+    batch = OthelloBatch
 
     def __init__(self):
         self.players = ["player_0", "player_1"]

@@ -1,0 +1,104 @@
+"""The board games' batched rules agree move by move with their one-episode rules on random play.
+
+Each game's batch class plays N episodes beside one :class:`parlour.Match` per
+episode, both seats' moves drawn at random from the legal ones, for thousands
+of moves: after every move the seat to act, the legal moves, both seats'
+vector observations, the rewards and the ends must be the same
+(:func:`tests.test_vector_face.assert_same_position`). Each game also counts
+the events its rules are made of (passes, captures, extra turns, repeated
+positions, each kind of ending) on the one-episode side, and the check fails
+unless every one of them happened, so that random play did reach them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Callable
+
+import numpy as np
+import pytest
+
+import parlour
+from parlour.envs.core.vector import Streams
+from tests.test_vector_face import assert_same_position, start_match
+
+#: What one move did, read from the one-episode game before and after it: the names of its events.
+Events = Callable[[parlour.Game, parlour.Game, int], list[str]]
+
+
+def othello_events(before, after, action: int) -> list[str]:
+    """A pass, or a disc that flipped more than one line's worth (several directions at once)."""
+    if action == 64:
+        return ["pass"]
+    return ["big flip"] if (after.discs[before.turn].bit_count() - before.discs[before.turn].bit_count()) > 3 else []
+
+
+def breakthrough_events(before, after, action: int) -> list[str]:
+    """A capture."""
+    _, destination = before._ends[action]
+    return ["capture"] if before.board[destination] == 1 - before.turn else []
+
+
+def no_events(before, after, action: int) -> list[str]:
+    """Nothing beyond the endings."""
+    return []
+
+
+#: (game, options, episodes stepped together, rounds, the events and endings that must happen).
+CONFIGS = [
+    ("Othello", {}, othello_events, 24, 150, {"pass", "big flip", "won by seat 0", "won by seat 1", "draw"}),
+]
+
+
+def ending(rewards: list[float]) -> str:
+    """How an episode ended, from its last rewards."""
+    if rewards[0] > rewards[1]:
+        return "won by seat 0"
+    if rewards[1] > rewards[0]:
+        return "won by seat 1"
+    return "draw"
+
+
+def cross_check(name: str, options: dict, events: Events, n: int, rounds: int) -> Counter:
+    """Random play of ``n`` episodes for ``rounds`` moves each, the batch beside the matches; the events seen."""
+    game_cls = parlour.game_class(f"parlour/{name}-v0")
+    batch = game_cls.batch(game_cls(**options), n)
+    streams = Streams(5, n)
+    rows = np.arange(n)
+    batch.reset(rows, streams)
+    matches = [start_match(game_cls, options, batch, i) for i in range(n)]
+    rng = random.Random(5)
+    seen: Counter = Counter()
+    for _ in range(rounds):
+        assert_same_position(batch, matches, rows)
+        legal = batch.legal(rows)
+        actions = np.array([rng.choice(np.flatnonzero(legal[i]).tolist()) for i in range(n)])
+        rewards, ended = batch.step(rows, actions)
+        for i in range(n):
+            match = matches[i]
+            (player,) = match.acting()
+            before = match.game.clone()
+            paid = match.submit(player, int(actions[i]))
+            assert [paid.get(p, 0.0) for p in match.players] == rewards[i].tolist(), (i, paid, rewards[i])
+            assert ended[i] == match.over, (i, ended[i], match.over)
+            seen.update(events(before, match.game, int(actions[i])))
+            seen["move"] += 1
+            if match.over:
+                seen[ending(rewards[i].tolist())] += 1
+        # The last position of an ended episode too: the learner's final observation is read from it.
+        assert_same_position(batch, matches, rows)
+        restart = np.flatnonzero(ended)
+        if restart.size:
+            batch.reset(restart, streams)
+            for i in restart:
+                matches[i] = start_match(game_cls, options, batch, i)
+    return seen
+
+
+@pytest.mark.parametrize("name, options, events, n, rounds, expected", CONFIGS, ids=[f"{c[0]}{c[1] or ''}" for c in CONFIGS])
+def test_batched_rules_agree_with_the_game_on_random_play(name, options, events, n, rounds, expected):
+    seen = cross_check(name, options, events, n, rounds)
+    assert seen["move"] >= 3000
+    missing = expected - set(seen)
+    assert not missing, (missing, seen)
