@@ -48,6 +48,8 @@ def no_events(before, after, action: int) -> list[str]:
 #: (game, options, episodes stepped together, rounds, the events and endings that must happen).
 CONFIGS = [
     ("Othello", {}, othello_events, 24, 150, {"pass", "big flip", "won by seat 0", "won by seat 1", "draw"}),
+    ("Hex", {}, no_events, 24, 150, {"won by seat 0", "won by seat 1"}),
+    ("Hex", {"board_size": 8}, no_events, 16, 200, {"won by seat 0", "won by seat 1"}),
 ]
 
 

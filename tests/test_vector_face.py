@@ -165,6 +165,7 @@ FACE_CONFIGS = [
     ("LeducHoldem", {}, 1),
     ("Nim", {"heaps": [2, 3], "misere": True}, "random"),
     ("Othello", {"error_allowance": 1}, "random"),
+    ("Hex", {"error_allowance": 0}, "random"),
 ]
 
 

@@ -18,6 +18,10 @@ own stones then the opponent's, row-major.
 Rewards (zero-sum): +1 to the winner and -1 to the loser at the last move. A
 player who exceeds the invalid-action allowance gets -1 and the opponent +1.
 
+Batched: :class:`HexBatch` plays N boards at once for the batched vector face
+(``gymnasium.make_vec(..., obs_mode="vector")``, see
+:mod:`parlour.envs.core.vector`).
+
 Version history: v0, first release.
 """
 
@@ -30,7 +34,8 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, int_option
-from parlour.envs.games.boards import board_from_rows, board_rows, shifted_board_text, stone_group, stone_planes
+from parlour.envs.core.vector import GameBatch, Streams
+from parlour.envs.games.boards import board_from_rows, board_rows, cell_planes, shifted_board_text, stone_group, stone_planes
 
 MARKS = ("X", "O")
 MAX_SIZE = 26
@@ -54,6 +59,82 @@ def neighbours(size: int) -> tuple[tuple[int, ...], ...]:
     return tuple(table)
 
 
+class HexBatch(GameBatch):
+    """Hex's rules on N boards at once (see :class:`parlour.envs.core.vector.GameBatch`).
+
+    ``board`` is ``(N, cells + 1)`` int8 as :class:`Hex` keeps it, with one
+    more cell, always empty, that stands for "off the board" in the neighbour
+    table. Instead of the game's search of the new stone's group, each board
+    keeps its groups: ``labels`` names each stone's group by one of its cells
+    (``cells`` for an empty cell), and ``reach`` ``(N, 2, cells + 2)`` says
+    whether the group of that name touches its owner's first and last edge
+    (entry ``cells + 1`` is "no group", never touching). A stone joins the
+    groups of its like neighbours under its own cell's name and wins when
+    their edges together are both, a fixed number of array operations per
+    move whatever the groups' shapes.
+    """
+
+    def __init__(self, game: Hex, n: int):
+        super().__init__(game, n)
+        size = game.size
+        self.cells = cells = size * size
+        self.width = cells + 1
+        #: Each cell's six neighbours, ``cells`` (the off-board cell) where one is off the board.
+        self.neighbours = np.full((cells, len(STEPS)), cells, dtype=np.int64)
+        for cell, near in enumerate(game._neighbours):
+            self.neighbours[cell, : len(near)] = near
+        #: Per mark, whether each cell is on that mark's first edge and on its last: rows for X, columns for O.
+        row, column = np.divmod(np.arange(cells), size)
+        self.first_edge = np.stack([row == 0, column == 0])
+        self.last_edge = np.stack([row == size - 1, column == size - 1])
+        self.board = np.full((n, self.width), -1, dtype=np.int8)
+        self.labels = np.full((n, self.width), cells, dtype=np.int64)
+        self.reach = np.zeros((n, 2, cells + 2), dtype=bool)
+        self._board = self.board.reshape(-1)
+        self._labels = self.labels.reshape(-1)
+        self._reach = self.reach.reshape(-1)
+
+    def reset(self, rows: np.ndarray, rng: Streams) -> None:
+        """Empty boards, X to move."""
+        self.board[rows] = -1
+        self.labels[rows] = self.cells
+        self.reach[rows] = False
+        self.turn[rows] = 0
+
+    def legal(self, rows: np.ndarray) -> np.ndarray:
+        """Empty cells."""
+        return np.take(self.board, rows, axis=0)[:, : self.cells] == -1
+
+    def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Place the stones, join their groups; a group that touches both its owner's edges wins."""
+        marks = self.turn[rows]
+        width, none = self.width, self.cells + 1
+        base = rows * width
+        self._board[base + actions] = marks
+        near = base[:, None] + self.neighbours[actions]
+        same = self._board[near] == marks[:, None]
+        joined = np.where(same, self._labels[near], none)
+        # The joined groups' edges, and the new stone's own, make the new group's.
+        groups = (rows * 2)[:, None] * (none + 1) + joined
+        first = self._reach[groups].any(axis=1) | self.first_edge[marks, actions]
+        last = self._reach[groups + none + 1].any(axis=1) | self.last_edge[marks, actions]
+        won = first & last
+        # Every stone of a joined group takes the new stone's cell as its group's name.
+        labels = np.take(self.labels, rows, axis=0)
+        member = (labels[:, :, None] == joined[:, None, :]).any(axis=2)
+        member[np.arange(len(rows)), actions] = True
+        self.labels[rows] = np.where(member, actions[:, None], labels)
+        named = (rows * 2) * (none + 1) + actions
+        self._reach[named] = first
+        self._reach[named + none + 1] = last
+        self.turn[rows] = 1 - marks
+        return self.wins(marks, won), won
+
+    def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """Own stones then opponent stones, row-major, as :meth:`Hex.vector`."""
+        return cell_planes(np.take(self.board, rows, axis=0)[:, : self.cells], seats)
+
+
 class Hex(Game):
     """Hex for two players; see the module docstring for moves and rewards.
 
@@ -69,6 +150,7 @@ class Hex(Game):
     )
     zero_sum = True
     fixed_rules = True
+    batch = HexBatch
 
     def __init__(self, *, board_size: int = 5):
         self.size = int_option("board_size", board_size, 2, MAX_SIZE)
