@@ -135,6 +135,18 @@ def test_hermes_blocks_run_in_order_and_a_finish_after_them_ends_the_turn():
     assert [c["name"] for c in match.steps[-1]["calls"]] == ["make_dir", "move_file", "finish"]
 
 
+def test_a_bad_call_among_parallel_calls_stops_there_and_the_calls_before_it_stand():
+    match = find(1, ["write_file"])
+    match.submit("player_0", openai(("write_file", {"path": "/home/a.txt", "content": "x"}), ("list_dir", {"path": 5}),
+                                    ("write_file", {"path": "/home/b.txt", "content": "y"})))
+    assert "Bad call of list_dir" in match.last_error["player_0"]
+    files = match.game.state["files"]["files"]
+    assert "/home/a.txt" in files and "/home/b.txt" not in files
+    assert [c["name"] for c in match.steps[-1]["calls"]] == ["write_file"]
+    match.submit("player_0", call("finish"))
+    assert parlour.replay(match.record())["returns"] == match.record()["returns"]
+
+
 def test_a_refused_call_is_a_tool_error_that_changes_nothing():
     match = find(1, ["transfer"])
     before = copy.deepcopy(match.game.state)

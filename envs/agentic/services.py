@@ -33,8 +33,8 @@ answers ``{"error": ...}`` saying what to do: a tool error, not an invalid
 action. Text without a tool call, an unknown tool, or arguments that break the
 schema (a missing or extra argument, a wrong type, text past its length cap)
 are invalid actions whose message names the accepted signature. The engine's
-``max_tool_calls`` (8 by default) caps the calls of one turn; every turn's
-requests need at most 7, lookups included.
+``max_tool_calls`` (the game's default is 8) caps the calls of one turn;
+every turn's requests need at most 7, lookups included.
 
 Reward, decided at each ``finish`` (never from what the player claims): the
 turn is carried out when the services' state equals the turn's goal state
@@ -130,6 +130,8 @@ class Services(SoloPuzzle, Game):
     category = "agentic"
     fixed_rules = False
     reference_agents = ("expert", "random")
+    #: Calls per turn: every turn's requests need at most 7 (lookups included), so one slip still fits.
+    default_max_tool_calls = 8
 
     def __init__(self, *, difficulty: int = 3, split: str = "test"):
         self.difficulty = int_option("difficulty", difficulty, 1, len(LEVELS))
@@ -175,7 +177,7 @@ class Services(SoloPuzzle, Game):
         services = world.services if world else ()
         signatures = "\n".join(f"  {tool.signature()}: {tool.description}" for tool in self._offered if tool is not FINISH)
         return RULES.format(player=player, services=", ".join(services) or "none yet", turns=len(world.turns) if world else "some",
-                            signatures=signatures, budget="max_tool_calls (8 by default)", chars=ANSWER_CHARS)
+                            signatures=signatures, budget=f"max_tool_calls ({self.default_max_tool_calls} unless the episode sets another)", chars=ANSWER_CHARS)
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
         """Which turn it is and the calls made in it."""
