@@ -26,7 +26,8 @@ type searches on the search page, the page's clicks elsewhere).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from parlour.baselines import register_scripted
 from parlour.baselines.seeded import SeededAgent

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import numpy as np
 import pytest
-
-import parlour
 from parlour.baselines import make_scripted
 from parlour.envs.agentic import shop as shop_module
 from parlour.envs.agentic.shop import MAX_QUERY_CHARS, TYPE_SEARCHES, Shop
@@ -33,8 +32,10 @@ from parlour.envs.agentic.shop_catalogue import (
     type_reward,
 )
 from parlour.envs.core.context import Context
-from parlour.envs.core.errors import InvalidMove
+from parlour.envs.core.errors import InvalidMove, ReplayMismatch
 from parlour.envs.core.match import Match
+
+import parlour
 
 ENV_ID = "parlour/Shop-v0"
 
@@ -42,8 +43,10 @@ ENV_ID = "parlour/Shop-v0"
 def shampoo_goal(**changes) -> Goal:
     """A difficulty-1 goal written from the first shampoo of the catalogue: two of its attributes, its first option values."""
     target = next(p for p in products(1) if p.type == "shampoo" and len(p.attributes) >= 3)
-    fields = dict(type="shampoo", attributes=tuple(a for a in TYPE_BY_NAME["shampoo"].attributes if a in target.attributes[:2]),
-                  options=tuple((name, values[0]) for name, values in target.options), price_upper=float(10 * (int(target.price // 10) + 2)))
+    fields: dict[str, Any] = {
+        "type": "shampoo", "attributes": tuple(a for a in TYPE_BY_NAME["shampoo"].attributes if a in target.attributes[:2]),
+        "options": tuple((name, values[0]) for name, values in target.options), "price_upper": float(10 * (int(target.price // 10) + 2)),
+    }
     fields.update(changes)
     request = Request(**fields)
     return Goal(phrase(np.random.default_rng(0), request, LEVELS[1]), request, target.id, request_digest(1, request))
@@ -440,7 +443,7 @@ def test_records_of_free_text_play_replay_and_tampering_is_caught():
     record = env.record()
     assert parlour.replay(record)["returns"] == record["returns"]
     record["steps"][0]["move"] = "search[conditioner]"
-    with pytest.raises(Exception):
+    with pytest.raises(ReplayMismatch):
         parlour.replay(record)
 
 

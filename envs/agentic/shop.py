@@ -92,14 +92,12 @@ import re
 from typing import Any
 
 import numpy as np
-
 from parlour.envs.agentic.shop_catalogue import (
     ATTRIBUTE_NAMES,
     LEVELS,
     OPTION_OF,
     OPTION_VALUES,
     PAGE_SIZE,
-    TYPE_BY_NAME,
     TITLE_ATTRIBUTES,
     TYPES,
     Goal,
@@ -155,7 +153,7 @@ Reward when you buy: r_type x (attributes the product has + options chosen as as
 1 is a success. If the steps run out first, the reward is 0."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def move_table(difficulty: int) -> tuple[list[str], dict[str, int]]:
     """Every move of ``difficulty`` (the ``Discrete`` action of vector mode) and each move's index."""
     moves = [*TYPE_SEARCHES, *(f"click[{button}]" for button in BUTTONS), *(f"click[{value}]" for value in OPTION_VALUES),

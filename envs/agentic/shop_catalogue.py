@@ -39,8 +39,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -423,7 +424,7 @@ class Catalogue:
         return tuple(hit.doc_id for hit in self.retriever.search(query, SEARCH_RETURN))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def products(difficulty: int) -> tuple[Product, ...]:
     """The products of ``difficulty``'s catalogue (generated once per process, from :data:`CATALOGUE_SEED`)."""
     level = LEVELS[difficulty]
@@ -435,7 +436,7 @@ def products(difficulty: int) -> tuple[Product, ...]:
     return tuple(made[: level.products])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def catalogue(difficulty: int) -> Catalogue:
     """The catalogue of ``difficulty``: its products and their index, one per process."""
     return Catalogue(difficulty, products(difficulty))
