@@ -35,9 +35,11 @@ def othello_events(before, after, action: int) -> list[str]:
 
 
 def breakthrough_events(before, after, action: int) -> list[str]:
-    """A capture."""
+    """A capture, and a win by taking the last opposing piece."""
     _, destination = before._ends[action]
-    return ["capture"] if before.board[destination] == 1 - before.turn else []
+    if before.board[destination] != 1 - before.turn:
+        return []
+    return ["capture", "won by capturing all"] if after.pieces[1 - before.turn] == 0 else ["capture"]
 
 
 def no_events(before, after, action: int) -> list[str]:
@@ -50,6 +52,8 @@ CONFIGS = [
     ("Othello", {}, othello_events, 24, 150, {"pass", "big flip", "won by seat 0", "won by seat 1", "draw"}),
     ("Hex", {}, no_events, 24, 150, {"won by seat 0", "won by seat 1"}),
     ("Hex", {"board_size": 8}, no_events, 16, 200, {"won by seat 0", "won by seat 1"}),
+    ("Breakthrough", {}, breakthrough_events, 24, 150, {"capture", "won by seat 0", "won by seat 1"}),
+    ("Breakthrough", {"rows": 5, "columns": 3}, breakthrough_events, 24, 150, {"capture", "won by capturing all", "won by seat 0", "won by seat 1"}),
 ]
 
 

@@ -166,6 +166,7 @@ FACE_CONFIGS = [
     ("Nim", {"heaps": [2, 3], "misere": True}, "random"),
     ("Othello", {"error_allowance": 1}, "random"),
     ("Hex", {"error_allowance": 0}, "random"),
+    ("Breakthrough", {"max_turns": 12}, 1),
 ]
 
 

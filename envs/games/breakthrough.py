@@ -26,6 +26,10 @@ Rewards (zero-sum): +1 to the winner and -1 to the loser at the last move (no
 draws). A player who exceeds the invalid-action allowance gets -1 and the
 opponent +1.
 
+Batched: :class:`BreakthroughBatch` plays N boards at once for the batched
+vector face (``gymnasium.make_vec(..., obs_mode="vector")``, see
+:mod:`parlour.envs.core.vector`).
+
 Version history: v0, first release.
 """
 
@@ -37,7 +41,8 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, int_option, lettered_board
-from parlour.envs.games.boards import board_from_rows, board_rows, step_moves, stone_planes
+from parlour.envs.core.vector import GameBatch, Streams
+from parlour.envs.games.boards import board_from_rows, board_rows, cell_planes, step_moves, stone_planes
 
 MARKS = ("B", "W")
 COLOURS = ("black", "white")
@@ -50,6 +55,69 @@ The board has {rows} rows and {columns} columns; each player starts with {home} 
 On your turn move one of your pieces one cell forward, straight or diagonally, to an empty cell. A piece captures only by moving diagonally forward onto an opponent's piece, which is removed. Pieces never move backwards or sideways.
 You win by bringing a piece to the far row (row {goal}) or by capturing all of your opponent's pieces.
 Cells are named by column letter and row number, row 1 at the bottom. A move names the piece's cell then its destination, for example: {example}"""
+
+
+class BreakthroughBatch(GameBatch):
+    """Breakthrough's rules on N boards at once (see :class:`parlour.envs.core.vector.GameBatch`).
+
+    ``board`` is ``(N, cells)`` int8 and ``pieces`` ``(N, 2)`` as in
+    :class:`Breakthrough`. The moves are tabulated once, each move's source and
+    destination cell and per seat whether it is one of that seat's forward
+    moves and whether it may capture, so that the legal moves of k boards are
+    a few ``(k, moves)`` comparisons of the cells gathered at both ends.
+    """
+
+    def __init__(self, game: Breakthrough, n: int):
+        super().__init__(game, n)
+        ends = np.array(game._ends, dtype=np.int64)
+        self.source, self.destination = ends[:, 0], ends[:, 1]
+        self.columns = game.columns
+        direction = np.empty(len(ends), dtype=np.int64)
+        for steps in game._steps:
+            for d, _, index in steps:
+                direction[index] = d
+        # Black's directions are the first three, white's the last three; the middle one of each goes straight.
+        self.forward = np.stack([direction < 3, direction >= 3])
+        self.diagonal = direction % 3 != 1
+        #: The row each seat wins on reaching: the far row from its home.
+        self.goal_row = np.array([game.rows - 1, 0])
+        self.opening = np.array(game.opening(), dtype=np.int8)
+        self.home = game.home_rows * game.columns
+        self.board = np.zeros((n, len(self.opening)), dtype=np.int8)
+        self.pieces = np.zeros((n, 2), dtype=np.int64)
+        self._board = self.board.reshape(-1)
+        self._pieces = self.pieces.reshape(-1)
+
+    def reset(self, rows: np.ndarray, rng: Streams) -> None:
+        """The opening position, black to move."""
+        self.board[rows] = self.opening
+        self.pieces[rows] = self.home
+        self.turn[rows] = 0
+
+    def legal(self, rows: np.ndarray) -> np.ndarray:
+        """Forward moves to empty cells, and diagonal forward moves onto opponent pieces."""
+        boards = np.take(self.board, rows, axis=0)
+        marks = self.turn[rows][:, None]
+        target = boards[:, self.destination]
+        return (boards[:, self.source] == marks) & self.forward[marks[:, 0]] & ((target == -1) | ((target == 1 - marks) & self.diagonal))
+
+    def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Move, capturing what the piece lands on; the far row or the last capture wins."""
+        marks = self.turn[rows]
+        base = rows * self.board.shape[1]
+        destination = self.destination[actions]
+        captured = self._board[base + destination] == 1 - marks
+        self._board[base + self.source[actions]] = -1
+        self._board[base + destination] = marks
+        left = 2 * rows + 1 - marks
+        self._pieces[left] -= captured
+        won = (destination // self.columns == self.goal_row[marks]) | (self._pieces[left] == 0)
+        self.turn[rows] = 1 - marks
+        return self.wins(marks, won), won
+
+    def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """Own pieces then opponent pieces, row-major from the top row, as :meth:`Breakthrough.vector`."""
+        return cell_planes(np.take(self.board, rows, axis=0), seats)
 
 
 class Breakthrough(Game):
@@ -68,6 +136,7 @@ class Breakthrough(Game):
     )
     zero_sum = True
     fixed_rules = True
+    batch = BreakthroughBatch
 
     def __init__(self, *, rows: int = 6, columns: int = 6):
         int_option("rows", rows, 4, MAX_SIDE)
