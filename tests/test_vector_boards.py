@@ -54,6 +54,8 @@ CONFIGS = [
     ("Hex", {"board_size": 8}, no_events, 16, 200, {"won by seat 0", "won by seat 1"}),
     ("Breakthrough", {}, breakthrough_events, 24, 150, {"capture", "won by seat 0", "won by seat 1"}),
     ("Breakthrough", {"rows": 5, "columns": 3}, breakthrough_events, 24, 150, {"capture", "won by capturing all", "won by seat 0", "won by seat 1"}),
+    ("Clobber", {}, no_events, 24, 150, {"won by seat 0", "won by seat 1"}),
+    ("Clobber", {"rows": 3, "columns": 4}, no_events, 24, 150, {"won by seat 0", "won by seat 1"}),
 ]
 
 

@@ -167,6 +167,7 @@ FACE_CONFIGS = [
     ("Othello", {"error_allowance": 1}, "random"),
     ("Hex", {"error_allowance": 0}, "random"),
     ("Breakthrough", {"max_turns": 12}, 1),
+    ("Clobber", {"error_allowance": 1}, "random"),
 ]
 
 

@@ -23,6 +23,10 @@ the opponent's, then the empty cells, each row-major from the top row.
 Rewards (zero-sum): +1 to the winner and -1 to the loser at the last move. A
 player who exceeds the invalid-action allowance gets -1 and the opponent +1.
 
+Batched: :class:`ClobberBatch` plays N boards at once for the batched vector
+face (``gymnasium.make_vec(..., obs_mode="vector")``, see
+:mod:`parlour.envs.core.vector`).
+
 Version history: v0, first release.
 """
 
@@ -35,7 +39,8 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, int_option, lettered_board
-from parlour.envs.games.boards import board_from_rows, board_rows, step_moves, stone_planes
+from parlour.envs.core.vector import GameBatch, Streams
+from parlour.envs.games.boards import board_from_rows, board_rows, cell_planes, step_moves, stone_planes
 
 MARKS = ("o", "x")
 #: Row and column step of each direction, in OpenSpiel's order: up, right, down, left.
@@ -58,6 +63,57 @@ def layout(rows: int, columns: int) -> tuple[tuple[str, ...], tuple[tuple[int, i
     return names, ends, tuple(tuple((destination, index) for _, destination, index in here) for here in steps)
 
 
+class ClobberBatch(GameBatch):
+    """Clobber's rules on N boards at once (see :class:`parlour.envs.core.vector.GameBatch`).
+
+    ``board`` is ``(N, cells)`` int8 as in :class:`Clobber`. Each move's source
+    and destination cells are tabulated once; the legal moves of the seat to
+    act, ``moves_of`` ``(N, moves)``, are worked out once per move, since the
+    game's end (no move for the next seat) needs them anyway.
+    """
+
+    def __init__(self, game: Clobber, n: int):
+        super().__init__(game, n)
+        ends = np.array(game._ends, dtype=np.int64)
+        self.source, self.destination = ends[:, 0], ends[:, 1]
+        self.opening = np.array(game.opening(), dtype=np.int8)
+        self.board = np.zeros((n, len(self.opening)), dtype=np.int8)
+        self.moves_of = np.zeros((n, len(ends)), dtype=bool)
+        self._board = self.board.reshape(-1)
+        self._opening_moves = self.moves_for(self.opening[None, :], np.zeros(1, dtype=np.int64))[0]
+
+    def moves_for(self, boards: np.ndarray, marks: np.ndarray) -> np.ndarray:
+        """``(k, moves)``: each stone of ``marks[j]`` onto each neighbouring opponent stone of ``boards[j]``."""
+        marks = marks[:, None]
+        return (boards[:, self.source] == marks) & (boards[:, self.destination] == 1 - marks)
+
+    def reset(self, rows: np.ndarray, rng: Streams) -> None:
+        """The full checkerboard, ``o`` to move."""
+        self.board[rows] = self.opening
+        self.moves_of[rows] = self._opening_moves
+        self.turn[rows] = 0
+
+    def legal(self, rows: np.ndarray) -> np.ndarray:
+        """Each of the mover's stones onto each neighbouring opponent stone."""
+        return np.take(self.moves_of, rows, axis=0)
+
+    def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Clobber; the game ends, the mover winning, when the next seat has no move."""
+        marks = self.turn[rows]
+        base = rows * self.board.shape[1]
+        self._board[base + self.source[actions]] = -1
+        self._board[base + self.destination[actions]] = marks
+        following = self.moves_for(np.take(self.board, rows, axis=0), 1 - marks)
+        self.moves_of[rows] = following
+        self.turn[rows] = 1 - marks
+        won = ~following.any(axis=1)
+        return self.wins(marks, won), won
+
+    def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """Own stones, opponent stones, empty cells, as :meth:`Clobber.vector`."""
+        return cell_planes(np.take(self.board, rows, axis=0), seats, empty=True)
+
+
 class Clobber(Game):
     """Clobber for two players; see the module docstring for moves and rewards.
 
@@ -74,6 +130,7 @@ class Clobber(Game):
     )
     zero_sum = True
     fixed_rules = True
+    batch = ClobberBatch
 
     def __init__(self, *, rows: int = 5, columns: int = 6):
         self.rows = int_option("rows", rows, 2, MAX_SIDE)
