@@ -23,18 +23,28 @@ import parlour
 from parlour.envs.core.vector import Streams
 from tests.test_vector_face import assert_same_position, start_match
 
-#: What one move did, read from the one-episode game before and after it: the names of its events.
-Events = Callable[[parlour.Game, parlour.Game, int], list[str]]
+#: What one move did, read from the one-episode game before and after it, the move's index and what the game said
+#: of it (its move message, then the outcome's reason if it ended the game): the names of its events.
+Events = Callable[[parlour.Game, parlour.Game, int, str], list[str]]
 
 
-def othello_events(before, after, action: int) -> list[str]:
+def said_events(*phrases: str) -> Events:
+    """Events named by the phrases the game's messages hold (each phrase is its own event's name)."""
+
+    def events(before, after, action: int, said: str) -> list[str]:
+        return [phrase for phrase in phrases if phrase in said]
+
+    return events
+
+
+def othello_events(before, after, action: int, said: str) -> list[str]:
     """A pass, or a disc that flipped more than one line's worth (several directions at once)."""
     if action == 64:
         return ["pass"]
     return ["big flip"] if (after.discs[before.turn].bit_count() - before.discs[before.turn].bit_count()) > 3 else []
 
 
-def breakthrough_events(before, after, action: int) -> list[str]:
+def breakthrough_events(before, after, action: int, said: str) -> list[str]:
     """A capture, and a win by taking the last opposing piece."""
     _, destination = before._ends[action]
     if before.board[destination] != 1 - before.turn:
@@ -42,9 +52,7 @@ def breakthrough_events(before, after, action: int) -> list[str]:
     return ["capture", "won by capturing all"] if after.pieces[1 - before.turn] == 0 else ["capture"]
 
 
-def no_events(before, after, action: int) -> list[str]:
-    """Nothing beyond the endings."""
-    return []
+no_events = said_events()
 
 
 #: (game, options, episodes stepped together, rounds, the events and endings that must happen).
@@ -56,6 +64,8 @@ CONFIGS = [
     ("Breakthrough", {"rows": 5, "columns": 3}, breakthrough_events, 24, 150, {"capture", "won by capturing all", "won by seat 0", "won by seat 1"}),
     ("Clobber", {}, no_events, 24, 150, {"won by seat 0", "won by seat 1"}),
     ("Clobber", {"rows": 3, "columns": 4}, no_events, 24, 150, {"won by seat 0", "won by seat 1"}),
+    ("Mancala", {}, said_events("moves again", "capturing"), 24, 150, {"moves again", "capturing", "won by seat 0", "won by seat 1", "draw"}),
+    ("Mancala", {"seeds": 12}, said_events("moves again", "capturing"), 24, 150, {"moves again", "capturing", "won by seat 0", "won by seat 1"}),
 ]
 
 
@@ -90,7 +100,10 @@ def cross_check(name: str, options: dict, events: Events, n: int, rounds: int) -
             paid = match.submit(player, int(actions[i]))
             assert [paid.get(p, 0.0) for p in match.players] == rewards[i].tolist(), (i, paid, rewards[i])
             assert ended[i] == match.over, (i, ended[i], match.over)
-            seen.update(events(before, match.game, int(actions[i])))
+            said = next(message["text"] for message in reversed(match.ctx.inboxes[player]) if message["kind"] == "move")
+            if match.over:
+                said += " | " + match.outcome.reason
+            seen.update(events(before, match.game, int(actions[i]), said))
             seen["move"] += 1
             if match.over:
                 seen[ending(rewards[i].tolist())] += 1

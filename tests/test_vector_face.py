@@ -168,6 +168,7 @@ FACE_CONFIGS = [
     ("Hex", {"error_allowance": 0}, "random"),
     ("Breakthrough", {"max_turns": 12}, 1),
     ("Clobber", {"error_allowance": 1}, "random"),
+    ("Mancala", {"error_allowance": 1}, "random"),
 ]
 
 

@@ -24,6 +24,10 @@ Rewards (zero-sum): +1 to the winner and -1 to the loser at the last move, 0
 each for a draw. A player who exceeds the invalid-action allowance gets -1 and
 the opponent +1.
 
+Batched: :class:`MancalaBatch` plays N boards at once for the batched vector
+face (``gymnasium.make_vec(..., obs_mode="vector")``, see
+:mod:`parlour.envs.core.vector`).
+
 Version history: v0, first release.
 """
 
@@ -35,7 +39,8 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, int_option
-from parlour.envs.games.boards import finish_on_counts
+from parlour.envs.core.vector import GameBatch, Streams
+from parlour.envs.games.boards import count_rewards, finish_on_counts
 
 PITS = 6
 #: Board places as OpenSpiel lays them out: 0 is player_1's store, 1-6 player_0's pits, 7 player_0's store, 8-13 player_1's pits.
@@ -57,6 +62,89 @@ def first_pit(seat: int) -> int:
     return 1 + seat * (PITS + 1)
 
 
+#: The places a sowing passes, per seat and pit: the 13 places after the pit, the opponent's store left out (the
+#: pit itself last), so that ``seeds`` seeds give ``seeds // 13`` to each and one more to the first ``seeds % 13``.
+SOWN = np.array(
+    [
+        [[place % PLACES for place in range(first_pit(seat) + k + 1, first_pit(seat) + k + PLACES + 1) if place % PLACES != STORES[1 - seat]] for k in range(PITS)]
+        for seat in (0, 1)
+    ],
+    dtype=np.int64,
+)
+LAP = PLACES - 1
+#: Each seat's pits, and its places in vector order: own pits and store, then the opponent's.
+PITS_OF = np.array([[first_pit(seat) + k for k in range(PITS)] for seat in (0, 1)])
+VECTOR_ORDER = np.array([[*PITS_OF[seat], STORES[seat], *PITS_OF[1 - seat], STORES[1 - seat]] for seat in (0, 1)])
+
+
+class MancalaBatch(GameBatch):
+    """Mancala's rules on N boards at once (see :class:`parlour.envs.core.vector.GameBatch`).
+
+    ``board`` is ``(N, 14)`` in OpenSpiel's layout as in :class:`Mancala`, and
+    ``played`` the moves so far. A sowing is one addition over the 13 places it
+    passes (:data:`SOWN`), however many laps it makes.
+    """
+
+    def __init__(self, game: Mancala, n: int):
+        super().__init__(game, n)
+        self.opening = np.array(game.initial_board(), dtype=np.int64)
+        self.scale = np.float32(2 * PITS * game.seeds)
+        self.board = np.zeros((n, PLACES), dtype=np.int64)
+        self.played = np.zeros(n, dtype=np.int64)
+        self._board = self.board.reshape(-1)
+        self._laps = np.arange(LAP)
+
+    def reset(self, rows: np.ndarray, rng: Streams) -> None:
+        """Full pits, empty stores, ``player_0`` to move."""
+        self.board[rows] = self.opening
+        self.played[rows] = 0
+        self.turn[rows] = 0
+
+    def legal(self, rows: np.ndarray) -> np.ndarray:
+        """The mover's non-empty pits."""
+        return self._board[(rows * PLACES)[:, None] + PITS_OF[self.turn[rows]]] > 0
+
+    def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Sow, capture, give another move on a last seed in the store; the game ends when a row is empty."""
+        seats = self.turn[rows]
+        k = len(rows)
+        base = rows * PLACES
+        pit = base + first_pit(0) + seats * (PITS + 1) + actions
+        seeds = self._board[pit]
+        self._board[pit] = 0
+        sown = SOWN[seats, actions]
+        laps, rest = np.divmod(seeds, LAP)
+        self._board[base[:, None] + sown] += laps[:, None] + (self._laps < rest[:, None])
+        last = sown[np.arange(k), (seeds - 1) % LAP]
+        # A last seed alone in an own pit takes the opposite pit's seeds with it, if there are any.
+        own_pit = (last >= first_pit(0) + seats * (PITS + 1)) & (last < first_pit(0) + seats * (PITS + 1) + PITS)
+        # Taken modulo the board only so that a last seed in a store (never an own pit) indexes it too.
+        opposite = base + (PLACES - last) % PLACES
+        taken = own_pit & (self._board[base + last] == 1) & (self._board[opposite] > 0)
+        store = base + np.where(seats == 0, STORES[0], STORES[1])
+        hit = taken.nonzero()[0]
+        self._board[store[hit]] += self._board[opposite[hit]] + 1
+        self._board[base[hit] + last[hit]] = 0
+        self._board[opposite[hit]] = 0
+        again = last == store - base
+        self.turn[rows] = np.where(again, seats, 1 - seats)
+        played = self.played[rows] + 1
+        self.played[rows] = played
+        boards = np.take(self.board, rows, axis=0)
+        sides = boards[:, PITS_OF].sum(axis=2)
+        ended = (sides == 0).any(axis=1) | (played >= MAX_MOVES)
+        rewards = np.zeros((k, 2))
+        over = ended.nonzero()[0]
+        if over.size:
+            totals = boards[over][:, list(STORES)] + sides[over]
+            rewards[over] = count_rewards(totals[:, 0], totals[:, 1])
+        return rewards, ended
+
+    def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """Own pits and store, then the opponent's, over the seeds in play, as :meth:`Mancala.vector`."""
+        return self._board[(rows * PLACES)[:, None] + VECTOR_ORDER[seats]].astype(np.float32) / self.scale
+
+
 class Mancala(Game):
     """Two-player Kalah; see the module docstring for moves and rewards.
 
@@ -70,6 +158,7 @@ class Mancala(Game):
     description = "Kalah: sow seeds round six pits a side, capture opposite, last seed in your store moves again."
     zero_sum = True
     fixed_rules = True
+    batch = MancalaBatch
 
     def __init__(self, *, seeds: int = 4):
         self.seeds = int_option("seeds", seeds, 1, 12)
