@@ -53,6 +53,7 @@ def breakthrough_events(before, after, action: int, said: str) -> list[str]:
 
 
 no_events = said_events()
+OWARE_EVENTS = said_events("capturing", "the position repeated", "has no legal move", "more than half", "both have captured half")
 
 
 #: (game, options, episodes stepped together, rounds, the events and endings that must happen).
@@ -66,6 +67,8 @@ CONFIGS = [
     ("Clobber", {"rows": 3, "columns": 4}, no_events, 24, 150, {"won by seat 0", "won by seat 1"}),
     ("Mancala", {}, said_events("moves again", "capturing"), 24, 150, {"moves again", "capturing", "won by seat 0", "won by seat 1", "draw"}),
     ("Mancala", {"seeds": 12}, said_events("moves again", "capturing"), 24, 150, {"moves again", "capturing", "won by seat 0", "won by seat 1"}),
+    ("Oware", {}, OWARE_EVENTS, 24, 200, {"capturing", "the position repeated", "has no legal move", "more than half", "won by seat 0", "won by seat 1", "draw"}),
+    ("Oware", {"houses": 3, "seeds": 2}, OWARE_EVENTS, 24, 150, {"capturing", "the position repeated", "has no legal move", "won by seat 0", "won by seat 1", "draw"}),
 ]
 
 

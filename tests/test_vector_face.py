@@ -169,6 +169,7 @@ FACE_CONFIGS = [
     ("Breakthrough", {"max_turns": 12}, 1),
     ("Clobber", {"error_allowance": 1}, "random"),
     ("Mancala", {"error_allowance": 1}, "random"),
+    ("Oware", {"houses": 3, "seeds": 2}, "random"),
 ]
 
 
