@@ -26,12 +26,18 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from parlour.baselines import register_scripted
 from parlour.baselines.random_agent import RandomAgent
 from parlour.baselines.seeded import SeededAgent
-from parlour.envs.agentic.service_desk_world import CANCEL_REASONS, RETURN_DAYS, address_text, days_since
+from parlour.envs.agentic.service_desk_world import (
+    CANCEL_REASONS,
+    RETURN_DAYS,
+    address_text,
+    days_since,
+)
 
 ENV_ID = "parlour/ServiceDesk-v0"
 
@@ -107,9 +113,9 @@ class Customer(SeededAgent):
         requests = view["requests"]
         before = len(self.settled)
         for notice in view["notices"][self.notices_read:]:
-            for index, request in enumerate(requests):
+            for number, request in enumerate(requests):
                 if request["kind"] == notice["kind"] and request["order_id"] == notice["order_id"]:
-                    self.settled.add(index)
+                    self.settled.add(number)
         self.notices_read = len(view["notices"])
         agent_lines = [entry["text"] for entry in view["dialogue"] if entry["sender"] == "agent"]
         index = self.current(requests)
@@ -119,9 +125,9 @@ class Customer(SeededAgent):
             # A notice says a request was carried out: thank the agent and go on to the next one.
             return self.next(requests)
         text = agent_lines[-1].lower()
-        request = requests[index] if index is not None else None
-        if request is None:
+        if index is None:
             return self.goodbye()
+        request = requests[index]
         if re.search(r"\bemail\b|\bname\b", text):
             return self.identity(view["customer"])
         if _CONFIRM.search(text):
@@ -246,8 +252,10 @@ class Expert(SeededAgent):
         """Take in one customer message: identity facts, new requests, and the facts of the current request."""
         email = _EMAIL.search(text)
         name_zip = _NAME_ZIP.search(text)
-        if self.user_id is None and (email or name_zip):
-            self.identity = {"email": email[0].lower()} if email else {"first_name": name_zip[1], "last_name": name_zip[2], "zip": name_zip[3]}
+        if self.user_id is None and email:
+            self.identity = {"email": email[0].lower()}
+        elif self.user_id is None and name_zip:
+            self.identity = {"first_name": name_zip[1], "last_name": name_zip[2], "zip": name_zip[3]}
         lower = text.lower()
         self.consented = self.confirming and lower.startswith("yes")
         self.confirming = False
@@ -315,7 +323,7 @@ class Expert(SeededAgent):
             order_id = request.get("order_id")
             if order_id is None:
                 return "Which order is this about? Please give me the order id."
-            if self.checks and order_id not in self.profile["orders"]:
+            if self.checks and self.profile is not None and order_id not in self.profile["orders"]:
                 return self.refuse(request, f"I'm sorry, I cannot help with order {order_id}: it is not on your account, and I may only "
                                             "act on the orders of the verified customer.")
             order = self.orders.get(order_id)
@@ -371,14 +379,15 @@ class Expert(SeededAgent):
     def summary(self, request: Mapping[str, Any], order: Mapping[str, Any] | None) -> str:
         """The change, read back to the customer before its yes."""
         kind = request["kind"]
-        if kind == "cancel":
-            return f"I will cancel order {request['order_id']} (reason: {request['reason']}); its total is refunded to {order['payment_method']}."
-        if kind == "return":
-            products = [line["product"] for line in order["items"] if line["item_id"] in request["item_ids"]]
-            return f"I will request the return of the {', '.join(products)} of order {request['order_id']}, refunded to {request['refund_to']}."
         if kind == "ship_address":
             return f"I will have order {request['order_id']} shipped to {address_text(request['address'])}."
-        return f"I will change your default address to {address_text(request['address'])}."
+        if kind == "profile_address":
+            return f"I will change your default address to {address_text(request['address'])}."
+        assert order is not None, "a cancel or a return is read back only once its order is read"
+        if kind == "cancel":
+            return f"I will cancel order {request['order_id']} (reason: {request['reason']}); its total is refunded to {order['payment_method']}."
+        products = [line["product"] for line in order["items"] if line["item_id"] in request["item_ids"]]
+        return f"I will request the return of the {', '.join(products)} of order {request['order_id']}, refunded to {request['refund_to']}."
 
     def write(self, request: Mapping[str, Any]) -> str:
         """The write tool call that carries the request out."""

@@ -7,14 +7,26 @@ import json
 
 import gymnasium
 import pytest
-
-import parlour
 from parlour.baselines import make_scripted
-from parlour.envs.agentic.service_desk import MAX_MESSAGE_CHARS, TEST_SEEDS_FROM, ServiceDesk
-from parlour.envs.agentic.service_desk_world import LEVELS, apply_write, differences, generate_world, goal_state, request_write
+from parlour.envs.agentic.service_desk import (
+    MAX_MESSAGE_CHARS,
+    TEST_SEEDS_FROM,
+    ServiceDesk,
+)
+from parlour.envs.agentic.service_desk_world import (
+    LEVELS,
+    apply_write,
+    differences,
+    generate_world,
+    goal_state,
+    request_write,
+)
 from parlour.envs.core.match import Match
 from parlour.envs.core.observation import Observer
+from parlour.envs.core.record import ReplayMismatch
 from parlour.evaluation.results import Results, pass_hat, task_trials
+
+import parlour
 
 ENV = "parlour/ServiceDesk-v0"
 
@@ -344,7 +356,7 @@ def test_records_replay_with_every_tool_call_and_tampering_is_caught():
     record = copy.deepcopy(results.records[0])
     step = next(step for step in record["steps"] if any(c["name"].startswith("find_user") for c in step.get("calls", [])))
     step["action"] = call("find_user_by_email", email="someone.else@example.com")
-    with pytest.raises(Exception):
+    with pytest.raises(ReplayMismatch):
         parlour.replay(record)
 
 

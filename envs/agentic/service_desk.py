@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from parlour.envs.agentic.service_desk_world import (
     CANCEL_REASONS,
@@ -202,7 +202,7 @@ class ServiceDesk(Game):
     default_error_allowance = 3
     reference_agents = ("expert", "customer", "random")
     #: The customer seat is the scripted simulator unless the Gymnasium face is told otherwise.
-    default_opponents = {"customer": "customer"}
+    default_opponents: ClassVar[dict[str, str]] = {"customer": "customer"}
 
     def __init__(self, *, difficulty: int = 3, split: str = "test", tasks: int | None = None, max_messages: int = 40):
         self.difficulty = int_option("difficulty", difficulty, 1, 5)

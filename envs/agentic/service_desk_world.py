@@ -183,7 +183,7 @@ class _Builder:
         user_id = self.unique(lambda: f"{first.lower()}_{last.lower()}_{self.digits(4)}")
         methods: dict[str, dict[str, Any]] = {}
         for kind in ["credit_card", *rng.sample(["paypal", "gift_card", "credit_card"], rng.randrange(1, 3))]:
-            method_id = self.unique(lambda: f"{kind}_{self.digits(7)}")
+            method_id = self.unique(lambda kind=kind: f"{kind}_{self.digits(7)}")
             methods[method_id] = {"kind": kind, "balance": rng.randrange(0, 200) * 100} if kind == "gift_card" else {"kind": kind}
         self.users[user_id] = {"first_name": first, "last_name": last, "email": self.unique(lambda: f"{first}.{last}{rng.randrange(10, 100)}@example.com".lower()),
                                "zip": address["zip"], "address": address, "payment_methods": methods, "orders": []}
@@ -339,7 +339,7 @@ def write_error(db: dict[str, Any], tool: str, arguments: dict[str, Any]) -> str
             unknown = [item for item in arguments["item_ids"] if item.strip() not in lines]
             if unknown:
                 return f"Error: the order holds no item {unknown[0][:40]!r}; get_order lists its item ids."
-            if len(set(item.strip() for item in arguments["item_ids"])) != len(arguments["item_ids"]):
+            if len({item.strip() for item in arguments["item_ids"]}) != len(arguments["item_ids"]):
                 return "Error: an item id is listed twice."
             if any(lines[item.strip()]["returned"] for item in arguments["item_ids"]):
                 return "Error: an item listed is already being returned."
