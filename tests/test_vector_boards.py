@@ -53,6 +53,7 @@ def breakthrough_events(before, after, action: int, said: str) -> list[str]:
 
 
 no_events = said_events()
+DOTS_EVENTS = said_events("closes 1 box", "closes 2 boxes")
 OWARE_EVENTS = said_events("capturing", "the position repeated", "has no legal move", "more than half", "both have captured half")
 
 
@@ -68,6 +69,8 @@ CONFIGS = [
     ("Mancala", {}, said_events("moves again", "capturing"), 24, 150, {"moves again", "capturing", "won by seat 0", "won by seat 1", "draw"}),
     ("Mancala", {"seeds": 12}, said_events("moves again", "capturing"), 24, 150, {"moves again", "capturing", "won by seat 0", "won by seat 1"}),
     ("Oware", {}, OWARE_EVENTS, 24, 200, {"capturing", "the position repeated", "has no legal move", "more than half", "won by seat 0", "won by seat 1", "draw"}),
+    ("DotsAndBoxes", {}, DOTS_EVENTS, 24, 150, {"closes 1 box", "closes 2 boxes", "won by seat 0", "won by seat 1"}),  # 9 boxes: no draw
+    ("DotsAndBoxes", {"num_rows": 1, "num_cols": 4}, DOTS_EVENTS, 24, 150, {"closes 1 box", "won by seat 0", "won by seat 1", "draw"}),
     ("Oware", {"houses": 3, "seeds": 2}, OWARE_EVENTS, 24, 150, {"capturing", "the position repeated", "has no legal move", "won by seat 0", "won by seat 1", "draw"}),
 ]
 

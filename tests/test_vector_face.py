@@ -170,6 +170,7 @@ FACE_CONFIGS = [
     ("Clobber", {"error_allowance": 1}, "random"),
     ("Mancala", {"error_allowance": 1}, "random"),
     ("Oware", {"houses": 3, "seeds": 2}, "random"),
+    ("DotsAndBoxes", {"num_rows": 2, "num_cols": 2, "error_allowance": 1}, 1),
 ]
 
 

@@ -20,6 +20,10 @@ Rewards (zero-sum): +1 to the winner and -1 to the loser at the last line, 0
 each for a draw (OpenSpiel's ``utility_margin=False``). A player who exceeds
 the invalid-action allowance gets -1 and the opponent +1.
 
+Batched: :class:`DotsAndBoxesBatch` plays N grids at once for the batched
+vector face (``gymnasium.make_vec(..., obs_mode="vector")``, see
+:mod:`parlour.envs.core.vector`).
+
 Version history: v0, first release.
 """
 
@@ -34,7 +38,8 @@ import numpy as np
 from parlour.envs.core.context import Context
 from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, int_option
-from parlour.envs.games.boards import finish_on_counts
+from parlour.envs.core.vector import GameBatch, Streams
+from parlour.envs.games.boards import count_rewards, finish_on_counts
 
 MAX_SIDE = 10
 DOT = r"[a-z]\d{1,2}"
@@ -70,6 +75,66 @@ def layout(rows: int, columns: int) -> tuple[tuple[str, ...], tuple[tuple[int, .
     return tuple(names), tuple(tuple(boxes) for boxes in beside), sides
 
 
+class DotsAndBoxesBatch(GameBatch):
+    """Dots and Boxes' rules on N grids at once (see :class:`parlour.envs.core.vector.GameBatch`).
+
+    ``lines`` ``(N, lines + 1)`` bool and ``owners`` ``(N, boxes + 1)`` int8 as
+    in :class:`DotsAndBoxes`, each with one more entry that stands for "none":
+    a line on the grid's edge has that box on its outer side, whose sides
+    include that line, never drawn, so it never closes. ``drawn`` counts
+    each grid's lines.
+    """
+
+    def __init__(self, game: DotsAndBoxes, n: int):
+        super().__init__(game, n)
+        self.n_lines, self.n_boxes = len(game.moves), len(game._sides)
+        #: The (one or two) boxes beside each line, then each box's four sides; the extra box has the extra line's.
+        self.beside = np.array([list(boxes) + [self.n_boxes] * (2 - len(boxes)) for boxes in game._beside], dtype=np.int64)
+        self.sides = np.array(list(game._sides) + [(self.n_lines,) * 4], dtype=np.int64)
+        self.lines = np.zeros((n, self.n_lines + 1), dtype=bool)
+        self.owners = np.full((n, self.n_boxes + 1), -1, dtype=np.int8)
+        self.drawn = np.zeros(n, dtype=np.int64)
+        self._lines = self.lines.reshape(-1)
+        self._owners = self.owners.reshape(-1)
+
+    def reset(self, rows: np.ndarray, rng: Streams) -> None:
+        """No line drawn, ``player_0`` to move."""
+        self.lines[rows] = False
+        self.owners[rows] = -1
+        self.drawn[rows] = 0
+        self.turn[rows] = 0
+
+    def legal(self, rows: np.ndarray) -> np.ndarray:
+        """Lines not yet drawn."""
+        return ~np.take(self.lines, rows, axis=0)[:, : self.n_lines]
+
+    def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Draw the lines; a closed box scores and its closer draws again; the last line ends the game."""
+        marks = self.turn[rows]
+        self._lines[rows * (self.n_lines + 1) + actions] = True
+        boxes = self.beside[actions]
+        closed = self._lines[(rows * (self.n_lines + 1))[:, None, None] + self.sides[boxes]].all(axis=2)
+        owned = (rows * (self.n_boxes + 1))[:, None] + boxes
+        self._owners[owned[closed]] = np.broadcast_to(marks[:, None], closed.shape)[closed]
+        self.turn[rows] = np.where(closed.any(axis=1), marks, 1 - marks)
+        drawn = self.drawn[rows] + 1
+        self.drawn[rows] = drawn
+        ended = drawn == self.n_lines
+        rewards = np.zeros((len(rows), 2))
+        over = ended.nonzero()[0]
+        if over.size:
+            owners = self.owners[rows[over]]
+            rewards[over] = count_rewards((owners == 0).sum(axis=1), (owners == 1).sum(axis=1))
+        return rewards, ended
+
+    def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """Lines drawn, then the seat's boxes, then the opponent's, as :meth:`DotsAndBoxes.vector`."""
+        owners = np.take(self.owners, rows, axis=0)[:, : self.n_boxes]
+        seats = seats[:, None]
+        lines = np.take(self.lines, rows, axis=0)[:, : self.n_lines]
+        return np.concatenate([lines, owners == seats, owners == 1 - seats], axis=1).astype(np.float32)
+
+
 class DotsAndBoxes(Game):
     """Dots and Boxes for two players; see the module docstring for moves and rewards.
 
@@ -85,6 +150,7 @@ class DotsAndBoxes(Game):
     )
     zero_sum = True
     fixed_rules = True
+    batch = DotsAndBoxesBatch
 
     def __init__(self, *, num_rows: int = 3, num_cols: int = 3):
         self.rows = int_option("num_rows", num_rows, 1, MAX_SIDE)
