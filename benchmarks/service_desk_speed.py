@@ -44,7 +44,7 @@ def success(agent: str, difficulty: int, episodes: int) -> float:
         while not match.over:
             (seat,) = match.acting()
             match.submit(seat, seats[seat].act(match.agent_observation(seat)))
-        won += bool(match.outcome.winners)
+        won += match.outcome.details["success"] is True
     return won / episodes
 
 

@@ -158,8 +158,8 @@ def test_an_order_of_another_account_is_refused_without_reading_it():
 
 
 def test_random_agents_fail_and_the_wrong_seats_are_refused():
-    wins = sum(bool(play(started(seed), scripted("random", seed=seed)).outcome.winners) for seed in range(20))
-    assert wins == 0
+    outcomes = [play(started(seed), scripted("random", seed=seed)).outcome for seed in range(20)]
+    assert not any(outcome.details["success"] or outcome.winners for outcome in outcomes)
     match = started(0)
     with pytest.raises(ValueError, match="plays the agent seat"):
         make_scripted("expert", ENV).act(match.agent_observation("customer"))
@@ -341,6 +341,7 @@ def test_past_the_allowance_the_offender_gets_minus_one():
     for _ in range(4):
         match.submit("agent", call("nope"))
     assert match.over and match.returns == {"agent": -1.0, "customer": 0.0}
+    assert match.outcome.winners == [] and match.outcome.details["success"] is False
 
 
 # ------------------------------------------------------------------ records, faces, pass^k

@@ -408,9 +408,9 @@ class ServiceDesk(Game):
                 "tool_calls": len(self.calls), "writes": sum(call["tool"] in WRITES for call in self.calls), "ended_by": self.ended_by}
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
-        """-1 to the offender, 0 to the other seat."""
+        """-1 to the offender, 0 to the other seat; nobody wins, since the customer was not served."""
         other = "customer" if player == "agent" else "agent"
-        ctx.finish({player: -1.0, other: 0.0}, winners=[other], reason=reason, details=self.details(False, differences(self.db, goal_state(self.world_seed, self.difficulty))))
+        ctx.finish({player: -1.0, other: 0.0}, winners=[], reason=reason, details=self.details(False, differences(self.db, goal_state(self.world_seed, self.difficulty))))
 
     # ----------------------------------------------------------- views
     def view(self, player: str) -> dict[str, Any]:
