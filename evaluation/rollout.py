@@ -28,10 +28,12 @@ nothing. With a batching agent (an LLM), whose samples depend on the batches
 it sees, the rule is fixed instead of timed, so a run is reproducible: workers
 are used only when each gets at least ``in_flight`` episodes.
 
-On a Ray cluster (:func:`play_on_ray`) one actor per node holds the agents
-(an LLM is loaded once per node and serves every episode played there) and
-plays chunks of episodes, dealt round-robin in index order, so that a cluster
-of the same size plays the same batches.
+On a Ray cluster (:func:`play_on_ray`) scripted agents play in one task per
+CPU of the cluster at a time, each task a chunk of consecutive episodes, so
+every core of every node plays. Batching agents are held by one actor per node
+instead (an LLM is loaded once per node and serves every episode played
+there), which plays chunks of episodes dealt round-robin in index order, so
+that a cluster of the same size plays the same batches.
 
 Seating. ``agents`` is a list. With as many agents as seats, seats rotate with
 the episode index (episode i puts agent j in seat (i + j) mod n), so over a
@@ -68,13 +70,16 @@ turns and anyone can replay the record.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib
+import ipaddress
 import json
 import multiprocessing
 import os
 import pickle
 import queue
+import socket
 import time
 import traceback
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -82,14 +87,20 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
-
-from parlour.agents import AgentSpec, agent_name, is_batching, make_agent
-from parlour.envs.core.agent import Action, AgentFailure, decide, reset_agent, wants_vector
+from parlour.envs.core.agent import (
+    Action,
+    AgentFailure,
+    decide,
+    reset_agent,
+    wants_vector,
+)
 from parlour.envs.core.match import Match, make_game
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class, list_envs, register
 from parlour.evaluation.heap import frozen_heap
 from parlour.evaluation.results import merge_stats
+
+from parlour.agents import AgentSpec, agent_name, is_batching, make_agent
 
 __all__ = [
     "Action",
@@ -104,6 +115,7 @@ __all__ = [
     "play_in_workers",
     "play_on_ray",
     "seat_order",
+    "start_local_ray",
     "usable_cores",
     "workers_to_spawn",
 ]
@@ -670,6 +682,23 @@ def _stop(processes: list[Any]) -> None:
         process.join()
 
 
+#: Chunks of episodes per CPU of a Ray cluster (scripted agents): enough that a node finishing early takes more
+#: work while a slower one ends its last chunk, few enough that each chunk's round trip is small beside its play.
+RAY_CHUNKS_PER_CPU = 8
+#: Chunks queued per CPU at once, so that a CPU finishing a chunk starts the next without waiting for the driver.
+RAY_QUEUED_PER_CPU = 2
+
+
+def _play_chunk(plan: Plan, indices: list[int]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+    """A Ray task: the records of ``indices``, the agents' accounting, and the id of the node that played them."""
+    import ray
+
+    ensure_registered(plan.env_id, plan.game_ref)
+    rollout = Rollout(plan)
+    records = list(rollout.run(indices))
+    return records, rollout.agent_stats(), ray.get_runtime_context().get_node_id()
+
+
 class _NodeRollout:
     """A Ray actor's state: one :class:`Rollout` (its agents built once) that plays the chunks sent to it."""
 
@@ -677,36 +706,96 @@ class _NodeRollout:
         ensure_registered(plan.env_id, plan.game_ref)
         self.rollout = Rollout(plan, share)
 
-    def play(self, indices: list[int]) -> list[dict[str, Any]]:
-        """The records of ``indices``, as one list."""
-        return list(self.rollout.run(indices))
+    def play(self, indices: list[int]) -> tuple[list[dict[str, Any]], str]:
+        """The records of ``indices``, as one list, and the id of the node that played them."""
+        import ray
+
+        return list(self.rollout.run(indices)), ray.get_runtime_context().get_node_id()
 
     def stats(self) -> list[dict[str, Any]]:
         """The agents' accounting so far."""
         return self.rollout.agent_stats()
 
 
-def play_on_ray(plan: Plan, indices: list[int], address: str | None, totals: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """Play ``indices`` on a Ray cluster, one actor per node, yielding records as chunks finish; agent stats are added to ``totals``.
+def play_on_ray(
+    plan: Plan,
+    indices: list[int],
+    address: str | None,
+    totals: list[dict[str, Any]],
+    placed: dict[str, int] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Play ``indices`` on a Ray cluster, yielding records as chunks finish; agent stats are added to ``totals``.
 
-    ``address`` is the cluster's (``"auto"``, ``"ray://host:10001"``, ...);
-    ``None`` joins the cluster named by ``$RAY_ADDRESS`` or a local one, starting
-    it if there is none. An already connected driver is used as it is. Each
-    actor takes one CPU, and one GPU on a node that has one, where the agents'
-    models go. Chunks of at least ``in_flight`` episodes are dealt round-robin
-    in index order, so the same cluster size plays the same batches.
+    ``address`` is the cluster's GCS address ``"HOST:PORT"`` (the port that
+    ``ray start --head --port`` was given, 6379 by default), ``"auto"`` for the
+    cluster started on this machine with ``ray start``, or ``None`` for
+    ``$RAY_ADDRESS`` or else a new local instance. A local instance, and a
+    driver joining a cluster on a loopback address, stay on loopback. An
+    already connected driver is used as it is. A cluster that wants an auth
+    token this process does not send is refused at once, naming the fix.
+
+    Scripted agents: one task per CPU of the cluster at a time, each playing a
+    chunk of consecutive episodes (their records depend only on the episode
+    index, so any node may play any chunk). Batching agents (an LLM): one actor
+    per node holding them, on one GPU where the node has one, playing chunks of
+    at least ``in_flight`` episodes dealt round-robin in index order, so the
+    same cluster plays the same batches. Either way the records are those of
+    one process. ``placed``, if given, gets the episodes each node played
+    (node id to count).
     """
     try:
         import ray
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
     except ImportError:
         raise ImportError("executor='ray' needs Ray: pip install 'parlour[ray]'") from None
     _check_sendable(plan, "a Ray cluster")
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, logging_level="warning", log_to_driver=False)
-    nodes = sorted((node for node in ray.nodes() if node["Alive"]), key=lambda node: node["NodeID"])
+        _join_ray(ray, address)
+    # A node without a CPU (a head started with --num-cpus 0) plays nothing.
+    nodes = sorted((node for node in ray.nodes() if node["Alive"] and node["Resources"].get("CPU", 0) >= 1), key=lambda node: node["NodeID"])
     if not nodes:
-        raise RuntimeError("the Ray cluster has no live node")
+        raise RuntimeError("the Ray cluster has no live node with a CPU; add one (ray start --address=HEAD:PORT)")
+    placed = {} if placed is None else placed
+    # A model is not loaded here just to learn that it batches; scripted agents are cheap to build.
+    if any(is_batching(spec) for spec in plan.specs) or any(Rollout(plan).shared):
+        yield from _play_on_node_actors(ray, plan, indices, nodes, totals, placed)
+    else:
+        cpus = int(sum(node["Resources"]["CPU"] for node in nodes))
+        yield from _play_in_tasks(ray, plan, indices, cpus, totals, placed)
+
+
+def _play_in_tasks(
+    ray: Any, plan: Plan, indices: list[int], cpus: int, totals: list[dict[str, Any]], placed: dict[str, int]
+) -> Iterator[dict[str, Any]]:
+    """Scripted agents on Ray: chunks as tasks of one CPU each, :data:`RAY_QUEUED_PER_CPU` per CPU queued at a time."""
+    # Tasks, not actors: Ray keeps a job's worker processes, so a driver that evaluates again finds parlour imported.
+    task = ray.remote(_play_chunk).options(num_cpus=1, scheduling_strategy="SPREAD")
+    plan_ref = ray.put(plan)
+    size = max(1, -(-len(indices) // (RAY_CHUNKS_PER_CPU * cpus)))
+    chunks = (indices[start : start + size] for start in range(0, len(indices), size))
+    waiting = [task.remote(plan_ref, chunk) for _, chunk in zip(range(RAY_QUEUED_PER_CPU * cpus), chunks)]
+    try:
+        while waiting:
+            done, waiting = ray.wait(waiting, num_returns=1)
+            chunk = next(chunks, None)
+            if chunk is not None:
+                waiting.append(task.remote(plan_ref, chunk))
+            records, per_agent, node = ray.get(done[0])
+            for total, stats in zip(totals, per_agent):
+                merge_stats(total, stats)
+            placed[node] = placed.get(node, 0) + len(records)
+            yield from records
+    finally:
+        # Chunks not yet played are dropped when the caller stops early or a chunk failed.
+        for ref in waiting:
+            ray.cancel(ref)
+
+
+def _play_on_node_actors(
+    ray: Any, plan: Plan, indices: list[int], nodes: list[dict[str, Any]], totals: list[dict[str, Any]], placed: dict[str, int]
+) -> Iterator[dict[str, Any]]:
+    """Batching agents on Ray: one actor per node holding them, chunks dealt round-robin in index order."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
     remote = ray.remote(_NodeRollout)
     actors = [
         remote.options(
@@ -722,10 +811,108 @@ def play_on_ray(plan: Plan, indices: list[int], address: str | None, totals: lis
     try:
         while waiting:
             done, waiting = ray.wait(waiting, num_returns=1)
-            yield from ray.get(done[0])
+            records, node = ray.get(done[0])
+            placed[node] = placed.get(node, 0) + len(records)
+            yield from records
         for per_agent in ray.get([actor.stats.remote() for actor in actors]):
             for total, stats in zip(totals, per_agent):
                 merge_stats(total, stats)
     finally:
         for actor in actors:
             ray.kill(actor)
+
+
+#: Ray's names for this machine's loopback interface, which it rewrites to the machine's network address.
+_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine's loopback interface."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@contextlib.contextmanager
+def _loopback_kept() -> Iterator[None]:
+    """Keep Ray from rewriting 127.0.0.1 to the machine's network address while it starts or joins a node.
+
+    Ray rewrites a loopback node address unless its multi-node switch
+    (``$RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``, read once when Ray is imported) is
+    off; it is turned off for the call only, since this process never starts a
+    second node.
+    """
+    from ray._private import ray_constants
+
+    enabled = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = enabled
+
+
+def start_local_ray(**options: Any) -> None:
+    """Start a Ray instance on this machine for this process, listening on loopback only (``options`` go to ``ray.init``)."""
+    import ray
+
+    with _loopback_kept():
+        ray.init(address="local", _node_ip_address="127.0.0.1", include_dashboard=False, **options)
+
+
+def _join_ray(ray: Any, address: str | None) -> None:
+    """Connect this process to the cluster at ``address``, or start a local instance (see :func:`play_on_ray`)."""
+    quiet = {"logging_level": "warning", "log_to_driver": False}
+    target = address or os.environ.get("RAY_ADDRESS") or None
+    if target in (None, "local"):
+        start_local_ray(**quiet)
+        return
+    host, _, port = target.rpartition(":")
+    host = host.strip("[]")
+    if target == "auto" or "://" in target or not port.isdigit() or not _answers(host, int(port)):
+        # Ray resolves these itself ("auto" finds the cluster started here; a loopback name the cluster did not
+        # bind may reach it at the machine's address) and says what is wrong.
+        ray.init(address=target, **quiet)
+        return
+    _check_token(target)
+    if _is_loopback(host):
+        with _loopback_kept():
+            ray.init(address=target, _node_ip_address="127.0.0.1" if host in _LOOPBACK_NAMES else host, **quiet)
+    else:
+        ray.init(address=target, **quiet)
+
+
+def _answers(host: str, port: int) -> bool:
+    """Whether something accepts connections at ``host:port`` within a few seconds."""
+    try:
+        with socket.create_connection((host, port), timeout=5.0):
+            return True
+    except OSError:
+        return False
+
+
+def _check_token(address: str) -> None:
+    """Refuse, within seconds, a cluster that wants an auth token this process does not send (``ray.init`` retries ~20 s)."""
+    import ray.exceptions
+    from ray._raylet import GcsClient
+
+    # An older Ray has no token auth, and no error for it.
+    AuthenticationError = getattr(ray.exceptions, "AuthenticationError", None)
+    if AuthenticationError is None:
+        return
+    try:
+        GcsClient(address=address)
+    except AuthenticationError:
+        if os.environ.get("RAY_AUTH_MODE", "").lower() == "token":
+            problem, fix = "refused this process's auth token", "give this process the cluster's token"
+        else:
+            problem, fix = "wants an auth token", "set RAY_AUTH_MODE=token and give this process the cluster's token"
+        raise PermissionError(
+            f"the Ray cluster at {address} {problem}: {fix} (in ~/.ray/auth_token, $RAY_AUTH_TOKEN_PATH or "
+            "$RAY_AUTH_TOKEN; `ray get-auth-token` on the head node prints it)"
+        ) from None
+    except Exception:  # noqa: BLE001 - any other failure is ray.init's to report, with its own advice
+        return

@@ -100,9 +100,12 @@ def evaluate(
             wish) or a challenge it issued; its episode count and the seed derived from its nonce
             replace ``episodes`` and ``seed``, and the bundle names it, so that it counts.
         executor: ``"local"`` (this process, or ``workers`` processes) or ``"ray"``: the episodes
-            are spread over a Ray cluster, one actor per node holding the agents
-            (:func:`parlour.evaluation.rollout.play_on_ray`); ``workers`` is then unused.
-        ray_address: the Ray cluster to join with ``executor="ray"`` (default: ``$RAY_ADDRESS`` or a local one).
+            are spread over a Ray cluster, every CPU of every node playing (an LLM agent is
+            loaded once per node; see :func:`parlour.evaluation.rollout.play_on_ray`);
+            ``workers`` is then unused.
+        ray_address: the Ray cluster to join with ``executor="ray"``: the head's ``"HOST:PORT"``, or
+            ``"auto"`` for the cluster started on this machine with ``ray start`` (default:
+            ``$RAY_ADDRESS``, else a new local instance on loopback).
 
     Returns:
         :class:`Results` with the records sorted by episode index.

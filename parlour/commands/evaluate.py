@@ -101,8 +101,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         nargs="?",
         const="",
         metavar="ADDRESS",
-        help="spread the episodes over a Ray cluster, one actor per node (ADDRESS such as 'auto' or 'ray://host:10001'; "
-        "default $RAY_ADDRESS or a local cluster); needs pip install 'parlour[ray]'",
+        help="spread the episodes over a Ray cluster, every CPU of every node playing (ADDRESS: the head's HOST:PORT, "
+        "or 'auto' for the cluster started on this machine with ray start; default $RAY_ADDRESS or a new local "
+        "instance); needs pip install 'parlour[ray]'",
     )
     evaluate.add_argument("--no-rotate", action="store_true", help="keep the line-up in seat order instead of rotating seats")
     evaluate.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE", help="a game option (VALUE read as JSON, else text)")
