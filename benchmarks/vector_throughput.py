@@ -1,4 +1,4 @@
-"""Moves per CPU second of the batched vector face, beside PettingZoo classic, OpenSpiel and parlour's one-episode vector face.
+"""Moves per CPU second of the batched vector face, beside PettingZoo classic, OpenSpiel, pgx and parlour's one-episode vector face.
 
 Measured as ``env_throughput.py`` measures: every library runs in this one
 process, interleaved, each round playing every library in turn on the same game
@@ -33,23 +33,40 @@ column is legal while its top cell is empty); parlour's opponent is that
 policy too, given the observations the face builds for it. The reference used
 is printed.
 
+The board games with batched rules (Othello, Hex, Breakthrough, Clobber,
+Mancala, Oware, DotsAndBoxes) are measured beside OpenSpiel's C++ games with
+the same rules and sizes (:data:`OPENSPIEL`: parlour's defaults, so Hex is
+5x5 and Breakthrough 6x6 there too), both sides random against random.
+Where ``pgx`` (JAX) has the game too (:data:`PGX`), it is measured on the
+CPU as its documentation runs it: ``jax.jit(jax.vmap(env.step))`` over N
+states, a random legal move per state drawn in JAX from the legal-action
+mask, ended states replaced by new ones in the same jitted call, N moves per
+call; pgx builds the mover's observation at every step. pgx's Hex has the
+swap rule, so its games differ a little from parlour's (no swap). pgx is not
+a dependency: the benchmark imports it from the environment, or from a
+folder given with ``--pgx PATH`` (``pip install --target PATH jax jaxlib
+pgx``), and otherwise says it skipped pgx and how to add it.
+
 Printed: for each game the median moves per CPU second of each library, and
 for N = 64 and N = 1024 the median ratio to each peer with its range over the
 rounds, beside its target; a missed target is flagged. Targets: >= 10x
 PettingZoo classic, >= 1x OpenSpiel, >= 0.5x PufferLib's C Connect Four at
-N = 1024 (issue 25; at N = 64 for reference).
+N = 1024 (issue 25; at N = 64 for reference); >= 1x OpenSpiel for the board
+games at N = 1024 (issue 37). pgx has no target: its ratios are for reference.
 
-Run: ``.venv/bin/python benchmarks/vector_throughput.py [--rounds 5] [--seconds 0.4] [--games TicTacToe,...] [--sizes 64,1024] [--pufferlib pufferlib-3.0.0.tar.gz]``.
+Run: ``.venv/bin/python benchmarks/vector_throughput.py [--rounds 5] [--seconds 0.4] [--games TicTacToe,...] [--sizes 64,1024] [--pufferlib pufferlib-3.0.0.tar.gz] [--pgx PATH]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import pathlib
 import random
 import statistics
 import subprocess
+import sys
 import sysconfig
 import tarfile
 import tempfile
@@ -63,9 +80,29 @@ from env_throughput import OPENSPIEL_NAMES, PETTINGZOO_NAMES, Loop, aec_loop, me
 
 import parlour
 
-GAMES = ["TicTacToe", "ConnectFour", "KuhnPoker", "LeducHoldem", "Nim"]
-#: OpenSpiel's games, Nim with parlour's default heaps.
-OPENSPIEL = {**OPENSPIEL_NAMES, "Nim": "nim(pile_sizes=3;5;7)"}
+GAMES = ["TicTacToe", "ConnectFour", "KuhnPoker", "LeducHoldem", "Nim", "Othello", "Hex", "Breakthrough", "Clobber", "Mancala", "Oware", "DotsAndBoxes"]
+#: OpenSpiel's games, with parlour's default sizes where they differ from OpenSpiel's.
+OPENSPIEL = {
+    **OPENSPIEL_NAMES,
+    "Nim": "nim(pile_sizes=3;5;7)",
+    "Othello": "othello",
+    "Hex": "hex(board_size=5)",
+    "Breakthrough": "breakthrough(rows=6,columns=6)",
+    "Clobber": "clobber(rows=5,columns=6)",
+    "Mancala": "mancala",
+    "Oware": "oware(num_houses_per_player=6,num_seeds_per_house=4)",
+    "DotsAndBoxes": "dots_and_boxes(num_rows=3,num_cols=3)",
+}
+#: The board games of issue 37, whose OpenSpiel target holds at this N only (the others' at every N).
+BOARD_GAMES = ("Othello", "Hex", "Breakthrough", "Clobber", "Mancala", "Oware", "DotsAndBoxes")
+BOARD_TARGET_SIZE = 1024
+#: pgx's games that parlour has, as (pgx module, environment class, its options) for parlour's default sizes.
+PGX = {
+    "TicTacToe": ("pgx.tic_tac_toe", "TicTacToe", {}),
+    "ConnectFour": ("pgx.connect_four", "ConnectFour", {}),
+    "Othello": ("pgx.othello", "Othello", {}),
+    "Hex": ("pgx.hex", "Hex", {"size": 5}),
+}
 TARGETS = {"PettingZoo": 10.0, "OpenSpiel": 1.0}
 #: The target ratio to PufferLib's C Connect Four, at this N only.
 PUFFER_TARGET = (1024, 0.5)
@@ -214,8 +251,55 @@ def puffer_loop(binding: Any, num_envs: int) -> Loop:
     return loop
 
 
-def libraries(name: str, sizes: list[int], puffer: Any = None) -> dict[str, Loop]:
-    """The loops to compare for the game ``name``; ``puffer``: PufferLib's compiled Connect Four, if any."""
+def pgx_available(path: str | None) -> bool:
+    """Whether pgx imports, from ``path`` (put first on ``sys.path``) if given, else from the environment."""
+    if path is not None:
+        if not pathlib.Path(path).is_dir():
+            raise SystemExit(f"--pgx {path}: no such folder; make one with: pip install --target {path} jax jaxlib pgx")
+        sys.path.insert(0, path)
+    return importlib.util.find_spec("pgx") is not None and importlib.util.find_spec("jax") is not None
+
+
+def pgx_loop(name: str, num_envs: int) -> Loop:
+    """pgx's ``name`` on the CPU: N states stepped by one jitted call, random legal moves, ended states replaced (see the module docstring)."""
+    import jax
+    import jax.numpy as jnp
+
+    module, cls, options = PGX[name]
+    env = getattr(importlib.import_module(module), cls)(**options)
+    init, step = jax.vmap(env.init), jax.vmap(env.step)
+
+    def play(state: Any, key: Any) -> tuple[Any, Any]:
+        key, move_key, init_key = jax.random.split(key, 3)
+        actions = jax.random.categorical(move_key, jnp.where(state.legal_action_mask, 0.0, -jnp.inf))
+        state = step(state, actions)
+        done = state.terminated | state.truncated
+        fresh = init(jax.random.split(init_key, num_envs))
+        # Each field of an ended state is taken from a new one, the done flags broadcast over the field's other axes.
+        state = jax.tree_util.tree_map(lambda new, old: jnp.where(done.reshape(done.shape + (1,) * (old.ndim - 1)), new, old), fresh, state)
+        return state, key
+
+    play = jax.jit(play)
+    key = jax.random.PRNGKey(0)
+    state = jax.jit(init)(jax.random.split(key, num_envs))
+    state, key = play(state, key)  # compiled here, outside the timed loop
+    jax.block_until_ready(state)
+
+    def loop(seconds: float) -> tuple[int, float]:
+        nonlocal state, key
+        moves = 0
+        start = time.process_time()
+        while time.process_time() - start < seconds:
+            state, key = play(state, key)
+            jax.block_until_ready(state)
+            moves += num_envs
+        return moves, time.process_time() - start
+
+    return loop
+
+
+def libraries(name: str, sizes: list[int], puffer: Any = None, pgx: bool = False) -> dict[str, Loop]:
+    """The loops to compare for the game ``name``; ``puffer``: PufferLib's compiled Connect Four, if any; ``pgx``: whether pgx imports."""
     env_id = f"parlour/{name}-v0"
     loops: dict[str, Loop] = {f"batched N={n}": batched_loop(env_id, n) for n in sizes}
     if name == "ConnectFour" and puffer is not None:
@@ -230,6 +314,9 @@ def libraries(name: str, sizes: list[int], puffer: Any = None) -> dict[str, Loop
             loops["OpenSpiel"] = openspiel_loop(OPENSPIEL[name])
         except ImportError:
             pass
+    if pgx and name in PGX:
+        for n in sizes:
+            loops[f"pgx N={n}"] = pgx_loop(name, n)
     return loops
 
 
@@ -241,28 +328,34 @@ def main() -> None:
     parser.add_argument("--games", default=",".join(GAMES), help="comma-separated game names")
     parser.add_argument("--sizes", default="64,1024", help="comma-separated numbers of episodes stepped together (default 64,1024)")
     parser.add_argument("--pufferlib", help="a PufferLib source tree or sdist (pufferlib-3.0.0.tar.gz) to build its C Connect Four from")
+    parser.add_argument("--pgx", help="a folder holding jax, jaxlib and pgx (pip install --target PATH jax jaxlib pgx), for the pgx comparison")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
+    games = args.games.split(",")
+    pgx = any(name in PGX for name in games) and pgx_available(args.pgx)
     warnings.simplefilter("ignore")
     with tempfile.TemporaryDirectory(prefix="puffer-connect4-") as scratch:
-        ocean = puffer_source(args.pufferlib, pathlib.Path(scratch)) if "ConnectFour" in args.games.split(",") else None
+        ocean = puffer_source(args.pufferlib, pathlib.Path(scratch)) if "ConnectFour" in games else None
         # Loaded, the compiled module no longer needs its file.
         puffer = build_puffer_connect4(ocean, pathlib.Path(scratch)) if ocean is not None else None
     missed = 0
     print(f"moves per CPU second, median of {args.rounds} interleaved rounds of {args.seconds}s each")
     if puffer is not None:
         print(f"Connect Four reference: PufferLib's C Connect Four built from {args.pufferlib or ocean}, random opponent; its rows count env steps per CPU second\n")
-    elif "ConnectFour" in args.games.split(","):
+    elif "ConnectFour" in games:
         print("Connect Four reference: none (no PufferLib source: pass --pufferlib pufferlib-3.0.0.tar.gz, PyPI's sdist)\n")
     else:
         print()
-    for name in args.games.split(","):
-        rates = measure(libraries(name, sizes, puffer), args.rounds, args.seconds)
+    if any(name in PGX for name in games) and not pgx:
+        print(f"pgx: skipped (pgx and jax do not import); to add it: pip install --target PATH jax jaxlib pgx, then --pgx PATH ({', '.join(PGX)})\n")
+    for name in games:
+        rates = measure(libraries(name, sizes, puffer, pgx), args.rounds, args.seconds)
         print(name + ": " + ", ".join(f"{library} {statistics.median(r):,.0f}" for library, r in rates.items()))
         for size in sizes:
-            for peer in ("PettingZoo", "OpenSpiel", "one-episode vector"):
+            for peer in ("PettingZoo", "OpenSpiel", "one-episode vector", f"pgx N={size}"):
                 if peer in rates:
-                    missed += report_ratio(f"batched N={size}", peer, rates, TARGETS.get(peer), separator=" / ")
+                    target = None if name in BOARD_GAMES and size != BOARD_TARGET_SIZE else TARGETS.get(peer)
+                    missed += report_ratio(f"batched N={size}", peer, rates, target, separator=" / ")
             if f"PufferLib C N={size}" in rates:
                 target = PUFFER_TARGET[1] if size == PUFFER_TARGET[0] else None
                 missed += report_ratio(f"batched steps N={size}", f"PufferLib C N={size}", rates, target, separator=" / ")
