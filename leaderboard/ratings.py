@@ -95,7 +95,7 @@ import math
 import re
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,7 +112,7 @@ BOOTSTRAP = 200
 BOOTSTRAP_SEED = 0
 Z95 = 1.959963984540054
 #: The version of the tables' layout and methods: a table saved under another is recomputed.
-FORMAT = 4
+FORMAT = 5
 #: Fewest episodes an agent needs in an environment to be ranked there; below it its entry is provisional.
 MIN_EPISODES = 20
 #: Fewest distinct other agents (opponents or partners) an agent needs to have met to be ranked, where the table has
@@ -128,40 +128,75 @@ Result = tuple
 
 
 @dataclass(frozen=True)
+class RatingInput:
+    """What a rating method's table function reads: the episodes (not empty) and the environment's shape."""
+
+    results: Sequence[Result]
+    bootstrap: int
+    players: Sequence[str] | None
+    simultaneous: bool
+    fixed_roles: bool
+    method: str
+
+
+@dataclass(frozen=True)
 class Method:
-    """A rating method: its key, the name of its value column, and the sentence a page shows about it."""
+    """A rating method: its key, the name of its value column, the sentence a page shows about it, the function
+    that rates an environment's episodes, and its display rule (the digits of its values; whether its rows show
+    a score rate beside them), which the site and the command line both read from the table."""
 
     key: str
     value: str
     sentence: str
+    table: Callable[[RatingInput], dict[str, Any]]
+    digits: int = 3
+    score_rate: bool = False
 
 
-METHODS = {
-    "bradley-terry": Method(
-        "bradley-terry", "rating",
-        "Bradley–Terry ratings from every pair of seats in every episode (win 1, draw ½) with a first-mover term, "
-        "on the Elo scale with random at 1000.",
-    ),
-    "payoff": Method(
-        "payoff", "expected payoff",
-        "Expected payoff against the field: the mean over opponents of the agent's mean payoff per episode against each; "
-        "the game-theoretic column reads the same payoff matrix (Nash averaging for zero-sum games, α-Rank mass for general-sum ones).",
-    ),
-    "team": Method(
-        "team", "team score",
-        "Cross-play team score: the mean over partners (the agent itself included) of the agent's mean return with that partner; "
-        "random and the best scripted team are the reference points.",
-    ),
-    "roles": Method(
-        "roles", "mean return in role",
-        "Rated per role: each row is an agent in one role (a fixed seat's role, such as a debate's judge, else its team, "
-        "such as Mafia's mafia or village), rated by its mean return in that role and ranked only among that role's agents.",
-    ),
-    "score": Method(
-        "score", "mean score",
-        "Mean score per episode (per seat, where a task has several).",
-    ),
-}
+#: Every rating method by key; :func:`register_rating_method` adds one.
+METHODS: dict[str, Method] = {}
+
+
+def register_rating_method(method: Method) -> Method:
+    """Make ``method`` available by its key (to :data:`CATEGORY_METHODS` and :func:`env_table`); returns it.
+    Another method under a taken key is refused."""
+    known = METHODS.get(method.key)
+    if known is not None and known != method:
+        raise ValueError(f"rating method {method.key!r} is already registered; choose another key")
+    METHODS[method.key] = method
+    return method
+
+
+register_rating_method(Method(
+    "bradley-terry", "rating",
+    "Bradley–Terry ratings from every pair of seats in every episode (win 1, draw ½) with a first-mover term, "
+    "on the Elo scale with random at 1000.",
+    lambda given: bradley_terry(given.results, bootstrap=given.bootstrap, players=given.players, first_mover=not given.simultaneous),
+    digits=1, score_rate=True,
+))
+register_rating_method(Method(
+    "payoff", "expected payoff",
+    "Expected payoff against the field: the mean over opponents of the agent's mean payoff per episode against each; "
+    "the game-theoretic column reads the same payoff matrix (Nash averaging for zero-sum games, α-Rank mass for general-sum ones).",
+    lambda given: payoff_table(given.results, bootstrap=given.bootstrap, kind=given.method),
+))
+register_rating_method(Method(
+    "team", "team score",
+    "Cross-play team score: the mean over partners (the agent itself included) of the agent's mean return with that partner; "
+    "random and the best scripted team are the reference points.",
+    lambda given: payoff_table(given.results, bootstrap=given.bootstrap, kind=given.method),
+))
+register_rating_method(Method(
+    "roles", "mean return in role",
+    "Rated per role: each row is an agent in one role (a fixed seat's role, such as a debate's judge, else its team, "
+    "such as Mafia's mafia or village), rated by its mean return in that role and ranked only among that role's agents.",
+    lambda given: role_table(given.results, given.fixed_roles),
+))
+register_rating_method(Method(
+    "score", "mean score",
+    "Mean score per episode (per seat, where a task has several).",
+    lambda given: mean_scores(given.results),
+))
 
 #: The rating of each game category, declared once: "competitive" is Bradley–Terry when every payoff is a win,
 #: a draw or a loss and expected payoff otherwise; categories not listed get "competitive" (or "payoff" when not zero-sum).
@@ -173,12 +208,13 @@ CATEGORY_METHODS = {
     "search": "score",
     "coding": "score",
     "puzzle": "score",
+    "agentic": "score",
 }
 
 #: The categories in the order the overall page lists their tables, with their headings.
 CATEGORY_TITLES = {
     "game": "Games", "negotiation": "Negotiation", "search": "Search", "coding": "Coding",
-    "cooperation": "Cooperation", "social": "Social", "puzzle": "Puzzles",
+    "cooperation": "Cooperation", "social": "Social", "puzzle": "Puzzles", "agentic": "Agentic worlds",
 }
 
 
@@ -800,14 +836,7 @@ def _rated(
     category: str,
 ) -> dict[str, Any]:
     """The table ``method`` gives ``results`` (not empty), before ranks and the meta-game."""
-    if method == "score":
-        table = mean_scores(results)
-    elif method == "bradley-terry":
-        table = bradley_terry(results, bootstrap=bootstrap, players=players, first_mover=not simultaneous)
-    elif method == "roles":
-        table = role_table(results, fixed_roles)
-    else:
-        table = payoff_table(results, bootstrap=bootstrap, kind=method)
+    table = METHODS[method].table(RatingInput(results, bootstrap, players, simultaneous, fixed_roles, method))
     if category == "negotiation":
         table["negotiation"] = negotiation_metrics(results)
     return table
@@ -850,6 +879,8 @@ def env_table(
     table["method"] = method
     table["sentence"] = METHODS[method].sentence
     table["value"] = METHODS[method].value
+    table["digits"] = METHODS[method].digits
+    table["score_rate"] = METHODS[method].score_rate
     table["category"] = category
     return table
 

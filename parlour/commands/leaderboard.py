@@ -272,8 +272,8 @@ def run_show(args: argparse.Namespace) -> int:
     poker = "exploitability" in table
     # A table rated per role ranks each role apart: the role column says which ranking a rank belongs to.
     by_role = table["kind"] == "roles"
-    # Elo-scale ratings are hundreds wide, so tenths suffice; payoffs and scores in [-1, 1]-like ranges need thousandths.
-    digits = 1 if table["kind"] == "bradley-terry" else 3
+    # The method's display rule (parlour.leaderboard.ratings.METHODS), the same the pages use.
+    digits = table["digits"]
     rows = [[str(row["rank"]) if row["rank"] else "prov.", row["agent"]] + ([row["role"]] if by_role else [])
             + ([_num(row["exploitability"], 3) if row["exploitability"] is not None else "unknown"] if poker else [])
             + [_num(row["rating"], digits), f"[{_num(row['low'], digits)}, {_num(row['high'], digits)}]", str(row["episodes"])]
