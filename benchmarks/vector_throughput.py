@@ -34,7 +34,7 @@ policy too, given the observations the face builds for it. The reference used
 is printed.
 
 The board games with batched rules (Othello, Hex, Breakthrough, Clobber,
-Mancala, Oware, DotsAndBoxes) are measured beside OpenSpiel's C++ games with
+Mancala, Oware, DotsAndBoxes, and the dice game Pig) are measured beside OpenSpiel's C++ games with
 the same rules and sizes (:data:`OPENSPIEL`: parlour's defaults, so Hex is
 5x5 and Breakthrough 6x6 there too), both sides random against random.
 Where ``pgx`` (JAX) has the game too (:data:`PGX`), it is measured on the
@@ -80,7 +80,7 @@ from env_throughput import OPENSPIEL_NAMES, PETTINGZOO_NAMES, Loop, aec_loop, me
 
 import parlour
 
-GAMES = ["TicTacToe", "ConnectFour", "KuhnPoker", "LeducHoldem", "Nim", "Othello", "Hex", "Breakthrough", "Clobber", "Mancala", "Oware", "DotsAndBoxes"]
+GAMES = ["TicTacToe", "ConnectFour", "KuhnPoker", "LeducHoldem", "Nim", "Othello", "Hex", "Breakthrough", "Clobber", "Mancala", "Oware", "DotsAndBoxes", "Pig"]
 #: OpenSpiel's games, with parlour's default sizes where they differ from OpenSpiel's.
 OPENSPIEL = {
     **OPENSPIEL_NAMES,
@@ -92,9 +92,10 @@ OPENSPIEL = {
     "Mancala": "mancala",
     "Oware": "oware(num_houses_per_player=6,num_seeds_per_house=4)",
     "DotsAndBoxes": "dots_and_boxes(num_rows=3,num_cols=3)",
+    "Pig": "pig(players=2,winscore=100,diceoutcomes=6)",
 }
 #: The board games of issue 37, whose OpenSpiel target holds at this N only (the others' at every N).
-BOARD_GAMES = ("Othello", "Hex", "Breakthrough", "Clobber", "Mancala", "Oware", "DotsAndBoxes")
+BOARD_GAMES = ("Othello", "Hex", "Breakthrough", "Clobber", "Mancala", "Oware", "DotsAndBoxes", "Pig")
 BOARD_TARGET_SIZE = 1024
 #: pgx's games that parlour has, as (pgx module, environment class, its options) for parlour's default sizes.
 PGX = {

@@ -54,6 +54,7 @@ def breakthrough_events(before, after, action: int, said: str) -> list[str]:
 
 no_events = said_events()
 DOTS_EVENTS = said_events("closes 1 box", "closes 2 boxes")
+PIG_EVENTS = said_events("rolls a 1", "stops and banks", "without a winner")
 OWARE_EVENTS = said_events("capturing", "the position repeated", "has no legal move", "more than half", "both have captured half")
 
 
@@ -71,17 +72,41 @@ CONFIGS = [
     ("Oware", {}, OWARE_EVENTS, 24, 200, {"capturing", "the position repeated", "has no legal move", "more than half", "won by seat 0", "won by seat 1", "draw"}),
     ("DotsAndBoxes", {}, DOTS_EVENTS, 24, 150, {"closes 1 box", "closes 2 boxes", "won by seat 0", "won by seat 1"}),  # 9 boxes: no draw
     ("DotsAndBoxes", {"num_rows": 1, "num_cols": 4}, DOTS_EVENTS, 24, 150, {"closes 1 box", "won by seat 0", "won by seat 1", "draw"}),
+    ("Pig", {}, PIG_EVENTS, 24, 150, {"rolls a 1", "stops and banks", "won by seat 0", "won by seat 1"}),
+    ("Pig", {"num_players": 3, "win_score": 20, "dice_outcomes": 3}, PIG_EVENTS, 24, 150, {"rolls a 1", "stops and banks", "won by seat 2"}),
+    # So slow a climb that the games reach the horizon: draws.
+    ("Pig", {"win_score": 200, "dice_outcomes": 2, "piglet": True}, PIG_EVENTS, 4, 1100, {"rolls a 1", "without a winner"}),
     ("Oware", {"houses": 3, "seeds": 2}, OWARE_EVENTS, 24, 150, {"capturing", "the position repeated", "has no legal move", "won by seat 0", "won by seat 1", "draw"}),
 ]
 
 
 def ending(rewards: list[float]) -> str:
-    """How an episode ended, from its last rewards."""
-    if rewards[0] > rewards[1]:
-        return "won by seat 0"
-    if rewards[1] > rewards[0]:
-        return "won by seat 1"
-    return "draw"
+    """How an episode ended, from its last rewards: the seat paid most, if it alone was."""
+    best = max(rewards)
+    if rewards.count(best) > 1:
+        return "draw"
+    return f"won by seat {rewards.index(best)}"
+
+
+class BatchDice:
+    """A one-episode game's generator that casts the die the batch cast for episode ``i`` (the batch rolls first)."""
+
+    def __init__(self, batch, i: int):
+        self.batch, self.i = batch, i
+
+    def integers(self, low: int, high: int) -> int:
+        """The batch's last roll there, which must be a face of the game's die."""
+        face = int(self.batch.last_roll[self.i])
+        assert low <= face < high, (face, low, high)
+        return face
+
+
+def start(game_cls, options: dict, batch, i: int) -> parlour.Match:
+    """A Match playing episode ``i`` of the batch from its start, with the batch's dice where the game rolls any."""
+    match = start_match(game_cls, options, batch, i)
+    if hasattr(batch, "last_roll"):
+        match.ctx.rng = BatchDice(batch, i)
+    return match
 
 
 def cross_check(name: str, options: dict, events: Events, n: int, rounds: int) -> Counter:
@@ -91,7 +116,7 @@ def cross_check(name: str, options: dict, events: Events, n: int, rounds: int) -
     streams = Streams(5, n)
     rows = np.arange(n)
     batch.reset(rows, streams)
-    matches = [start_match(game_cls, options, batch, i) for i in range(n)]
+    matches = [start(game_cls, options, batch, i) for i in range(n)]
     rng = random.Random(5)
     seen: Counter = Counter()
     for _ in range(rounds):
@@ -119,7 +144,7 @@ def cross_check(name: str, options: dict, events: Events, n: int, rounds: int) -
         if restart.size:
             batch.reset(restart, streams)
             for i in restart:
-                matches[i] = start_match(game_cls, options, batch, i)
+                matches[i] = start(game_cls, options, batch, i)
     return seen
 
 

@@ -15,13 +15,16 @@ Two cross-checks, both playing random moves side by side:
 Chance: the batch deals from its own per-slot streams, the one-episode game
 from its own generator, so the one-episode game is handed the batch's deal as
 its episode starts (:func:`adopt_deal`, which knows each card game's state);
-everything that follows, both games work out for themselves.
+everything that follows, both games work out for themselves. Dice cast during
+play (Pig) are queued per slot as the batch casts them (:class:`QueuedDice`)
+and the one-episode game of that slot casts the same, in the same order.
 """
 
 from __future__ import annotations
 
 import random
 import zlib
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -70,7 +73,7 @@ def start_match(game_cls, options: dict, batch, i: int) -> parlour.Match:
 def assert_same_position(batch, matches: list[parlour.Match], rows: np.ndarray) -> None:
     """Seat to act, legal moves and both seats' vectors of the batch's episodes equal those of the matches."""
     legal = batch.legal(rows)
-    for seat in (0, 1):
+    for seat in range(batch.n_players):
         vectors = batch.vector(rows, np.full(len(rows), seat))
         for j, i in enumerate(rows):
             expected = matches[i].game.vector(matches[i].players[seat])
@@ -144,13 +147,51 @@ class Picker:
         return self.moves[pick(observation["vector"], mask)]
 
 
-def one_episode_env(game_cls, options: dict, envs: VectorGame, i: int, seat: int) -> GymGame:
-    """The one-episode face for slot ``i``, dealt the batch's cards when its episode starts."""
+#: Games whose batch casts dice during play, from the streams its reset was given.
+DICE_GAMES = {"Pig"}
+
+
+class QueuedDice:
+    """The dice a batch casts during play, queued per slot: the batch's streams stand-in, and each slot's one-episode generator.
+
+    A batch that casts dice keeps the streams given to its ``reset`` (see
+    :class:`parlour.envs.core.vector.GameBatch`); the test hands it this
+    instead, which draws from them and queues each draw for its slot, and the
+    one-episode game of slot ``i`` gets :meth:`generator` as ``ctx.rng``.
+    """
+
+    def __init__(self, n: int):
+        self.queues: list[list[int]] = [[] for _ in range(n)]
+        self.streams: Streams | None = None
+
+    def below(self, rows: np.ndarray, bounds: int) -> np.ndarray:
+        """The streams' draws, each queued for its slot."""
+        assert self.streams is not None
+        drawn = self.streams.below(rows, bounds)
+        for row, value in zip(rows.tolist(), drawn.tolist()):
+            self.queues[row].append(value)
+        return drawn
+
+    def generator(self, i: int) -> Any:
+        """A stand-in for slot ``i``'s one-episode generator: ``integers(low, high)`` is ``low`` plus the batch's next draw there."""
+        queue = self.queues[i]
+
+        class Cast:
+            def integers(self, low: int, high: int) -> int:
+                return low + queue.pop(0)
+
+        return Cast()
+
+
+def one_episode_env(game_cls, options: dict, envs: VectorGame, i: int, seat: int, dice: QueuedDice | None = None) -> GymGame:
+    """The one-episode face for slot ``i``, dealt the batch's cards when its episode starts, and cast its dice."""
 
     class Dealt(game_cls):
         def start(self, ctx):
             super().start(ctx)
             adopt_deal(self, deal_of(envs.batch, i))
+            if dice is not None:
+                ctx.rng = dice.generator(i)
 
     own, _ = split_options(game_cls, options)
     return GymGame(Dealt, opponent=Picker(game_cls(**own).moves), seat=seat, obs_mode="vector", **options)
@@ -171,14 +212,27 @@ FACE_CONFIGS = [
     ("Mancala", {"error_allowance": 1}, "random"),
     ("Oware", {"houses": 3, "seeds": 2}, "random"),
     ("DotsAndBoxes", {"num_rows": 2, "num_cols": 2, "error_allowance": 1}, 1),
+    # To 40, no game ends before the learner's first move (the one-episode face skips such a deal, this one hands it over ended).
+    ("Pig", {"num_players": 3, "win_score": 40, "error_allowance": 1}, "random"),
 ]
 
 
 @pytest.mark.parametrize("name, options, seat", FACE_CONFIGS, ids=[f"{n}{o}-seat{s}" for n, o, s in FACE_CONFIGS])
-def test_batched_face_agrees_with_the_gymnasium_env_step_by_step(name, options, seat):
+def test_batched_face_agrees_with_the_gymnasium_env_step_by_step(name, options, seat, monkeypatch):
     env_id = f"parlour/{name}-v0"
     game_cls = parlour.game_class(env_id)
     n = 8
+    dice = None
+    if name in DICE_GAMES:
+        dice = QueuedDice(n)
+        reset = game_cls.batch.reset
+
+        def reset_with_queued_dice(batch, rows, rng):
+            reset(batch, rows, rng)
+            dice.streams = rng
+            batch.rng = dice
+
+        monkeypatch.setattr(game_cls.batch, "reset", reset_with_queued_dice)
     envs = gymnasium.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point", obs_mode="vector", opponent=batched_pick, seat=seat, **options)
     game = envs.unwrapped
     assert isinstance(game, VectorGame)
@@ -186,7 +240,7 @@ def test_batched_face_agrees_with_the_gymnasium_env_step_by_step(name, options, 
     n_moves = envs.single_action_space.n
 
     def restart(i: int, observations: dict, seats: np.ndarray) -> GymGame:
-        env = one_episode_env(game_cls, options, game, i, int(seats[i]))
+        env = one_episode_env(game_cls, options, game, i, int(seats[i]), dice)
         observation, _ = env.reset(seed=i)
         assert np.array_equal(observations["observation"][i], observation["observation"])
         assert np.array_equal(observations["action_mask"][i], observation["action_mask"])

@@ -150,6 +150,11 @@ class GameBatch:
     calls :meth:`step` only with legal moves of the seat to act, and never for
     an episode that has ended until :meth:`reset` starts it again.
 
+    A game whose chance comes during play (dice) keeps the ``rng`` that
+    :meth:`reset` was given and draws from those rows' streams in :meth:`step`:
+    the engine gives every reset the same :class:`Streams` until it is
+    reseeded, and a reseed resets every episode.
+
     Args:
         game: a game built with the options (so they are validated once, by the game).
         n: the number of episodes.

@@ -23,6 +23,11 @@ Rewards (zero-sum, OpenSpiel's): +1 to the winner and -1/(n-1) to each other
 player at the last move; 0 each for a draw. A player who exceeds the
 invalid-action allowance gets -1 and the others share +1.
 
+Batched: :class:`PigBatch` plays N games at once for the batched vector face
+(``gymnasium.make_vec(..., obs_mode="vector")``, see
+:mod:`parlour.envs.core.vector`), its dice drawn from each episode slot's
+own stream.
+
 Version history: v0, first release.
 """
 
@@ -34,6 +39,7 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.core.vector import GameBatch, Streams
 
 #: Decisions after which the game is a draw: OpenSpiel's default horizon.
 HORIZON = 1000
@@ -43,6 +49,86 @@ RULES = """You are playing Pig as {player}, one of {count} players; {first}.
 On your turn you roll a {faces}-sided die as many times as you like. A roll of 2 or more adds {gain} to your turn total; a roll of 1 loses your turn total and ends your turn. When you stop, your turn total is added to your score and the next player rolls.
 The first player to reach {win} points wins. Once your score plus your turn total reaches {win}, you can only stop. If {horizon} rolls and stops are made without a winner, the game is a draw.
 Reply with roll or stop."""
+
+
+class PigBatch(GameBatch):
+    """Pig's rules on N games at once (see :class:`parlour.envs.core.vector.GameBatch`).
+
+    ``scores`` ``(N, players)``, ``turn_total``, ``decisions`` and
+    ``last_roll`` ``(N,)`` as in :class:`Pig`. The dice come from the streams
+    :meth:`reset` was given, one draw from a slot's stream per roll.
+    """
+
+    def __init__(self, game: Pig, n: int):
+        super().__init__(game, n)
+        self.win_score, self.dice_outcomes, self.piglet = game.win_score, game.dice_outcomes, game.piglet
+        #: What each other player gets when one wins (zero-sum, as Pig.apply pays).
+        self.share = -1.0 / (self.n_players - 1)
+        self.scores = np.zeros((n, self.n_players), dtype=np.int64)
+        self.turn_total = np.zeros(n, dtype=np.int64)
+        self.decisions = np.zeros(n, dtype=np.int64)
+        self.last_roll = np.zeros(n, dtype=np.int64)
+        self.rng: Streams | None = None
+        self._scores = self.scores.reshape(-1)
+        self._seats = np.arange(self.n_players)
+
+    def reset(self, rows: np.ndarray, rng: Streams) -> None:
+        """Every score 0, ``player_0`` to roll; the dice will come from ``rng``."""
+        self.rng = rng
+        self.scores[rows] = 0
+        self.turn_total[rows] = 0
+        self.decisions[rows] = 0
+        self.last_roll[rows] = 0
+        self.turn[rows] = 0
+
+    def legal(self, rows: np.ndarray) -> np.ndarray:
+        """Roll or stop; only stop once the score and turn total reach the winning score."""
+        legal = np.ones((len(rows), 2), dtype=bool)
+        legal[:, ROLL] = self._scores[rows * self.n_players + self.turn[rows]] + self.turn_total[rows] < self.win_score
+        return legal
+
+    def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Bank or roll (a 1 loses the turn total and the turn); a banked win or the horizon ends the game."""
+        seats = self.turn[rows]
+        following = (seats + 1) % self.n_players
+        decisions = self.decisions[rows] + 1
+        self.decisions[rows] = decisions
+        rewards = np.zeros((len(rows), self.n_players))
+        ended = decisions >= HORIZON
+        stops = (actions == STOP).nonzero()[0]
+        if stops.size:
+            stopped, mine = rows[stops], rows[stops] * self.n_players + seats[stops]
+            self._scores[mine] += self.turn_total[stopped]
+            self.turn_total[stopped] = 0
+            self.turn[stopped] = following[stops]
+            winners = stops[self._scores[mine] >= self.win_score]
+            rewards[winners] = self.share
+            rewards[winners, seats[winners]] = 1.0
+            ended[winners] = True
+        # At the horizon a roll casts no die.
+        rolls = ((actions == ROLL) & ~ended).nonzero()[0]
+        if rolls.size:
+            rolled = rows[rolls]
+            assert self.rng is not None, "reset() gives the dice's streams"
+            faces = self.rng.below(rolled, self.dice_outcomes) + 1
+            self.last_roll[rolled] = faces
+            lost = faces == 1
+            self.turn_total[rolled[lost]] = 0
+            self.turn[rolled[lost]] = following[rolls[lost]]
+            self.turn_total[rolled[~lost]] += 1 if self.piglet else faces[~lost]
+        return rewards, ended
+
+    def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """One-hot rows of the turn total, then the scores from each seat on, capped at the winning score, as :meth:`Pig.vector`."""
+        width = self.win_score + 1
+        k = len(rows)
+        values = np.zeros((k, (1 + self.n_players) * width), dtype=np.float32)
+        index = np.arange(k)
+        values[index, np.minimum(self.turn_total[rows], self.win_score)] = 1.0
+        order = (seats[:, None] + self._seats) % self.n_players
+        scores = np.minimum(self._scores[(rows * self.n_players)[:, None] + order], self.win_score)
+        values[index[:, None], (1 + self._seats) * width + scores] = 1.0
+        return values
 
 
 class Pig(Game):
@@ -61,6 +147,7 @@ class Pig(Game):
     )
     zero_sum = True
     fixed_rules = True
+    batch = PigBatch
 
     def __init__(self, *, num_players: int = 2, win_score: int = 100, dice_outcomes: int = 6, piglet: bool = False):
         self.num_players = int_option("num_players", num_players, 2, 10)
