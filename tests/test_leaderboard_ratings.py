@@ -318,7 +318,7 @@ def test_team_and_role_tables():
 
 
 def test_methods_are_declared_once_per_category():
-    assert set(ratings.CATEGORY_METHODS) == {"game", "negotiation", "cooperation", "social", "search", "coding", "puzzle"}
+    assert set(ratings.CATEGORY_METHODS) == {"game", "negotiation", "cooperation", "social", "search", "coding", "puzzle", "agentic"}
     assert ratings.method_for("game", True, 2, [("e", {"a": "x"}, {"a": 1.0})]) == "bradley-terry"
     assert ratings.method_for("game", True, 2, [("e", {"a": "x"}, {"a": 2.0})]) == "payoff"
     assert ratings.method_for("game", False, 2, [("e", {"a": "x"}, {"a": 1.0})]) == "payoff"
