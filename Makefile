@@ -32,6 +32,7 @@ demo: install system
 # PUFFERLIB=path/to/pufferlib-3.0.0.tar.gz (PyPI's sdist) adds PufferLib's C Connect Four to vector_throughput.py.
 bench: install system
 	$(BIN)/python benchmarks/env_throughput.py
+	$(BIN)/python benchmarks/chess_speed.py
 	$(BIN)/python benchmarks/aec_floor.py
 	$(BIN)/python benchmarks/vector_throughput.py $(if $(PUFFERLIB),--pufferlib $(PUFFERLIB))
 	$(BIN)/python benchmarks/rollout_throughput.py

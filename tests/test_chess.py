@@ -15,7 +15,7 @@ import pytest
 import parlour
 from parlour.baselines.chess import MISSING, StockfishAgent, stockfish_path
 from parlour.envs.core.match import Match
-from parlour.envs.games.chess import VECTOR_SIZE, Chess, move_names
+from parlour.envs.games.chess import VECTOR_SIZE, Chess, legal_indices, move_names, san_without_suffix
 
 ENV_ID = "parlour/Chess-v0"
 needs_stockfish = pytest.mark.skipif(stockfish_path() is None, reason=MISSING)
@@ -179,6 +179,94 @@ def test_the_game_lists_without_python_chess_and_says_what_to_install(monkeypatc
     assert len(match.game.moves) == 1968
     with pytest.raises(ImportError, match=r"pip install 'parlour\[games\]'"):
         match.reset(0)
+
+
+#: Positions where move generation is subtle (the perft suites' Kiwipete, positions 3 to 5, and a pin across en passant).
+TRICKY_FENS = [
+    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+    "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+    "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+    "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
+    "8/8/8/K2pP2r/8/8/8/7k w - d6 0 2",
+]
+
+
+def assert_moves_and_names_agree(board) -> None:
+    """parlour's legal indices, check flag and SAN agree with python-chess's own in ``board``'s position."""
+    names = move_names()
+    legal, check = legal_indices(board)
+    assert [names[i] for i in legal] == sorted((m.uci() for m in board.legal_moves), key=names.index), board.fen()
+    assert check == board.is_check(), board.fen()
+    for move in board.legal_moves:
+        assert san_without_suffix(board, move, legal) == board.san(move).rstrip("+#"), (board.fen(), move.uci())
+
+
+def test_legal_moves_and_their_names_are_python_chess_s_own():
+    # parlour reads the legal moves from the bitboards and names moves without python-chess's generator: every
+    # position two plies from the tricky ones, and every position of random games, must agree with python-chess.
+    import chess
+
+    for fen in TRICKY_FENS:
+        board = chess.Board(fen)
+        assert_moves_and_names_agree(board)
+        for move in list(board.legal_moves):
+            board.push(move)
+            assert_moves_and_names_agree(board)
+            for reply in list(board.legal_moves):
+                board.push(reply)
+                assert_moves_and_names_agree(board)
+                board.pop()
+            board.pop()
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        board = chess.Board()
+        while not board.is_game_over() and board.ply() < 300:
+            assert_moves_and_names_agree(board)
+            moves = list(board.legal_moves)
+            board.push(moves[int(rng.integers(len(moves)))])
+
+
+def test_a_ply_asks_python_chess_for_no_names_no_revalidation_and_its_moves_at_most_once(monkeypatch):
+    # Issue 37: legal_actions built and sorted a UCI string per move, and apply validated the move again and named it
+    # with Board.san (which generates moves again): half of the time of a random game was spent there.
+    import chess
+
+    calls = {"uci": 0, "parse_uci": 0, "san": 0, "generate_legal_moves": 0}
+    for owner, name in ((chess.Move, "uci"), (chess.Board, "parse_uci"), (chess.Board, "san"), (chess.Board, "generate_legal_moves")):
+        def counted(*args, _name=name, _original=getattr(owner, name), **kwargs):
+            calls[_name] += 1
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, counted)
+    match = Match(Chess, {"max_plies": 120})
+    rng = np.random.default_rng(3)
+    match.reset(3)
+    positions = 1
+    while not match.over:
+        player = match.acting()[0]
+        legal = match.legal_moves_of(player)
+        match.submit(player, legal[int(rng.integers(len(legal)))])
+        positions += 1
+    assert calls["uci"] == calls["parse_uci"] == calls["san"] == 0, calls
+    assert calls["generate_legal_moves"] <= positions, calls
+
+
+def test_a_move_is_announced_with_its_san_and_check_or_mate():
+    match = play(["e4", "e5", "Bc4", "Nc6", "Qh5", "Nf6"])
+    match.submit("player_0", "h5f7")
+    assert "player_0 (white) plays h5f7 (Qxf7#)." in match.observation_text("player_1")
+    match = play(["e4", "f5"])
+    match.submit("player_0", "d1h5")
+    assert "player_0 (white) plays d1h5 (Qh5+)." in match.observation_text("player_1")
+    match = play(["Nf3", "a6", "Nc3", "a5", "Nd4", "a4", "Ncb5"])
+    assert "player_0 (white) plays Ncb5 " not in match.observation_text("player_1")
+    assert "plays c3b5 (Ncb5)." in match.observation_text("player_1")
+
+
+def test_a_pickled_game_works_its_legal_moves_out_again():
+    match = play(["e4", "e5"])
+    twin = pickle.loads(pickle.dumps(match.game))
+    assert twin._legal is None and twin.legal_actions("player_0") == match.game.legal_actions("player_0")
 
 
 def test_legal_moves_and_results_match_openspiel():

@@ -56,6 +56,10 @@ from parlour.envs.core.game import Game, int_option
 
 COLOURS = ("white", "black")
 FILES = "abcdefgh"
+#: python-chess's piece numbers: pawn 1 to king 6.
+PAWN, KING = 1, 6
+#: SAN's letter of each piece, by python-chess's piece number.
+PIECE_LETTERS = ("", "", "N", "B", "R", "Q", "K")
 #: The standard starting position.
 STANDARD_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 #: Length of the vector observation: 12 planes of 64 squares, then side, castling (4), en-passant file (8), clock, repetition.
@@ -118,11 +122,154 @@ def move_names() -> tuple[str, ...]:
     return tuple(names)
 
 
+@functools.cache
+def move_table() -> tuple[list[list[int]], list[int], dict[str, Any], tuple[list[int], ...]]:
+    """Tables between python-chess's moves and parlour's move indices: ``(by_squares, by_key, by_name, pushes)``.
+
+    ``by_squares[from_square][to_square]`` is the index of the move between two squares without a promotion,
+    ``by_key[from_square | to_square << 6 | promotion << 12]`` that of any move (python-chess's square and piece
+    numbers), ``by_name`` maps each move name to its python-chess ``Move``, and ``pushes[2 * white + steps - 1]``
+    gives, by target square, the index of a pawn's push of ``steps`` squares. Reading a generated move's
+    index is then list look-ups, where its UCI name would be a string built per move.
+    """
+    chess = chess_module()
+    by_squares = [[-1] * 64 for _ in range(64)]
+    by_key = [-1] * (7 << 12)
+    by_name = {}
+    for i, name in enumerate(move_names()):
+        move = chess.Move.from_uci(name)
+        by_key[move.from_square | move.to_square << 6 | (move.promotion or 0) << 12] = i
+        if move.promotion is None:
+            by_squares[move.from_square][move.to_square] = i
+        by_name[name] = move
+    pushes = tuple([by_squares[target - step][target] if 0 <= target - step < 64 else -1 for target in range(64)] for step in (-8, -16, 8, 16))
+    return by_squares, by_key, by_name, pushes
+
+
+def legal_indices(board: Any) -> tuple[list[int], bool]:
+    """``(the indices of the legal moves, ascending; whether the side to move is in check)`` in ``board``'s position.
+
+    The same moves as python-chess's ``board.legal_moves``, read as parlour's indices straight from its bitboards
+    (the attack tables and ``attacks_mask`` of python-chess) rather than built as ``Move`` objects and filtered
+    one by one: out of check, a piece not pinned to its king may go to every square it attacks that its own
+    side does not hold, a pinned one only along the pin, and the king to any square not attacked. Check
+    evasions and en passant, rarer and subtler, are python-chess's own.
+    """
+    chess = chess_module()
+    by_squares, by_key, _, pushes = move_table()
+    turn = board.turn
+    king = board.king(turn)
+    if king is None or board.attackers_mask(not turn, king):
+        indices = [by_key[m.from_square | m.to_square << 6 | (m.promotion or 0) << 12] for m in board.generate_legal_moves()]
+        indices.sort()
+        return indices, king is not None
+    ours, occupied, theirs = board.occupied_co[turn], board.occupied, board.occupied_co[not turn]
+    squares, scan, ray = chess.BB_SQUARES, chess.scan_reversed, chess.ray
+    # Pinned pieces: those alone between the king and an enemy slider on its line (python-chess's slider blockers).
+    pinned = 0
+    snipers = (chess.BB_RANK_ATTACKS[king][0] | chess.BB_FILE_ATTACKS[king][0]) & (board.rooks | board.queens)
+    snipers |= chess.BB_DIAG_ATTACKS[king][0] & (board.bishops | board.queens)
+    for sniper in scan(snipers & theirs):
+        between = chess.between(king, sniper) & occupied
+        if between and between & (between - 1) == 0:
+            pinned |= between
+    pinned &= ours
+    indices = []
+    free, them, attackers = ~ours, not turn, board.attackers_mask
+    for origin in scan(ours & ~board.pawns):
+        row = by_squares[origin]
+        if origin == king:
+            indices += [row[target] for target in scan(chess.BB_KING_ATTACKS[king] & free) if not attackers(them, target)]
+            continue
+        targets = board.attacks_mask(origin) & free
+        if pinned & squares[origin]:
+            targets &= ray(king, origin)
+        indices += map(row.__getitem__, scan(targets))
+    backrank = chess.BB_RANK_1 if turn else chess.BB_RANK_8
+    if board.castling_rights & backrank:
+        indices += [by_squares[m.from_square][m.to_square] for m in board.generate_castling_moves()]
+    pawns = board.pawns & ours
+    if pawns:
+        attacks, empty = chess.BB_PAWN_ATTACKS[turn], ~occupied
+        # Most pawns neither promote next move nor are pinned: their pushes are read for all of them at once.
+        special = pawns & (pinned | (chess.BB_RANK_7 if turn else chess.BB_RANK_2))
+        plain = pawns & ~special
+        for origin in scan(plain):
+            targets = attacks[origin] & theirs
+            if targets:
+                indices += map(by_squares[origin].__getitem__, scan(targets))
+        if turn:
+            single = plain << 8 & empty
+            double = single << 8 & empty & chess.BB_RANK_4
+        else:
+            single = plain >> 8 & empty
+            double = single >> 8 & empty & chess.BB_RANK_5
+        one, two = pushes[2 * turn], pushes[2 * turn + 1]
+        indices += map(one.__getitem__, scan(single))
+        indices += map(two.__getitem__, scan(double))
+        step, start_rank = (8, 1) if turn else (-8, 6)
+        for origin in scan(special):
+            targets = attacks[origin] & theirs
+            if empty & squares[origin + step]:
+                targets |= squares[origin + step]
+                if origin >> 3 == start_rank and empty & squares[origin + 2 * step]:
+                    targets |= squares[origin + 2 * step]
+            if pinned & squares[origin]:
+                targets &= ray(king, origin)
+            for target in scan(targets):
+                if target < 8 or target >= 56:
+                    key = origin | target << 6
+                    indices += [by_key[key | piece << 12] for piece in (5, 4, 3, 2)]
+                else:
+                    indices.append(by_squares[origin][target])
+        if board.ep_square is not None:
+            indices += [by_squares[m.from_square][m.to_square] for m in board.generate_pseudo_legal_ep() if board.is_legal(m)]
+    indices.sort()
+    return indices, False
+
+
+def san_without_suffix(board: Any, move: Any, legal: list[int]) -> str:
+    """``move``'s SAN before its check suffix, as python-chess's ``Board.san`` writes it; ``legal``: the position's move indices.
+
+    python-chess works out a piece move's disambiguation by generating legal moves again; here the moves of the
+    other pieces of the same kind to the same square are looked up among the legal moves already at hand.
+    """
+    origin, target = move.from_square, move.to_square
+    piece = board.piece_type_at(origin)
+    if piece == KING and board.is_castling(move):
+        return "O-O-O" if target % 8 < origin % 8 else "O-O"
+    capture = board.is_capture(move)
+    if piece == PAWN:
+        san = f"{FILES[origin % 8]}x" if capture else ""
+    else:
+        san = PIECE_LETTERS[piece]
+        rivals = board.pieces_mask(piece, board.turn) & ~(1 << origin)
+        if rivals:
+            by_squares = move_table()[0]
+            others = [other for other in chess_module().scan_reversed(rivals) if by_squares[other][target] in legal]
+            if others:
+                same_file = any(other % 8 == origin % 8 for other in others)
+                if not same_file or any(other // 8 == origin // 8 for other in others):
+                    san += FILES[origin % 8]
+                if same_file:
+                    san += str(origin // 8 + 1)
+        if capture:
+            san += "x"
+    san += square_name(target)
+    if move.promotion:
+        san += "=" + PIECE_LETTERS[move.promotion]
+    return san
+
+
 class Chess(Game):
     """Chess for two players; see the module docstring for moves, draws and rewards.
 
     The state is ``board``, a ``chess.Board`` (python-chess) holding the
-    position and its move stack (for repetitions), made by :meth:`start`.
+    position and its move stack (for repetitions), made by :meth:`start` and
+    changed only by :meth:`apply`. The legal moves of its position are
+    worked out once per ply (:func:`legal_indices`), when :meth:`apply` checks
+    whether the game is over, and kept for :meth:`legal_actions` (a pickle
+    leaves them out: they are worked out again when first asked for).
     """
 
     name = "Chess"
@@ -147,6 +294,7 @@ class Chess(Game):
         # Made by start(): the constructor runs without python-chess, so `parlour list` shows the game everywhere.
         self.board: Any = None
         self.plies = 0
+        self._legal: tuple[list[int], bool] | None = None
 
     def start(self, ctx: Context) -> None:
         """The starting position (``fen``), its side to move first."""
@@ -159,6 +307,20 @@ class Chess(Game):
             raise ValueError(f"fen {self.fen!r} is not a legal position with a move to play")
         self.board = board
         self.plies = 0
+        self._legal = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The game without its legal-move cache, which is worked out again from the board when asked for."""
+        state = dict(self.__dict__)
+        state["_legal"] = None
+        return state
+
+    def position_moves(self) -> tuple[list[int], bool]:
+        """:func:`legal_indices` of the position, worked out once per position (do not mutate the list)."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = legal_indices(self.board)
+        return legal
 
     @property
     def turn(self) -> int:
@@ -188,8 +350,7 @@ class Chess(Game):
 
     def legal_actions(self, player: str) -> list[int]:
         """The indices of the legal moves, ascending."""
-        index = self.move_index
-        return sorted(index(move.uci()) for move in self.board.legal_moves)
+        return list(self.position_moves()[0])
 
     def parse(self, player: str, text: str) -> str:
         """The last UCI or SAN move in ``text``, as its UCI name; ``InvalidMove`` if none, or if it is not legal."""
@@ -216,10 +377,16 @@ class Chess(Game):
         """Play the move; end the game at checkmate or at a draw."""
         ((player, move),) = moves.items()
         board = self.board
-        chess_move = board.parse_uci(move)
-        san = board.san(chess_move)
+        # The engine hands over legal moves only (a name from legal_actions, or what parse checked), so the move is
+        # pushed without python-chess validating it again, and named from the legal moves already generated.
+        chess_move = move_table()[2][move]
+        san = san_without_suffix(board, chess_move, self.position_moves()[0])
         board.push(chess_move)
+        self._legal = None
         self.plies += 1
+        legal, check = self.position_moves()
+        if check:
+            san += "+" if legal else "#"
         ctx.tell(f"{player} ({COLOURS[1 - self.turn]}) plays {move} ({san}).", kind="move", sender=player)
         termination = self.termination()
         if termination is None:
@@ -233,8 +400,9 @@ class Chess(Game):
     def termination(self) -> str | None:
         """Why the game is over in this position, or ``None`` while it goes on; checkmate before any draw."""
         board = self.board
-        if not any(board.generate_legal_moves()):
-            return "checkmate" if board.is_check() else "stalemate"
+        legal, check = self.position_moves()
+        if not legal:
+            return "checkmate" if check else "stalemate"
         if board.is_insufficient_material():
             return "insufficient_material"
         if board.halfmove_clock >= 100:
