@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -32,6 +32,7 @@ def said_events(*phrases: str) -> Events:
     """Events named by the phrases the game's messages hold (each phrase is its own event's name)."""
 
     def events(before, after, action: int, said: str) -> list[str]:
+        """The phrases in what the game said."""
         return [phrase for phrase in phrases if phrase in said]
 
     return events

@@ -177,7 +177,10 @@ class QueuedDice:
         queue = self.queues[i]
 
         class Cast:
+            """The slot's generator: only ``integers``, which a die roll calls."""
+
             def integers(self, low: int, high: int) -> int:
+                """``low`` plus the batch's next draw in this slot."""
                 return low + queue.pop(0)
 
         return Cast()
