@@ -25,8 +25,11 @@ system:
 test: install system
 	$(BIN)/python -m pytest -q
 
+# `make demo PORT=8001 HOST=0.0.0.0` serves elsewhere than 127.0.0.1:8000.
+PORT ?= 8000
+HOST ?= 127.0.0.1
 demo: install system
-	$(BIN)/parlour demo
+	$(BIN)/parlour demo --host $(HOST) --port $(PORT)
 
 # Each benchmark prints its ratios beside their targets; the GPU figures come from benchmarks/gpu_trainer.sh on a GPU.
 # PUFFERLIB=path/to/pufferlib-3.0.0.tar.gz (PyPI's sdist) adds PufferLib's C Connect Four to vector_throughput.py.
@@ -38,12 +41,14 @@ bench: install system
 	$(BIN)/python benchmarks/rollout_throughput.py
 	$(BIN)/python benchmarks/gc_pauses.py
 	$(BIN)/python benchmarks/workers.py
+	$(BIN)/python benchmarks/ray_scaling.py
 	$(BIN)/python benchmarks/trainer_throughput.py --llm
 	$(BIN)/python benchmarks/observation_cost.py
 	$(BIN)/python benchmarks/sandbox_latency.py
 	$(BIN)/python benchmarks/leaderboard_scale.py --skip-verify
 	$(BIN)/python benchmarks/serve_throughput.py
 	$(BIN)/python benchmarks/extraction_speed.py
+	$(BIN)/python benchmarks/demo_time.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

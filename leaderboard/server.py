@@ -25,6 +25,7 @@ API (every POST carries ``Authorization: Bearer <token>``; 401 without a valid o
   never 500: its episode is forfeited and the match goes on (see :mod:`parlour.leaderboard.live`).
 * Any URL holding a NUL character, and an id outside 1 .. 2**63-1, is a 400
   (no row can match it, and PostgreSQL cannot compare a NUL).
+* ``GET /api/progress``: a demo's progress while it fills the board (``parlour demo``; 404 elsewhere).
 * ``GET /api/leaderboard`` (overall), ``GET /api/leaderboard?env=ID`` (add
   ``&self_reported=true`` for the self-reported table), ``GET /api/agents/{name}``,
   ``GET /api/episodes/{id}`` (a stored record), ``GET /api/submissions/{id}`` (a stored submission and its
@@ -42,6 +43,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -133,11 +135,11 @@ async def _read_body(request: Request, max_bytes: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def serve(board: Leaderboard, host: str = "127.0.0.1", port: int = 8000, **limits: Any) -> None:
-    """Serve ``board``'s HTTP API, live matches and pages with uvicorn until interrupted (``limits``: see :func:`create_app`)."""
+def serve(board: Leaderboard, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+    """Serve ``board``'s HTTP API, live matches and pages with uvicorn until interrupted (``options``: see :func:`create_app`)."""
     import uvicorn
 
-    uvicorn.run(create_app(board, **limits), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(board, **options), host=host, port=port, log_level="warning")
 
 
 def create_app(
@@ -148,15 +150,18 @@ def create_app(
     turn_timeout: float = 60.0,
     live_episodes: int = 100,
     live_rate_limit: int = 10,
+    progress: Callable[[], dict[str, Any]] | None = None,
 ) -> FastAPI:
     """The FastAPI application serving ``board``: the API, live matches and the pages described in the module docstring.
 
     ``live_episodes`` is the fixed size of every live match; ``live_rate_limit``
     the live matches one submitter may start per ``rate_window`` seconds.
+    ``progress`` (``parlour demo``'s) says what a demo filling this board has played: the index shows it, and
+    ``GET /api/progress`` answers it.
     """
     app = FastAPI(title="parlour leaderboard", docs_url=None, redoc_url=None, openapi_url=None)
     limiter = RateLimiter(rate_limit, rate_window)
-    site = Site(board)
+    site = Site(board, progress)
     live = LiveHub(board, turn_timeout=turn_timeout, episodes=live_episodes)
     live_limiter = RateLimiter(live_rate_limit, rate_window)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -265,6 +270,13 @@ def create_app(
             return JSONResponse(await run_in_threadpool(live.act, match, body.get("turn"), body.get("action")))
         except Rejected as rejected:
             return JSONResponse(rejected.to_dict(), status_code=409)
+
+    @app.get("/api/progress")
+    def demo_progress() -> JSONResponse:
+        """What the demo filling this board has played so far (404 on a board no demo fills)."""
+        if progress is None:
+            return _error(404, "not found", "no demo is filling this leaderboard")
+        return JSONResponse(progress())
 
     @app.get("/api/leaderboard")
     def leaderboard(env: str | None = None, self_reported: bool = False) -> JSONResponse:

@@ -30,6 +30,7 @@ import math
 import re
 import shutil
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from parlour.envs.registry import game_class
@@ -67,6 +68,16 @@ def _number(value: Any, digits: int = 1) -> str:
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
+def duration(seconds: float | None) -> str:
+    """``seconds`` as ``1h02m``, ``3m05s`` or ``42s`` (``?`` when unknown): a demo's ETA, on its page and its terminal."""
+    if seconds is None or not math.isfinite(seconds):
+        return "?"
+    seconds = max(0, round(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
 def short_env(env_id: str) -> str:
     """``parlour/KuhnPoker-v0`` as ``KuhnPoker``: the column heading of an environment."""
     return env_id.split("/")[-1].rsplit("-v", 1)[0]
@@ -83,6 +94,7 @@ def _environment() -> Any:
     env.filters["slug"] = slug
     env.filters["num"] = _number
     env.filters["short"] = short_env
+    env.filters["duration"] = duration
     env.filters["pct"] = lambda value: "–" if value is None else f"{100 * value:.0f}%"
     env.globals["categories"] = CATEGORY_TITLES
     env.globals["interval_sentence"] = INTERVAL_SENTENCE
@@ -327,8 +339,10 @@ def recorded_view(record: dict[str, Any]) -> dict[str, Any]:
 class Site:
     """Renders the leaderboard pages of ``board``; ``root`` in each page is the relative path back to the site root."""
 
-    def __init__(self, board: Leaderboard):
+    def __init__(self, board: Leaderboard, progress: Callable[[], dict[str, Any]] | None = None):
         self.board = board
+        #: What a demo filling the board has played (``parlour demo``), shown on the index; None for any other board.
+        self.progress = progress
         self.templates = _environment()
 
     def _render(self, template: str, **values: Any) -> str:
@@ -351,7 +365,8 @@ class Site:
             environments.append({"env_id": env_id, "category": self.board.env_info(env_id)["category"], "table": table,
                                  "self_reported": self.board.store.episode_count(env_id, counted=False)})
         return self._render("index.html", root="", overall=overall, environments=environments, provisional=provisional_entries(tables),
-                            min_episodes=MIN_EPISODES, min_opponents=MIN_OPPONENTS, title="parlour leaderboard")
+                            min_episodes=MIN_EPISODES, min_opponents=MIN_OPPONENTS, title="parlour leaderboard",
+                            demo=self.progress() if self.progress is not None else None)
 
     def environment(self, env_id: str) -> str:
         """The page of one environment."""
@@ -398,13 +413,14 @@ class Site:
         return self._render("episode.html", root="../", stored=stored, view=view, roles=roles, title=f"episode {episode_id}")
 
 
-def export_site(board: Leaderboard, out: str | Path) -> list[Path]:
+def export_site(board: Leaderboard, out: str | Path, progress: Callable[[], dict[str, Any]] | None = None) -> list[Path]:
     """Write every page of ``board`` and the static files under ``out``; returns the pages written.
 
-    Episode pages are written for the episodes the other pages link to (the recent ones of each page).
+    Episode pages are written for the episodes the other pages link to (the recent ones of each page);
+    ``progress`` (a demo's) puts what the demo played, and why so many episodes, on the index.
     """
     out = Path(out)
-    site = Site(board)
+    site = Site(board, progress)
     store = board.store
     pages: dict[Path, str] = {out / "index.html": site.index()}
     linked: set[int] = set()

@@ -31,8 +31,9 @@ def head_to_head(results: list, strong: str, weak: str) -> float:
 
 
 def run_demo(out, envs: list[str], *options: str) -> Leaderboard:
-    """Run ``parlour demo`` without serving; the leaderboard it built."""
-    args = ["demo", "--no-serve", "--out", str(out), *options]
+    """Run ``parlour demo`` without serving and without a time budget (every line-up plays what its figure wants); the
+    leaderboard it built. The budget's cuts are tests/test_demo_first_run.py's."""
+    args = ["demo", "--no-serve", "--budget", "0", "--out", str(out), *options]
     for env_id in envs:
         args += ["--env", env_id]
     assert main(args) == 0

@@ -49,7 +49,7 @@ INLINE = sorted({command for command in re.findall(r"`((?:\.venv/bin/)?parlour [
 #: Commands that run in another test (file, test function), because they need a server, take minutes or are
 #: what runs this suite. Each named test must exist.
 ELSEWHERE = {
-    "make demo": ("tests/test_cli.py", "test_demo_plays_round_robin_and_fills_the_leaderboard"),
+    "make demo": ("tests/test_demo_first_run.py", "test_the_default_demo_serves_its_index_within_30_seconds_and_shows_its_progress"),
     "make test": ("tests/test_layers.py", None),  # .ci/run is `make test`: this suite, test_layers.py included
     ".venv/bin/parlour demo --no-serve --export site/": ("tests/test_cli.py", "test_demo_export_reuses_the_bundles_already_played"),
     ".venv/bin/parlour submit results/ttt --server http://localhost:8000": ("tests/test_leaderboard_server.py", "test_end_to_end_evaluate_save_submit_show"),
