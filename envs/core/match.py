@@ -289,8 +289,8 @@ class Match:
         if self.last_error:
             self.last_error.pop(player, None)
         if (
-            type(action) is str and not game.simultaneous and game.moves is not None and action in self._legal_of(player)[1]
-            and len(action) <= self.settings.max_action_chars
+            type(action) is str and not game.simultaneous and game.moves is not None
+            and action in (self._legal.get(player) or self._legal_of(player))[1] and len(action) <= self.settings.max_action_chars
         ):
             # The usual step of a turn-based game, a legal move's own name (well formed and short, as move names are), is
             # played here without the general path's checks; it is recorded and settled the same.
@@ -384,7 +384,10 @@ class Match:
         A move of ``None`` without an error means the player only called tools and still has to move.
         """
         game = self.game
-        if type(action) is str and game.moves is not None and len(action) <= self.settings.max_action_chars and action in self._legal_of(player)[1]:
+        if (
+            type(action) is str and game.moves is not None and len(action) <= self.settings.max_action_chars
+            and action in (self._legal.get(player) or self._legal_of(player))[1]
+        ):
             # The usual action, a legal move's own name (well formed, as move names are), read without the checks below.
             step["action"] = step["move"] = action
             return action, None
@@ -396,7 +399,7 @@ class Match:
                 return None, f"{game.name} takes text actions, not indices."
             if not 0 <= index < len(moves):
                 return None, f"Action index {index} is out of range (0 to {len(moves) - 1})."
-            if index not in self._legal_of(player)[0]:
+            if index not in (self._legal.get(player) or self._legal_of(player))[0]:
                 return None, f"'{moves[index]}' is not legal now. Legal moves: {', '.join(self.legal_moves_of(player))}."
             step["move"] = moves[index]
             return moves[index], None
@@ -414,7 +417,7 @@ class Match:
             step["action_chars"] = len(action)
             action = action[:limit]
         step["action"] = action = well_formed(action)
-        if game.moves is not None and action in self._legal_of(player)[1]:
+        if game.moves is not None and action in (self._legal.get(player) or self._legal_of(player))[1]:
             # A legal move string is its own move (the contract of legal_moves), so the game's parser is skipped.
             step["move"] = action
             return action, None
@@ -501,7 +504,9 @@ class Match:
     def _legal_of(self, player: str) -> tuple[list[int], list[str]]:
         """``(indices, names)`` of ``player``'s legal moves (empty when it is not to act; enumerable games).
 
-        The game is asked on the first question about a state and the answer kept until the state changes.
+        The game is asked on the first question about a state and the answer kept in ``_legal`` until the state
+        changes. The readers (the prompt, the infos, the action's check) look in ``_legal`` first and call this
+        only when the answer is not there yet: a move of the text path then calls it once, not once per reader.
         """
         legal = self._legal.get(player)
         if legal is None:
@@ -514,14 +519,14 @@ class Match:
 
     def legal_moves_of(self, player: str) -> list[str]:
         """The move names ``player`` may send now (empty when it is not to act); do not mutate the list."""
-        return self._legal_of(player)[1]
+        return (self._legal.get(player) or self._legal_of(player))[1]
 
     # -------------------------------------------------------------- observation
     def messages(self, player: str) -> list[Message]:
         """What ``player`` sees now: its new messages, then, if it is to act, the prompt for its move."""
         inbox = self.ctx.inboxes[player]
         if player in self._acting:
-            legal = self._legal_of(player)[1] if self.game.moves is not None else None
+            legal = (self._legal.get(player) or self._legal_of(player))[1] if self.game.moves is not None else None
             return [*inbox, {"sender": None, "to": [player], "kind": "prompt", "text": self.game.prompt(player, legal)}]
         return list(inbox)
 
@@ -532,7 +537,7 @@ class Match:
     def action_mask(self, player: str) -> np.ndarray:
         """The int8 mask of legal move indices for ``player`` (all zero when it is not to act)."""
         mask = self._no_moves.copy()
-        legal = self._legal_of(player)[0]
+        legal = (self._legal.get(player) or self._legal_of(player))[0]
         if len(legal) <= 16:
             # Setting a few items one by one beats numpy's conversion of a short index list.
             for index in legal:
@@ -553,7 +558,7 @@ class Match:
         if player in self._acting:
             info: dict[str, Any] = {"acting": True}
             if with_legal_moves and self.game.moves is not None:
-                info["legal_moves"] = list(self._legal_of(player)[1])
+                info["legal_moves"] = list((self._legal.get(player) or self._legal_of(player))[1])
         else:
             info = {"acting": False, "legal_moves": []} if with_legal_moves and self.game.moves is not None else {"acting": False}
         errors = self.last_error
