@@ -5,8 +5,10 @@
 * ``start(seed?)``: a new episode (the learner's seat against the opponents); the answer is the
   learner's first observation, with the rules. A call to a game tool before ``start`` starts seed 0.
 * the game's own tools, with their JSON schemas as they are (``search``, ``open``, ``answer``, ...);
-  a game whose moves are text gets ``move(move)``. Each call is the learner's action: the other seats
-  play inside, and the answer is everything the learner sees until it is to act again.
+  a game whose moves are text gets ``move(move)``, and so does a seat that moves by text beside its
+  tools (``Game.text_moves``: ServiceDesk's messages). Each call is the learner's action: the other
+  seats play inside (by default the game's ``default_opponents``, ``random`` elsewhere), and the answer
+  is everything the learner sees until it is to act again.
 
 Every answer also carries ``structured_content``: the step's ``reward`` (the learner's, per turn),
 ``done``, the ``return`` so far, the ``legal_moves`` where the game lists them, and, once the episode
@@ -23,7 +25,7 @@ from typing import Any
 import mcp_types as types
 from mcp.server import Server
 
-from parlour.agents import agent_name, make_agent
+from parlour.agents import make_agent
 from parlour.bridges.arguments import MAX_SEED, seed_argument
 from parlour.bridges.trl import move_tool
 from parlour.envs.core.gym import GymGame
@@ -38,12 +40,14 @@ START = Tool("start", "Start a new episode (ending any episode in progress); ret
 class Session:
     """The seat an MCP client plays: one Gymnasium face of the environment, its tools, and the episode's rewards."""
 
-    def __init__(self, env_id: str, *, seat: int | str = 0, opponent: str = "random", env_kwargs: dict[str, Any] | None = None):
-        self.face = GymGame(game_class(env_id), opponent=make_agent(opponent, env_id=env_id), seat=seat, **(env_kwargs or {}))
-        self.opponent = opponent
+    def __init__(self, env_id: str, *, seat: int | str = 0, opponent: str | None = None, env_kwargs: dict[str, Any] | None = None):
+        # No opponent: the game's own (a simulated person is its scripted simulator), as the Gymnasium face seats them.
+        agent = None if opponent is None else make_agent(opponent, env_id=env_id)
+        self.face = GymGame(game_class(env_id), opponent=agent, seat=seat, **(env_kwargs or {}))
+        game = self.face.match.game
         tools = list(self.face.match.tools.values())
-        if not any(tool.final for tool in tools):
-            tools.append(move_tool(self.face.match.game.name))
+        if not any(tool.final for tool in tools) or self.face.player in game.text_moves:
+            tools.append(move_tool(game.name))
         self.tools = {tool.name: tool for tool in [START, *tools]}
         self.next_seed = 0
         self.turn_rewards: list[float] = []
@@ -83,13 +87,13 @@ class Session:
         if info.get("legal_moves") is not None:
             state["legal_moves"] = list(info["legal_moves"])
         if done:
-            record = face.record({player: agent_name(self.opponent) for player in face.opponents})
+            record = face.record()
             record["turn_rewards"] = {face.player: list(self.turn_rewards)}
             state["record"] = record
         return state
 
 
-def mcp_server(env_id: str, *, seat: int | str = 0, opponent: str = "random", env_kwargs: dict[str, Any] | None = None) -> Server:
+def mcp_server(env_id: str, *, seat: int | str = 0, opponent: str | None = None, env_kwargs: dict[str, Any] | None = None) -> Server:
     """An MCP server on which a client plays ``seat`` of ``env_id`` against ``opponent`` through tools (see the module docstring)."""
     session = Session(env_id, seat=seat, opponent=opponent, env_kwargs=env_kwargs)
 

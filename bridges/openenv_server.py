@@ -10,7 +10,8 @@ are exactly OpenEnv's: the WebSocket session endpoint ``/ws`` (what
 
 Each WebSocket session is one seat of an episode. The other seats are played
 by agents named by specs (``"minimax"``, ``"sb3:PATH"``, ``"hf:PATH"``, ...,
-through :func:`parlour.make_agent`) or, for seats whose spec is
+through :func:`parlour.make_agent`; by default the game's ``default_opponents``, such as
+ServiceDesk's customer simulator, and ``random`` elsewhere) or, for seats whose spec is
 :data:`CLIENT`, by other connected sessions: the first session to reset waits
 (up to ``pair_timeout`` seconds) for the others, seats are filled in seat
 order, and two trainers play each other. ``reset`` takes ``seed``,
@@ -338,7 +339,8 @@ class Hall:
         game_cls: the game served.
         options: the game's and the engine's options.
         opponent: who plays the other seats: a spec (:data:`CLIENT` for another session), a list of specs, one
-            per other seat in seat order, or a dict from seat to spec.
+            per other seat in seat order, a dict from seat to spec, or ``None``: the game's ``default_opponents``
+            (ServiceDesk's customer simulator), ``random`` in the seats it names none for.
         seat: the sessions' seat (index or player name) when agents play every other seat; a reset may pick another.
         pair_timeout: seconds a session waits at reset for the other clients of its table.
         turn_timeout: seconds a session waits on another session's seat told to act before that seat forfeits.
@@ -396,9 +398,12 @@ class Hall:
         return release
 
     def lineup(self, seat: str) -> dict[str, str]:
-        """The spec of every seat but ``seat``, from ``opponent`` (a spec, a list in seat order, or a dict)."""
+        """The spec of every seat but ``seat``, from ``opponent`` (a spec, a list in seat order, a dict, or None)."""
         others = [p for p in self.players if p != seat]
         opponent = self.opponent
+        if opponent is None:
+            # As the Gymnasium face seats them: a simulated person is its scripted simulator, not a random one.
+            return {p: self.game_cls.default_opponents.get(p, "random") for p in others}
         if isinstance(opponent, dict):
             if set(opponent) != set(others):
                 raise ValueError(f"the opponents must name exactly the seats {others}, got {sorted(opponent)}")
@@ -708,14 +713,14 @@ def action_model(game_cls: type[Game]) -> type[ParlourAction]:
     return type(f"{game_cls.name}Action", (ParlourAction,), {"model_config": config, "__module__": __name__})
 
 
-def create_app(env_id: str, *, max_sessions: int = 64, opponent: Any = "random", seat: int | str = 0,
+def create_app(env_id: str, *, max_sessions: int = 64, opponent: Any = None, seat: int | str = 0,
                options: dict[str, Any] | None = None, pair_timeout: float = DEFAULT_PAIR_TIMEOUT,
                max_sessions_per_client: int = DEFAULT_SESSIONS_PER_CLIENT, idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
                turn_timeout: float = DEFAULT_TURN_TIMEOUT, sandbox_memory_mb: int | None = None) -> FastAPI:
     """The OpenEnv app serving ``env_id``: up to ``max_sessions`` concurrent ``/ws`` sessions, each a seat.
 
     ``opponent`` plays the other seats (a spec, a list of specs in seat order, or a dict from seat to spec;
-    :data:`CLIENT` for another session); ``seat`` is the sessions' seat against agents; ``options`` are the
+    :data:`CLIENT` for another session; default: the game's ``default_opponents``, ``random`` elsewhere); ``seat`` is the sessions' seat against agents; ``options`` are the
     game's and the engine's. ``app.state.openenv`` is OpenEnv's server (``active_sessions``, capacity).
 
     The guards, so that no client can shut the others out: one client address holds at most

@@ -4,10 +4,13 @@
 instance per rollout and finds its tools by reading the class's public
 methods, so each of the game's tools is a method with typed arguments and a
 docstring (a game without tools gets ``move(move)``; a tool game whose moves
-are text gets it beside its tools). ``reset(**row)`` starts an episode from a
-dataset row: ``seed``, and optionally ``seat`` and ``opponent`` (an agent spec
-such as ``"random"`` or ``"minimax"``); the other seats are played inside, so a
-tool call answers with everything the learner sees until it is to act again.
+are text gets it beside its tools, and so does one with seats that move by text
+beside their tools, ``Game.text_moves``: ServiceDesk's messages). ``reset(**row)``
+starts an episode from a dataset row: ``seed``, and optionally ``seat`` and
+``opponent`` (an agent spec such as ``"random"`` or ``"minimax"``; by default the
+game's ``default_opponents``, such as ServiceDesk's customer simulator, and
+``random`` elsewhere); the other seats are played inside, so a tool call answers
+with everything the learner sees until it is to act again.
 
 Rewards, the way TRL reads them: ``get_reward()`` is the learner's return
 for the episode (TRL adds it as a reward source named after the class), and
@@ -41,7 +44,7 @@ import inspect
 import json
 from typing import Any
 
-from parlour.agents import agent_name, make_agent
+from parlour.agents import make_agent
 from parlour.envs.core.gym import GymGame
 from parlour.envs.core.match import Match
 from parlour.envs.core.tools import Tool
@@ -55,16 +58,19 @@ JSON_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool, "
 PROMPT = "Play the game below by calling its tools. Each tool answers with what you see next."
 
 
-def rows(episodes: int, seed: int = 0, seat: int | str = 0, opponent: str = "random", prompt: str = PROMPT) -> Any:
-    """A ``datasets.Dataset`` of ``episodes`` rows (``prompt``, ``seed``, ``seat``, ``opponent``) for :func:`environment_class`'s ``reset``."""
+def rows(episodes: int, seed: int = 0, seat: int | str = 0, opponent: str | None = None, prompt: str = PROMPT) -> Any:
+    """A ``datasets.Dataset`` of ``episodes`` rows (``prompt``, ``seed``, ``seat``, and ``opponent`` when one is given)
+    for :func:`environment_class`'s ``reset``; without ``opponent``, ``reset`` seats the game's own."""
     from datasets import Dataset
 
-    return Dataset.from_dict({
+    columns = {
         "prompt": [[{"role": "user", "content": prompt}] for _ in range(episodes)],
         "seed": [seed + index for index in range(episodes)],
         "seat": [str(seat)] * episodes,
-        "opponent": [opponent] * episodes,
-    })
+    }
+    if opponent is not None:
+        columns["opponent"] = [opponent] * episodes
+    return Dataset.from_dict(columns)
 
 
 def move_tool(game_name: str) -> Tool:
@@ -118,7 +124,7 @@ def environment_class(
     game_cls = game_class(env_id)
     options = dict(env_kwargs or {})
     tools = list(Match(game_cls, options).tools.values())
-    if not any(tool.final for tool in tools):
+    if not any(tool.final for tool in tools) or game_cls.text_moves:
         tools.append(move_tool(game_cls.name))
     namespace: dict[str, Any] = {tool.name: tool_method(tool) for tool in tools}
     namespace.update(env_id=env_id, options=options, unfinished_reward=unfinished_reward, records=records,
@@ -135,13 +141,13 @@ class ParlourEnvironment:
     records: list[dict[str, Any]] | None
 
     def __init__(self) -> None:
-        self._faces: dict[tuple[str, str], GymGame] = {}
+        self._faces: dict[tuple[str, str | None], GymGame] = {}
         self._face: GymGame | None = None
-        self._opponent = ""
         self._kept = True
 
-    def reset(self, seed: int = 0, seat: int | str = 0, opponent: str = "random", **_row: Any) -> str:
-        """Start an episode of the row's ``seed`` with the learner in ``seat`` against ``opponent``; other columns are ignored.
+    def reset(self, seed: int = 0, seat: int | str = 0, opponent: str | None = None, **_row: Any) -> str:
+        """Start an episode of the row's ``seed`` with the learner in ``seat`` against ``opponent`` (default: the game's
+        ``default_opponents``, ``random`` elsewhere); other columns are ignored.
 
         Returns the learner's first observation, which TRL appends to the row's prompt.
         """
@@ -149,8 +155,9 @@ class ParlourEnvironment:
         seat = int(seat) if isinstance(seat, str) and seat.isdigit() else seat
         key = (str(seat), opponent)
         if key not in self._faces:
-            self._faces[key] = GymGame(game_class(self.env_id), opponent=make_agent(opponent, env_id=self.env_id), seat=seat, **self.options)
-        self._face, self._opponent = self._faces[key], opponent
+            agent = None if opponent is None else make_agent(opponent, env_id=self.env_id)
+            self._faces[key] = GymGame(game_class(self.env_id), opponent=agent, seat=seat, **self.options)
+        self._face = self._faces[key]
         observation, _ = self._face.reset(seed=int(seed))
         self._kept = False
         return observation["text"]
@@ -194,8 +201,7 @@ class ParlourEnvironment:
         face = self._face
         if face is None:
             raise RuntimeError("call reset() before asking for the record")
-        names = {player: agent_name(self._opponent) for player in face.opponents}
-        record = face.record(names)
+        record = face.record()
         record["turn_rewards"] = {face.player: turn_rewards(record, face.player)}
         return record
 

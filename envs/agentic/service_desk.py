@@ -203,6 +203,8 @@ class ServiceDesk(Game):
     reference_agents = ("expert", "customer", "random")
     #: The customer seat is the scripted simulator unless the Gymnasium face is told otherwise.
     default_opponents: ClassVar[dict[str, str]] = {"customer": "customer"}
+    #: Both seats talk in plain text beside their tools (a message to the other seat).
+    text_moves: ClassVar[tuple[str, ...]] = ("agent", "customer")
 
     def __init__(self, *, difficulty: int = 3, split: str = "test", tasks: int | None = None, max_messages: int = 40):
         self.difficulty = int_option("difficulty", difficulty, 1, 5)

@@ -155,6 +155,10 @@ class Game:
     #: The agent spec that plays a seat in the Gymnasium face when no ``opponent`` is given (``random`` for seats not
     #: named): a simulated person, such as ServiceDesk's customer, is a seat its scripted simulator plays by default.
     default_opponents: ClassVar[dict[str, str]] = {}
+    #: The seats of a tool game that may also move by plain text beside their tools (ServiceDesk's messages): the
+    #: bridges that speak only in tool calls (TRL, MCP) give such a seat a ``move`` tool. A game without tools, or
+    #: without a final tool, moves by text in every seat and needs no entry here.
+    text_moves: ClassVar[tuple[str, ...]] = ()
 
     players: list[str]
     #: All move names of an enumerable game, in ``Discrete`` index order; ``None``

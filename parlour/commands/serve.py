@@ -24,9 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     parser.add_argument("--max-sessions", type=int, default=64, metavar="N", help="concurrent client sessions (default 64)")
     parser.add_argument(
-        "--opponent", nargs="+", default=["random"], metavar="SPEC",
+        "--opponent", nargs="+", default=None, metavar="SPEC",
         help="who plays the other seats: one agent spec for all (random, a scripted baseline, sb3:PATH, hf:PATH, ...) "
-             "or one per other seat in seat order; 'client' for another connected client (default random)",
+             "or one per other seat in seat order; 'client' for another connected client (default: the game's own, "
+             "such as ServiceDesk's customer simulator, else random)",
     )
     parser.add_argument("--seat", default="0", help="the clients' seat against agents: a player name or index (default 0); a reset may pick another")
     parser.add_argument("--pair-timeout", type=float, default=60.0, metavar="SECONDS",
