@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``parlour list``."""
     parser = subparsers.add_parser("list", help="list the environments and the scripted agents that play them")
     parser.add_argument("word", nargs="?", metavar="WORD", help="keep environments whose id, category or description contains WORD (any case)")
-    parser.add_argument("--category", metavar="CATEGORY", help="keep one category (game, negotiation, search, coding, cooperation, social)")
+    parser.add_argument("--category", metavar="CATEGORY", help="keep one category (game, negotiation, search, coding, cooperation, social, puzzle, agentic)")
     parser.add_argument("--json", action="store_true", help="print a JSON list of {id, category, players, description, agents}")
     parser.set_defaults(handler=run_list)
 

@@ -241,6 +241,18 @@ def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _print_overall(table: dict[str, Any]) -> None:
+    """An overall (or category) table: the reference row, each agent's score and interval, and what is not normalised."""
+    rows = [[str(k), row["agent"], _num(row["score"]), f"[{_num(row['low'])}, {_num(row['high'])}]", f"{row['environments']}/{len(table['environments'])}"]
+            for k, row in enumerate(table["rows"], 1)]
+    if table["reference"] is not None:
+        reference = table["reference"]
+        rows.insert(0, ["-", reference["agent"], _num(reference["score"]), f"[{_num(reference['low'])}, {_num(reference['high'])}]", "all"])
+    print(_format_table(["#", "agent", "score", "95% interval", "envs"], rows))
+    if table["unnormalised"]:
+        print("not normalised: " + "; ".join(f"{env_id} ({table['reasons'][env_id]})" for env_id in table["unnormalised"]))
+
+
 def run_show(args: argparse.Namespace) -> int:
     """Print a leaderboard table to the terminal, with the one sentence on its intervals the pages give."""
     from parlour.evaluation.results import INTERVAL_SENTENCE
@@ -249,17 +261,16 @@ def run_show(args: argparse.Namespace) -> int:
         raise ValueError(f"show takes the environment as --env: parlour leaderboard show --env {args.given_env}")
     board = _board(args, existing=True)
     if args.env is None:
+        from parlour.leaderboard.ratings import CATEGORY_TITLES
+
         table = board.ratings()
-        rows = [[str(k), row["agent"], _num(row["score"]), f"[{_num(row['low'])}, {_num(row['high'])}]", f"{row['environments']}/{len(table['environments'])}"]
-                for k, row in enumerate(table["rows"], 1)]
-        if table["reference"] is not None:
-            reference = table["reference"]
-            rows.insert(0, ["-", reference["agent"], _num(reference["score"]), f"[{_num(reference['low'])}, {_num(reference['high'])}]", "all"])
         print("normalised score: random 0, each environment's strongest measured reference 100; an environment not played counts 0")
-        print(_format_table(["#", "agent", "score", "95% interval", "envs"], rows))
+        _print_overall(table)
         print(INTERVAL_SENTENCE)
-        if table["unnormalised"]:
-            print("\nnot normalised: " + "; ".join(f"{env_id} ({table['reasons'][env_id]})" for env_id in table["unnormalised"]))
+        # Each category's table under its heading, as the index page has them.
+        for category, scope in table.get("categories", {}).items():
+            print(f"\n{CATEGORY_TITLES.get(category, 'Other')}")
+            _print_overall(scope)
         return 0
     stored = board.store.env_ids()
     if args.env not in stored:
