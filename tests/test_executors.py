@@ -187,7 +187,7 @@ def two_nodes() -> Iterator[tuple[str, str]]:
         args = [ray_cli, "start", "--block", *role, f"--node-ip-address={ip}", "--num-cpus=1", "--disable-usage-stats"]
         args += [f"--temp-dir={temp / ip}", f"--dashboard-agent-listen-port={_free_port(ip)}"]
         with log.open("wb") as out:
-            nodes.append((subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True), log))
+            nodes.append((subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT, process_group=0), log))
         deadline = time.monotonic() + 240
         while b"Ray runtime started" not in log.read_bytes():
             if nodes[-1][0].poll() is not None or time.monotonic() > deadline:
