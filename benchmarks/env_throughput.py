@@ -42,6 +42,12 @@ on its last move.
 
 Printed: for each game and pair, the median ratio of moves per CPU second and
 its range over the rounds, beside its target; a missed target is flagged.
+IteratedPrisonersDilemma, on the engine alone (each acting player's text
+observation built, then its choice submitted, in games of 1,000 and of 8,000
+rounds, interleaved in the same rounds): the long game's moves per CPU second
+over the short game's, since a round must cost the same however many came
+before it (issue 37; ``--skip-ipd`` leaves it out).
+
 Target: text mode >= 1.5x raw TextArena (issue 25); the ratios to the wrapped
 TextArena, of the engine to raw TextArena and of the AEC face to the engine
 are printed for reference. Vector mode here is the one-episode AEC
@@ -82,6 +88,9 @@ SHARED = {
 OPENSPIEL_NAMES = {"TicTacToe": "tic_tac_toe", "ConnectFour": "connect_four", "KuhnPoker": "kuhn_poker", "LeducHoldem": "leduc_poker", "LiarsDice": "liars_dice"}
 PETTINGZOO_NAMES = {"TicTacToe": "tictactoe_v3", "ConnectFour": "connect_four_v3"}
 TARGETS = {("text", "TextArena raw"): 1.5}
+#: IteratedPrisonersDilemma's game lengths compared, and the least ratio of their rates that counts as constant work per round.
+IPD_ROUNDS = (1_000, 8_000)
+IPD_TARGET = 0.8
 #: Episodes drawn per game; the timed loops cycle through them.
 EPISODES = 200
 
@@ -351,6 +360,30 @@ def openspiel_loop(name: str) -> Loop:
     return loop
 
 
+def ipd_loop(rounds: int) -> Loop:
+    """IteratedPrisonersDilemma of ``rounds`` rounds on the engine: each acting player's text observation, then its choice.
+
+    The choices cycle through a fixed pattern, so every game is the same; a game is played through before the
+    loop looks at the clock again, so a long game's later rounds are timed as much as its first ones.
+    """
+    match = Match(game_class("parlour/IteratedPrisonersDilemma-v0"), {"rounds": rounds})
+    pattern = ("cooperate", "defect", "cooperate", "cooperate", "defect")
+
+    def loop(seconds: float) -> tuple[int, float]:
+        moves = 0
+        start = time.process_time()
+        while time.process_time() - start < seconds:
+            match.reset(0)
+            while not match.over:
+                for player in match.acting():
+                    match.observation_text(player)
+                    match.submit(player, pattern[moves % len(pattern)])
+                    moves += 1
+        return moves, time.process_time() - start
+
+    return loop
+
+
 def libraries(name: str) -> dict[str, Loop]:
     """The loops to compare for the game ``name``."""
     env_id = f"parlour/{name}-v0"
@@ -404,6 +437,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
     parser.add_argument("--seconds", type=float, default=0.4, help="CPU seconds per library per round (default 0.4)")
     parser.add_argument("--games", default="TicTacToe,ConnectFour,KuhnPoker,LiarsDice,Nim,LeducHoldem", help="comma-separated game names")
+    parser.add_argument("--skip-ipd", action="store_true", help="leave out IteratedPrisonersDilemma's long-game comparison")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     missed = 0
@@ -419,6 +453,13 @@ def main() -> None:
         if "engine" in rates:
             report_ratio("engine", "TextArena raw", rates, None)
             report_ratio("text", "engine", rates, None)
+    if not args.skip_ipd:
+        short, long = IPD_ROUNDS
+        # A game of 8,000 rounds takes about a fifth of a CPU second, and a loop plays whole games: at least a second
+        # per loop keeps the last game's overshoot small.
+        rates = measure({f"{short:,} rounds": ipd_loop(short), f"{long:,} rounds": ipd_loop(long)}, args.rounds, max(args.seconds, 1.0))
+        print("IteratedPrisonersDilemma (engine, text observations): " + ", ".join(f"{games} {statistics.median(r):,.0f}" for games, r in rates.items()))
+        missed += report_ratio(f"{long:,} rounds", f"{short:,} rounds", rates, IPD_TARGET)
     print(f"\n{missed} target(s) missed")
 
 

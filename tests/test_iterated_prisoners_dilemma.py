@@ -157,3 +157,28 @@ def test_gymnasium_against_always_cooperate():
     env.reset(seed=1)
     rewards = [env.step("defect")[1] for _ in range(3)]
     assert rewards == [5.0, 5.0, 5.0]
+
+
+def test_a_round_appends_to_the_histories_instead_of_copying_them():
+    # Issue 37: apply replaced each player's history by a copy one round longer, so a round cost more the longer the
+    # game ran (twice a short game's near 8,000 rounds). A round now appends to the same lists; a view copies them.
+    match = Match(IteratedPrisonersDilemma, {"rounds": 10_000, "communication": True})
+    match.reset(0)
+    game = match.game
+    rounds, messages = dict(game.rounds_seen), dict(game.messages_received)
+    for round_ in range(3):
+        for text in (f"talk {round_}", "cooperate"):
+            for player in list(match.acting()):
+                match.submit(player, text)
+    for player in match.players:
+        assert game.rounds_seen[player] is rounds[player] and len(rounds[player]) == 3
+        assert game.messages_received[player] is messages[player] and len(messages[player]) == 3
+    view = game.view("player_0")
+    assert view["history"] == ({"you": "cooperate", "opponent": "cooperate"},) * 3 and isinstance(view["history"], tuple)
+    assert view["messages_received"] == ("talk 0", "talk 1", "talk 2")
+    # The views of a round share one copy; a later round leaves an earlier view as it was.
+    assert game.view("player_0")["history"] is view["history"]
+    for text in ("talk 3", "defect"):
+        for player in list(match.acting()):
+            match.submit(player, text)
+    assert len(view["history"]) == 3 and len(game.view("player_0")["history"]) == 4

@@ -107,13 +107,24 @@ class IteratedPrisonersDilemma(Game):
         self._clear_views()
 
     def _clear_views(self) -> None:
-        """Empty the per-player histories that views share (see :mod:`parlour.envs.core.frozen`).
+        """Empty the per-player histories that views show (see :mod:`parlour.envs.core.frozen`).
 
-        Each player's rounds and received messages are kept as it sees them, in tuples of read-only
-        entries that grow by one each round, so a view holds them as they are instead of copying them.
+        Each player's rounds and received messages are kept as it sees them, in lists of read-only entries
+        that grow by one each round: a round appends, at the same cost in round 8,000 as in round 1. A view
+        shows them as tuples, copied when a view first reads them after they grew and shared by every
+        later view until the next round (``_copies``), so nothing an agent does to a view reaches the game.
         """
-        self.rounds_seen: dict[str, tuple[FrozenDict, ...]] = {p: () for p in self.players}
-        self.messages_received: dict[str, tuple[str, ...]] = {p: () for p in self.players}
+        self.rounds_seen: dict[str, list[FrozenDict]] = {p: [] for p in self.players}
+        self.messages_received: dict[str, list[str]] = {p: [] for p in self.players}
+        self._copies: dict[tuple[str, str], tuple] = {}
+
+    def _copy(self, name: str, player: str) -> tuple:
+        """``player``'s list ``name`` (``rounds_seen`` or ``messages_received``) as a tuple, copied once per length."""
+        items = getattr(self, name)[player]
+        copy = self._copies.get((name, player))
+        if copy is None or len(copy) != len(items):
+            copy = self._copies[name, player] = tuple(items)
+        return copy
 
     def start(self, ctx: Context) -> None:
         """Round 1, in the talk phase when communication is on."""
@@ -157,7 +168,7 @@ class IteratedPrisonersDilemma(Game):
         if self.phase == "talk":
             self.messages.append(dict(moves))
             for player in self.players:
-                self.messages_received[player] += (moves[self.other(player)],)
+                self.messages_received[player].append(moves[self.other(player)])
             for player in self.players:
                 them = self.other(player)
                 ctx.say(them, moves[them], to=player)
@@ -165,7 +176,7 @@ class IteratedPrisonersDilemma(Game):
             return
         self.history.append(dict(moves))
         for player in self.players:
-            self.rounds_seen[player] += (SEEN[moves[player], moves[self.other(player)]],)
+            self.rounds_seen[player].append(SEEN[moves[player], moves[self.other(player)]])
         first, second = self.players
         gains = {first: self.payoff(moves[first], moves[second]), second: self.payoff(moves[second], moves[first])}
         for player in self.players:
@@ -199,7 +210,7 @@ class IteratedPrisonersDilemma(Game):
     def view(self, player: str) -> dict:
         """The round, phase, both players' past choices and the messages received; never a pending choice.
 
-        The history and messages are shared, read-only tuples (the game only ever replaces them by longer ones).
+        The history and messages are read-only tuples, shared by the views of a round (see :meth:`_clear_views`).
         """
         them = self.other(player)
         return {
@@ -207,8 +218,8 @@ class IteratedPrisonersDilemma(Game):
             "rounds": self.rounds,
             "phase": self.phase,
             "communication": self.communication,
-            "history": self.rounds_seen[player],
-            "messages_received": self.messages_received[player],
+            "history": self._copy("rounds_seen", player),
+            "messages_received": self._copy("messages_received", player),
             "totals": {"you": self.totals[player], "opponent": self.totals[them]},
         }
 
