@@ -29,6 +29,11 @@ ENV_IDS = parlour.list_envs()
 ENV_MODES = env_modes()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the marker of the tests that take minutes on a loaded machine (deselect them with ``-m "not slow"``)."""
+    config.addinivalue_line("markers", "slow: takes minutes on a loaded machine; deselect with -m 'not slow'")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
     """A test that fails only because a system package is not installed (bubblewrap for the coding environments
