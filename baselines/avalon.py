@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.seeded import SeededAgent
 from parlour.envs.social.avalon import MAX_REJECTIONS
 
@@ -121,3 +121,4 @@ class AvalonReasoner(SeededAgent):
 
 
 register_scripted("reasoner", ENV_ID, AvalonReasoner)
+register_ladder(ENV_ID, ["random", "reasoner"])

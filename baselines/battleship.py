@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.seeded import SeededAgent
 
 
@@ -101,3 +101,4 @@ def _cell_names(width: int, height: int) -> list[str]:
 
 
 register_scripted("hunter", "parlour/Battleship-v0", HunterAgent)
+register_ladder("parlour/Battleship-v0", ["random", "hunter"])

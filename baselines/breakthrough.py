@@ -8,7 +8,7 @@ at home, and a capture that stops it is worth the trade.
 
 from __future__ import annotations
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.alphabeta import MinimaxAgent
 from parlour.envs.games.breakthrough import Breakthrough
 
@@ -38,3 +38,4 @@ class BreakthroughMinimax(MinimaxAgent):
 
 
 register_scripted("minimax", "parlour/Breakthrough-v0", BreakthroughMinimax)
+register_ladder("parlour/Breakthrough-v0", ["random", ("minimax", {"depth": 1}), ("minimax", {"depth": 2}), ("minimax", {"depth": 3})])

@@ -29,7 +29,7 @@ import subprocess
 import weakref
 from typing import Any, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.seeded import SeededAgent
 
 #: Where Debian's ``stockfish`` package installs the engine (``/usr/games`` is often not on ``PATH``).
@@ -185,3 +185,7 @@ class StockfishAgent(SeededAgent):
 
 
 register_scripted("stockfish", "parlour/Chess-v0", StockfishAgent)
+register_ladder(
+    "parlour/Chess-v0",
+    ["random", ("stockfish", {"skill": 0, "depth": 1}), ("stockfish", {"skill": 10, "depth": 4}), ("stockfish", {"skill": 20, "depth": 8})],
+)

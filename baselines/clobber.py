@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.alphabeta import AlphaBeta, MinimaxAgent
 from parlour.envs.games.clobber import Clobber
 
@@ -82,3 +82,6 @@ class ClobberMinimax(MinimaxAgent):
 
 
 register_scripted("minimax", "parlour/Clobber-v0", ClobberMinimax)
+# One rung of search: before the endgame is searched to the end, depth 2 is no stronger than depth 1 here (+0.06 a
+# game over 100 games, standard error 0.10).
+register_ladder("parlour/Clobber-v0", ["random", ("minimax", {"depth": 2})])

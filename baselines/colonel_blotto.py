@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.seeded import SeededAgent
 from parlour.baselines.random_agent import RandomAgent
 from parlour.envs.games.colonel_blotto import allocation_name, compositions
@@ -104,3 +104,6 @@ class RandomAllocationAgent(RandomAgent):
 register_scripted("nash", ENV_ID, NashAgent)
 register_scripted("heuristic", ENV_ID, HeuristicAgent)
 register_scripted("random", ENV_ID, RandomAllocationAgent)
+# nash and ppo are left off: a random allocator does better against them than against random (nash, unexploitable,
+# does not exploit it), so they would not climb.
+register_ladder(ENV_ID, ["random", "heuristic"])

@@ -18,7 +18,7 @@ import re
 from abc import ABC, abstractmethod
 from typing import Any, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.random_agent import RandomAgent
 
 ENV_ID = "parlour/Commons-v0"
@@ -134,3 +134,6 @@ register_scripted("reciprocator", ENV_ID, ReciprocatorAgent)
 register_scripted("sustainable", ENV_ID, SustainableAgent)
 register_scripted("greedy", ENV_ID, GreedyAgent)
 register_scripted("random", ENV_ID, CommonsRandomAgent)
+# Weakest first by what the learner can harvest: sustainable fishers leave it a stock, the reciprocator does while it
+# harvests sustainably itself, greedy fishers collapse it.
+register_ladder(ENV_ID, ["sustainable", "reciprocator", "greedy"])

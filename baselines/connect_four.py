@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.alphabeta import DepthLimitedAgent, play_ahead
 from parlour.envs.games.connect_four import DIRECTIONS, ConnectFour, column_name
 
@@ -138,3 +138,5 @@ class MinimaxAgent(DepthLimitedAgent):
 
 
 register_scripted("minimax", "parlour/ConnectFour-v0", MinimaxAgent)
+# ppo is left off every ladder: it exists only with the sb3 extra, and a rung must mean the same opponent everywhere.
+register_ladder("parlour/ConnectFour-v0", ["random", ("minimax", {"depth": 1}), ("minimax", {"depth": 2}), ("minimax", {"depth": 4})])

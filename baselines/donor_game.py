@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.random_agent import RandomAgent
 from parlour.baselines.seeded import SeededAgent
 from parlour.envs.social.donor_game import SHARES
@@ -146,3 +146,5 @@ for strategy_name in DESCRIPTIONS:
     register_scripted(strategy_name, ENV_ID, lambda env_id=None, seed=None, _name=strategy_name: StrategyAgent(_name, env_id, seed))
 register_scripted("imitator", ENV_ID, ImitatorAgent)
 register_scripted("random", ENV_ID, DonorRandomAgent)
+# Weakest first by what the other donors leave the learner: generous donors most, never_give nothing.
+register_ladder(ENV_ID, ["generous_discriminator", "always_give", "discriminator", "imitator", "never_give"])

@@ -9,7 +9,7 @@ opponent a box is seen as the loss it is.
 
 from __future__ import annotations
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.alphabeta import MinimaxAgent
 from parlour.envs.games.dots_and_boxes import DotsAndBoxes, layout
 
@@ -31,3 +31,5 @@ class DotsAndBoxesMinimax(MinimaxAgent):
 
 
 register_scripted("minimax", "parlour/DotsAndBoxes-v0", DotsAndBoxesMinimax)
+# Depth 2 is hardly stronger than depth 1 here (the boxes ready to close are in the evaluation); depth 4 is.
+register_ladder("parlour/DotsAndBoxes-v0", ["random", ("minimax", {"depth": 1}), ("minimax", {"depth": 4})])

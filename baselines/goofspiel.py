@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.seeded import SeededAgent
 
 
@@ -27,3 +27,4 @@ class MatchingAgent(SeededAgent):
 
 
 register_scripted("matching", "parlour/Goofspiel-v0", MatchingAgent)
+register_ladder("parlour/Goofspiel-v0", ["random", "matching"])

@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.random_agent import RandomAgent
 from parlour.baselines.seeded import SeededAgent
 
@@ -273,3 +273,5 @@ class GraphRandomAgent(RandomAgent):
 
 register_scripted("textbook", ENV_ID, TextbookAgent)
 register_scripted("random", ENV_ID, GraphRandomAgent)
+# A cooperative game: the easiest neighbours (who follow the textbook algorithm) first, random ones last.
+register_ladder(ENV_ID, ["textbook", "random"])

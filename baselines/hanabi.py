@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.seeded import SeededAgent
 
 ENV_ID = "parlour/Hanabi-v0"
@@ -205,3 +205,5 @@ def _narrowed(card: Mapping[str, Any], value: str) -> dict[str, Any]:
 
 
 register_scripted("convention", ENV_ID, ConventionAgent)
+# A cooperative game: the easiest partner (who follows the hint conventions) first, a random one last.
+register_ladder(ENV_ID, ["convention", "random"])

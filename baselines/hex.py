@@ -10,7 +10,7 @@ essence of Hex, scores twice.
 
 from __future__ import annotations
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.alphabeta import MinimaxAgent
 from parlour.baselines.connection import fill_costs
 from parlour.envs.games.hex import Hex, neighbours
@@ -38,3 +38,4 @@ class HexMinimax(MinimaxAgent):
 
 
 register_scripted("minimax", "parlour/Hex-v0", HexMinimax)
+register_ladder("parlour/Hex-v0", ["random", ("minimax", {"depth": 1}), ("minimax", {"depth": 2})])

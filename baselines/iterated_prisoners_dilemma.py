@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.random_agent import RandomAgent
 from parlour.envs.games.iterated_prisoners_dilemma import CHOICES
 
@@ -75,3 +75,6 @@ class RandomTalker(RandomAgent):
 for strategy_name in STRATEGIES:
     register_scripted(strategy_name, ENV_ID, functools.partial(FixedStrategyAgent, strategy_name))
 register_scripted("random", ENV_ID, RandomTalker)
+# Weakest first by what a learner can earn against each: 5 a round by defecting on always_cooperate, 3 by cooperating
+# with tit_for_tat, 1 against always_defect.
+register_ladder(ENV_ID, ["always_cooperate", "tit_for_tat", "always_defect"])

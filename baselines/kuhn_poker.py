@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.seeded import SeededAgent
 from parlour.envs.games.kuhn_poker import CARDS
 
@@ -70,3 +70,4 @@ class NashAgent(SeededAgent):
 
 
 register_scripted("nash", "parlour/KuhnPoker-v0", NashAgent)
+register_ladder("parlour/KuhnPoker-v0", ["random", "nash"])

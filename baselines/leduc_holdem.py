@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.seeded import SeededAgent
 
 KING = 2
@@ -41,3 +41,4 @@ class HeuristicAgent(SeededAgent):
 
 
 register_scripted("heuristic", "parlour/LeducHoldem-v0", HeuristicAgent)
+register_ladder("parlour/LeducHoldem-v0", ["random", "heuristic"])

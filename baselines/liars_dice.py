@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.seeded import SeededAgent
 from parlour.envs.games.liars_dice import bid_index, bid_name
 
@@ -54,3 +54,4 @@ class ProbabilisticAgent(SeededAgent):
 
 
 register_scripted("probabilistic", "parlour/LiarsDice-v0", ProbabilisticAgent)
+register_ladder("parlour/LiarsDice-v0", ["random", "probabilistic"])

@@ -9,7 +9,7 @@ first: they are often best and prune the rest.
 
 from __future__ import annotations
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.alphabeta import MinimaxAgent
 from parlour.envs.games.mancala import PITS, PLACES, STORES, Mancala, first_pit
 
@@ -50,3 +50,4 @@ class MancalaMinimax(MinimaxAgent):
 
 
 register_scripted("minimax", "parlour/Mancala-v0", MancalaMinimax)
+register_ladder("parlour/Mancala-v0", ["random", ("minimax", {"depth": 1}), ("minimax", {"depth": 2}), ("minimax", {"depth": 4})])

@@ -39,7 +39,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.random_agent import RandomAgent
 from parlour.envs.negotiation.bargaining import bundle_text
 
@@ -260,3 +260,6 @@ for _name, _e in TACTICS.items():
 register_scripted("tit_for_tat", ENV_IDS, TitForTat)
 register_scripted("hardliner", ENV_IDS, Hardliner)
 register_scripted("random", ENV_IDS, RandomNegotiator)
+# Weakest first: the time-dependent tactics from the one that concedes early to the one that never concedes.
+for _env_id in ENV_IDS:
+    register_ladder(_env_id, ["conceder", "linear", "boulware", "hardliner"])

@@ -6,7 +6,7 @@ import functools
 import operator
 from typing import Any, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.seeded import SeededAgent
 from parlour.envs.games.nim import move_name
 
@@ -54,3 +54,4 @@ class NimSumAgent(SeededAgent):
 
 
 register_scripted("nim_sum", "parlour/Nim-v0", NimSumAgent)
+register_ladder("parlour/Nim-v0", ["random", "nim_sum"])

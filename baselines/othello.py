@@ -9,7 +9,7 @@ is forced into bad ones.
 
 from __future__ import annotations
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.alphabeta import MinimaxAgent
 from parlour.envs.games.othello import Othello, cells_of, legal_bits
 
@@ -45,3 +45,4 @@ class OthelloMinimax(MinimaxAgent):
 
 
 register_scripted("minimax", "parlour/Othello-v0", OthelloMinimax)
+register_ladder("parlour/Othello-v0", ["random", ("minimax", {"depth": 1}), ("minimax", {"depth": 2})])

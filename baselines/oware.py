@@ -8,7 +8,7 @@ Version history: v0, first release.
 
 from __future__ import annotations
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.alphabeta import MinimaxAgent
 from parlour.envs.games.oware import Oware
 
@@ -34,3 +34,4 @@ class OwareMinimax(MinimaxAgent):
 
 
 register_scripted("minimax", "parlour/Oware-v0", OwareMinimax)
+register_ladder("parlour/Oware-v0", ["random", ("minimax", {"depth": 1}), ("minimax", {"depth": 2}), ("minimax", {"depth": 4})])

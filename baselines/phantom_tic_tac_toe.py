@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.seeded import SeededAgent
 from parlour.envs.games.tic_tac_toe import CELLS, LINES_THROUGH
 
@@ -51,3 +51,4 @@ class HeuristicAgent(SeededAgent):
 
 
 register_scripted("heuristic", "parlour/PhantomTicTacToe-v0", HeuristicAgent)
+register_ladder("parlour/PhantomTicTacToe-v0", ["random", "heuristic"])

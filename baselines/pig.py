@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.seeded import SeededAgent
 
 
@@ -40,3 +40,4 @@ class Hold(SeededAgent):
 
 
 register_scripted("hold", "parlour/Pig-v0", Hold)
+register_ladder("parlour/Pig-v0", ["random", "hold"])

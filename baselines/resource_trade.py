@@ -25,7 +25,7 @@ import functools
 from abc import ABC, abstractmethod
 from typing import Any, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.negotiators import TACTICS, concede
 from parlour.baselines.random_agent import RandomAgent
 from parlour.envs.negotiation.resource_trade import BASE_VALUES, RESOURCES, offer_text
@@ -156,3 +156,5 @@ for _name, _exponent in TACTICS.items():
 register_scripted("hardliner", ENV_ID, HardlinerAgent)
 register_scripted("tit_for_tat", ENV_ID, TitForTatAgent)
 register_scripted("random", ENV_ID, ResourceTradeRandomAgent)
+# Weakest first: the time-dependent tactics from the one that concedes early to the one that never concedes.
+register_ladder(ENV_ID, ["conceder", "linear", "boulware", "hardliner"])

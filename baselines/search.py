@@ -38,7 +38,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.random_agent import RandomAgent
 from parlour.baselines.seeded import SeededAgent
 from parlour.envs.search.search_self_play import STEPS
@@ -585,3 +585,6 @@ register_scripted("random", SELF_PLAY, SelfPlayRandom)
 register_scripted("asker", ASK_OR_SEARCH, Asker)
 register_scripted("search_only", ASK_OR_SEARCH, SearchOnly)
 register_scripted("random", ASK_OR_SEARCH, AskOrSearchRandom)
+# A shared reward, so the easiest partner comes first: asker (as the expert it replies from its notes), then
+# search_only (searches well as the asker, never helps as the expert), then random.
+register_ladder(ASK_OR_SEARCH, ["asker", "search_only", "random"])

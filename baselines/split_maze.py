@@ -23,7 +23,7 @@ import re
 from collections import deque
 from typing import Any, Mapping
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.random_agent import RandomAgent
 from parlour.baselines.seeded import SeededAgent
 from parlour.envs.social.split_maze import DELTAS, OPEN, UNKNOWN, WALL, cell_name, parse_cell
@@ -121,3 +121,5 @@ class SplitMazeRandomAgent(RandomAgent):
 
 register_scripted("bfs", ENV_ID, BFSAgent)
 register_scripted("random", ENV_ID, SplitMazeRandomAgent)
+# A cooperative game: the easiest partner (who proposes the shortest path's steps) first, a random one last.
+register_ladder(ENV_ID, ["bfs", "random"])

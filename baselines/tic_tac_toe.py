@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.alphabeta import play_ahead
 from parlour.baselines.seeded import SeededAgent
 from parlour.envs.games.tic_tac_toe import TicTacToe
@@ -53,3 +53,4 @@ class MinimaxAgent(SeededAgent):
 
 
 register_scripted("minimax", "parlour/TicTacToe-v0", MinimaxAgent)
+register_ladder("parlour/TicTacToe-v0", ["random", "minimax"])

@@ -13,7 +13,7 @@ Version history: v0, first release.
 
 from __future__ import annotations
 
-from parlour.baselines import register_scripted
+from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.alphabeta import MinimaxAgent
 from parlour.baselines.connection import fill_costs
 from parlour.envs.games.y import LEFT, SLANT, TOP, Y, layout
@@ -53,3 +53,4 @@ class YMinimax(MinimaxAgent):
 
 
 register_scripted("minimax", "parlour/Y-v0", YMinimax)
+register_ladder("parlour/Y-v0", ["random", ("minimax", {"depth": 1}), ("minimax", {"depth": 2})])
