@@ -78,7 +78,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show = with_db(commands.add_parser("show", help="print the overall table, or one environment's"))
     show.add_argument("--env", help="environment id, e.g. parlour/TicTacToe-v0")
     # An id given without --env, as `parlour eval` takes it, is caught here so the error can name the flag.
-    show.add_argument("given_env", nargs="?", help=argparse.SUPPRESS)
+    show.add_argument("given_env", nargs="?", metavar="ENV_ID", help="give it as --env ENV_ID (a bare id is refused with that hint)")
     show.set_defaults(handler=run_show)
 
     export = with_db(commands.add_parser("export", help="write the web pages as a static site"))
