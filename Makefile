@@ -14,6 +14,11 @@ $(BIN)/parlour: pyproject.toml
 	# torch first, pinned: that CPU wheel is local; an unpinned torch pulls a multi-GB CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[all,dev]'
+	# The browser face's BrowserGym (parlour[browser]): browsergym-core 0.14.3 pins playwright==1.44, which would
+	# downgrade the Playwright the page tests run on; it works on the newer one (tests/test_shop_browser.py), so it is
+	# installed without its pins and its other needs are named here.
+	$(BIN)/pip install --quiet --no-deps 'browsergym-core==0.14.3'
+	$(BIN)/pip install --quiet 'beautifulsoup4>=4.12' 'lxml>=4.9,<6'
 	touch $(BIN)/parlour
 
 install: $(BIN)/parlour
