@@ -877,10 +877,14 @@ def _join_ray(ray: Any, address: str | None) -> None:
         # bind may reach it at the machine's address) and says what is wrong.
         ray.init(address=target, **quiet)
         return
-    _check_token(target)
-    if _is_loopback(host):
+    nodes = _node_addresses(target)
+    # A driver joins through a node at its own address: a cluster on loopback is joined on loopback, one that
+    # advertises the machine's address (a plain `ray start --head`) through that address, as Ray rewrites it.
+    local = [node for node in nodes if _is_loopback(node)] if nodes is not None else [host]
+    if _is_loopback(host) and local:
+        own = "127.0.0.1" if host in _LOOPBACK_NAMES else host
         with _loopback_kept():
-            ray.init(address=target, _node_ip_address="127.0.0.1" if host in _LOOPBACK_NAMES else host, **quiet)
+            ray.init(address=target, _node_ip_address=own if own in local else local[0], **quiet)
     else:
         ray.init(address=target, **quiet)
 
@@ -894,17 +898,19 @@ def _answers(host: str, port: int) -> bool:
         return False
 
 
-def _check_token(address: str) -> None:
-    """Refuse, within seconds, a cluster that wants an auth token this process does not send (``ray.init`` retries ~20 s)."""
+def _node_addresses(address: str) -> list[str] | None:
+    """The addresses of the nodes of the cluster at ``address``, or ``None`` where its GCS cannot be asked.
+
+    A cluster that wants an auth token this process does not send is refused here, within seconds
+    (``ray.init`` retries for about 20 s and then says only that it could not connect).
+    """
     import ray.exceptions
     from ray._raylet import GcsClient
 
     # An older Ray has no token auth, and no error for it.
-    AuthenticationError = getattr(ray.exceptions, "AuthenticationError", None)
-    if AuthenticationError is None:
-        return
+    AuthenticationError = getattr(ray.exceptions, "AuthenticationError", ())
     try:
-        GcsClient(address=address)
+        return [node.node_manager_address for node in GcsClient(address=address).get_all_node_info().values()]
     except AuthenticationError:
         if os.environ.get("RAY_AUTH_MODE", "").lower() == "token":
             problem, fix = "refused this process's auth token", "give this process the cluster's token"
@@ -915,4 +921,4 @@ def _check_token(address: str) -> None:
             "$RAY_AUTH_TOKEN; `ray get-auth-token` on the head node prints it)"
         ) from None
     except Exception:  # noqa: BLE001 - any other failure is ray.init's to report, with its own advice
-        return
+        return None

@@ -133,6 +133,39 @@ def test_eval_command_plays_on_ray(ray_cluster: Any, tmp_path: Any, capsys: pyte
     assert "minimax" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    ("address", "nodes", "pinned"),
+    [
+        ("127.0.0.1:6379", ["127.0.0.1"], "127.0.0.1"),
+        ("localhost:6379", ["127.0.0.1"], "127.0.0.1"),
+        ("127.0.0.2:6379", ["127.0.0.3", "127.0.0.2"], "127.0.0.2"),
+        # A plain `ray start --head` advertises the machine's address: Ray's rewrite of 127.0.0.1 finds it.
+        ("127.0.0.1:6379", ["192.0.2.2"], None),
+        ("10.1.2.3:6379", ["10.1.2.3"], None),
+    ],
+)
+def test_a_loopback_address_is_joined_on_loopback_where_the_cluster_is(
+    monkeypatch: pytest.MonkeyPatch, address: str, nodes: list[str], pinned: str | None
+) -> None:
+    """The driver's node address is pinned to loopback only where a node of the cluster is on loopback."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'parlour[ray]')")
+    calls: list[dict[str, Any]] = []
+
+    class FakeRay:
+        """Records what ``ray.init`` was asked."""
+
+        @staticmethod
+        def init(**options: Any) -> None:
+            """Keep the options."""
+            calls.append(options)
+
+    monkeypatch.setattr(rollout, "_answers", lambda host, port: True)
+    monkeypatch.setattr(rollout, "_node_addresses", lambda target: nodes)
+    rollout._join_ray(FakeRay, address)
+    assert calls[0]["address"] == address
+    assert calls[0].get("_node_ip_address") == pinned
+
+
 #: Plays on the Ray cluster at argv[1] and prints whether the records are one process's, and the episodes per node.
 TWO_NODE_DRIVER = """
 import json, sys
