@@ -4,8 +4,10 @@ climb an opponent ladder of scripted agents, weakest first (issue 35)."""
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Iterator
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -134,3 +136,13 @@ def test_every_ladder_climbs(env_id: str) -> None:
     shown = ", ".join(f"{name} {mean:+.3f} (se {se:.3f})" for name, mean, se in figures)
     for (_, low_mean, low_se), (name, mean, se) in zip(figures, figures[1:]):
         assert mean <= low_mean + RISE_TOLERANCE_SE * math.hypot(low_se, se), f"{env_id}: {name} is easier than the rung below it: {shown}"
+
+
+def test_the_readme_states_each_ladder() -> None:
+    """README's ladders table gives every declared ladder, rung by rung, in a row that names the game."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    for env_id in LADDERS:
+        ladder = " → ".join(f"`{spec.name}`" for spec in ladder_specs(env_id))
+        game = env_id.removeprefix("parlour/").rsplit("-v", 1)[0]
+        rows = [line.split("|")[1] for line in readme.splitlines() if line.startswith("| ") and line.rstrip().endswith(f"| {ladder} |")]
+        assert any(game in re.split(r"[\s,]+", row.strip()) for row in rows), f"README's ladders table does not give {game} its ladder {ladder}"
