@@ -34,7 +34,8 @@ def register_ladder(env_id: str, rungs: list[str | tuple[str, dict[str, Any]]]) 
 
     ``gymnasium.make(env_id, difficulty=k)`` then plays rung ``k`` in the other seats (games with a ``difficulty``
     option of their own use that instead). ``tests/test_ladders.py`` checks that each rung is a scripted agent of the
-    game and that the ladder climbs: each rung scores at least as well as the one below it against ``random``.
+    game and that the ladder climbs: ``random`` in seat 0 earns no more against a rung than against the one below
+    it (in a cooperative game, then, the best partner is the weakest rung).
     """
     _LADDERS[env_id] = [(rung, {}) if isinstance(rung, str) else (rung[0], dict(rung[1])) for rung in rungs]
 
