@@ -289,7 +289,7 @@ def echo_comparison(rounds: int, episodes: int) -> None:
 
         for _ in range(rounds):
             plays = timed("parlour serve", parlour_process, lambda: asyncio.run(parlour_client(parlour_url, episodes)))[2]
-            timed("echo", echo_process, lambda: asyncio.run(echo_client(echo_url, plays)))
+            timed("echo", echo_process, lambda plays=plays: asyncio.run(echo_client(echo_url, plays)))
     finally:
         for process in (parlour_process, echo_process):
             process.terminate()

@@ -11,6 +11,9 @@ absent and the MCP module as a stand-in whose ``get_server_tools`` loads the
 real module when first called; afterwards both import normally for whoever
 asks. Should a later openenv-core need more of them at load, the package is
 imported in full instead: slower to start, never broken.
+
+Importing this module loads the package so, and gives the names of it that
+:mod:`parlour.bridges.openenv_server` uses, which imports them from here.
 """
 
 from __future__ import annotations
@@ -58,3 +61,10 @@ def load_env_server() -> types.ModuleType:
         for name, placeholder in ((WEB_INTERFACE, None), (MCP_ENVIRONMENT, stand_in)):
             if name in sys.modules and sys.modules[name] is placeholder:
                 del sys.modules[name]
+
+
+load_env_server()
+from openenv.core.env_server import Action, Environment, HTTPEnvServer, Observation, State  # noqa: E402
+from openenv.core.env_server.types import EnvironmentMetadata  # noqa: E402
+
+__all__ = ["Action", "Environment", "EnvironmentMetadata", "HTTPEnvServer", "Observation", "State", "load_env_server"]

@@ -73,15 +73,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ConfigDict, Field
 
-from parlour.bridges.openenv_lean import load_env_server
-
-# Before any name of OpenEnv's server package: loaded here without its Gradio web UI and MCP client (not served).
-load_env_server()
-from openenv.core.env_server import Action, Environment, HTTPEnvServer, Observation, State  # noqa: E402
-from openenv.core.env_server.types import EnvironmentMetadata  # noqa: E402
-
-from parlour.agents import make_agent  # noqa: E402
+from parlour.agents import make_agent
 from parlour.bridges.arguments import BadArgument, seat_argument, seed_argument, text_argument
+# OpenEnv's server package, loaded without its Gradio web UI and MCP client, which are not served.
+from parlour.bridges.openenv_lean import Action, Environment, EnvironmentMetadata, HTTPEnvServer, Observation, State
 from parlour.envs.core.agent import AgentFailure, act_batch, reset_agent, wants_vector
 from parlour.envs.core.game import Game
 from parlour.envs.core.match import Match

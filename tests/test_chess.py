@@ -232,12 +232,16 @@ def test_a_ply_asks_python_chess_for_no_names_no_revalidation_and_its_moves_at_m
     import chess
 
     calls = {"uci": 0, "parse_uci": 0, "san": 0, "generate_legal_moves": 0}
-    for owner, name in ((chess.Move, "uci"), (chess.Board, "parse_uci"), (chess.Board, "san"), (chess.Board, "generate_legal_moves")):
-        def counted(*args, _name=name, _original=getattr(owner, name), **kwargs):
-            calls[_name] += 1
-            return _original(*args, **kwargs)
 
-        monkeypatch.setattr(owner, name, counted)
+    def counting(name, original):
+        def counted(*args, **kwargs):
+            calls[name] += 1
+            return original(*args, **kwargs)
+
+        return counted
+
+    for owner, name in ((chess.Move, "uci"), (chess.Board, "parse_uci"), (chess.Board, "san"), (chess.Board, "generate_legal_moves")):
+        monkeypatch.setattr(owner, name, counting(name, getattr(owner, name)))
     match = Match(Chess, {"max_plies": 120})
     rng = np.random.default_rng(3)
     match.reset(3)

@@ -46,7 +46,7 @@ def test_the_aec_text_loop_asks_for_the_legal_moves_once_per_move(monkeypatch, e
     moves = 0
     for episode in range(3):
         env.reset(seed=episode)
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             observation, _, termination, truncation, info = env.last()
             if termination or truncation:
                 env.step(None)
