@@ -50,3 +50,15 @@ def test_vf_eval_with_an_unknown_id_shows_the_suggestion_without_a_traceback(tmp
     output = finished.stdout + finished.stderr
     assert "did you mean" in output and "parlour/TicTacToe-v0" in output
     assert "Traceback" not in output
+
+
+def test_the_readme_tiny_model_plays_legal_moves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's first hf: command played 99.7% invalid moves: a random model writes no legal move as free text.
+    `parlour tiny-model` now saves score_legal as the folder's mode, so the same command plays legal moves."""
+    pytest.importorskip("transformers")
+    folder = tmp_path / "tiny"
+    assert main(["tiny-model", str(folder), "--env", "parlour/TicTacToe-v0"]) == 0
+    assert "score_legal" in capsys.readouterr().out
+    results = parlour.evaluate("parlour/TicTacToe-v0", [f"hf:{folder}", "random"], episodes=4, seed=0, progress=False)
+    steps = [step for record in results.records for step in record["steps"] if record["agents"][step["player"]] == f"hf:{folder}"]
+    assert steps and all(step["error"] is None for step in steps)

@@ -2,7 +2,11 @@
 
 The folder it writes is a Hugging Face checkpoint (``save_pretrained``), so
 ``hf:OUT_DIR`` plays it and ``parlour train llm --model OUT_DIR`` trains it,
-on a CPU, without any download.
+on a CPU, without any download. Its checkpoint settings (``parlour_agent.json``)
+say to play in ``score_legal`` mode, a softmax over the legal moves, as the
+LLM trainer's checkpoints do: a random model writes no legal move as free text,
+so in ``generate`` mode nearly every reply would be an invalid action
+(``--agent-kwarg mode=generate`` still asks for that).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ def run_tiny_model(args: argparse.Namespace) -> int:
     """Build the model and print its size and the agent spec that plays it."""
     from transformers import AutoModelForCausalLM
 
+    from parlour.wrappers.llm_agent import write_checkpoint_settings
     from parlour.wrappers.tiny_model import game_corpus, make_tiny_model
 
     if min(args.vocab_size, args.layers, args.width, args.heads) < 1 or args.width % args.heads:
@@ -39,8 +44,10 @@ def run_tiny_model(args: argparse.Namespace) -> int:
     if args.env:
         corpus = [text for env_id in args.env for text in game_corpus(env_id)]
     folder = make_tiny_model(args.out, corpus=corpus, vocab_size=args.vocab_size, n_embd=args.width, n_layer=args.layers, n_head=args.heads)
+    # The LLM trainer's own defaults (LLMTrainConfig), so an untrained model plays as a trained one would be evaluated.
+    write_checkpoint_settings(folder, mode="score_legal", temperature=1.0, greedy=True, max_new_tokens=32, history_turns=1)
     model = AutoModelForCausalLM.from_pretrained(folder)
     print(f"a random GPT-2 of {model.num_parameters() / 1e3:.0f}k parameters ({args.layers} layers of width {args.width}, "
           f"vocabulary {model.config.vocab_size}) in {folder}")
-    print(f"agent spec: hf:{folder}")
+    print(f"agent spec: hf:{folder} (plays in score_legal mode: a softmax over the legal moves)")
     return 0
