@@ -17,7 +17,7 @@ the other player.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Generic, Iterator, Mapping, Protocol, TypeVar, cast
 
 import numpy as np
 
@@ -30,14 +30,27 @@ WIN = 1e9
 #: How far below the best root score a move's search window starts, so that a move equal to the best comes back exact.
 TIE = 1e-6
 
+#: The game a search runs on: the heuristics and move orders handed in read that game's own attributes.
+G = TypeVar("G", bound=Game)
+G_co = TypeVar("G_co", bound=Game, covariant=True)
 
-def play_ahead(game: Game, player: str, move: str, rng: np.random.Generator) -> tuple[Game, int | None]:
+
+class FromView(Protocol[G_co]):
+    """A game class that rebuilds a position from a player's view (the board games' ``from_view`` class method)."""
+
+    def from_view(self, view: dict[str, Any]) -> G_co:
+        """The position ``view`` shows."""
+        ...
+
+
+def play_ahead(game: G, player: str, move: str, rng: np.random.Generator) -> tuple[G, int | None]:
     """A copy of ``game`` after ``player`` plays ``move`` (``game`` is not changed), and the result for ``player`` if
     the move ended the game: 1 won, 0 drawn, -1 lost; ``None`` while play goes on.
 
     The copy's own ``apply`` plays the move through a scratch context carrying ``rng``.
     """
-    child = game.clone()
+    # clone() copies the instance itself, so the copy is of the game's own class (Game.clone declares only Game).
+    child = cast(G, game.clone())
     ctx = Context(child.players, rng)
     child.apply(ctx, {player: move})
     if ctx.ending is None:
@@ -46,7 +59,7 @@ def play_ahead(game: Game, player: str, move: str, rng: np.random.Generator) -> 
     return child, 0 if not winners else 1 if player in winners else -1
 
 
-class AlphaBeta:
+class AlphaBeta(Generic[G]):
     """Fail-soft alpha-beta (negamax form) over a game's legal actions; scores are from the view of the player to move.
 
     Args:
@@ -58,15 +71,15 @@ class AlphaBeta:
 
     def __init__(
         self,
-        evaluate: Callable[[Game, str], float],
+        evaluate: Callable[[G, str], float],
         rng: np.random.Generator,
-        order: Callable[[Game, str, list[int]], list[int]] | None = None,
+        order: Callable[[G, str, list[int]], list[int]] | None = None,
     ):
         self.evaluate = evaluate
         self.rng = rng
         self.order = order
 
-    def children(self, game: Game) -> Iterator[tuple[int, Game, float | None]]:
+    def children(self, game: G) -> Iterator[tuple[int, G, float | None]]:
         """``(action, position after it, result for the mover if the move ended the game, else None)`` per legal action."""
         (player,) = game.to_move()
         actions = game.legal_actions(player)
@@ -78,7 +91,7 @@ class AlphaBeta:
             child, outcome = play_ahead(game, player, moves[action], self.rng)
             yield action, child, None if outcome is None else outcome * WIN
 
-    def score(self, player: str, child: Game, result: float | None, depth: int, alpha: float, beta: float) -> float:
+    def score(self, player: str, child: G, result: float | None, depth: int, alpha: float, beta: float) -> float:
         """The value for ``player`` of the move that led to ``child``, with ``depth`` plies left after it."""
         if result is not None:
             # Sooner wins and later losses score higher, so a won position is converted, not toyed with.
@@ -88,7 +101,7 @@ class AlphaBeta:
             return self.value(child, depth, alpha, beta)
         return -self.value(child, depth, -beta, -alpha)
 
-    def value(self, game: Game, depth: int, alpha: float = -np.inf, beta: float = np.inf) -> float:
+    def value(self, game: G, depth: int, alpha: float = -np.inf, beta: float = np.inf) -> float:
         """Fail-soft alpha-beta value for the player to move in a game not over, ``depth`` plies deep."""
         (player,) = game.to_move()
         if depth == 0:
@@ -103,7 +116,7 @@ class AlphaBeta:
                     break
         return best
 
-    def best_actions(self, game: Game, depth: int) -> list[int]:
+    def best_actions(self, game: G, depth: int) -> list[int]:
         """Every legal action whose ``depth``-ply value is the best one (``depth`` >= 1)."""
         (player,) = game.to_move()
         best = -np.inf
@@ -133,21 +146,23 @@ class DepthLimitedAgent(SeededAgent):
         super().__init__(env_id, seed)
 
 
-class MinimaxAgent(DepthLimitedAgent):
+class MinimaxAgent(DepthLimitedAgent, Generic[G]):
     """The board games' ``minimax``: searches ``depth`` plies with :class:`AlphaBeta` on the game rebuilt from the
     player's view and plays a best move, breaking ties at random.
 
-    Each game's baseline subclasses it, setting ``game`` (the game class, which rebuilds a position with
-    ``from_view``) and ``evaluate`` (its score of a position at the depth limit, a static method), and
+    Each game's baseline subclasses it (``MinimaxAgent[TheGame]``), setting ``game`` (the game class, which
+    rebuilds a position with ``from_view``) and ``evaluate`` (its score of a position at the depth limit, a static method), and
     optionally ``order`` (:class:`AlphaBeta`'s move order, a static method).
     """
 
-    game: type[Game]
-    evaluate: Callable[[Game, str], float]
-    order: Callable[[Game, str, list[int]], list[int]] | None = None
+    game: FromView[G]
+    evaluate: Callable[[G, str], float]
+    order: Callable[[G, str, list[int]], list[int]] | None = None
 
     def act(self, observation: Mapping[str, Any]) -> str:
         """A best move for the player to move."""
         game = self.game.from_view(observation["view"])
         choices = AlphaBeta(self.evaluate, self.rng, self.order).best_actions(game, self.depth)
-        return game.moves[choices[int(self.rng.integers(len(choices)))]]
+        moves = game.moves
+        assert moves is not None  # the board games searched here all enumerate their moves
+        return moves[choices[int(self.rng.integers(len(choices)))]]

@@ -112,7 +112,7 @@ class AvalonReasoner(SeededAgent):
         order = self.rng.permutation(len(others))
         tiebreak = {p: int(order[i]) for i, p in enumerate(others)}
         if view["evil"] is not None:
-            pool = sorted((p for p in others if p not in evil), key=tiebreak.get)
+            pool = sorted((p for p in others if p not in evil), key=tiebreak.__getitem__)
         else:
             scores = suspicion(view)
             pool = sorted(others, key=lambda p: (scores[p], tiebreak[p]))

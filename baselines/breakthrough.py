@@ -30,7 +30,7 @@ def evaluate(game: Breakthrough, player: str) -> float:
     return float(score)
 
 
-class BreakthroughMinimax(MinimaxAgent):
+class BreakthroughMinimax(MinimaxAgent[Breakthrough]):
     """``minimax`` for Breakthrough: alpha-beta to ``depth`` plies scored by :func:`evaluate`, playing a best move (ties at random)."""
 
     game = Breakthrough

@@ -151,9 +151,10 @@ class StockfishAgent(SeededAgent):
         if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
             raise ValueError(f"depth must be a positive int, got {depth!r}")
         self.skill, self.depth = skill, depth
-        self.path = path or stockfish_path()
-        if self.path is None:
+        found = path or stockfish_path()
+        if found is None:
             raise RuntimeError(MISSING)
+        self.path: str = found
         self._engine: Engine | None = None
         super().__init__(env_id, seed)
 

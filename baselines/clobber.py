@@ -62,7 +62,7 @@ def stones_in_play(game: Clobber) -> int:
     return total
 
 
-class ClobberMinimax(MinimaxAgent):
+class ClobberMinimax(MinimaxAgent[Clobber]):
     """``minimax`` for Clobber: alpha-beta to ``depth`` plies scored by :func:`evaluate`, or to the end of the game
     once :data:`ENDGAME` or fewer stones are in play, playing a best move (ties at random).
 
@@ -78,7 +78,9 @@ class ClobberMinimax(MinimaxAgent):
         in_play = stones_in_play(game)
         depth = max(self.depth, in_play) if in_play <= ENDGAME else self.depth
         choices = AlphaBeta(evaluate, self.rng).best_actions(game, depth)
-        return game.moves[choices[int(self.rng.integers(len(choices)))]]
+        moves = game.moves
+        assert moves is not None  # Clobber enumerates its moves
+        return moves[choices[int(self.rng.integers(len(choices)))]]
 
 
 register_scripted("minimax", "parlour/Clobber-v0", ClobberMinimax)

@@ -218,8 +218,10 @@ class _Continue(Exception):
 #: Builtins the tracer calls for the program: pure functions of the values it has built.
 SAFE_CALLS: dict[str, Callable[..., Any]] = {"int": int, "str": str, "len": len, "abs": abs, "min": min, "max": max, "sum": sum,
                                              "sorted": sorted, "list": list, "range": range, "reversed": reversed, "bool": bool}
-SAFE_METHODS = {str: {"split", "strip", "upper", "lower", "count", "startswith", "endswith", "isdigit", "isalpha", "find", "replace", "join"},
-                list: {"append", "pop", "index", "count"}}
+SAFE_METHODS: dict[type, set[str]] = {
+    str: {"split", "strip", "upper", "lower", "count", "startswith", "endswith", "isdigit", "isalpha", "find", "replace", "join"},
+    list: {"append", "pop", "index", "count"},
+}
 MAX_LENGTH = 10_000
 MAX_INT = 10 ** 60
 STEP_BUDGET = 200_000
@@ -299,10 +301,11 @@ class Tracer:
             raise CannotTrace(type(node).__name__)
 
     def loop(self, node: ast.For | ast.While) -> None:
-        items = iter(list(self.checked(self.expr(node.iter)))) if isinstance(node, ast.For) else None
+        # A while loop has no items; it is asked isinstance again below so that each branch reads its own node's fields.
+        items = iter(list(self.checked(self.expr(node.iter)))) if isinstance(node, ast.For) else iter(())
         while True:
             self.tick()
-            if items is not None:
+            if isinstance(node, ast.For):
                 try:
                     self.assign(node.target, next(items))
                 except StopIteration:
@@ -442,7 +445,7 @@ class Tracer:
         if isinstance(node.func, ast.Attribute):
             owner = self.expr(node.func.value)
             method = node.func.attr
-            if method not in SAFE_METHODS.get(type(owner), ()):
+            if method not in SAFE_METHODS.get(type(owner), set()):
                 raise CannotTrace(f"method {method}")
             if method == "join" and sum(len(str(part)) + len(owner) for part in args[0]) > MAX_LENGTH:
                 raise CannotTrace("join too long")

@@ -20,8 +20,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from parlour.baselines import register_ladder, register_scripted
-from parlour.baselines.seeded import SeededAgent
 from parlour.baselines.random_agent import RandomAgent
+from parlour.baselines.seeded import SeededAgent
 from parlour.envs.games.colonel_blotto import allocation_name, compositions
 
 ENV_ID = "parlour/ColonelBlotto-v0"

@@ -22,15 +22,15 @@ def plan(slots: list[int | None], target: int) -> list[tuple[int, str, int]] | N
         if key in seen:
             return None
         seen.add(key)
-        filled = [i for i, v in enumerate(state) if v is not None]
-        for i in filled:
-            for j in filled:
+        filled = {i: v for i, v in enumerate(state) if v is not None}
+        for i, left in filled.items():
+            for j, right in filled.items():
                 if i == j:
                     continue
                 for op in OPS:
                     if op in "+*" and i > j:
                         continue
-                    result = combine(state[i], op, state[j])
+                    result = combine(left, op, right)
                     if result is None:
                         continue
                     if result == target:

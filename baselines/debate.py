@@ -80,7 +80,7 @@ def judge_by(pairs: list[tuple[str, str]], view: Mapping[str, Any], coin: bool) 
         if found is not None:
             lengths[side] = len(found)
     if len(lengths) == 1 or (len(lengths) == 2 and lengths["A"] != lengths["B"]):
-        return f"[verdict] {min(lengths, key=lengths.get)}"
+        return f"[verdict] {min(lengths, key=lengths.__getitem__)}"
     return f"[verdict] {'A' if coin else 'B'}"
 
 

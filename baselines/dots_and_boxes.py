@@ -23,7 +23,7 @@ def evaluate(game: DotsAndBoxes, player: str) -> float:
     return float(mine - theirs + ready)
 
 
-class DotsAndBoxesMinimax(MinimaxAgent):
+class DotsAndBoxesMinimax(MinimaxAgent[DotsAndBoxes]):
     """``minimax`` for DotsAndBoxes: alpha-beta to ``depth`` plies scored by :func:`evaluate`, playing a best line (ties at random)."""
 
     game = DotsAndBoxes

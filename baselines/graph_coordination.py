@@ -34,7 +34,9 @@ received), so it works from any observation, snapshots included.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Protocol
+
+import numpy as np
 
 from parlour.baselines import register_ladder, register_scripted
 from parlour.baselines.random_agent import RandomAgent
@@ -54,6 +56,22 @@ RANDOM_MESSAGES = ("hello", "I am here.", "Which group are you in?", "Let us pic
 def seat(name: str) -> int:
     """The number in a player's name, by which names are compared."""
     return int(name.rsplit("_", 1)[1])
+
+
+class Algorithm(Protocol):
+    """One player's side of a task's distributed algorithm, as :class:`TextbookAgent` drives it round by round."""
+
+    def observe(self, own: str, received: Mapping[str, str]) -> None:
+        """Take in a past round: the message this player sent and those it received, by sender."""
+        ...
+
+    def compose(self, rng: np.random.Generator) -> str:
+        """This round's message to everyone."""
+        ...
+
+    def answer(self) -> str:
+        """The player's final answer."""
+        ...
 
 
 class TextbookAgent(SeededAgent):
@@ -243,7 +261,7 @@ class LubyCover:
         return "No" if self.status == "in" else "Yes"
 
 
-ALGORITHMS = {
+ALGORITHMS: dict[str, Callable[[Mapping[str, Any]], Algorithm]] = {
     "leader_election": Flooding,
     "consensus": Flooding,
     "coloring": ColorTrials,

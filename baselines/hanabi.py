@@ -156,7 +156,8 @@ class ConventionAgent(SeededAgent):
         """A hint that signals no play (discarding is illegal and no play hint exists), or ``None``."""
         hints = [move for move in legal if move.startswith("hint")]
         fireworks = view["fireworks"]
-        harmless, unplayable = [], []
+        harmless: list[str] = []
+        unplayable: list[str] = []
         for move in hints:
             _, target, value = move.split()
             cards = view["hands"][target]
@@ -169,7 +170,8 @@ class ConventionAgent(SeededAgent):
             after = _narrowed(focus, value)
             if not any(fits((c, r), fireworks) for c in after["colors"] for r in after["ranks"]):
                 unplayable.append(move)
-        return (harmless or unplayable or [None])[0]
+        found = harmless or unplayable
+        return found[0] if found else None
 
     # --------------------------------------------------------------- discards
     def _discard_slot(self, hand: list[Mapping[str, Any]], unseen: dict[Card, int], fireworks: Mapping[str, int], signals: Mapping[int, Any]) -> int:

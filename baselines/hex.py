@@ -30,7 +30,7 @@ def evaluate(game: Hex, player: str) -> float:
     return distance(game.board, game.size, 1 - me) - distance(game.board, game.size, me)
 
 
-class HexMinimax(MinimaxAgent):
+class HexMinimax(MinimaxAgent[Hex]):
     """``minimax`` for Hex: alpha-beta to ``depth`` plies scored by :func:`evaluate`, playing a best cell (ties at random)."""
 
     game = Hex

@@ -51,7 +51,8 @@ class Plan:
 
     def doors_from(self, start: str) -> tuple[dict[str, int], dict[str, str]]:
         """Rooms reachable through the doors of entered rooms: hops from ``start``, and the first door to take."""
-        hops, first = {start: 0}, {}
+        hops: dict[str, int] = {start: 0}
+        first: dict[str, str] = {}
         frontier = deque([start])
         while frontier:
             room = frontier.popleft()

@@ -47,7 +47,7 @@ class ProbabilisticAgent(SeededAgent):
         bids = [(i // sides + 1, i % sides + 1) for i in range(low, total * sides)]
         chances = [bid_holds(q, f, own, unknown, sides, wild) for q, f in bids]
         best = max(chances, default=0.0)
-        if view["bid"] is not None and (not bids or 1.0 - bid_holds(*view["bid"], own, unknown, sides, wild) > best):
+        if view["bid"] is not None and (not bids or 1.0 - bid_holds(view["bid"][0], view["bid"][1], own, unknown, sides, wild) > best):
             return "liar"
         candidates = [bid for bid, chance in zip(bids, chances) if chance >= best - MARGIN]
         return bid_name(*candidates[int(self.rng.integers(len(candidates)))])

@@ -37,7 +37,7 @@ def order(game: Mancala, player: str, actions: list[int]) -> list[int]:
     return sorted(actions, key=lambda action: not lands_in_store(action))
 
 
-class MancalaMinimax(MinimaxAgent):
+class MancalaMinimax(MinimaxAgent[Mancala]):
     """``minimax`` for Mancala: alpha-beta to ``depth`` plies (default 4; a move again counts as a ply) scored by
     :func:`evaluate`, searching :func:`order`'s moves first, playing a best move (ties at random)."""
 

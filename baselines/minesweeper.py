@@ -128,8 +128,8 @@ def mine_chances(board: list[str], mines: int) -> dict[int, float]:
     total = 0.0
     spread = 0.0
     everything: dict[int, int] = {0: 1}
-    for table in counts:
-        everything = convolve(everything, table)
+    for count in counts:
+        everything = convolve(everything, count)
     for k, ways in everything.items():
         if 0 <= mines - k <= unknown:
             weight = ways * comb(unknown, mines - k)

@@ -33,7 +33,6 @@ The ``random`` negotiators write well-formed random moves for these games.
 from __future__ import annotations
 
 import functools
-
 import itertools
 import math
 from dataclasses import dataclass
@@ -160,7 +159,8 @@ class Negotiator:
     def __init__(self, env_id: str | None = None, seed: int | None = None):
         if env_id not in POSITIONS:
             raise ValueError(f"{self.name} negotiates in {', '.join(POSITIONS)}, not {env_id}")
-        self.env_id = env_id
+        # A subclass may negotiate with another game's position and keep its own id (WalkAwayNegotiator).
+        self.env_id: str | None = env_id
         self.position = POSITIONS[env_id]
 
     def reset(self, seed: int | None = None) -> None:

@@ -37,7 +37,7 @@ def evaluate(game: Othello, player: str) -> float:
     return float(squares + MOBILITY * mobility)
 
 
-class OthelloMinimax(MinimaxAgent):
+class OthelloMinimax(MinimaxAgent[Othello]):
     """``minimax`` for Othello: alpha-beta to ``depth`` plies scored by :func:`evaluate`, playing a best move (ties at random)."""
 
     game = Othello

@@ -19,7 +19,7 @@ def evaluate(game: Oware, player: str) -> float:
     return float(game.scores[seat] - game.scores[1 - seat])
 
 
-class OwareMinimax(MinimaxAgent):
+class OwareMinimax(MinimaxAgent[Oware]):
     """``minimax`` for Oware: alpha-beta to ``depth`` plies (default 4) scored by :func:`evaluate`, playing a best
     move (ties at random).
 

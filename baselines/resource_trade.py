@@ -21,7 +21,6 @@ that looks best for the opponent among those meeting its aspiration.
 from __future__ import annotations
 
 import functools
-
 from abc import ABC, abstractmethod
 from typing import Any, Mapping
 

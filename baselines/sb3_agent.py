@@ -204,7 +204,8 @@ class PolicyAgent:
         vectors = np.asarray(vectors, dtype=np.float32)
         masks = np.asarray(masks, dtype=bool)
         expected = getattr(self.policy, "observation_space", None)
-        shape = expected["observation"].shape if self.dict_observations else getattr(expected, "shape", None)
+        # dict_observations means __init__ found a Dict observation space on the policy.
+        shape = self.policy.observation_space["observation"].shape if self.dict_observations else getattr(expected, "shape", None)
         if shape is not None and tuple(shape) != vectors.shape[1:]:
             raise ValueError(f"policy {self.name!r} takes vector observations of shape {tuple(shape)}, got {vectors.shape[1:]}: another environment or options")
         if self.fast is not None:

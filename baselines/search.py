@@ -91,7 +91,7 @@ def _consistent(path: Sequence[str]) -> bool:
 @functools.cache
 def parse_phrase(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Every reading of a noun phrase as (the entity name it starts from, the relation path it follows)."""
-    readings = []
+    readings: list[tuple[str, tuple[str, ...]]] = []
     for step, templates in TEMPLATES["noun_phrases"].items():
         for template in templates:
             match = _pattern(template).fullmatch(text)
@@ -279,7 +279,9 @@ class Reader:
         if status != "node":
             return status, end
         if plan.kind == "yesno":
-            same = _number(end) == _number(plan.candidate) if plan.path[-1] in ATTRIBUTES else end == plan.candidate
+            candidate = plan.candidate
+            assert candidate is not None  # parse_question gives every yes/no plan its candidate
+            same = _number(end) == _number(candidate) if plan.path[-1] in ATTRIBUTES else end == candidate
             return "answer", "yes" if same else "no"
         return "answer", end
 

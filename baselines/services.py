@@ -195,9 +195,9 @@ class RandomServices(RandomAgent):
                 value = float(rng.integers(max(low, 1), max(high, 2)))
             return int(value) if kind == "integer" else value
         pattern = spec.get("pattern")
-        fits = [w for w in words if (pattern is None or re.fullmatch(pattern, w)) and len(w) <= spec.get("maxLength", 1000)]
-        if fits and rng.random() < 0.8:
-            return fits[int(rng.integers(len(fits)))]
+        fitting = [w for w in words if (pattern is None or re.fullmatch(pattern, w)) and len(w) <= spec.get("maxLength", 1000)]
+        if fitting and rng.random() < 0.8:
+            return fitting[int(rng.integers(len(fitting)))]
         if pattern == r"^\d{2}:\d{2}$":
             return f"{int(rng.integers(24)):02d}:{int(rng.integers(60)):02d}"
         if pattern == r"^\d{4}-\d{2}-\d{2}$":

@@ -42,7 +42,7 @@ def evaluate(game: Y, player: str) -> float:
     return distance(game.board, game.size, 1 - me) - distance(game.board, game.size, me)
 
 
-class YMinimax(MinimaxAgent):
+class YMinimax(MinimaxAgent[Y]):
     """``minimax`` for Y: alpha-beta to ``depth`` plies scored by :func:`evaluate`, playing a best cell (ties at random).
 
     Version history: v0, first release.
