@@ -554,7 +554,7 @@ def connect(
 
     The token is ``token`` or ``$PARLOUR_TOKEN``. The agent sees only its
     observations; the server keeps the seeds and plays ``opponent``.
-    ``episodes`` may only repeat the server's fixed match size. Returns
+    ``episodes`` may only repeat the server's fixed match size; ``progress`` shows a bar of the episodes played. Returns
     ``{"submission", "episodes", "seed", "secret", "returns", "failures"}`` (mean
     return per agent; each episode that failed on the server, with its reason) after checking the revealed secret against the commitment given at
     the start (:func:`check_reveal`).
@@ -562,6 +562,7 @@ def connect(
     import os
 
     import httpx
+    from tqdm.auto import tqdm
 
     from parlour.agents import agent_name, make_agent
 
@@ -585,13 +586,20 @@ def connect(
 
         created = call("POST", "/api/live", json={"env_id": env_id, "agent": agent_name(player), "opponent": opponent, "episodes": episodes})
         match_id = created["match"]
-        return _play(
-            player, created["commitment"], secrets.SystemRandom(),
-            lambda: call("GET", f"/api/live/{match_id}/turn", params={"wait": 30}),
-            lambda turn, action: call("POST", f"/api/live/{match_id}/act", json={"turn": turn, "action": action}),
-            (lambda episode: print(f"{env_id}: live episode {episode + 1} of {created['episodes']}", flush=True))
-            if progress else None,
-        )
+        # One bar for the match (episodes done of its fixed size), not a line per episode.
+        with tqdm(total=created["episodes"], unit="episode", desc=f"{env_id} live", disable=not progress) as bar:
+
+            def started(episode: int) -> None:
+                bar.update(episode - bar.n)
+
+            result = _play(
+                player, created["commitment"], secrets.SystemRandom(),
+                lambda: call("GET", f"/api/live/{match_id}/turn", params={"wait": 30}),
+                lambda turn, action: call("POST", f"/api/live/{match_id}/act", json={"turn": turn, "action": action}),
+                started,
+            )
+            bar.update(created["episodes"] - bar.n)
+        return result
 
 
 def _play(

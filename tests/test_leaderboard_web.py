@@ -134,7 +134,9 @@ def test_index_ranks_specialists_above_random_with_a_reference_row_and_says_how_
     assert scores == sorted(scores)
     for category in ("game", "negotiation", "cooperation"):
         assert page.locator(f"#category-table-{category}").count() == 1
-    assert page.locator("#how-to-submit").count() == 1 and "--challenge" in page.inner_text("ol.howto")
+    # Your own agent's path is the live one (issue 35: the page taught challenges, which refuse it); built-in runs' follows.
+    assert page.locator("#how-to-submit").count() == 1 and "parlour connect python:my_pkg:make_agent" in page.inner_text("#howto-own")
+    assert "--challenge" in page.inner_text("main")
     fits(page)
 
 
