@@ -134,6 +134,9 @@ class LiveMatch:
     error: str | None = None
     #: When the match ended (time.monotonic()), for dropping it ``keep_finished`` seconds later.
     finished_at: float | None = None
+    #: What a spectator is shown as it happens (:meth:`LiveHub.events`): the remote seat's turns (what it saw, what it
+    #: played) and each episode's end. Only what the remote agent itself knows, so watching leaks nothing to it.
+    transcript: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def remote(self) -> str:
@@ -306,6 +309,30 @@ class LiveHub:
             live.condition.notify_all()
             return {"status": "ok"} if failed is None else {"status": "failed", "detail": failed}
 
+    def watchable(self) -> list[dict[str, Any]]:
+        """The matches a spectator may watch (in progress or kept after their end): id, environment, agents, progress."""
+        return [{"match": live.id, "env_id": live.env_id, "agents": list(live.names), "episode": min(live.index + 1, live.episodes),
+                 "episodes": live.episodes, "over": live.over} for live in list(self.matches.values())]
+
+    def events(self, match_id: str, start: int) -> tuple[list[dict[str, Any]], bool] | None:
+        """A spectator's view of match ``match_id``: the events from ``start`` on, each turn once it is played, then, when
+        the match is over, an ``end`` event; and whether it is over. None for an unknown match. See :attr:`LiveMatch.transcript`."""
+        live = self.matches.get(match_id)
+        if live is None:
+            return None
+        with live.condition:
+            self._expire(live)
+            events = []
+            for event in live.transcript[start:]:
+                if event["kind"] == "turn" and event["action"] is None:
+                    break  # a turn is shown once it is played
+                events.append(dict(event))
+            if live.over and start + len(events) == len(live.transcript):
+                end = {"kind": "end", "submission": None if live.result is None else live.result["submission"],
+                       "error": live.error, "returns": None if live.result is None else live.result["returns"]}
+                events.append(end)
+            return events, live.over
+
     def _drop_finished(self) -> None:
         """Forget matches that ended more than ``keep_finished`` seconds ago (call with ``_lock`` held)."""
         now = time.monotonic()
@@ -318,6 +345,8 @@ class LiveHub:
         """Play the remote agent's ``action`` on the awaited turn, then the built-in seats; why its episode failed, if it did."""
         assert live.match is not None and live.pending is not None
         player, live.pending = live.pending["player"], None
+        if live.transcript and live.transcript[-1]["kind"] == "turn":
+            live.transcript[-1]["action"] = action if isinstance(action, str) else str(action)
         failed = len(live.failures)
         try:
             live.match.submit(player, action)
@@ -405,6 +434,8 @@ class LiveHub:
             match = live.match
             if match.over:
                 live.records.append(self._record(match, live.seat_names, live.agent_seeds, live.index))
+                live.transcript.append({"kind": "episode", "episode": live.index, "returns": dict(live.records[-1]["returns"]),
+                                        "seats": dict(live.seat_names)})
                 live.match = None
                 live.index += 1
                 continue
@@ -413,6 +444,8 @@ class LiveHub:
                 player, observation = waiting
                 live.turn += 1
                 live.pending = {"turn": live.turn, "episode": live.index, "player": player, "observation": observation}
+                live.transcript.append({"kind": "turn", "turn": live.turn, "episode": live.index, "player": player,
+                                        "agent": live.remote, "seen": str(observation.get("text", "")), "action": None})
                 live.deadline = time.monotonic() + live.turn_timeout
                 return False
 

@@ -34,11 +34,15 @@ API (every POST carries ``Authorization: Bearer <token>``; 401 without a valid o
 
 Pages: ``/`` (``/index.html``), ``/env/<slug>.html``, ``/agent/<slug>.html``,
 ``/submitter/<slug>.html``, ``/submission/<id>.html``, ``/episode/<id>.html``
-and ``/static/*`` (see :mod:`parlour.leaderboard.site`).
+and ``/static/*`` (see :mod:`parlour.leaderboard.site`); and, served live only,
+``/live.html`` (the live matches to watch), ``/live/<id>.html`` (one match, each
+turn as it is played, fed by ``GET /api/live/<id>/events``, server-sent events)
+and ``/play.html`` (a person plays a live match in the browser, with a submitter token).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -48,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
@@ -62,7 +66,7 @@ if TYPE_CHECKING:
 
 #: Pages may load only their own CSS and script: submitted names can never pull anything in or run.
 PAGE_HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:",
+    "Content-Security-Policy": "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'",
     "X-Content-Type-Options": "nosniff",
 }
 
@@ -89,6 +93,8 @@ class RateLimiter:
             return True
 
 
+#: Seconds between a spectator stream's looks at its match.
+SSE_POLL = 0.2
 #: Ids are database integers: anything from here up is no id (and would overflow the database's integer column).
 ID_LIMIT = 2**63
 
@@ -161,7 +167,7 @@ def create_app(
     """
     app = FastAPI(title="parlour leaderboard", docs_url=None, redoc_url=None, openapi_url=None)
     limiter = RateLimiter(rate_limit, rate_window)
-    site = Site(board, progress)
+    site = Site(board, progress, served=True)
     live = LiveHub(board, turn_timeout=turn_timeout, episodes=live_episodes)
     live_limiter = RateLimiter(live_rate_limit, rate_window)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -270,6 +276,46 @@ def create_app(
             return JSONResponse(await run_in_threadpool(live.act, match, body.get("turn"), body.get("action")))
         except Rejected as rejected:
             return JSONResponse(rejected.to_dict(), status_code=409)
+
+    @app.get("/api/live/{match_id}/events")
+    async def live_events(match_id: str, request: Request) -> Response:
+        """Server-sent events: a spectator's view of a live match as it is played (see :meth:`LiveHub.events`), one
+        ``data:`` line of JSON per event, ending after the match's ``end`` event. Public: it shows only what the
+        remote agent itself sees, and finished episodes as they end."""
+        if live.events(match_id, 0) is None:
+            return _error(404, "not found", f"no live match {match_id!r} on this server (a finished one is kept {live.keep_finished:g} s)")
+
+        async def stream() -> Any:
+            sent = 0
+            while not await request.is_disconnected():
+                answer = await run_in_threadpool(live.events, match_id, sent)
+                if answer is None:
+                    return
+                events, over = answer
+                for event in events:
+                    yield f"data: {json.dumps(event)}\n\n"
+                sent += sum(event["kind"] != "end" for event in events)
+                if over:
+                    return
+                await asyncio.sleep(SSE_POLL)
+
+        return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache", **PAGE_HEADERS})
+
+    @app.get("/live.html")
+    def live_page() -> HTMLResponse:
+        """The live matches a spectator can watch, and the way to play one in the browser."""
+        return page(site.live_index(live.watchable()))
+
+    @app.get("/live/{match_id}.html")
+    def watch_page(match_id: str) -> HTMLResponse:
+        """One live match, each turn shown as it is played."""
+        found = next((item for item in live.watchable() if item["match"] == match_id), None)
+        return page(None if found is None else site.watch(found))
+
+    @app.get("/play.html")
+    def play_page() -> HTMLResponse:
+        """Play a live match in the browser against a built-in agent, as a submitter."""
+        return page(site.play(live_episodes))
 
     @app.get("/api/progress")
     def demo_progress() -> JSONResponse:

@@ -25,6 +25,7 @@ autoescaping: submitted text is shown, never run.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -314,6 +315,25 @@ def episode_view(record: dict[str, Any]) -> dict[str, Any]:
             "returns": record.get("returns") or {}, "outcome": record.get("outcome") or {}}
 
 
+@functools.cache
+def playable() -> dict[str, list[str]]:
+    """Each environment a live match can be played on, with its built-in agents (none for one seat: no opponent).
+
+    Privileged oracles are listed too, since telling them apart builds every agent (seconds); the server refuses one
+    as an opponent, saying why."""
+    from parlour.baselines import scripted_names
+    from parlour.envs.core.match import make_game
+    from parlour.envs.registry import list_envs
+    from parlour.leaderboard.verify import unrated_reason
+
+    envs = {}
+    for env_id in list_envs():
+        game_cls = game_class(env_id)
+        if unrated_reason(game_cls) is None:
+            envs[env_id] = [] if len(make_game(game_cls, {}).players) == 1 else scripted_names(env_id)
+    return envs
+
+
 def recorded_view(record: dict[str, Any]) -> dict[str, Any]:
     """:func:`episode_view` drawn from the record alone, running nothing: each turn's action with the tool calls made
     before it and their recorded answers, and as the final state the outcome and its details (the verdict)."""
@@ -339,10 +359,12 @@ def recorded_view(record: dict[str, Any]) -> dict[str, Any]:
 class Site:
     """Renders the leaderboard pages of ``board``; ``root`` in each page is the relative path back to the site root."""
 
-    def __init__(self, board: Leaderboard, progress: Callable[[], dict[str, Any]] | None = None):
+    def __init__(self, board: Leaderboard, progress: Callable[[], dict[str, Any]] | None = None, served: bool = False):
         self.board = board
         #: What a demo filling the board has played (``parlour demo``), shown on the index; None for any other board.
         self.progress = progress
+        #: Whether the pages are served (live matches to watch and play are linked) rather than exported as files.
+        self.served = served
         self.templates = _environment()
 
     def _render(self, template: str, **values: Any) -> str:
@@ -366,7 +388,7 @@ class Site:
                                  "self_reported": self.board.store.episode_count(env_id, counted=False)})
         return self._render("index.html", root="", overall=overall, environments=environments, provisional=provisional_entries(tables),
                             min_episodes=MIN_EPISODES, min_opponents=MIN_OPPONENTS, title="parlour leaderboard",
-                            demo=self.progress() if self.progress is not None else None)
+                            demo=self.progress() if self.progress is not None else None, served=self.served)
 
     def environment(self, env_id: str) -> str:
         """The page of one environment."""
@@ -400,6 +422,19 @@ class Site:
             return None
         episodes = self.board.store.episodes(submission=submission_id, limit=RECENT)
         return self._render("submission.html", root="../", info=info, episodes=episodes, title=f"submission {submission_id}")
+
+    def live_index(self, matches: list[dict[str, Any]]) -> str:
+        """The live matches a spectator can watch (``LiveHub.watchable``), and the way to play one."""
+        return self._render("live.html", root="", matches=matches, title="live matches")
+
+    def watch(self, match: dict[str, Any]) -> str:
+        """One live match, each turn shown as it is played (the page's script follows its server-sent events)."""
+        return self._render("watch.html", root="../", match=match, title=f"live match of {match['env_id']}")
+
+    def play(self, episodes: int) -> str:
+        """Play a live match of ``episodes`` episodes in the browser: each environment a live match can be played on,
+        with the built-in opponents it offers (see :func:`playable`)."""
+        return self._render("play.html", root="", playable=json.dumps(playable()), episodes=episodes, title="play a live match")
 
     def episode(self, episode_id: int) -> str | None:
         """The viewer of one stored episode, or None if unknown."""
