@@ -306,13 +306,29 @@ def episode_view(record: dict[str, Any]) -> dict[str, Any]:
     for number, step in enumerate(record["steps"], 1):
         player = step["player"]
         seen = _ANSI.sub("", match.observation_text(player))
+        phase = phase_of(match.game)
         match.submit(player, step["action"])
         action = step["action"] if isinstance(step["action"], str) else str(step["action"])
-        turns.append({"number": number, "player": player, "agent": agents.get(player, ""), "seen": seen,
+        turns.append({"number": number, "player": player, "agent": agents.get(player, ""), "seen": seen, "phase": phase,
                       "action": action, "error": step.get("error"), "rewards": step.get("rewards") or {}})
     finals = {player: _ANSI.sub("", match.observation_text(player)) for player in match.players}
     return {"turns": turns, "finals": finals, "state": _ANSI.sub("", match.render()), "players": list(match.players), "agents": agents,
             "returns": record.get("returns") or {}, "outcome": record.get("outcome") or {}}
+
+
+def phase_of(game: Any) -> str | None:
+    """The part of the game a turn is played in, for games of days and nights (Mafia: ``phase``, ``day`` and ``night``):
+    ``"Night 2"`` or ``"Day 1"``; None for any other game. The episode viewer draws a separator where it changes."""
+    phase, day, night = (getattr(game, name, None) for name in ("phase", "day", "night"))
+    if not isinstance(phase, str) or not isinstance(day, int) or not isinstance(night, int):
+        return None
+    return f"Night {night}" if phase == "night" else f"Day {day}"
+
+
+def dealt_roles(record: dict[str, Any]) -> dict[str, str]:
+    """Each seat's hidden role as the outcome reveals it (Mafia's detective, doctor, ...: ``details["roles"]``), or none."""
+    roles = ((record.get("outcome") or {}).get("details") or {}).get("roles")
+    return {str(player): str(role) for player, role in roles.items()} if isinstance(roles, dict) else {}
 
 
 @functools.cache
@@ -445,7 +461,8 @@ class Site:
         # The role each seat played (a fixed seat's role, else its team where the outcome names teams), as the ratings count it.
         fixed = game_class(stored["record"]["env_id"]).fixed_roles
         roles = {player: role_of(player, stored["record"].get("outcome"), fixed) for player in view["players"]}
-        return self._render("episode.html", root="../", stored=stored, view=view, roles=roles, title=f"episode {episode_id}")
+        return self._render("episode.html", root="../", stored=stored, view=view, roles=roles, dealt=dealt_roles(stored["record"]),
+                            title=f"episode {episode_id}")
 
 
 def export_site(board: Leaderboard, out: str | Path, progress: Callable[[], dict[str, Any]] | None = None) -> list[Path]:

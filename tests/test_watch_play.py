@@ -14,7 +14,10 @@ import os
 import httpx
 import pytest
 
+from parlour.evaluation.runner import evaluate
 from parlour.leaderboard.api import Leaderboard
+from parlour.leaderboard.site import Site
+from tests.test_leaderboard_challenges import seeded_nonces
 from tests.test_leaderboard_server import server
 
 CHROMIUM = "/usr/bin/chromium"
@@ -139,3 +142,15 @@ def test_a_person_plays_bargaining_by_typing(browser, served):
     mine = [step["action"] for step in record["steps"] if record["agents"][step["player"]] == "alice typing"]
     assert mine[0] == "I only want the books. [propose] 1 book, 0 hats, 0 balls" and len(mine) == typed
     assert not errors, errors
+
+
+def test_the_mafia_viewer_shows_the_dealt_roles_and_separates_day_from_night(tmp_path):
+    board = Leaderboard(f"sqlite:///{tmp_path}/lb.db", min_challenge_episodes=1, nonces=seeded_nonces(3))
+    board.add_submitter("alice")
+    challenge = board.issue_challenge("alice", "parlour/Mafia-v0", ["random"], 1)
+    board.submit(evaluate("parlour/Mafia-v0", ["random"], challenge=challenge, progress=False), "alice")
+    (episode,) = board.store.episodes(env_id="parlour/Mafia-v0", limit=1)
+    html = Site(board).episode(episode["id"])
+    assert "(detective)" in html and "(doctor)" in html
+    assert '<li class="phase">Night 1</li>' in html and '<li class="phase">Day 1</li>' in html
+    assert html.index('<li class="phase">Night 1</li>') < html.index('<li class="phase">Day 1</li>')
