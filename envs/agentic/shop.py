@@ -92,6 +92,7 @@ import re
 from typing import Any
 
 import numpy as np
+
 from parlour.envs.agentic.shop_catalogue import (
     ATTRIBUTE_NAMES,
     LEVELS,
@@ -316,9 +317,9 @@ class Shop(SoloPuzzle, Game):
         """``search[query]`` or ``click[name]`` from free text (see the module docstring), or an :class:`InvalidMove` saying why."""
         if not text.strip():
             raise InvalidMove(f"The reply is empty. {self.hint('')}")
-        found = None
-        for found in _ACTION.finditer(text):
-            pass
+        # The last action named counts, so that reasoning before it is tolerated.
+        actions = list(_ACTION.finditer(text))
+        found = actions[-1] if actions else None
         if found is None:
             name = self.clickable(text)
             if name is not None:

@@ -57,8 +57,19 @@ from typing import Any
 
 from parlour.envs.coding import judge
 from parlour.envs.coding.common import (
-    REWARD_MODES, REWARD_TEXT, RUN_PYTHON, RUN_TESTS, TOOL_SYNTAX, PosesTask, ScratchSandboxes, TaskSource, bool_option, choice_option,
-    code_tool, float_option, reward_of,
+    REWARD_MODES,
+    REWARD_TEXT,
+    RUN_PYTHON,
+    RUN_TESTS,
+    TOOL_SYNTAX,
+    PosesTask,
+    ScratchSandboxes,
+    TaskSource,
+    bool_option,
+    choice_option,
+    code_tool,
+    float_option,
+    reward_of,
 )
 from parlour.envs.coding.task import Task
 from parlour.envs.core.context import Context
@@ -103,8 +114,8 @@ class Code(PosesTask, Game):
     # ------------------------------------------------------------------ episode
     def start(self, ctx: Context) -> None:
         """Check that code can run here, draw the task and show it."""
-        self.pose_task(ctx)
-        ctx.tell(self.task.statement, to="coder")
+        task = self.pose_task(ctx)
+        ctx.tell(task.statement, to="coder")
 
     def to_move(self) -> list[str]:
         """The coder, until it submits."""

@@ -64,8 +64,19 @@ from typing import Any
 
 from parlour.envs.coding import judge
 from parlour.envs.coding.common import (
-    REWARD_MODES, REWARD_TEXT, RUN_PYTHON, RUN_TESTS, TOOL_SYNTAX, PosesTask, ScratchSandboxes, TaskSource, bool_option, choice_option,
-    code_tool, float_option, reward_of,
+    REWARD_MODES,
+    REWARD_TEXT,
+    RUN_PYTHON,
+    RUN_TESTS,
+    TOOL_SYNTAX,
+    PosesTask,
+    ScratchSandboxes,
+    TaskSource,
+    bool_option,
+    choice_option,
+    code_tool,
+    float_option,
+    reward_of,
 )
 from parlour.envs.coding.mutants import mutants as mutants_of
 from parlour.envs.coding.task import Task
@@ -187,8 +198,8 @@ class CoderTester(PosesTask, Game):
     # ------------------------------------------------------------------ episode
     def start(self, ctx: Context) -> None:
         """Check that code can run here, draw the task and show it to both."""
-        self.pose_task(ctx)
-        ctx.tell(self.task.statement)
+        task = self.pose_task(ctx)
+        ctx.tell(task.statement)
 
     def rules(self, player: str) -> str:
         """The player's role, tools and scoring."""

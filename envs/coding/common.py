@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from parlour.envs.coding import judge
 from parlour.envs.coding.blocks import FAMILIES
 from parlour.envs.coding.judge import Judgement
-from parlour.envs.coding.oracle import episode_handle
 from parlour.envs.coding.loaders import file_tasks
+from parlour.envs.coding.oracle import episode_handle
 from parlour.envs.coding.task import Task
 from parlour.envs.coding.tasks import FROZEN_SETS, MAX_DEPTH, MAX_SIZE, frozen_tasks, generate_task
 from parlour.envs.core.context import Context
@@ -176,7 +176,7 @@ class ScratchSandboxes:
         return {"allow_unsafe": self.allow_unsafe}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["allow_unsafe"])
+        ScratchSandboxes.__init__(self, state["allow_unsafe"])
 
     def __del__(self) -> None:
         self.close()
@@ -248,7 +248,7 @@ class PosesTask:
     ``scratch``, and sets ``task``, ``handle`` and ``result``.
     """
 
-    name: str
+    name: ClassVar[str]
     allow_unsafe: bool
     source: TaskSource
     scratch: ScratchSandboxes
@@ -256,13 +256,15 @@ class PosesTask:
     handle: str
     result: dict[str, Any] | None
 
-    def pose_task(self, ctx: Context) -> None:
+    def pose_task(self, ctx: Context) -> Task:
         """Start an episode: check that code can run here, close the last episode's scratch sandboxes, draw the task
-        and its handle, and clear the result."""
+        and its handle, and clear the result. Returns the task."""
         judge.require_sandbox(self.name, self.allow_unsafe)
         self.scratch.close()
-        self.task, self.handle = pose(ctx, self.source)
+        task, self.handle = pose(ctx, self.source)
+        self.task = task
         self.result = None
+        return task
 
     def parse(self, player: str, text: str) -> Any:
         """Only tool calls are moves here."""

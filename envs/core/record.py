@@ -53,6 +53,7 @@ from parlour.envs.core.errors import ReplayMismatch
 from parlour.envs.core.match import RECORD_FORMAT, RECORD_VERSION, Match
 from parlour.envs.registry import game_class
 
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 

@@ -42,11 +42,10 @@ became ``deadline`` when the engine took that name for truncation).
 from __future__ import annotations
 
 import functools
-
 import itertools
 import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, TypedDict
 
 import numpy as np
 
@@ -62,6 +61,14 @@ POOL_MAX_ITEMS = 7
 #: Largest ``total_value``: instance generation enumerates value vectors, which grow with it.
 MAX_TOTAL_VALUE = 30
 
+
+class Instance(TypedDict):
+    """One bargaining instance: the ``pool`` (count of each item type) and each player's ``values`` per item type."""
+
+    pool: list[int]
+    values: list[list[int]]
+
+
 MOVE = re.compile(rf"\[\s*+(propose|accept|pass)\s*+\]((?:\s*+{LISTED_NUMBER}\s*+[a-z]*+\s*+(?:,|;|\band\b)?)*+)", re.IGNORECASE)
 RULES = """You are {player} in a Deal-or-No-Deal bargaining game against {other}.
 A pool of items must be split between you: {pool}.
@@ -75,9 +82,9 @@ The last move in your text counts. Example:
   Hats matter most to me, books you can have. [propose] 0 books, 2 hats, 1 ball"""
 
 
-def read_instances(path: str | Path) -> list[dict[str, list[list[int]] | list[int]]]:
+def read_instances(path: str | Path) -> list[Instance]:
     """Instances from a file in OpenSpiel's ``bargaining`` format: lines ``pool p0_values p1_values``."""
-    instances = []
+    instances: list[Instance] = []
     for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
         if not line.strip():
             continue
@@ -103,7 +110,7 @@ def value_vectors(pool: Sequence[int], total: int) -> list[tuple[int, ...]]:
     return [(x, *tail) for x in range(total // first + 1) for tail in value_vectors(rest, total - first * x)]
 
 
-def generate_instance(rng: np.random.Generator, types: int, total: int) -> dict[str, Any]:
+def generate_instance(rng: np.random.Generator, types: int, total: int) -> Instance:
     """A random instance with OpenSpiel's generator constraints.
 
     5 to 7 items with at least one of each type; each player's pool worth

@@ -128,7 +128,7 @@ class Codenames(Game):
         self.size, self.red_count, self.blue_count, self.assassins = LEVELS[self.difficulty]
         self.players = [f"{team}_{role}" for team in TEAMS for role in ("spymaster", "guesser")]
         self.themes = list(THEMES)
-        self.moves = [f"clue {theme} {n}" for theme in self.themes for n in range(1, MAX_CLUE + 1)] + [f"guess {w}" for w in WORDS] + ["pass"]
+        self.moves: list[str] = [f"clue {theme} {n}" for theme in self.themes for n in range(1, MAX_CLUE + 1)] + [f"guess {w}" for w in WORDS] + ["pass"]
         self._guess_base = len(self.themes) * MAX_CLUE
         self._slot = len(COLOURS) + 1 + len(COLOURS) + len(self.themes) + len(WORDS)
         self.vector_size = self.size * self._slot + len(self.themes) + 1 + 2 + 2
@@ -186,7 +186,6 @@ class Codenames(Game):
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
         """The board as the player may see it, the words left, and the reply expected."""
-        team = self.team
         left = ", ".join(f"{t} {self.left(t)}" for t in TEAMS)
         if self.phase == "clue":
             return (f"Board (key colours in brackets):\n{self.board_text(True)}\nWords left: {left}. "
