@@ -215,9 +215,9 @@ def _listing(names: list[str] | tuple[str, ...]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
-def _names(tokens: list[str]) -> list[str | None]:
+def _names(tokens: list[str]) -> list[str]:
     """The names in ``tokens``: a kind with its number (``cabinet 3``), or a bare kind (``fridge``); other words split them."""
-    names: list[str | None] = []
+    names: list[str] = []
     index = 0
     while index < len(tokens):
         token = tokens[index]

@@ -781,7 +781,7 @@ class Database:
             cursor.close()
         return columns, found[:limit], len(found) > limit
 
-    def _explain(self, error: sqlite3.Error) -> str:
+    def _explain(self, error: sqlite3.Error | sqlite3.Warning) -> str:
         """A player-facing message for a failed query, with what to do."""
         text = str(error)[:300]
         if self._stopped:

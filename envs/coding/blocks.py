@@ -101,7 +101,7 @@ def _brackets_text(rng: random.Random, size: int) -> str:
     def balanced(depth: int) -> str:
         out = ""
         while rng.random() < 0.6 and len(out) < 2 * size:
-            opening, closing = rng.choice(["()", "[]", "{}"])
+            opening, closing = rng.choice([("(", ")"), ("[", "]"), ("{", "}")])
             out += opening + (balanced(depth + 1) if depth < 4 else "") + closing
         return out
 

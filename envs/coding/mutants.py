@@ -20,18 +20,20 @@ from __future__ import annotations
 
 import ast
 import copy
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
-_COMPARE_FLIPS: dict[type, tuple[type, ...]] = {
+_COMPARE_FLIPS: dict[type[ast.cmpop], tuple[type[ast.cmpop], ...]] = {
     ast.Lt: (ast.LtE, ast.Gt), ast.LtE: (ast.Lt, ast.GtE), ast.Gt: (ast.GtE, ast.Lt), ast.GtE: (ast.Gt, ast.LtE),
     ast.Eq: (ast.NotEq,), ast.NotEq: (ast.Eq,), ast.In: (ast.NotIn,), ast.NotIn: (ast.In,), ast.Is: (ast.IsNot,), ast.IsNot: (ast.Is,),
 }
-_ARITHMETIC: dict[type, tuple[type, ...]] = {
+_ARITHMETIC: dict[type[ast.operator], tuple[type[ast.operator], ...]] = {
     ast.Add: (ast.Sub,), ast.Sub: (ast.Add,), ast.Mult: (ast.Add,), ast.FloorDiv: (ast.Mult,), ast.Mod: (ast.FloorDiv,),
 }
 _NON_COMMUTATIVE = (ast.Sub, ast.FloorDiv, ast.Mod, ast.Div, ast.Pow)
 
-Mutation = Callable[[ast.AST], None]
+#: A mutation is applied to the copy of the node it was found at, so it takes that node's own type (an ``ast.Compare``,
+#: an ``ast.BinOp``, ...): the type differs per site, hence ``Any``.
+Mutation = Callable[[Any], None]
 
 
 def _sites(node: ast.AST) -> Iterator[Mutation]:
@@ -39,16 +41,21 @@ def _sites(node: ast.AST) -> Iterator[Mutation]:
     if isinstance(node, ast.Compare):
         for index, op in enumerate(node.ops):
             for replacement in _COMPARE_FLIPS.get(type(op), ()):
-                yield lambda n, i=index, r=replacement: n.ops.__setitem__(i, r())
+                # The defaults bind this iteration's values (a closure would see the last ones).
+                def flip(n: ast.Compare, i: int = index, r: type[ast.cmpop] = replacement) -> None:
+                    n.ops[i] = r()
+                yield flip
         if len(node.ops) == 1:
-            def swap_compare(n: ast.AST) -> None:
+            def swap_compare(n: ast.Compare) -> None:
                 n.left, n.comparators[0] = n.comparators[0], n.left
             yield swap_compare
     elif isinstance(node, (ast.BinOp, ast.AugAssign)):
-        for replacement in _ARITHMETIC.get(type(node.op), ()):
-            yield lambda n, r=replacement: setattr(n, "op", r())
+        for swapped in _ARITHMETIC.get(type(node.op), ()):
+            def swap_operator(n: ast.BinOp | ast.AugAssign, r: type[ast.operator] = swapped) -> None:
+                n.op = r()
+            yield swap_operator
         if isinstance(node, ast.BinOp) and isinstance(node.op, _NON_COMMUTATIVE):
-            def swap_operands(n: ast.AST) -> None:
+            def swap_operands(n: ast.BinOp) -> None:
                 n.left, n.right = n.right, n.left
             yield swap_operands
     elif isinstance(node, ast.Constant):
@@ -63,7 +70,9 @@ def _sites(node: ast.AST) -> Iterator[Mutation]:
         yield lambda n: setattr(n, "test", ast.UnaryOp(ast.Not(), n.test))
     elif isinstance(node, ast.comprehension):
         for index in range(len(node.ifs)):
-            yield lambda n, i=index: n.ifs.__setitem__(i, ast.UnaryOp(ast.Not(), n.ifs[i]))
+            def negate_filter(n: ast.comprehension, i: int = index) -> None:
+                n.ifs[i] = ast.UnaryOp(ast.Not(), n.ifs[i])
+            yield negate_filter
     elif isinstance(node, ast.Name) and node.id in ("min", "max"):
         yield lambda n: setattr(n, "id", "max" if n.id == "min" else "min")
 

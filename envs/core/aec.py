@@ -72,7 +72,7 @@ class AECGame(MultiAgentFace, AECEnv):
         self.terminations = dict.fromkeys(agents, False)
         self.truncations = dict.fromkeys(agents, False)
         self._infos = {}
-        self._skip_agent_selection = None
+        self._skip_agent_selection: str | None = None
         self.agent_selection = self.match.acting()[0]
 
     def last(self, observe: bool = True) -> tuple[dict[str, Any] | None, float, bool, bool, dict[str, Any]]:

@@ -38,7 +38,7 @@ import copy
 import pickle
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
 
@@ -198,7 +198,8 @@ class Game:
         if self.simultaneous:
             return self.players
         try:
-            return [self.players[self.turn]]
+            # turn is no attribute of Game: only the turn-based games that keep it have one, and its absence is caught below.
+            return [self.players[self.turn]]  # type: ignore[attr-defined]
         except AttributeError:
             raise NotImplementedError(f"{type(self).__name__} must implement to_move() or keep the seat to move in self.turn") from None
 
@@ -281,7 +282,7 @@ class Game:
         ctx.finish({player: -1.0, **{other: share for other in others}}, winners=others, reason=reason)
 
     # ------------------------------------------------------------ shared helpers
-    def clone(self) -> Game:
+    def clone(self) -> Self:
         """An independent copy of the game in its current state, for lookahead and search.
 
         Apply moves to the copy with a scratch ``Context(game.players, rng)``:

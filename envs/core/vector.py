@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Generic, Hashable, TypeVar
 
 import gymnasium
 import numpy as np
@@ -72,6 +72,9 @@ from gymnasium.vector.utils import batch_space
 from parlour.envs.core.context import Context, Ending
 from parlour.envs.core.game import Game, int_option
 from parlour.envs.core.match import engine_options, split_options
+
+#: A game class, for the tables built from copies of one game (:class:`Tree`, :class:`BettingTreeBatch`).
+G = TypeVar("G", bound=Game)
 
 #: SplitMix64's increment (the golden ratio in 64 bits) and its output mixers (Steele, Lea and Flood, 2014).
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
@@ -210,7 +213,7 @@ class GameBatch:
 
 
 @dataclass
-class Tree:
+class Tree(Generic[G]):
     """The positions reachable from one position of a game by legal moves (see :func:`explore`).
 
     Attributes:
@@ -222,7 +225,7 @@ class Tree:
         rewards: ``(len(positions), n_players)``: what the move into each position paid.
     """
 
-    positions: list[Game]
+    positions: list[G]
     children: np.ndarray
     turns: np.ndarray
     via: np.ndarray
@@ -230,7 +233,7 @@ class Tree:
     rewards: np.ndarray
 
 
-def explore(game: Game, key: Callable[[Game], Hashable]) -> Tree:
+def explore(game: G, key: Callable[[G], Hashable]) -> Tree[G]:
     """Every position reachable from the started ``game`` by legal moves, found by playing its ``clone()`` copies.
 
     A batch class whose game's public state is a small tree (the betting of a
@@ -246,7 +249,8 @@ def explore(game: Game, key: Callable[[Game], Hashable]) -> Tree:
     index = {key(positions[0]): 0}
     children: list[list[int]] = []
     turns: list[int] = []
-    via, endings, rewards = [-1], [None], [[0.0] * len(players)]
+    via, rewards = [-1], [[0.0] * len(players)]
+    endings: list[Ending | None] = [None]
     for i, position in enumerate(positions):  # grows as positions are found: breadth first
         row = [-1] * len(game.moves)
         children.append(row)
@@ -270,7 +274,7 @@ def explore(game: Game, key: Callable[[Game], Hashable]) -> Tree:
     return Tree(positions, np.array(children, dtype=np.int64), np.array(turns, dtype=np.int64), np.array(via, dtype=np.int64), endings, np.array(rewards))
 
 
-class BettingTreeBatch(GameBatch):
+class BettingTreeBatch(GameBatch, Generic[G]):
     """The batched rules of a two-player card game whose betting does not depend on the cards (Kuhn, Leduc).
 
     The betting tree is tabulated once from the game itself with :func:`explore`,
@@ -284,7 +288,7 @@ class BettingTreeBatch(GameBatch):
     deck: int
     dealt: int
 
-    def __init__(self, game: Game, n: int):
+    def __init__(self, game: G, n: int):
         super().__init__(game, n)
         start = game.clone()
         start.start(Context(start.players, np.random.default_rng(0)))
@@ -300,7 +304,7 @@ class BettingTreeBatch(GameBatch):
         self.position = np.zeros(n, dtype=np.int64)
 
     @staticmethod
-    def position_key(game: Game) -> Hashable:
+    def position_key(game: G) -> Hashable:
         """What identifies a betting position of ``game`` (its betting history)."""
         raise NotImplementedError
 

@@ -106,7 +106,7 @@ class ClobberBatch(GameBatch):
         following = self.moves_for(np.take(self.board, rows, axis=0), 1 - marks)
         self.moves_of[rows] = following
         self.turn[rows] = 1 - marks
-        won = ~following.any(axis=1)
+        won = np.logical_not(following.any(axis=1))
         return self.wins(marks, won), won
 
     def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:

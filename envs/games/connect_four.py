@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -223,7 +223,7 @@ class ConnectFour(Game):
             raise ValueError(f"x_in_row ({x_in_row}) must not exceed the larger of rows ({rows}) and columns ({columns})")
         self.rows, self.columns, self.x_in_row = rows, columns, x_in_row
         self.players = ["player_0", "player_1"]
-        self.moves = [column_name(c) for c in range(columns)]
+        self.moves: list[str] = [column_name(c) for c in range(columns)]
         self.vector_size = 2 * rows * columns
         self._layout = layout(rows, columns, x_in_row)
         self.discs = [0, 0]
@@ -259,7 +259,7 @@ class ConnectFour(Game):
         self.heights[column] = row + 1
         self.drawing[self._layout.places[column * self.rows + row]] = ord(MARKS[mark])
 
-    def clone(self) -> ConnectFour:
+    def clone(self) -> Self:
         """An independent copy: the position is copied; the options and move names, never changed after ``__init__``, are shared.
 
         Search copies a game at every node, and this is many times cheaper than the default pickling copy.
@@ -303,7 +303,7 @@ class ConnectFour(Game):
     def prompt(self, player: str, legal: list[str] | None) -> str:
         """The board and the columns that are not full."""
         mark = MARKS[self.players.index(player)]
-        return f"Board:\n{self.board_text()}\nYou are {mark}. Legal moves: {', '.join(legal)}."
+        return f"Board:\n{self.board_text()}\nYou are {mark}. Legal moves: {', '.join(legal or [])}."
 
     def legal_actions(self, player: str) -> list[int]:
         """Columns that are not full."""

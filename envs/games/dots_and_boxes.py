@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -157,7 +157,7 @@ class DotsAndBoxes(Game):
         self.columns = int_option("num_cols", num_cols, 1, MAX_SIDE)
         self.players = ["player_0", "player_1"]
         names, self._beside, self._sides = layout(num_rows, num_cols)
-        self.moves = list(names)
+        self.moves: list[str] = list(names)
         self._names = frozenset(names)
         self.vector_size = len(names) + 2 * num_rows * num_cols
         self.lines = [False] * len(names)
@@ -173,7 +173,7 @@ class DotsAndBoxes(Game):
         game.turn = view["to_move"]
         return game
 
-    def clone(self) -> DotsAndBoxes:
+    def clone(self) -> Self:
         """An independent copy: lines and boxes are copied; the options and tables, never changed, are shared."""
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)

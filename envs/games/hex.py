@@ -155,7 +155,7 @@ class Hex(Game):
     def __init__(self, *, board_size: int = 5):
         self.size = int_option("board_size", board_size, 2, MAX_SIZE)
         self.players = ["player_0", "player_1"]
-        self.moves = [f"{chr(ord('a') + c % board_size)}{c // board_size + 1}" for c in range(board_size * board_size)]
+        self.moves: list[str] = [f"{chr(ord('a') + c % board_size)}{c // board_size + 1}" for c in range(board_size * board_size)]
         self.vector_size = 2 * board_size * board_size
         self._neighbours = neighbours(board_size)
         self.board = [-1] * (board_size * board_size)

@@ -32,6 +32,8 @@ Version history: v0, first release.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from parlour.envs.core.context import Context
@@ -55,7 +57,7 @@ Your reward is the chips you win or lose: 1 after a fold or two checks, 2 after 
 Reply with your move, for example: check"""
 
 
-class KuhnPokerBatch(BettingTreeBatch):
+class KuhnPokerBatch(BettingTreeBatch["KuhnPoker"]):
     """Kuhn poker's rules on N hands at once (see :class:`parlour.envs.core.vector.BettingTreeBatch`).
 
     The betting tree has nine positions; a hand's ``cards`` are ``(N, 2)``
@@ -100,7 +102,7 @@ class KuhnPoker(Game):
 
     def __init__(self):
         self.players = ["player_0", "player_1"]
-        self.moves = list(MOVES)
+        self.moves: list[str] = list(MOVES)
         self.vector_size = 11
         self.cards: list[str] = []
         self.history: list[str] = []
@@ -138,7 +140,7 @@ class KuhnPoker(Game):
         situation = "You face a bet." if self.facing_bet() else "There is no bet to face."
         return (
             f"Your card: {CARD_NAMES[card]} ({card}). Pot: {sum(self.contributions)} chips. {situation}\n"
-            f"Legal moves: {', '.join(legal)}."
+            f"Legal moves: {', '.join(legal or [])}."
         )
 
     def legal_actions(self, player: str) -> list[int]:
@@ -171,7 +173,7 @@ class KuhnPoker(Game):
         loser = 1 - winner
         won = self.contributions[loser]
         rewards = {self.players[winner]: float(won), self.players[loser]: -float(won)}
-        details = {"history": list(self.history)}
+        details: dict[str, Any] = {"history": list(self.history)}
         if self.revealed:
             details["cards"] = dict(zip(self.players, self.cards))
         ctx.finish(rewards, winners=[self.players[winner]], reason=reason, details=details)

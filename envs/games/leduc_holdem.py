@@ -79,7 +79,7 @@ def hand_rank(private: int, public: int) -> int:
     return private // 2
 
 
-class LeducHoldemBatch(BettingTreeBatch):
+class LeducHoldemBatch(BettingTreeBatch["LeducHoldem"]):
     """Leduc hold'em's rules on N hands at once (see :class:`parlour.envs.core.vector.BettingTreeBatch`).
 
     The betting tree has 85 positions over both rounds; a hand's ``cards`` are
@@ -141,7 +141,7 @@ class LeducHoldem(Game):
 
     def __init__(self):
         self.players = ["player_0", "player_1"]
-        self.moves = list(MOVES)
+        self.moves: list[str] = list(MOVES)
         self.vector_size = 2 + 3 + 3 + 1 + 2 + 2 * MAX_BETS_PER_ROUND * 2
         self._new_hand([])
 
@@ -187,7 +187,7 @@ class LeducHoldem(Game):
             f"Round {self.round}. Your card: {CARD_NAMES[self.cards[seat]]}. Public card: {public}.\n"
             f"Chips in the pot: you {self.contributions[seat]}, opponent {self.contributions[1 - seat]}. "
             f"Raises this round: {self.raises} of {MAX_RAISES}.\n"
-            f"Legal moves: {', '.join(names[m] for m in legal)}."
+            f"Legal moves: {', '.join(names[m] for m in legal or [])}."
         )
 
     def legal_actions(self, player: str) -> list[int]:

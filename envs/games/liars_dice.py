@@ -143,7 +143,7 @@ class LiarsDice(Game):
         self.players = [f"player_{i}" for i in range(num_players)]
         self.max_dice = num_players * dice_per_player
         self.liar_index = self.max_dice * SIDES
-        self.moves = [bid_name(q, f) for q in range(1, self.max_dice + 1) for f in range(1, SIDES + 1)] + ["liar"]
+        self.moves: list[str] = [bid_name(q, f) for q in range(1, self.max_dice + 1) for f in range(1, SIDES + 1)] + ["liar"]
         self.vector_size = SIDES + self.liar_index + 3 * num_players
         self.dice: list[list[int]] = []
         self.turn = 0
@@ -213,10 +213,12 @@ class LiarsDice(Game):
         in_play = self.dice_in_play
         # The highest bid is the move of that index: the move names are the bids' names, already written.
         highest = self.moves[bid_index(in_play, SIDES)]
+        assert legal is not None  # an enumerable game's prompt is given the legal moves
         lowest = legal[0] if legal[0] != "liar" else None
         if self.bid is None:
             return f"Round {self.round}. Dice in play: {counts} ({in_play} in all).\nNo bid yet: open with any bid from {lowest} up to {highest}."
         options = f"bid from {lowest} up to {highest}, or call liar" if lowest else "no higher bid exists: call liar"
+        assert self.bidder is not None  # set with the bid
         return (
             f"Round {self.round}. Dice in play: {counts} ({in_play} in all).\n"
             f"Standing bid: {self.moves[bid_index(*self.bid)]} by {self.players[self.bidder]}. Your options: {options}."
@@ -356,6 +358,9 @@ class LiarsDice(Game):
         """Every player's dice (a spectator sees them all) and the standing bid."""
         lines = [f"round {self.round}"]
         lines += [f"{player}: {' '.join(map(str, hand)) or 'out'}" for player, hand in zip(self.players, self.dice)]
-        standing = "none" if self.bid is None else f"{bid_name(*self.bid)} by {self.players[self.bidder]}"
+        standing = "none"
+        if self.bid is not None:
+            assert self.bidder is not None  # set with the bid
+            standing = f"{bid_name(*self.bid)} by {self.players[self.bidder]}"
         lines.append(f"standing bid: {standing}")
         return "\n".join(lines)

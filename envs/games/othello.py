@@ -31,7 +31,7 @@ Version history: v0, first release.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -242,7 +242,7 @@ class Othello(Game):
         game.legal = legal_bits(discs[game.turn], discs[1 - game.turn])
         return game
 
-    def clone(self) -> Othello:
+    def clone(self) -> Self:
         """An independent copy: the position is copied, the move names (never changed after ``__init__``) shared."""
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)

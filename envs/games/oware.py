@@ -39,7 +39,7 @@ Version history: v0, first release.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -300,7 +300,7 @@ class Oware(Game):
         game.seen = {tuple(position) for position in view["since_capture"]}
         return game
 
-    def clone(self) -> Oware:
+    def clone(self) -> Self:
         """An independent copy: the position and its history are copied; the options and move names shared."""
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)

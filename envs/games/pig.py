@@ -33,7 +33,7 @@ Version history: v0, first release.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -176,7 +176,7 @@ class Pig(Game):
         game.last_roll = view["last_roll"]
         return game
 
-    def clone(self) -> Pig:
+    def clone(self) -> Self:
         """An independent copy: the scores are copied, the options and move names shared."""
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)

@@ -21,6 +21,8 @@ Version history: v0, first release.
 
 from __future__ import annotations
 
+from typing import Self
+
 import numpy as np
 
 from parlour.envs.core.context import Context
@@ -115,7 +117,7 @@ class TicTacToe(Game):
 
     def __init__(self):
         self.players = ["player_0", "player_1"]
-        self.moves = list(CELLS)
+        self.moves: list[str] = list(CELLS)
         self.vector_size = 18
         self.board = [-1] * 9
         self.turn = 0
@@ -135,7 +137,7 @@ class TicTacToe(Game):
                 game.drawing[PLACES[cell]] = ord(MARKS[mark])
         return game
 
-    def clone(self) -> TicTacToe:
+    def clone(self) -> Self:
         """An independent copy: the position is copied, the move names (never changed after ``__init__``) shared.
 
         Search copies the game at every node, and this is many times cheaper than the default pickling copy.
@@ -164,7 +166,7 @@ class TicTacToe(Game):
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
         """The board and the empty cells."""
-        return f"Board:\n{self.board_text()}\nYou are {MARKS[self.players.index(player)]}. Empty cells: {', '.join(legal)}."
+        return f"Board:\n{self.board_text()}\nYou are {MARKS[self.players.index(player)]}. Empty cells: {', '.join(legal or [])}."
 
     def legal_actions(self, player: str) -> list[int]:
         """Empty cells."""

@@ -84,7 +84,7 @@ class Y(Game):
         self.size = int_option("board_size", board_size, 2, MAX_SIZE)
         cells, self._neighbours, self._sides = layout(self.size)
         self.players = ["player_0", "player_1"]
-        self.moves = [f"{chr(ord('a') + x)}{y + 1}" for x, y in cells]
+        self.moves: list[str] = [f"{chr(ord('a') + x)}{y + 1}" for x, y in cells]
         self.vector_size = 3 * len(cells)
         self.board = [-1] * len(cells)
         self.turn = 0

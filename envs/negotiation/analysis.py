@@ -196,6 +196,7 @@ class NegotiationSpace:
         """Whether a frontier point other than ``achieved`` is at least as good for everyone."""
         if self.frontier_points is not None:
             return self.frontier_points.dominated(achieved)
+        assert self.falling_firsts is not None  # two players: __init__ sets one of the two
         prefix = bisect.bisect_right(self.falling_firsts, -achieved[0])
         if prefix == 0:
             return False

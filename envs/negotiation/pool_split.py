@@ -146,7 +146,7 @@ class PoolSplit:
     def apply(self, ctx: Context, moves: dict[str, dict[str, Any]]) -> None:
         """Deliver the talk, then record the proposal, close the deal or play the game's own move; end at the deadline."""
         ((player, move),) = moves.items()
-        other = self.other(player)
+        other = self.players[1 - self.seat(player)]
         if move["talk"]:
             ctx.say(player, move["talk"], to=other)
         self.turn += 1

@@ -131,11 +131,12 @@ class Countdown(SoloPuzzle, Game):
 
     def allowed(self, i: int, op: str, j: int) -> str | None:
         """Why the step ``i op j`` is not allowed now, or ``None`` if it is."""
-        if i >= self.count or j >= self.count or self.slots[i] is None or self.slots[j] is None:
+        a = self.slots[i] if i < self.count else None
+        b = self.slots[j] if j < self.count else None
+        if a is None or b is None:
             return f"Slots {SLOTS[i]} and {SLOTS[j]} must both hold numbers; now: {self.slots_text()}."
         if op in "+*" and i > j:
             return f"Write {op} with the earlier slot first: {SLOTS[j]} {op} {SLOTS[i]}."
-        a, b = self.slots[i], self.slots[j]
         if combine(a, op, b) is None:
             return f"{a} {op} {b} is not a positive whole number."
         return None
@@ -159,7 +160,9 @@ class Countdown(SoloPuzzle, Game):
         ((player, move),) = moves.items()
         i, op, j = self.actions[self.move_index(move)]
         a, b = self.slots[i], self.slots[j]
+        assert a is not None and b is not None  # a legal step combines two filled slots
         result = combine(a, op, b)
+        assert result is not None  # into a positive whole number
         self.slots[i], self.slots[j] = result, None
         self.steps += 1
         self.closest = min(self.closest, abs(result - self.target))

@@ -169,7 +169,12 @@ class AskOrSearch(UsesCorpus, Game):
         self.hidden = frozenset(notes)
         self.retrieval = []
         self._clear_views()
-        self.notes_shown = tuple(FrozenDict(id=doc_id, title=corpus.passage(doc_id)["title"], text=corpus.passage(doc_id)["text"]) for doc_id in self.note_ids)
+        shown_notes = []
+        for doc_id in self.note_ids:
+            passage = corpus.passage(doc_id)
+            assert passage is not None  # the notes are ids of the corpus's own passages
+            shown_notes.append(FrozenDict(id=doc_id, title=passage["title"], text=passage["text"]))
+        self.notes_shown = tuple(shown_notes)
         self.turn, self.answered = "asker", None
         ctx.tell(f"Question: {question['question']}", to="asker")
         shown = "\n\n".join(f"[{note['id']}] {note['title']}\n{note['text']}" for note in self.notes_shown)

@@ -144,10 +144,10 @@ class Retriever:
         self.hash = corpus_hash(self._passages, f"k1={k1} b={b}")
         root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
         self.index_dir = root / "bm25" / self.hash
-        self._bm25 = self._load()
-        self.loaded_from_cache = self._bm25 is not None
-        if self._bm25 is None:
-            self._bm25 = self._build_and_save()
+        cached = self._load()
+        self.loaded_from_cache = cached is not None
+        #: The bm25s index (bm25s has no type information).
+        self._bm25: Any = cached if cached is not None else self._build_and_save()
         self._vocab: dict[str, int] = self._bm25.vocab_dict
 
     def __len__(self) -> int:

@@ -282,6 +282,7 @@ class SearchSelfPlay(UsesCorpus, Game):
         if self.turn == len(self.players):
             self._finish(ctx)
         else:
+            assert self.question is not None  # solvers answer only a verified question
             ctx.say("proposer", self.question["question"], to=self.players[self.turn])
 
     def _propose(self, ctx: Context, move: dict[str, Any]) -> None:
@@ -350,7 +351,7 @@ class SearchSelfPlay(UsesCorpus, Game):
     def view(self, player: str) -> dict[str, Any]:
         """The role, its own retrieved passages and calls; the topic and hops for the proposer, the question for a solver once it is its turn."""
         log = self.retrieval.get(player, [])
-        view = {
+        view: dict[str, Any] = {
             "role": "proposer" if player == "proposer" else "solver",
             **self.retrieval_view(log),
             "max_k": self.max_k,

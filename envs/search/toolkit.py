@@ -200,6 +200,7 @@ def load_corpus(spec: CorpusSpec) -> Corpus:
             world = World.generate(spec.world_seed, spec.world_size)
             corpus = Corpus(spec, world.passages, world, None)
         else:
+            assert spec.corpus_file is not None and spec.questions_file is not None  # a jsonl spec has both (corpus_spec)
             corpus = Corpus(spec, read_corpus_file(spec.corpus_file), None, load_questions(spec.questions_file))
         _CORPORA[key] = corpus
     return corpus

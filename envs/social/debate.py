@@ -331,11 +331,13 @@ class Debate(Game):
 
     def finish(self, ctx: Context) -> None:
         """Pay the debaters +1/-1 by the verdict and the judge 1 for a true verdict."""
-        winner = DEBATERS[0] if self.verdict == "A" else DEBATERS[1]
-        correct = self.verdict == self.truth
+        verdict = self.verdict
+        assert verdict is not None  # the judge's move, just made
+        winner = DEBATERS[0] if verdict == "A" else DEBATERS[1]
+        correct = verdict == self.truth
         rewards = {winner: 1.0, self.other_debater(winner): -1.0, "judge": 1.0 if correct else 0.0}
         winners = [winner, "judge"] if correct else [winner]
-        reason = f"the judge chose {self.verdict} ({self.answer(self.verdict)}), which is {'true' if correct else 'false'}"
+        reason = f"the judge chose {verdict} ({self.answer(verdict)}), which is {'true' if correct else 'false'}"
         ctx.finish(rewards, reason=reason, winners=winners, teams=self.teams(), winning_team=self.side_of(winner), details=self.report())
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
