@@ -45,8 +45,8 @@ def load_env_server() -> types.ModuleType:
     if ENV_SERVER in sys.modules:
         return sys.modules[ENV_SERVER]
     stand_in = types.ModuleType(MCP_ENVIRONMENT)
-    stand_in.get_server_tools = get_server_tools  # type: ignore[attr-defined]
-    stand_in.__getattr__ = _not_loaded  # type: ignore[attr-defined]
+    # The stand-in's names live in its namespace, as a module's do (PEP 562 reads a module's __getattr__ from there).
+    vars(stand_in).update(get_server_tools=get_server_tools, __getattr__=_not_loaded)
     sys.modules[WEB_INTERFACE] = None  # type: ignore[assignment]  # an import of it raises ModuleNotFoundError
     sys.modules[MCP_ENVIRONMENT] = stand_in
     try:

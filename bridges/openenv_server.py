@@ -65,7 +65,6 @@ import time
 import uuid
 from typing import Any, Callable
 
-import numpy as np
 import uvicorn
 from fastapi import FastAPI, Request, WebSocketDisconnect
 from fastapi.encoders import jsonable_encoder
@@ -75,14 +74,15 @@ from pydantic import ConfigDict, Field
 
 from parlour.agents import make_agent
 from parlour.bridges.arguments import BadArgument, seat_argument, seed_argument, text_argument
+
 # OpenEnv's server package, loaded without its Gradio web UI and MCP client, which are not served.
 from parlour.bridges.openenv_lean import Action, Environment, EnvironmentMetadata, HTTPEnvServer, Observation, State
-from parlour.envs.core.agent import AgentFailure, act_batch, reset_agent, wants_vector
-from parlour.envs.core.game import Game
-from parlour.envs.core.match import Match
-from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.coding import judge
 from parlour.envs.coding.common import ScratchSandboxes
+from parlour.envs.core.agent import AgentFailure, act_batch, reset_agent, wants_vector
+from parlour.envs.core.game import Game
+from parlour.envs.core.match import Match, entropy_seed
+from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
 from parlour.export import turn_rewards
 
@@ -432,6 +432,7 @@ class Hall:
 
     def sit(self, session: ParlourEnvironment, seed: int, name: str) -> tuple[Table, str]:
         """Seat ``session``: alone against agents, or at the table waiting for clients (it waits for it to fill)."""
+        table: Table | None
         if not self.pairs:
             seat = session.seat or self.seat
             table = self.table(seat, session.agents_for(seat, self.lineup(seat)))
@@ -514,7 +515,7 @@ class ParlourEnvironment(Environment[ParlourAction, ParlourObservation, ParlourS
         if unknown:
             first = sorted(unknown)[0]
             raise BadArgument(first, f"{', '.join(sorted(unknown))}: not an argument of reset, which takes seed, episode_id, seat and name")
-        seed = int(np.random.SeedSequence().entropy % (1 << 63)) if seed is None else seed_argument(seed)
+        seed = entropy_seed() if seed is None else seed_argument(seed)
         episode_id = str(uuid.uuid4()) if episode_id is None else text_argument(episode_id, "episode_id")
         name = text_argument(name, "name")
         if self.hall.pairs and seat is not None:
@@ -542,6 +543,7 @@ class ParlourEnvironment(Environment[ParlourAction, ParlourObservation, ParlourS
                     "play over the WebSocket session endpoint /ws (openenv.core.GenericEnvClient or any EnvClient)"
                 )
             raise RuntimeError("call reset before step")
+        assert self.seat is not None, "reset seats the session at its table"
         observation, reward = self.table.play(self.seat, action.text)
         self.step_count += 1
         observation.reward = reward
@@ -554,6 +556,7 @@ class ParlourEnvironment(Environment[ParlourAction, ParlourObservation, ParlourS
         state = ParlourState(episode_id=self.episode_id, step_count=self.step_count, env_id=hall.game_cls.env_id(),
                              seat=self.seat, seed=self.seed, players=list(hall.players))
         if table is not None:
+            assert self.seat is not None, "reset seats the session at its table"
             with table.condition:
                 state.acting = list(table.match.acting())
                 state.done = table.match.over
@@ -570,6 +573,7 @@ class ParlourEnvironment(Environment[ParlourAction, ParlourObservation, ParlourS
     def close(self) -> None:
         """Leave the current table, if any: a seat left mid-episode forfeits when next to act."""
         if self.table is not None:
+            assert self.seat is not None, "reset seats the session at its table"
             self.table.leave(self.seat)
             self.table = None
 
@@ -735,12 +739,12 @@ def create_app(env_id: str, *, max_sessions: int = 64, opponent: Any = None, sea
                          ("sandbox_memory_mb", 1 if sandbox_memory_mb is None else sandbox_memory_mb)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{field} (--{field.replace('_', '-')}) must be an integer of at least 1, got {value!r}")
-    for field, value in (("pair_timeout", pair_timeout), ("idle_timeout", idle_timeout), ("turn_timeout", turn_timeout)):
-        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-            raise ValueError(f"{field} (--{field.replace('_', '-')}) must be a positive number of seconds, got {value!r}")
+    for field, seconds in (("pair_timeout", pair_timeout), ("idle_timeout", idle_timeout), ("turn_timeout", turn_timeout)):
+        if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
+            raise ValueError(f"{field} (--{field.replace('_', '-')}) must be a positive number of seconds, got {seconds!r}")
     hall = Hall(game_cls, options or {}, opponent, seat, pair_timeout, turn_timeout, sandbox_memory_mb)
     # Fail now, not at a client's first reset, on an agent spec that names nothing.
-    for p, spec in hall.lineup(hall.seat).items():
+    for spec in hall.lineup(hall.seat).values():
         if spec != CLIENT:
             make_agent(spec, env_id=game_cls.env_id())
     server = HTTPEnvServer(functools.partial(ParlourEnvironment, hall), action_model(game_cls), ParlourObservation,
@@ -748,24 +752,26 @@ def create_app(env_id: str, *, max_sessions: int = 64, opponent: Any = None, sea
     app = FastAPI(title=f"parlour {game_cls.env_id()} (OpenEnv)", version=importlib.metadata.version("parlour"),
                   description=(game_cls.__doc__ or game_cls.name).strip())
 
+    # FastAPI's decorator registers each handler with add_exception_handler, and types it as written (Starlette's
+    # add_exception_handler wants a handler of any Exception, though it calls each with its own class).
+    @app.exception_handler(SessionlessStep)
     async def sessionless_step(request: Request, error: SessionlessStep) -> JSONResponse:
         return JSONResponse(status_code=409, content={"detail": str(error)})
 
+    @app.exception_handler(BadArgument)
     async def bad_argument(request: Request, error: BadArgument) -> JSONResponse:
         # FastAPI's own shape for a request it could not validate, so clients read both alike.
         return JSONResponse(status_code=422, content={"detail": [{"type": "value_error", "loc": ["body", error.field], "msg": str(error)}]})
 
+    @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
         # FastAPI's default answer quotes the input, and JSON has no NaN or infinity: a seed of NaN made it fail (500).
         return JSONResponse(status_code=422, content={"detail": _finite(jsonable_encoder(error.errors()))})
 
+    @app.exception_handler(ServerBusy)
     async def server_busy(request: Request, error: ServerBusy) -> JSONResponse:
         return JSONResponse(status_code=503, content={"detail": str(error)})
 
-    app.add_exception_handler(SessionlessStep, sessionless_step)
-    app.add_exception_handler(BadArgument, bad_argument)
-    app.add_exception_handler(RequestValidationError, invalid_request)
-    app.add_exception_handler(ServerBusy, server_busy)
     app.add_middleware(QuietDisconnects)
     app.add_middleware(SessionGuard, per_client=max_sessions_per_client, idle_timeout=idle_timeout)
     server.register_routes(app)

@@ -30,9 +30,9 @@ import hashlib
 import inspect
 import json
 import pickle
-from dataclasses import dataclass
 from collections.abc import Callable, Collection
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
@@ -85,6 +85,11 @@ class LazyGenerator:
         if self._generator is None:
             self._generator = np.random.default_rng(self._seed)
         return getattr(self._generator, name)
+
+    def as_generator(self) -> np.random.Generator:
+        """This object, typed as the ``np.random.Generator`` it stands in for (every attribute is the generator's)."""
+        # A Generator in all but type: attribute look-ups go to the real one, made on first use.
+        return cast(np.random.Generator, self)
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,14 @@ def engine_options(game: Game, options: dict[str, Any]) -> EngineOptions:
     )
 
 
+def entropy_seed() -> int:
+    """A seed drawn from OS entropy, below 2**63, for an episode reset without one (it is recorded, so the episode replays)."""
+    entropy = np.random.SeedSequence().entropy
+    # A SeedSequence made without entropy draws an int from the OS (the stubs also allow the kinds one can give it).
+    assert isinstance(entropy, int)
+    return int(entropy % (1 << 63))
+
+
 def result_digest(text: str) -> str:
     """The digest of a tool result kept in records (results are re-derived on replay, not stored)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
@@ -189,7 +202,7 @@ class Match:
         self._no_moves = np.zeros(len(self.game.moves or ()), dtype=np.int8)
         self.seed: int | None = None
         self.started = False
-        self.ctx = Context(self.players, LazyGenerator(0))
+        self.ctx = Context(self.players, LazyGenerator(0).as_generator())
         self.errors: dict[str, int] = {}
         self.returns: dict[str, float] = {}
         self.last_error: dict[str, str] = {}
@@ -222,11 +235,11 @@ class Match:
     def reset(self, seed: int | None = None) -> None:
         """Start a new episode. Without a seed one is drawn from OS entropy and recorded, so every episode replays."""
         if seed is None:
-            seed = int(np.random.SeedSequence().entropy % (1 << 63))
+            seed = entropy_seed()
         if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
             raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
         self.seed = int(seed)
-        self.ctx = ctx = Context(self.players, LazyGenerator(self.seed))
+        self.ctx = ctx = Context(self.players, LazyGenerator(self.seed).as_generator())
         self.errors = dict.fromkeys(self.players, 0)
         self.returns = dict.fromkeys(self.players, 0.0)
         self.last_error = {}
@@ -299,6 +312,7 @@ class Match:
             self._apply({player: action})
             return self._close({"player": player, "action": action, "move": action, "error": None})
         step: dict[str, Any] = {"player": player}
+        error: str | None
         if isinstance(action, AgentFailure):
             move, error = None, self._failed(action, step)
         else:
@@ -582,7 +596,7 @@ class Match:
         that ask for it (see :func:`parlour.envs.core.agent.wants_vector`).
         """
         messages = self.messages(player)
-        observation = {
+        observation: dict[str, Any] = {
             "text": render(messages),
             "messages": messages,
             "legal_moves": self.legal_moves(player),
