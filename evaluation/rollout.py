@@ -82,11 +82,13 @@ import queue
 import socket
 import time
 import traceback
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
+
+from parlour.agents import AgentSpec, agent_name, is_batching, make_agent
 from parlour.envs.core.agent import (
     Action,
     AgentFailure,
@@ -99,8 +101,6 @@ from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class, list_envs, register
 from parlour.evaluation.heap import frozen_heap
 from parlour.evaluation.results import merge_stats
-
-from parlour.agents import AgentSpec, agent_name, is_batching, make_agent
 
 __all__ = [
     "Action",
@@ -374,7 +374,7 @@ class Rollout:
 
     def play(
         self,
-        indices: Sequence[int],
+        indices: Iterable[int],
         seating: Callable[[int], Sequence[int]] | None = None,
         track: Collection[int] | None = None,
     ) -> Iterator[Played]:
@@ -385,7 +385,7 @@ class Rollout:
         it, so its batches hold all the episodes in flight where it is to act.
 
         Args:
-            indices: episode indices; each one's seeds derive from the plan's seed and the index.
+            indices: episode indices, taken one at a time as episodes start; each one's seeds derive from the plan's seed and the index.
             seating: the agent number in each seat of an episode, given its index (default: the plan's rotation).
             track: the agent numbers whose decisions become :class:`Turn` rows (default: every agent).
         """
@@ -905,7 +905,7 @@ def _node_addresses(address: str) -> list[str] | None:
     (``ray.init`` retries for about 20 s and then says only that it could not connect).
     """
     import ray.exceptions
-    from ray._raylet import GcsClient
+    from ray._raylet import GcsClient  # type: ignore[attr-defined]  # Ray's stub of _raylet leaves out what the module has
 
     # An older Ray has no token auth, and no error for it.
     AuthenticationError = getattr(ray.exceptions, "AuthenticationError", ())

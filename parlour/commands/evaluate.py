@@ -208,7 +208,7 @@ def checked_name(name: str) -> str:
 
 def eval_specs(args: argparse.Namespace) -> list[str | AgentSpec]:
     """The agent and the opponents of ``parlour eval``, each with its ``--*-kwarg`` options and the agent's ``--name``."""
-    opponents = [[] for _ in args.opponent]
+    opponents: list[list[str]] = [[] for _ in args.opponent]
     for number, pair in args.opponent_kwarg:
         opponents[number].append(pair)
     return [agent_spec(args.agent, args.agent_kwarg, args.name)] + [
