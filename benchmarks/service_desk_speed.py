@@ -23,11 +23,11 @@ import statistics
 import time
 
 import gymnasium
+
+import parlour
 from parlour.baselines import make_scripted
 from parlour.envs.agentic.service_desk import ServiceDesk
 from parlour.envs.core.match import Match
-
-import parlour
 
 ENV = "parlour/ServiceDesk-v0"
 

@@ -22,6 +22,7 @@ import sys
 import time
 
 import numpy as np
+
 from parlour.baselines import make_scripted
 from parlour.bridges.browser import ShopBrowserEnv, browser_unavailable
 

@@ -33,11 +33,11 @@ import time
 
 import gymnasium
 import numpy as np
+
+import parlour
 from parlour.baselines import make_scripted
 from parlour.envs.agentic.shop_catalogue import LEVELS, catalogue
 from parlour.envs.core.match import Match
-
-import parlour
 
 ENV_ID = "parlour/Shop-v0"
 AGENTS = ("expert", "first_result", "random")

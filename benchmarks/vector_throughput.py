@@ -76,7 +76,17 @@ from typing import Any, Callable
 
 import gymnasium
 import numpy as np
-from env_throughput import OPENSPIEL_NAMES, PETTINGZOO_NAMES, Loop, aec_loop, measure, openspiel_loop, pettingzoo_loop, random_legal_index, report_ratio
+from env_throughput import (
+    OPENSPIEL_NAMES,
+    PETTINGZOO_NAMES,
+    Loop,
+    aec_loop,
+    measure,
+    openspiel_loop,
+    pettingzoo_loop,
+    random_legal_index,
+    report_ratio,
+)
 
 import parlour
 

@@ -36,8 +36,8 @@ from typing import Any
 
 from parlour.envs.core.context import Message
 from parlour.envs.core.match import Match
-from parlour.envs.core.rendering import render
 from parlour.envs.core.record import replay
+from parlour.envs.core.rendering import render
 from parlour.envs.registry import game_class
 
 _HERMES = re.compile(r"<tool_call>.*?</tool_call>", re.DOTALL)

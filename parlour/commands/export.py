@@ -63,8 +63,8 @@ def rows(bundle: str | Path, text: bool = False) -> Iterator[dict[str, Any]]:
 
     With ``text``, a row holds :func:`parlour.export.to_text`'s ``text`` and ``spans`` instead of ``messages`` and ``tools``.
     """
-    from parlour.export import to_chat, to_text, turn_rewards
     from parlour.evaluation.results import EPISODES_FILE, read_records
+    from parlour.export import to_chat, to_text, turn_rewards
 
     path = Path(bundle)
     episodes = path / EPISODES_FILE
