@@ -172,7 +172,7 @@ import warnings
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 Verdict = Literal["ok", "error", "timeout", "memory", "output_limit"]
 
@@ -541,7 +541,7 @@ class _Slot:
 
 def _cgroup_mounts() -> list[tuple[str, str, str, set[str]]]:
     """(mount point, root inside the hierarchy, version, controllers) of every cgroup file system mounted here."""
-    mounts = []
+    mounts: list[tuple[str, str, str, set[str]]] = []
     with open("/proc/self/mountinfo", encoding="utf-8") as table:
         for line in table:
             left, _, right = line.partition(" - ")
@@ -721,7 +721,7 @@ def _write_maps(pid: int, host_uid: int) -> None:
             os.close(fd)
 
 
-def _read_info(fd: int, deadline: float) -> dict:
+def _read_info(fd: int, deadline: float) -> dict[str, Any]:
     """The JSON bubblewrap writes on its ``--info-fd`` (its child's pid), or {} if it ends without writing it."""
     data = b""
     with selectors.DefaultSelector() as selector:
@@ -829,14 +829,15 @@ class _Server:
         init = None
         try:
             if bwrap is not None:
-                child = _read_info(info_read, time.monotonic() + START_TIMEOUT).get("child-pid")
-                # Still blocked, so alive: the pidfd names it, never a later process that reuses its pid.
-                init = os.pidfd_open(child) if child else None
-                if init is None:
+                child: int | None = _read_info(info_read, time.monotonic() + START_TIMEOUT).get("child-pid")
+                if not child:
                     _kill_group(process)
-                elif uid is not None:
-                    _write_maps(child, uid)
-                    os.write(userns_write, b"x")
+                else:
+                    # Still blocked, so alive: the pidfd names it, never a later process that reuses its pid.
+                    init = os.pidfd_open(child)
+                    if uid is not None:
+                        _write_maps(child, uid)
+                        os.write(userns_write, b"x")
             elif cgroup is not None:
                 # The unsandboxed server forks nothing before its first request.
                 cgroup.adopt(process.pid)
@@ -1097,7 +1098,10 @@ class Sandbox:
         if self._cgroup is not None:
             self._cgroup.limit_memory(limits.memory_mb)
             oom_kills = self._cgroup.oom_kills()
+        # Set by the constructor's _start (which raises if it cannot) and never reset to None.
+        assert self._sock is not None
         started = time.monotonic()
+        report: bytes | None
         try:
             socket.send_fds(self._sock, [request.encode()], [code_fd, stdin_fd, out_write, err_write])
         except OSError:
@@ -1111,7 +1115,7 @@ class Sandbox:
         truncated = False
         try:
             if report is None:
-                report, truncated = self._collect(out_read, err_read, outputs, limits)
+                report, truncated = self._collect(self._sock, out_read, err_read, outputs, limits)
         finally:
             os.close(out_read)
             os.close(err_read)
@@ -1149,8 +1153,10 @@ class Sandbox:
         return RunResult(stdout, stderr, exit_code, signal_number, cpu, float(wall_word), verdict, truncated,
                          self.sandboxed)
 
-    def _collect(self, out_read: int, err_read: int, outputs: list[bytearray], limits: Limits) -> tuple[bytes, bool]:
-        """Read stdout and stderr (at most ``max_output_bytes`` kept) until the server reports.
+    def _collect(
+        self, sock: socket.socket, out_read: int, err_read: int, outputs: list[bytearray], limits: Limits
+    ) -> tuple[bytes, bool]:
+        """Read stdout and stderr (at most ``max_output_bytes`` kept) until the server reports on ``sock``.
 
         Returns the report (``b""`` if the server died, ``b"timeout"`` if it missed its deadline) and whether
         the output was cut, in which case the server has been told to kill the program.
@@ -1162,7 +1168,7 @@ class Sandbox:
         with selectors.DefaultSelector() as selector:
             selector.register(out_read, selectors.EVENT_READ, 0)
             selector.register(err_read, selectors.EVENT_READ, 1)
-            selector.register(self._sock, selectors.EVENT_READ, None)
+            selector.register(sock, selectors.EVENT_READ, None)
             while report is None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -1170,7 +1176,7 @@ class Sandbox:
                     break
                 for key, _events in selector.select(remaining):
                     if key.data is None:
-                        report = self._sock.recv(4096)
+                        report = sock.recv(4096)
                         continue
                     chunk = os.read(key.fd, 1 << 16)
                     if not chunk or truncated:
@@ -1185,7 +1191,7 @@ class Sandbox:
                     if len(keep) < len(chunk):
                         truncated = True
                         try:
-                            self._sock.send(b"kill")
+                            sock.send(b"kill")
                         except OSError:
                             pass  # the server is gone: the select sees its hang-up next
         # The report comes after the program is dead: what it wrote last is already in the pipes.

@@ -99,8 +99,11 @@ def _beside(sandbox: Sandbox, code: str, limits: Limits, processes: int, action)
     finally:
         while thread.is_alive():
             # The server ignores a kill that arrives between runs, so repeating it until the run ends is safe.
+            # Read each time: a run that finds its server dead starts another, on a new socket.
+            sock = sandbox._sock
+            assert sock is not None  # set by the Sandbox's constructor, never reset to None
             try:
-                sandbox._sock.send(b"kill")
+                sock.send(b"kill")
             except OSError:
                 pass
             thread.join(0.1)
@@ -971,6 +974,7 @@ def _probe_zombies(bwrap: str | None) -> list[Probe]:
     sandbox = Sandbox(bwrap=bwrap)
     try:
         sandbox.run("pass")
+        assert sandbox._process is not None  # the run left its server up
         outer = sandbox._process.pid
         inner = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
                  if (_bwrap_stat(pid) or ("", 0))[1] == outer]
@@ -1093,5 +1097,5 @@ def run_probes(*, bwrap: str | None = None) -> list[Probe]:
         except SandboxUnavailable:
             raise
         except Exception as error:  # noqa: BLE001 - a probe that breaks is a failed probe, never a crashed suite
-            probes.append(Probe(probe.__doc__.splitlines()[0], False, f"the probe raised {error!r}"))
+            probes.append(Probe((probe.__doc__ or probe.__name__).splitlines()[0], False, f"the probe raised {error!r}"))
     return probes

@@ -39,6 +39,11 @@ import select
 import sys
 import time
 
+# typing's TYPE_CHECKING without importing typing (mypy reads the name; at run time the block is skipped).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import CodeType
+
 # signal.SIGKILL without importing signal (enum makes it cost a millisecond of every cold start).
 SIGKILL = 9
 PROGRAM = "main.py"
@@ -227,7 +232,7 @@ def set_limit(which: int, value: int) -> None:
     resource.setrlimit(which, (value, value))
 
 
-def enter(limits: list[float], fds: list[int], uid: int | None, workdir: str) -> tuple[object, dict]:
+def enter(limits: list[float], fds: list[int], uid: int | None, workdir: str) -> "tuple[CodeType, dict[str, object]]":
     """In the forked child: become the program's process; returns its code object and ``__main__`` namespace."""
     cpu_seconds, _wall, memory, processes, files, file_bytes = limits
     code_fd, stdin_fd, stdout_fd, stderr_fd = fds
@@ -263,8 +268,9 @@ def enter(limits: list[float], fds: list[int], uid: int | None, workdir: str) ->
 
     sys.excepthook = excepthook
     sys.argv[:] = [PROGRAM]
-    builtins.exit = Quitter("exit")
-    builtins.quit = Quitter("quit")
+    # typeshed types these as site's Quitter, which -S leaves out: this class stands in for it.
+    builtins.exit = Quitter("exit")  # type: ignore[assignment]
+    builtins.quit = Quitter("quit")  # type: ignore[assignment]
     main = type(sys)("__main__")
     main.__file__ = PROGRAM
     sys.modules["__main__"] = main
@@ -324,7 +330,7 @@ def main() -> None:
     job = serve(sock, contained, scratch)
     if job is None:
         return
-    namespace: dict = {}
+    namespace: dict[str, object] = {}
     try:
         code, namespace = enter(*job, uid, workdir)
         exec(code, namespace)
