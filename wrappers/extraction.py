@@ -308,6 +308,7 @@ def _candidate(
         if found is None:
             return _orphans(stack), end, False
         kind = found.lastgroup
+        assert kind is not None  # every alternative of the step patterns is a named group
         begin, position = found.span(kind)
         if kind == "whole" or kind == "flat":
             span = _Span(begin, position, None if kind == "whole" else [])
@@ -326,10 +327,10 @@ def _candidate(
         elif kind == "broken":
             return _orphans(stack), _past_line(text, position, end), False
         else:
-            closed = _close(stack, "{" if kind == "close_objects" else "[", begin, position)
-            if isinstance(closed, _Span):
-                return [closed], closed.end, True
-            if closed:
+            shut = _close(stack, "{" if kind == "close_objects" else "[", begin, position)
+            if isinstance(shut, _Span):
+                return [shut], shut.end, True
+            if shut:
                 return _orphans(stack), position, False
             depth = sum(frame[2] for frame in stack)
 
@@ -341,6 +342,7 @@ def _skip(text: str, position: int, end: int, depth: int) -> tuple[int, bool]:
         if found is None:
             return end, False
         kind = found.lastgroup
+        assert kind is not None  # the pattern ends in one of two named groups
         begin, stop = found.span(kind)
         taken = _JSON_SKIPPED.sub("", text[position:begin])
         depth += taken.count("{") + taken.count("[")
@@ -454,6 +456,8 @@ def _json_objects(text: str, keys: tuple[str, ...]) -> list[object]:
             # A span taken whole: scanning it again, bracket by bracket, yields it with its children.
             (again,) = _object_spans(text, span.start, span.end, whole=False)
             span.children = again.children
+        # A scan that is not whole gives every span its children.
+        assert span.children is not None
         for child in span.children:
             visit(child, failed_at if child.start < failed_at < child.end else None)
 

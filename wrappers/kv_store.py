@@ -173,6 +173,7 @@ def stack_cache(reused: list[tuple[int, Layers | None]], prefix: int) -> Any:
         values = v0.new_zeros((len(reused), v0.shape[0], prefix, v0.shape[2]))
         for index, (n, layers) in enumerate(reused):
             if n:
+                assert layers is not None  # a row reuses tokens only from the cache found for it
                 keys[index, :, prefix - n :] = layers[layer][0]
                 values[index, :, prefix - n :] = layers[layer][1]
         cache.update(keys, values, layer)

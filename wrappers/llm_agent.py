@@ -137,8 +137,8 @@ class LLMAgent(EpisodeConversations):
         self._stats["latency_s"] = 0.0
 
     # ------------------------------------------------------------------ acting
-    def act(self, observation: Mapping[str, Any]) -> str:
-        """The action text for one observation."""
+    def act(self, observation: Mapping[str, Any]) -> str | AgentFailure:
+        """The action text for one observation (an :class:`AgentFailure` where the backend failed)."""
         return self.act_batch([observation])[0]
 
     def act_batch(self, observations: list[Mapping[str, Any]]) -> list[str | AgentFailure]:
@@ -188,10 +188,10 @@ class LLMAgent(EpisodeConversations):
 
     # --------------------------------------------------------------- internals
     def _extractor(self, observation: Mapping[str, Any]) -> tuple[str, Extractor]:
-        env_id = observation.get("env_id")
+        env_id: str | None = observation.get("env_id")
         choice = self.extraction
         if isinstance(choice, Mapping):
-            choice = choice.get(env_id)
+            choice = choice.get(env_id) if env_id is not None else None
         if choice is None:
             choice = default_extraction(env_id)
         return resolve_extractor(choice)

@@ -60,7 +60,7 @@ import time
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -93,7 +93,7 @@ def _pad_left(sequences: Sequence[Sequence[int]], pad_id: int, device: Any) -> t
 
 
 @functools.cache
-def _keeps_some_logits(model_class: type) -> bool:
+def _keeps_some_logits(model_class: type[Any]) -> bool:
     """Whether the model's ``forward`` takes ``logits_to_keep``, to project only the last positions onto the vocabulary.
 
     A scoring pass needs the logits of the last prompt token and of the candidates' tokens only; projecting
@@ -180,7 +180,7 @@ def output_cache(output: Any) -> Any:
 
 
 @functools.cache
-def _cache_argument(model_class: type) -> str:
+def _cache_argument(model_class: type[Any]) -> str:
     """The name ``forward`` takes a key/value cache by: ``cache`` since transformers 5 renamed ``past_key_values``."""
     return "cache" if "cache" in inspect.signature(model_class.forward).parameters else "past_key_values"
 
@@ -228,17 +228,20 @@ def candidate_batch(
     """Lay out one scoring pass (see :func:`candidate_scores`) on the host; ``reused`` is what a KV store found per prompt."""
     if any(not option for options in candidates for option in options):
         raise ValueError("a candidate move has no tokens")
-    prompts = [list(prompt) for prompt in prompts]
-    reused = list(reused) if reused is not None else [(0, None)] * len(prompts)
+    rows = [list(prompt) for prompt in prompts]
+    reused = list(reused) if reused is not None else [(0, None)] * len(rows)
     # A candidate's last token is only predicted, never fed: nothing is scored after it.
     tails = [sum(len(option) - 1 for option in options) for options in candidates]
-    prefix, width, columns = layout([len(p) + t for p, t in zip(prompts, tails)], [n for n, _ in reused], ALIGN)
-    grid = np.zeros((3, len(prompts), width), dtype=np.int64)
+    prefix, width, columns = layout([len(p) + t for p, t in zip(rows, tails)], [n for n, _ in reused], ALIGN)
+    grid = np.zeros((3, len(rows), width), dtype=np.int64)
     grid[0], grid[1] = pad_id, -1
     most = max((len(options) for options in candidates), default=0)
     kept = max(tails, default=0) + 1
-    flat, tokens, slots, lengths = [], [], [], []
-    for index, (prompt, options, tail, where) in enumerate(zip(prompts, candidates, tails, columns)):
+    flat: list[int] = []
+    tokens: list[int] = []
+    slots: list[int] = []
+    lengths: list[int] = []
+    for index, (prompt, options, tail, where) in enumerate(zip(rows, candidates, tails, columns)):
         fed = [option[:-1] for option in options]
         grid[0, index, where] = prompt + [token for part in fed for token in part]
         grid[1, index, where] = np.repeat(np.arange(len(options) + 1), [len(prompt), *map(len, fed)])
@@ -254,7 +257,7 @@ def candidate_batch(
             start += len(option) - 1
     gather = np.array([flat, tokens, slots], dtype=np.int64).reshape(3, -1)
     counts = np.array([len(options) for options in candidates], dtype=np.int64)
-    return CandidateBatch(grid, prefix, kept, gather, counts, np.array(lengths, dtype=np.int64), most, prompts, stack_cache(reused, prefix))
+    return CandidateBatch(grid, prefix, kept, gather, counts, np.array(lengths, dtype=np.int64), most, rows, stack_cache(reused, prefix))
 
 
 def candidate_scores(model: Any, batch: CandidateBatch, kv_store: KVStore | None = None) -> CandidateScores:
@@ -277,9 +280,10 @@ def candidate_scores(model: Any, batch: CandidateBatch, kv_store: KVStore | None
     ids, segments, positions = payload[: grid.size].view(grid.shape)
     flat, tokens, slots = payload[grid.size : grid.size + gather.size].view(gather.shape)
     prefix, kept = batch.prefix, batch.kept
-    options: dict[str, Any] = {"logits_to_keep": kept} if _keeps_some_logits(type(model)) else {}
+    # mypy does not see a class as Hashable (type[Any] against the protocol's __hash__), which every class is.
+    options: dict[str, Any] = {"logits_to_keep": kept} if _keeps_some_logits(type(model)) else {}  # type: ignore[arg-type]
     if batch.cache is not None:
-        options[_cache_argument(type(model))] = batch.cache
+        options[_cache_argument(type(model))] = batch.cache  # type: ignore[arg-type]
     with attention_kernels(device):
         out = model(
             input_ids=ids[:, prefix:],
@@ -358,7 +362,9 @@ def completion_scores(
     starts = [len(p) - 1 for p in prompts]
     first = min(start for start, length in zip(starts, lengths) if length)
     kept = width - first
-    flat, tokens, slots = [], [], []
+    flat: list[int] = []
+    tokens: list[int] = []
+    slots: list[int] = []
     for row, (prompt, completion, start) in enumerate(zip(prompts, completions, starts)):
         ids[row, : sizes[row]] = [*prompt, *completion]
         # The logits at position t predict token t + 1.
@@ -367,7 +373,8 @@ def completion_scores(
         slots += range(row * longest, row * longest + len(completion))
     payload = to_device(np.concatenate([ids.ravel(), np.array([flat, tokens, slots], dtype=np.int64).ravel(), lengths]), device)
     index = payload[n * width : -n].view(3, -1)
-    options = {"logits_to_keep": kept} if _keeps_some_logits(type(model)) else {}
+    # mypy does not see a class as Hashable (type[Any] against the protocol's __hash__), which every class is.
+    options = {"logits_to_keep": kept} if _keeps_some_logits(type(model)) else {}  # type: ignore[arg-type]
     with attention_kernels(device):
         logits = model(input_ids=payload[: n * width].view(n, width), **options).logits[:, -kept:]
     scores = torch.log_softmax(logits.reshape(-1, logits.shape[-1]).index_select(0, index[0]).float() / temperature, dim=-1)
@@ -547,13 +554,15 @@ class LMPolicy(EpisodeConversations):
             if free:
                 for i, action in zip(free, self._generate([prompts[i] for i in free], [observations[i] for i in free], [extractors[i][1] for i in free])):
                     actions[i] = action
-        self.usage["decisions"] += len(actions)
-        for action in actions:
+        # The scored and the free observations together are all of them: every slot holds an Action now.
+        decided = cast(list[Action], actions)
+        self.usage["decisions"] += len(decided)
+        for action in decided:
             self.usage["prompt_tokens"] += len(action.metadata["prompt_ids"])
             self.usage["completion_tokens"] += len(action.metadata["completion_ids"])
-        for conversation, action in zip(conversations, actions):
+        for conversation, action in zip(conversations, decided):
             conversation.reply(action.metadata.pop("reply"))
-        return actions  # type: ignore[return-value]
+        return decided
 
     @contextmanager
     def _model_time(self) -> Iterator[None]:
@@ -582,11 +591,11 @@ class LMPolicy(EpisodeConversations):
                 log_policy = torch.log_softmax(scored.scores / self.temperature, dim=1)
                 # One copy to the host for the whole pass: every decision's policy and every candidate token.
                 host = torch.cat([log_policy.ravel(), scored.tokens]).cpu().numpy()
-            log_policy, token_logprobs = host[: log_policy.numel()].reshape(log_policy.shape), host[log_policy.numel() :]
+            policies, token_logprobs = host[: log_policy.numel()].reshape(log_policy.shape), host[log_policy.numel() :]
             ends = np.cumsum(batch.lengths)
             first = 0
             for row, (moves, options, prompt) in enumerate(zip(legal[start : start + size], chunk_candidates, chunk_prompts)):
-                logp = log_policy[row, : len(options)]
+                logp = policies[row, : len(options)]
                 probs = np.exp(logp).astype(np.float64)
                 choice = int(np.argmax(probs)) if self.greedy else int(self.rng.choice(len(moves), p=probs / probs.sum()))
                 end = ends[first + choice]

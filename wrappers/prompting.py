@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from parlour.envs.core.context import Message as ContextMessage
 from parlour.envs.core.rendering import render
 from parlour.wrappers.backend import Message
 from parlour.wrappers.extraction import FORMAT_HINTS
@@ -34,7 +35,8 @@ def split_rules(observation: Mapping[str, Any]) -> tuple[str | None, str]:
 
     ``(None, text)`` when the observation carries no typed messages or no rules message.
     """
-    messages = observation.get("messages")
+    # The game context's typed messages where the observation has them; the checks below skip anything else.
+    messages: list[ContextMessage] | None = observation.get("messages")
     if not isinstance(messages, list):
         return None, str(observation.get("text") or "")
     rules = [m for m in messages if isinstance(m, dict) and m.get("kind") == "rules"]

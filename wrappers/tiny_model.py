@@ -35,13 +35,14 @@ def game_corpus(env_id: str, games: int = 6) -> list[str]:
     from parlour.wrappers.extraction import FORMAT_HINTS
     from parlour.wrappers.prompting import system_prompt
 
-    corpus = []
+    corpus: list[str] = []
     for seed in range(games):
         match = Match(game_class(env_id))
         match.reset(seed)
         rng = random.Random(seed)
 
-        def decide(player: str, rng: random.Random = rng) -> str:
+        # The defaults bind this game's match and generator: play_until calls decide before the loop moves on.
+        def decide(player: str, match: Match = match, rng: random.Random = rng) -> str:
             observation = match.agent_observation(player)
             corpus.extend(system_prompt(observation, FORMAT_HINTS["auto"]))
             return rng.choice(observation["legal_moves"])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from parlour.wrappers.backend import Completion, Message
 from parlour.wrappers.kv_store import KVStore, plain_cache
@@ -105,7 +105,8 @@ class TransformersBackend:
             raise FileNotFoundError(f"no model folder at {model!r} (and it is not a hub id such as 'namespace/name')")
         options: dict[str, Any] = {"local_files_only": local, "trust_remote_code": trust_remote_code}
         self.tokenizer = AutoTokenizer.from_pretrained(model, **options)
-        self.model = AutoModelForCausalLM.from_pretrained(model, dtype=torch_dtype, **options).to(self.device).eval()
+        # transformers wraps Module.to in a decorator whose annotation takes the model as its first argument.
+        self.model = AutoModelForCausalLM.from_pretrained(model, dtype=torch_dtype, **options).to(self.device).eval()  # type: ignore[arg-type]
         # transformers 5 renamed generate's past_key_values to cache (the old name warns); older releases know only the old one.
         self.cache_argument = "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
         self.tokenizer.padding_side = "left"
@@ -138,13 +139,14 @@ class TransformersBackend:
         if self.has_chat_template:
             from jinja2.exceptions import TemplateError
 
+            # With tokenize=False the template gives its text; transformers annotates every mode's result as one union.
             try:
-                return self.tokenizer.apply_chat_template(messages, add_generation_prompt=generation_prompt, tokenize=False)
+                return cast(str, self.tokenizer.apply_chat_template(messages, add_generation_prompt=generation_prompt, tokenize=False))
             except TemplateError:
                 # Some templates (Gemma, Mistral) reject a system role: fold it into the first user message.
-                return self.tokenizer.apply_chat_template(
+                return cast(str, self.tokenizer.apply_chat_template(
                     fold_system(messages), add_generation_prompt=generation_prompt, tokenize=False
-                )
+                ))
         transcript = "\n\n".join(f"{m['role']}: {m['content']}" for m in messages)
         return f"{transcript}\n\nassistant:" if generation_prompt else transcript
 
@@ -232,7 +234,8 @@ class TransformersBackend:
             length = tokens.index(self.tokenizer.eos_token_id) + 1 if self.tokenizer.eos_token_id in tokens else len(tokens)
             if self.kv_reuse:
                 self.kv_store.keep(output_cache(output), row, attention_mask[row], ids + tokens[:length])
-            text = self.tokenizer.decode(tokens[:length], skip_special_tokens=True)
+            # One sequence of ids decodes to one text (transformers' annotation also covers a batch's list).
+            text = cast(str, self.tokenizer.decode(tokens[:length], skip_special_tokens=True))
             completions.append(Completion(text=text, prompt_tokens=len(ids), completion_tokens=length))
         self.usage["prompt_tokens"] += sum(len(ids) for ids in prompts)
         self.usage["cached_tokens"] += sum(n for n, _ in reused)
