@@ -68,9 +68,10 @@ import shutil
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium
+
 from parlour.envs.agentic.shop import Shop
 from parlour.envs.core.match import Match, Snapshot
 from parlour.envs.core.seeding import episode_seeds
@@ -145,10 +146,17 @@ def _button(name: str, pressed: bool | None = None) -> str:
     return f'<button type="submit" name="click" value="{value}"{state}>{value}</button>'
 
 
+def _shop(match: Match) -> Shop:
+    """The match's game, which Match types as any Game: the browser face only ever builds matches of Shop."""
+    game = match.game
+    assert isinstance(game, Shop)
+    return game
+
+
 def shop_page(match: Match, token: int) -> str:
     """The HTML of the match's page: what :meth:`Shop.page_model` holds, every clickable a button of one form
     posted to ``/act?t=<token>``, the search page a text box and a Search button; the outcome once it is over."""
-    game: Shop = match.game
+    game = _shop(match)
     esc = html.escape
     body = [f"<p>Instruction: {esc(game.instruction)}</p>"]
     if match.outcome is not None:
@@ -251,7 +259,7 @@ class ShopBrowserEnv(gymnasium.Env):
     ``last_action`` and ``last_action_error``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": []}
 
     def __init__(self, *, chromium: str | None = None, max_browser_steps: int | None = None, **options: Any):
         missing = browser_unavailable(chromium)
@@ -259,7 +267,7 @@ class ShopBrowserEnv(gymnasium.Env):
             raise RuntimeError(missing)
         self.match = Match(Shop, options, face_options=("chromium", "max_browser_steps"))
         self.chromium = chromium_path(chromium)
-        self.max_browser_steps = 4 * self.match.game.max_steps if max_browser_steps is None else int(max_browser_steps)
+        self.max_browser_steps = 4 * _shop(self.match).max_steps if max_browser_steps is None else int(max_browser_steps)
         if self.max_browser_steps < 1:
             raise ValueError(f"max_browser_steps must be positive, got {max_browser_steps!r}")
         text = TextSpace()
@@ -292,6 +300,8 @@ class ShopBrowserEnv(gymnasium.Env):
         if self._server is None:
             return None
         host, port = self._server.server_address[:2]
+        # getsockname() gives an AF_INET server's host as a str; typeshed also allows the bytes bind() takes.
+        assert isinstance(host, str)
         return f"http://{host}:{port}"
 
     def page_html(self) -> str:
@@ -385,7 +395,7 @@ class ShopBrowserEnv(gymnasium.Env):
         nodes = [node for node in tree["nodes"] if node.get("browsergym_id")]
         self._bids = {node["browsergym_id"] for node in nodes}
         self._names = {(node["role"]["value"], node.get("name", {}).get("value", "")): node["browsergym_id"] for node in nodes}
-        return {"goal": self.match.game.instruction, "url": page.url, "axtree_txt": flatten_axtree_to_str(tree),
+        return {"goal": _shop(self.match).instruction, "url": page.url, "axtree_txt": flatten_axtree_to_str(tree),
                 "focused_element_bid": focused or "", "last_action": action, "last_action_error": error or ""}
 
     # ------------------------------------------------------------------------------------------ episode
@@ -477,7 +487,7 @@ class ShopBrowserEnv(gymnasium.Env):
     def _info(self, played: str | None, error: str | None, action: str | None = None) -> dict[str, Any]:
         """The step's infos: the browser action, the game action it played, why it was refused, the outcome."""
         info: dict[str, Any] = {"browser_action": action, "game_action": played, "browser_steps": self._moves,
-                                "game_steps": self.match.game.steps}
+                                "game_steps": _shop(self.match).steps}
         if error is not None:
             info["invalid_action"] = error
         if self.match.outcome is not None:

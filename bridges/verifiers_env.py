@@ -116,6 +116,11 @@ class ParlourTaskset(vf.Taskset[ParlourTask, ParlourTasksetConfig]):
             yield ParlourTask(data, config.task)
 
 
+def _first_seat() -> list[int | str]:
+    """The learner's seats by default: the first seat only."""
+    return [0]
+
+
 class ParlourEnvConfig(vf.EnvConfig):
     """The two roles (``learner``, ``frozen``), which seats the learner plays, and how replies are read."""
 
@@ -124,7 +129,7 @@ class ParlourEnvConfig(vf.EnvConfig):
     """The trainable role: plays every seat in ``learner_seats``."""
     frozen: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())
     """The frozen role (``trainable=False``): plays every other seat."""
-    learner_seats: list[int | str] = Field(default_factory=lambda: [0])
+    learner_seats: list[int | str] = Field(default_factory=_first_seat)
     """The learner's seats, as indices into the game's players or as names; all of them for self-play."""
     extraction: str | None = None
     """How a move is read from a reply (a name from ``parlour.wrappers.extraction``); default: the game's."""

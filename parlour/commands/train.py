@@ -46,7 +46,7 @@ def register_sb3(trainers: argparse._SubParsersAction) -> None:
     """Add ``parlour train sb3``."""
     from parlour.baselines.train.sb3 import SB3TrainConfig
 
-    defaults = SB3TrainConfig(env_id="", out=".")
+    defaults = SB3TrainConfig(env_id="", out=Path("."))
     sb3 = trainers.add_parser(
         "sb3",
         help="MaskablePPO self-play on the vector face against a league (games with enumerable moves)",
