@@ -24,7 +24,7 @@ Choose one by name with :func:`compute_advantages`: ``grpo``, ``rae``,
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Callable
 
 import numpy as np
@@ -46,7 +46,7 @@ def _keys(table: Table, *names: str) -> list[tuple[Hashable, ...]]:
     return list(zip(*columns))
 
 
-def _normalise(values: np.ndarray, keys: list[Hashable], eps: float) -> np.ndarray:
+def _normalise(values: np.ndarray, keys: Sequence[Hashable], eps: float) -> np.ndarray:
     """``(x - mean_g) / (std_g + eps)`` within each group ``g`` of equal keys (std 1 for a group of one)."""
     out = np.zeros(len(values), dtype=np.float64)
     groups: dict[Hashable, list[int]] = {}

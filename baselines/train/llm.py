@@ -88,14 +88,14 @@ from typing import Any
 
 import numpy as np
 
+from parlour.agents import agent_name
 from parlour.baselines.train.advantages import ESTIMATORS, compute_advantages
 from parlour.baselines.train.evaluation import strong_agent, wilson
-from parlour.evaluation.exploitability import supported as exploitability_supported
 from parlour.baselines.train.plots import plot_learning
 from parlour.envs.core.match import Match, make_game
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
-from parlour.agents import agent_name
+from parlour.evaluation.exploitability import supported as exploitability_supported
 from parlour.evaluation.heap import frozen_heap
 from parlour.evaluation.rollout import Plan, Played, Rollout, agent_names, make_plan
 from parlour.wrappers.llm_agent import write_checkpoint_settings
@@ -265,9 +265,11 @@ def seed_for_deal(env_id: str, cards: Sequence[int], limit: int = 100_000) -> in
         for seed in range(limit):
             match = Match(game_cls, {})
             match.reset(seed)
-            wanted = copy.deepcopy(match.game)
+            # KuhnPoker and LeducHoldem (the adapters' games) keep their deal in ``cards``, which Game does not declare.
+            dealt: Any = match.game
+            wanted = copy.deepcopy(dealt)
             adapter.deal(wanted, list(cards))
-            if list(wanted.cards) == list(match.game.cards):
+            if list(wanted.cards) == list(dealt.cards):
                 _DEAL_SEEDS[key] = seed
                 break
         else:
@@ -577,7 +579,7 @@ class LLMTrainer:
         return bool(metadata.get("completion_ids"))
 
     @staticmethod
-    def _chunks(rows: Sequence[_Row], order: Sequence[int], size: int) -> list[list[int]]:
+    def _chunks(rows: Sequence[_Row], order: Sequence[int] | np.ndarray, size: int) -> list[list[int]]:
         """``order``'s rows in passes of at most ``size``, one mode each, sorted by length so that little of a pass is padding."""
 
         def key(i: int) -> tuple[bool, int]:
@@ -608,8 +610,8 @@ class LLMTrainer:
             scored = candidate_scores(model, batch)
             return torch.log_softmax(scored.scores / self.config.temperature, dim=1), scored.present
         completions = [row.metadata["completion_ids"] for row in rows]
-        scored = completion_scores(model, prompts, completions, pad_id, self.config.temperature)
-        return scored.logprobs, scored.mask
+        completed = completion_scores(model, prompts, completions, pad_id, self.config.temperature)
+        return completed.logprobs, completed.mask
 
     def _references(self, learner: Learner, rows: list[_Row]) -> Any:
         """Every row's :meth:`_logprobs` under the learner's initial policy (for the KL term): one tensor, a row per row."""
@@ -872,7 +874,9 @@ class LLMTrainer:
                 shown = {f"return{_suffix(r['role'])}": f"{r['mean_return']:+.2f}" for r in rows}
                 shown.update({f"entropy{_suffix(r['role'])}": f"{r['entropy']:.2f}" for r in rows})
                 shown.update({f"win{_suffix(r['role'])}/{r['opponent']}": f"{r['win_rate']:.2f}" for r in latest if "win_rate" in r})
-                shown.update({"exploit": f"{r['exploitability']:.3f}" for r in latest if "exploitability" in r})
+                exploits = [r["exploitability"] for r in latest if "exploitability" in r]
+                if exploits:
+                    shown["exploit"] = f"{exploits[-1]:.3f}"  # one figure: the last row that measured it
                 bar.set_postfix(shown)
         except KeyboardInterrupt:
             # Ctrl-C keeps what the run has learnt: the models as they stand, the CSVs and the curves so far.

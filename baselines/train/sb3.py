@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import json
 import math
 import platform
@@ -44,15 +45,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium
 import numpy as np
 
 from parlour.baselines import make_scripted, scripted_names
+from parlour.baselines.sb3_agent import METADATA_FORMAT, PolicyAgent
 from parlour.baselines.train.evaluation import EVAL_COLUMNS, TRAINED_AGENTS, evaluate_agent, strong_agent
 from parlour.baselines.train.league import League, Member
-from parlour.baselines.sb3_agent import METADATA_FORMAT, PolicyAgent
 from parlour.envs.core.agent import reset_agent, wants_vector
 from parlour.envs.core.gym import GymGame
 from parlour.envs.core.match import make_game
@@ -168,13 +169,14 @@ class SelfPlayEnv(gymnasium.Env):
     and the league's agents, everything but the learner (throughput accounting).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": []}
 
     def __init__(self, env_id: str, league: League, seed: int, env_kwargs: dict[str, Any] | None = None):
         game_cls = game_class(env_id)
         options = dict(env_kwargs or {})
         game = make_game(game_cls, dict(options))
-        if not game.enumerable:
+        moves = game.moves
+        if moves is None:
             raise ValueError(f"{env_id} has no enumerable moves, so no vector face to train MaskablePPO on")
         self.players = list(game.players)
         self.league = league
@@ -183,11 +185,11 @@ class SelfPlayEnv(gymnasium.Env):
             seats = {other: _Seat() for other in self.players if other != player}
             self.faces.append((GymGame(game_cls, opponent=seats, seat=index, obs_mode="vector", **options), list(seats.values())))
         self.observation_space = gymnasium.spaces.Box(0.0, 1.0, (game.vector_size,), np.float32)
-        self.action_space = gymnasium.spaces.Discrete(len(game.moves))
+        self.action_space = gymnasium.spaces.Discrete(len(moves))
         self.rng = np.random.default_rng(seed)
         self.face: GymGame = self.faces[0][0]
         self.member: Member | None = None
-        self.mask = np.ones(len(game.moves), dtype=bool)
+        self.mask = np.ones(len(moves), dtype=bool)
         self.env_seconds = 0.0
         self.episodes = 0
 
@@ -217,6 +219,7 @@ class SelfPlayEnv(gymnasium.Env):
         observation, reward, terminated, truncated, info = self.face.step(int(action))
         self.mask = observation["action_mask"].astype(bool)
         if terminated or truncated:
+            assert self.member is not None  # reset() draws the opponent before the learner's first move
             info["score"] = self._finish()
             info["opponent"] = self.member.name
         self.env_seconds += time.perf_counter() - started
@@ -225,6 +228,7 @@ class SelfPlayEnv(gymnasium.Env):
     def _finish(self) -> float:
         match = self.face.match
         score = learner_score(match.outcome.to_dict() if match.outcome is not None else None, self.face.player)
+        assert self.member is not None  # reset() draws the opponent before a game can end
         self.league.report(self.member, score)
         self.episodes += 1
         return score
@@ -292,11 +296,11 @@ def train_sb3(config: SB3TrainConfig) -> dict[str, Any]:
         raise ImportError("parlour train sb3 needs stable-baselines3 and sb3-contrib: pip install 'parlour[sb3,train]'") from None
     from tqdm.auto import tqdm
 
-    from parlour.evaluation import exploitability as exploit
     from parlour.baselines.train.plots import plot_learning
+    from parlour.evaluation import exploitability as exploit
 
     game = make_game(game_class(config.env_id), dict(config.env_kwargs))
-    if not game.enumerable:
+    if game.moves is None:
         raise ValueError(f"{config.env_id} has no enumerable moves, so no vector face to train MaskablePPO on")
     moves = list(game.moves)
     opponents = config.opponents or list(dict.fromkeys(["random", strong_agent(config.env_id)]))
@@ -314,7 +318,7 @@ def train_sb3(config: SB3TrainConfig) -> dict[str, Any]:
         league.add(name, make_scripted(name, config.env_id), "scripted")
     seeds = np.random.SeedSequence(config.seed).spawn(config.n_envs)
     envs = [SelfPlayEnv(config.env_id, league, int(s.generate_state(1)[0]), config.env_kwargs) for s in seeds]
-    vec_env = DummyVecEnv([lambda env=env: Monitor(env) for env in envs])
+    vec_env = DummyVecEnv([functools.partial(Monitor, env) for env in envs])
     model = MaskablePPO(
         "MlpPolicy",
         vec_env,
