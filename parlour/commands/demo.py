@@ -261,7 +261,8 @@ def cpu_seconds() -> float:
     """CPU seconds used by this process and its child processes: those ended (``os.times``) and, on Linux, those still
     running (an engine such as Stockfish stays up between moves), read from ``/proc``."""
     used = os.times()
-    total = used.user + used.system + used.children_user + used.children_system
+    # process_time, not os.times' own fields: those count whole clock ticks, too coarse for a cheap game's episode.
+    total = time.process_time() + used.children_user + used.children_system
     try:
         tick = os.sysconf("SC_CLK_TCK")
         children = {pid for task in Path("/proc/self/task").iterdir() for pid in (task / "children").read_text().split()}
