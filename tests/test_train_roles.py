@@ -31,7 +31,7 @@ def test_a_table_per_role_gives_its_model_and_whether_it_is_frozen(tmp_path: Pat
 @pytest.mark.parametrize(("text", "message"), [
     ('[solver]\nmodel = "a"\n\n[solver]\nmodel = "b"\n', "not valid TOML"),  # a role given twice
     ('[solver]\nmodel = "a"\nmodel = "b"\n', "not valid TOML"),  # a key given twice
-    ('[solver]\nmodel = "a"\nfrozn = true\n', "role 'solver' has unknown keys frozn; a role takes model and frozen"),
+    ('[solver]\nmodel = "a"\nfrozn = true\n', "role 'solver' has unknown keys 'frozn' (did you mean 'frozen'?); a role takes model and frozen"),
     ('[solver]\nfrozen = true\n', "role 'solver' has no model"),
     ('[solver]\nmodel = ""\n', "role 'solver' has no model"),
     ('[solver]\nmodel = "a"\nfrozen = "yes"\n', "write frozen = true or false"),
