@@ -202,7 +202,12 @@ class Leaderboard:
         if isinstance(bundle, (str, Path)):
             directories = bundle_dirs(bundle)
             if directories != [Path(bundle)]:
-                return [self.submit(directory, submitter) for directory in directories]
+                # bundle_dirs found bundles inside: each of them is a bundle itself.
+                return [self._submit_one(directory, submitter) for directory in directories]
+        return self._submit_one(bundle, submitter)
+
+    def _submit_one(self, bundle: Any, submitter: str) -> dict[str, Any]:
+        """:meth:`submit` of one bundle (not a directory of them)."""
         wire = as_bundle(bundle)
         return self.store_verified(verify_bundle(wire, self._challenge_for(wire, submitter)), submitter)
 

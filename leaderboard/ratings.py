@@ -97,12 +97,16 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 from scipy.special import expit
 
 from parlour.evaluation.results import bounded_interval, mean_ci, score_range
+
+if TYPE_CHECKING:
+    # Only annotations name them: importing the store would load SQLAlchemy wherever ratings are computed.
+    from parlour.leaderboard.store import OutcomeDetails, Result
 
 ANCHOR = "random"
 ANCHOR_RATING = 1000.0
@@ -121,10 +125,6 @@ MIN_OPPONENTS = 2
 #: α-Rank's selection intensity (on payoffs scaled to [-1, 1]) and population size.
 ALPHA_RANK_ALPHA = 20.0
 ALPHA_RANK_POPULATION = 50
-
-#: One stored episode: (fingerprint, {seat: agent}, {seat: return}) and optionally its outcome details
-#: (``{"details": {...}, "teams": {...} | None, ...}``, see :func:`parlour.leaderboard.store.outcome_details`).
-Result = tuple
 
 
 @dataclass(frozen=True)
@@ -235,7 +235,7 @@ def method_for(category: str, zero_sum: bool, seats: int, results: Sequence[Resu
     return declared
 
 
-def role_of(seat: str, details: dict[str, Any] | None = None, fixed_roles: bool = False) -> str:
+def role_of(seat: str, details: OutcomeDetails | None = None, fixed_roles: bool = False) -> str:
     """A seat's role: its team in the episode's outcome if it had one, else its name without the trailing number.
 
     In a game with ``fixed_roles`` the seat alone decides, without its trailing number or letter
@@ -244,7 +244,7 @@ def role_of(seat: str, details: dict[str, Any] | None = None, fixed_roles: bool 
     """
     if fixed_roles:
         return re.sub(r"(_[a-z]|_?[0-9]+)$", "", seat) or seat
-    teams = (details or {}).get("teams") or {}
+    teams = (details.get("teams") if details else None) or {}
     for team, members in teams.items():
         if seat in members:
             return str(team)
@@ -336,7 +336,7 @@ def fit_bradley_terry(
     games = np.asarray(games, dtype=float)
     k = wins.shape[-1]
     params = np.zeros(wins.shape[:-2] + (k + 1,))
-    hessian = None
+    hessian: np.ndarray | None = None
     if start is not None:
         params[...] = start
     if start is not None and params.ndim == 2:
@@ -347,10 +347,25 @@ def fit_bradley_terry(
     else:
         params, hessian = _newton(params, wins, games, first_mover, prior_sd, iterations)
     theta = params[..., :k]
-    if covariance and hessian is None:
-        hessian = _derivatives(params, wins, games, first_mover, prior_sd)[1]
     # Only the full data's fit needs the covariance; inverting every bootstrap sample's Hessian cost as much as the fit.
-    return theta - theta.mean(axis=-1, keepdims=True), params[..., k], np.linalg.inv(-hessian) if covariance else None
+    inverse = None
+    if covariance:
+        if hessian is None:
+            hessian = _derivatives(params, wins, games, first_mover, prior_sd)[1]
+        inverse = np.linalg.inv(-hessian)
+    return theta - theta.mean(axis=-1, keepdims=True), params[..., k], inverse
+
+
+@overload
+def _derivatives(
+    params: np.ndarray, wins: np.ndarray, games: np.ndarray, first_mover: bool, prior_sd: float, hessian: Literal[True] = True
+) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+@overload
+def _derivatives(
+    params: np.ndarray, wins: np.ndarray, games: np.ndarray, first_mover: bool, prior_sd: float, hessian: Literal[False]
+) -> tuple[np.ndarray, None]: ...
 
 
 def _derivatives(
@@ -386,8 +401,8 @@ def _derivatives(
 
 def _newton(
     params: np.ndarray, wins: np.ndarray, games: np.ndarray, first_mover: bool, prior_sd: float, iterations: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Newton's method on the posterior from ``params``; the optimum and the Hessian of the last step."""
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Newton's method on the posterior from ``params``; the optimum and the Hessian of the last step (None after no step)."""
     hessian = None
     for _ in range(iterations):
         gradient, hessian = _derivatives(params, wins, games, first_mover, prior_sd)
@@ -479,7 +494,7 @@ def bradley_terry(
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(games_between > 0, symmetric_wins / np.maximum(games_between, 1e-300), np.nan)
     means = _mean_returns(results, agents)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"agent": name, "rating": float(ratings[i]), "low": float(low[i]), "high": float(high[i]),
          "games": int(round(games_between[i].sum())),
          "score": float(symmetric_wins[i].sum() / games_between[i].sum()) if games_between[i].sum() else None,
@@ -508,8 +523,11 @@ def _mean_returns(results: Sequence[Result], agents: Iterable[str]) -> dict[str,
 
 
 # ---------------------------------------------------------- payoff matrices
-def payoff_samples(results: Sequence[Result], agents: list[str], roles: bool = False) -> tuple[np.ndarray, ...]:
-    """Per ordered pair of distinct seats (a, b): (episode, agent of a, agent of b, return of a, role index of a).
+def payoff_samples(
+    results: Sequence[Result], agents: list[str], roles: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """Per ordered pair of distinct seats (a, b): (episode, agent of a, agent of b, return of a, role index of a), and
+    the role names by index.
 
     ``M[i][j]`` averages the returns of i's seats over the episodes where j held
     another seat; ``M[i][i]`` comes from episodes where i held several seats (self-play).
@@ -533,7 +551,7 @@ def payoff_samples(results: Sequence[Result], agents: list[str], roles: bool = F
                 role.append(role_index)
     arrays = (np.array(episodes, dtype=np.int64), np.array(mine, dtype=np.int64), np.array(theirs, dtype=np.int64),
               np.array(value, dtype=float), np.array(role, dtype=np.int64))
-    return arrays + (sorted(role_names, key=role_names.get),)
+    return (*arrays, sorted(role_names, key=role_names.__getitem__))
 
 
 def _cell_means(cell: np.ndarray, value: np.ndarray, weights: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -712,7 +730,7 @@ def payoff_table(
         for b, counts in enumerate(_bootstrap_counts(n, bootstrap, seed)):
             ratings_b[b], matrices_b[b] = statistic(counts[episode])
     rating_se, cell_se = bootstrap_se(ratings_b), bootstrap_se(matrices_b)
-    rows = []
+    rows: list[dict[str, Any]] = []
     means = _mean_returns(results, agents)
     # Episodes per agent in one pass: counting them agent by agent went over every result once per agent.
     played = Counter(name for result in results for name in set(result[1].values()))
@@ -763,7 +781,7 @@ def team_table(results: Sequence[Result], bounds: tuple[float, float]) -> list[d
         names = sorted(seating.values())
         lineup = " + ".join(f"{name} ×{names.count(name)}" if names.count(name) > 1 else name for name in dict.fromkeys(names))
         scores.setdefault(lineup, []).append(float(np.mean([returns.get(seat, 0.0) for seat in seating])))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for lineup, values in scores.items():
         mean, low, high = mean_interval(values, bounds)
         rows.append({"team": lineup, "score": mean, "low": low, "high": high, "episodes": len(values)})
@@ -778,7 +796,7 @@ def mean_scores(results: Sequence[Result]) -> dict[str, Any]:
         for seat, name in result[1].items():
             by_agent.setdefault(name, []).append(float(result[2].get(seat, 0.0)))
     bounds = score_range([value for values in by_agent.values() for value in values])
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, values in by_agent.items():
         mean, low, high = mean_interval(values, bounds)
         rows.append({"agent": name, "rating": mean, "low": low, "high": high,
@@ -801,7 +819,7 @@ def role_table(results: Sequence[Result], fixed_roles: bool = False) -> dict[str
         for key, values in seats.items():
             by_key.setdefault(key, []).append(sum(values) / len(values))
     bounds = score_range([float(v) for result in results for v in result[2].values()])
-    rows = []
+    rows: list[dict[str, Any]] = []
     for (name, role), values in by_key.items():
         mean, low, high = mean_interval(values, bounds)
         rows.append({"agent": name, "role": role, "rating": mean, "low": low, "high": high, "games": len(values),
@@ -815,14 +833,15 @@ def negotiation_metrics(results: Sequence[Result]) -> list[dict[str, Any]]:
     keys = {"agreement": "agreement_rate", "social_welfare": "welfare", "pareto_distance": "pareto_distance", "nash_distance": "nash_distance"}
     per_agent: dict[str, dict[str, list[float]]] = {}
     for result in results:
-        details = (result[3] if len(result) > 3 else {}).get("details", {})
+        outcome = result[3] if len(result) > 3 else None
+        details = outcome.get("details", {}) if outcome is not None else {}
         for seat, name in result[1].items():
             entry = per_agent.setdefault(name, {"utility": []})
             entry["utility"].append(float(result[2].get(seat, 0.0)))
             for key, label in keys.items():
                 if key in details:
                     entry.setdefault(label, []).append(float(details[key]))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, entry in sorted(per_agent.items()):
         row: dict[str, Any] = {"agent": name, "episodes": len(entry["utility"])}
         for label in ("utility", *keys.values()):
@@ -925,7 +944,7 @@ def _rank_on_core(table: dict[str, Any], core: dict[str, Any]) -> None:
 
 
 #: One rating unit: an agent, and its role in a table rated per role (None elsewhere).
-Unit = tuple
+Unit = tuple[str, str | None]
 
 
 def units_of(result: Result, by_role: bool = False, fixed_roles: bool = False) -> frozenset[Unit]:
@@ -996,7 +1015,7 @@ def standings(
         short = [unit for unit in active if unit not in thin and len(met[unit]) < needed[unit]]
         if not thin and not short:
             break
-        for unit in thin or {min(short, key=evidence.get)}:
+        for unit in thin or {min(short, key=evidence.__getitem__)}:
             # Said "against agents that are not provisional" only where setting others aside took something away.
             whole = (episodes[unit], len(met[unit])) == (everything[0][unit], len(everything[1][unit]))
             standing[unit] = _shortfall(episodes[unit], len(met[unit]), needed[unit], min_episodes, whole)

@@ -43,7 +43,7 @@ import secrets
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypedDict
 
 from sqlalchemy import (
     BigInteger,
@@ -59,9 +59,12 @@ from sqlalchemy import (
     func,
     select,
 )
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import CursorResult, Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+if TYPE_CHECKING:
+    from sqlalchemy import Table
 
 from parlour.evaluation.challenges import challenge_seed
 from parlour.leaderboard.names import NAME_LIMIT, BadName, check_name, skeleton
@@ -109,6 +112,11 @@ class Quota:
 
 class Base(DeclarativeBase):
     """Declarative base of the leaderboard tables."""
+
+    if TYPE_CHECKING:
+        # Every model here maps one Table (DeclarativeBase allows any FromClause), whose insert, update and delete
+        # statements the bulk writes use.
+        __table__: ClassVar[Table]
 
 
 def _now() -> dt.datetime:
@@ -266,6 +274,31 @@ def slug(name: str) -> str:
     return f"{safe}-{hashlib.sha256(name.encode()).hexdigest()[:16]}"
 
 
+class OutcomeDetails(TypedDict, total=False):
+    """What ratings read from an episode's outcome besides returns (:func:`outcome_details` makes it; an episode
+    stored before details were kept has none of the keys)."""
+
+    #: The outcome's scalar details: agreement, welfare, Pareto and Nash distances, ...
+    details: dict[str, bool | int | float]
+    #: Each team's seats, where the game has teams (Mafia's ``mafia`` and ``village``).
+    teams: dict[str, list[str]] | None
+    winning_team: str | None
+    truncated: bool
+
+
+class Result(NamedTuple):
+    """One stored episode as :mod:`parlour.leaderboard.ratings` reads it (:meth:`Store.results`). Ratings read it by
+    position (``result[1]`` is the seating), so a plain tuple ``(fingerprint, seating, returns)`` or
+    ``(fingerprint, seating, returns, details)`` serves as well."""
+
+    fingerprint: str
+    #: ``{seat: agent}``
+    seating: dict[str, str]
+    #: ``{seat: return}``
+    returns: dict[str, float]
+    details: OutcomeDetails | None = None
+
+
 @dataclass
 class NewEpisode:
     """A verified episode ready to store: see :class:`Episode` for the fields."""
@@ -278,10 +311,10 @@ class NewEpisode:
     fingerprint: str
     record: dict[str, Any]
     #: The outcome's scalar details and teams (see :func:`outcome_details`).
-    details: dict[str, Any] = field(default_factory=dict)
+    details: OutcomeDetails = field(default_factory=OutcomeDetails)
 
 
-def outcome_details(record: dict[str, Any]) -> dict[str, Any]:
+def outcome_details(record: dict[str, Any]) -> OutcomeDetails:
     """What ratings need from a record's outcome besides returns: scalar details, teams, the winning team, truncation."""
     outcome = record.get("outcome") or {}
     scalars = {
@@ -289,8 +322,8 @@ def outcome_details(record: dict[str, Any]) -> dict[str, Any]:
         for key, value in (outcome.get("details") or {}).items()
         if isinstance(value, (bool, int, float)) and not (isinstance(value, float) and value != value)
     }
-    return {"details": scalars, "teams": outcome.get("teams"), "winning_team": outcome.get("winning_team"),
-            "truncated": bool(outcome.get("truncated"))}
+    return OutcomeDetails(details=scalars, teams=outcome.get("teams"), winning_team=outcome.get("winning_team"),
+                          truncated=bool(outcome.get("truncated")))
 
 
 @dataclass
@@ -572,6 +605,7 @@ class Store:
             .where(Challenge.id == challenge_id, Challenge.submitter_id == submitter_id, Challenge.submission_id.is_(None))
             .values(submission_id=submission_id)
         )
+        assert isinstance(used, CursorResult)  # what an UPDATE's execution returns, with its row count
         if used.rowcount != 1:
             raise ChallengeError(f"challenge {challenge_id} was already used (a challenge is accepted once); ask for a new one")
 
@@ -585,12 +619,14 @@ class Store:
 
     def _insert(self, table: Any) -> Any:
         if self.dialect == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert
-        elif self.dialect == "sqlite":
-            from sqlalchemy.dialects.sqlite import insert
-        else:
-            raise ValueError(f"the leaderboard supports SQLite and PostgreSQL, not {self.dialect}")
-        return insert(table)
+            from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+            return postgresql_insert(table)
+        if self.dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+            return sqlite_insert(table)
+        raise ValueError(f"the leaderboard supports SQLite and PostgreSQL, not {self.dialect}")
 
     def _agent_ids(self, session: Session, names: list[str], submitter_id: int, builtin: set[str]) -> dict[str, int]:
         """The ids of ``names``, creating the new ones; :class:`NameTaken` if another submitter owns any or one looks like another."""
@@ -673,7 +709,7 @@ class Store:
         with self.read() as session:
             return int(session.scalar(select(func.count(Submission.id))) or 0)
 
-    def results(self, env_id: str, counted: bool = True) -> list[tuple[str, dict[str, str], dict[str, float], dict[str, Any]]]:
+    def results(self, env_id: str, counted: bool = True) -> list[Result]:
         """Stored episodes of ``env_id`` as (fingerprint, seating, returns, details), ordered by fingerprint.
 
         ``counted``: the episodes that count (challenges and live matches); otherwise the self-reported ones.
@@ -684,7 +720,7 @@ class Store:
         )
         with self.read() as session:
             rows = session.execute(query.order_by(Episode.fingerprint)).tuples().all()
-        return [(key, json.loads(seating), json.loads(returns), json.loads(details)) for key, seating, returns, details in rows]
+        return [Result(key, json.loads(seating), json.loads(returns), json.loads(details)) for key, seating, returns, details in rows]
 
     def episodes(
         self, env_id: str | None = None, submission: int | None = None, agent: str | None = None, limit: int = 50

@@ -60,19 +60,19 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from parlour.baselines import make_scripted, scripted_names
 from parlour.envs.coding.oracle import is_privileged
 from parlour.envs.core.game import Game
 from parlour.envs.core.match import ENGINE_OPTIONS, engine_options, make_game
-from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.core.record import ReplayMismatch, replay
+from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class, list_envs
+from parlour.evaluation.challenges import challenge_seed
 from parlour.evaluation.runner import default_lineup, seat_order
 from parlour.leaderboard.names import BadName, lookalike
 from parlour.leaderboard.names import check_name as canonical_name
-from parlour.evaluation.challenges import challenge_seed
 from parlour.leaderboard.store import NewEpisode, outcome_details
 
 #: Base seeds of a run are below this (SeedSequence takes any size; the bound keeps records and databases sane).
@@ -193,7 +193,8 @@ def _option_defaults(game_cls: type[Game]) -> dict[str, frozenset[str]]:
 
 def non_default_options(game_cls: type[Game], options: dict[str, Any]) -> dict[str, Any]:
     """``options`` without the entries equal to the game's defaults: what is left makes it another game."""
-    defaults = _option_defaults(game_cls)
+    # Every class is hashable; mypy checks the class object against Hashable with the instances' __hash__, a false error.
+    defaults = _option_defaults(game_cls)  # type: ignore[arg-type]
     return {key: value for key, value in options.items() if _canonical(value) not in defaults.get(key, frozenset())}
 
 
@@ -239,7 +240,7 @@ def unrated_reason(game_cls: type[Game]) -> str | None:
     return None
 
 
-def _int(value: Any) -> bool:
+def _int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
