@@ -385,8 +385,8 @@ class Results:
         if any((record.get("outcome") or {}).get("winner") is not None or (record.get("outcome") or {}).get("winners")
                for record in self.records):
             return True
-        from parlour.envs.registry import game_class
         from parlour.envs.core.match import make_game
+        from parlour.envs.registry import game_class
 
         try:
             game_cls = game_class(self.env_id)
