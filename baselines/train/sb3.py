@@ -42,7 +42,7 @@ import json
 import math
 import platform
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,7 +150,7 @@ class _Seat:
         return self.agent.act(observation)
 
 
-def learner_score(outcome: dict[str, Any] | None, seat: str) -> float:
+def learner_score(outcome: Mapping[str, Any] | None, seat: str) -> float:
     """1 if ``seat`` won, 1/2 for a draw (or a cut-off episode), 0 if it lost."""
     if outcome is None or outcome.get("truncated"):
         return 0.5
