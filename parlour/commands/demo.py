@@ -23,7 +23,7 @@ each environment, and an ETA); the terminal shows one progress line per
 environment.
 
 How many episodes each line-up plays is fixed before any is played, from two
-things, and the index states both for every environment (:func:`plan_episodes`):
+things, and the index states both for every environment (:func:`plan_demo`):
 
 * what its figure needs: ``--episodes`` per line-up, and for competitive games
   (and games rated per role) at least ``--game-episodes`` per environment shared
@@ -34,9 +34,11 @@ things, and the index states both for every environment (:func:`plan_episodes`):
   it holds) unless fewer were asked for;
 * what an episode costs: one probe episode of each line-up is played and
   verified first (not counted), its CPU time measured, and where the whole demo
-  would take more than ``--budget`` CPU seconds of play and verification, the costliest environments
-  are cut (water-filling: every environment keeps all it wants up to one level
-  of seconds, the level chosen so the total fits), never below a rank's needs.
+  would take more than ``--budget`` CPU seconds in all (starting and measuring
+  included, and :data:`RESERVE` of it kept for storing the runs and recomputing
+  the ratings), the costliest environments are cut (water-filling: every
+  environment keeps all it wants up to one level of seconds, the level chosen
+  so the total fits), never below a rank's needs.
 
 Stopping when the result looks good would bias it: nothing here looks at a
 result before the counts are fixed. The leaderboard replays every episode.
@@ -80,6 +82,8 @@ MANIFEST = "demo.json"
 MAX_ROLE_LINEUPS = 27
 #: CPU seconds of play and verification the default demo spends in all: 5 minutes.
 DEFAULT_BUDGET = 300.0
+#: The share of ``--budget`` kept for what follows each run's verification (storing it, recomputing the ratings).
+RESERVE = 0.05
 #: The seed of the probe episodes that measure an episode's cost: far from every counted seed (those derive from nonces).
 PROBE_SEED = 2**40 + 35
 #: A probe slower than this (seconds) is played once more and the faster taken: a first episode also pays for loading
@@ -309,12 +313,20 @@ def plan_demo(env_ids: list[str], args: argparse.Namespace, progress: DemoProgre
         wants[env_id] = [want] * len(runs)
         floors[env_id] = rank_floors(env_id, runs)
         costs[env_id] = [probe_cost(env_id, run, players) for run in runs] if args.budget > 0 else [0.0] * len(runs)
-    planned, level = allot(wants, floors, costs, args.budget)
+    # Starting and measuring are spent already, and each run's verification is followed by bookkeeping (storing it,
+    # recomputing its environment's ratings) that no probe measured: the episodes get what is left of the budget.
+    spent = cpu_seconds()
+    episodes_budget = max(args.budget * (1 - RESERVE) - spent, 1e-9) if args.budget > 0 else 0.0
+    planned, level = allot(wants, floors, costs, episodes_budget)
     for env_id, entry in entries.items():
         for k, lineup in enumerate(entry["lineups"]):
             lineup.update(episodes=planned[env_id][k], want=wants[env_id][k], floor=floors[env_id][k], cost=costs[env_id][k])
         entry["note"] = plan_note(entry, args.budget, level)
-    return {"budget": args.budget, "level": level, "envs": entries}
+    budget_note = (
+        f"{spent:.0f} s went to starting and measuring, {RESERVE:.0%} is kept for storing the runs and recomputing the ratings, "
+        f"and the episodes have the remaining {episodes_budget:.0f} s" if args.budget > 0 else "no budget: every line-up plays what its figure wants"
+    )
+    return {"budget": args.budget, "budget_note": budget_note, "level": level, "envs": entries}
 
 
 def plan_note(entry: dict[str, Any], budget: float, level: float | None) -> str:
@@ -414,6 +426,7 @@ class DemoProgress:
             for item in environments:
                 item["eta_s"] = (item["planned_s"] - item["done_s"]) * pace
             return {"state": self.state, "message": self.message, "error": self.error, "budget": (plan or {}).get("budget"),
+                    "budget_note": (plan or {}).get("budget_note", ""),
                     "environments": environments, "episodes": total, "episodes_done": played,
                     "environments_done": sum(item["state"] == "done" for item in environments),
                     "eta_s": (cost_total - cost_done) * pace if plan else None, "elapsed_s": elapsed}
