@@ -273,7 +273,7 @@ def describe(error):
 
 # What a test prints is kept for display, up to 2000 characters.
 class Capture:
-    def __init__(self):
+    def __init__(self) -> None:
         self.parts = []
         self.size = 0
 

@@ -14,7 +14,8 @@ to some players), ``ctx.reward``, ``ctx.finish`` (winners, teams), ``ctx.elimina
 
 Writing a game means subclassing :class:`Game` and filling in:
 
-* class metadata: ``name``, ``version``, ``description``, ``category``,
+* class metadata, declared and documented together in the metadata section of
+  :class:`Game`: ``name``, ``version``, ``description``, ``category``,
   ``zero_sum``, ``simultaneous``, ``reference_agents`` (and ``higher_is_better``
   when a lower score is better, ``default_error_allowance``, and ``fixed_rules``
   when the rules depend only on the options and the seat);
@@ -38,7 +39,7 @@ import copy
 import pickle
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypedDict
 
 import numpy as np
 
@@ -59,6 +60,22 @@ def int_option(name: str, value: Any, low: int, high: int | None = None) -> int:
         bound = f"from {low} to {high}" if high is not None else f">= {low}"
         raise ValueError(f"{name} must be an int {bound}, got {value!r}")
     return value
+
+
+class OutcomeDict(TypedDict):
+    """An :class:`Outcome` as JSON (:meth:`Outcome.to_dict`): a record's ``outcome`` and a final ``infos[player]["outcome"]``.
+
+    ``winner`` is the single winner or ``None``; the other keys are the :class:`Outcome` fields of the same names.
+    """
+
+    winner: str | None
+    winners: list[str]
+    scores: dict[str, float]
+    reason: str
+    details: dict[str, Any]
+    teams: dict[str, list[str]] | None
+    winning_team: str | None
+    truncated: bool
 
 
 @dataclass
@@ -87,7 +104,7 @@ class Outcome:
         """The single winner, or ``None`` for a draw, a shared win or a team game won by several players."""
         return self.winners[0] if len(self.winners) == 1 else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> OutcomeDict:
         """The outcome as a JSON-ready dict (``winner`` is the single winner or ``None``, for readers of two-player games)."""
         return {
             "winner": self.winner,
@@ -123,11 +140,23 @@ def lettered_board(cells: list[int], rows: int, columns: int, symbols: dict[int,
 class Game:
     """Base class of every parlour game; see the module docstring for the contract."""
 
+    # ----------------------------------------------------------------- metadata
+    # What a game declares about itself, all in this section: class attributes a subclass overrides (never set
+    # per instance) and the registry, the engine, the faces and the leaderboard read, so they hold for every
+    # episode and every option value.
+
+    #: The game's name, the ``<Name>`` of its id ``parlour/<Name>-v<version>``.
     name: ClassVar[str]
+    #: The version of its rules, in its id and in its records: replay refuses a record of another version.
     version: ClassVar[int] = 0
+    #: One or two sentences for listings and the leaderboard: the game and what its options change.
     description: ClassVar[str] = ""
+    #: The kind of environment (``game``, ``social``, ``cooperation``, ``negotiation``, ``puzzle``, ``agentic``,
+    #: ``search``, ``coding``); the leaderboard's rating method follows it (with ``zero_sum``).
     category: ClassVar[str] = "game"
+    #: Whether one player's gain is the others' loss: the default :meth:`forfeit` then pays the others a share.
     zero_sum: ClassVar[bool] = True
+    #: Whether all players move at once: :meth:`to_move` names them all, and ``apply`` gets every acting player's move.
     simultaneous: ClassVar[bool] = False
     #: How many invalid actions a player may make before it forfeits.
     default_error_allowance: ClassVar[int] = 2
@@ -159,7 +188,12 @@ class Game:
     #: bridges that speak only in tool calls (TRL, MCP) give such a seat a ``move`` tool. A game without tools, or
     #: without a final tool, moves by text in every seat and needs no entry here.
     text_moves: ClassVar[tuple[str, ...]] = ()
+    #: The game's rules batched over many episodes in numpy (a :class:`parlour.envs.core.vector.GameBatch`
+    #: subclass in the same file), which gives it the batched vector face; ``None`` for most games.
+    batch: ClassVar[type | None] = None
 
+    # ------------------------------------------------------- set by __init__
+    #: The players' names, in seat order.
     players: list[str]
     #: All move names of an enumerable game, in ``Discrete`` index order; ``None``
     #: when moves cannot be enumerated (free text, offers with prices, ...).
@@ -168,11 +202,8 @@ class Game:
     vector_size: int = 0
     #: The tools a player may call before its move (see :mod:`parlour.envs.core.tools`); empty for most games.
     tools: list[Tool] = []
-    #: The game's rules batched over many episodes in numpy (a :class:`parlour.envs.core.vector.GameBatch`
-    #: subclass in the same file), which gives it the batched vector face; ``None`` for most games.
-    batch: ClassVar[type | None] = None
 
-    # ----------------------------------------------------------------- metadata
+    # ----------------------------------------------------------------- identity
     @classmethod
     def env_id(cls) -> str:
         """The registered id, ``parlour/<Name>-v<version>``."""

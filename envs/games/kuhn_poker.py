@@ -100,7 +100,7 @@ class KuhnPoker(Game):
     fixed_rules = True
     batch = KuhnPokerBatch
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.players = ["player_0", "player_1"]
         self.moves: list[str] = list(MOVES)
         self.vector_size = 11

@@ -139,7 +139,7 @@ class LeducHoldem(Game):
     fixed_rules = True
     batch = LeducHoldemBatch
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.players = ["player_0", "player_1"]
         self.moves: list[str] = list(MOVES)
         self.vector_size = 2 + 3 + 3 + 1 + 2 + 2 * MAX_BETS_PER_ROUND * 2

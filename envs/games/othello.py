@@ -220,7 +220,7 @@ class Othello(Game):
     fixed_rules = True
     batch = OthelloBatch
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.players = ["player_0", "player_1"]
         self.moves = CELLS + ["pass"]
         self.vector_size = 2 * SIZE * SIZE

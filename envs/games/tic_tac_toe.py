@@ -115,7 +115,7 @@ class TicTacToe(Game):
     fixed_rules = True
     batch = TicTacToeBatch
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.players = ["player_0", "player_1"]
         self.moves: list[str] = list(CELLS)
         self.vector_size = 18
