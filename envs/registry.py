@@ -23,6 +23,7 @@ import functools
 import importlib
 import inspect
 import pkgutil
+import re
 import types
 import warnings
 from importlib.metadata import entry_points
@@ -144,15 +145,19 @@ def _bare(text: str) -> str:
 
 def closest_env_ids(given: str, known: list[str]) -> list[str]:
     """The registered ids a mistyped ``given`` most likely means: the same game name whatever its case, punctuation,
-    ``parlour/`` prefix or version (``tictactoe``, ``TicTacToe-v1``), else the closest spellings."""
-    bare = _bare(given.removeprefix("parlour/"))
+    ``parlour/`` prefix or version (``tictactoe``, ``TicTacToe-v1``), else a name it begins (``kuhn``), else the
+    closest spellings."""
+    name = re.sub(r"-v\d+$", "", given.removeprefix("parlour/"), flags=re.IGNORECASE)
+    bare = _bare(name)
     names = {env_id: _bare(env_id.removeprefix("parlour/").rsplit("-v", 1)[0]) for env_id in known}
-    same = [env_id for env_id, name in names.items() if bare in (name, _bare(env_id.removeprefix("parlour/")))]
-    same = same or [env_id for env_id, name in names.items() if bare.rstrip("0123456789").removesuffix("v") == name]
-    if same:
+    same = [env_id for env_id, known_name in names.items() if known_name == bare]
+    if same or not bare:
         return same
+    begun = [env_id for env_id, known_name in names.items() if len(bare) >= 3 and known_name.startswith(bare)]
+    if begun:
+        return begun[:3]
     by_name = difflib.get_close_matches(bare, list(names.values()), n=3, cutoff=0.6)
-    return [env_id for name in by_name for env_id, known_name in names.items() if known_name == name][:3]
+    return [env_id for close in by_name for env_id, known_name in names.items() if known_name == close][:3]
 
 
 def make_aec(env_id: str, **kwargs) -> AECGame:
