@@ -77,8 +77,8 @@ def test_a_limit_never_cuts_between_tied_rows():
 
 
 def test_train_and_test_splits_draw_disjoint_world_seeds():
-    train = {started(seed).game.world_seed for seed in range(20)}
-    test = {started(seed, split="test").game.world_seed for seed in range(20)}
+    train = {started(seed, split="train").game.world_seed for seed in range(20)}
+    test = {started(seed).game.world_seed for seed in range(20)}  # the default split is "test", as in the other worlds
     assert max(train) < TEST_SEEDS_FROM <= min(test)
     assert started(5).game.world.program == started(5).game.world.program
 

@@ -37,8 +37,10 @@ Options:
   conditions; 3: a join (filtered, or grouped with a count or an aggregate);
   4: HAVING, nested subqueries (above an average, NOT IN), filtered groups;
   5: two joins with grouping, grouped top-k, correlated subqueries.
-* ``split`` (``"train"``, default, or ``"test"``): world seeds below
-  2**62 are training worlds, those from 2**62 up test worlds; the two never meet.
+* ``split`` (``"train"`` or ``"test"``, default, as in the other agentic
+  worlds, so an evaluation that names no split runs on held-out worlds):
+  world seeds below 2**62 are training worlds, those from 2**62 up test
+  worlds; the two never meet.
 * ``partial_credit`` (default False): pay the F1 of the row sets when the
   result does not match (the right rows out of the asked order earn 0.5).
 * ``max_rows`` (1 to 500, default 50): rows a ``query`` shows.
@@ -152,7 +154,7 @@ class SQL(Game):
     default_max_tool_calls = 30
     reference_agents = ("expert", "random")
 
-    def __init__(self, *, difficulty: int = 3, split: str = "train", partial_credit: bool = False, max_rows: int = 50):
+    def __init__(self, *, difficulty: int = 3, split: str = "test", partial_credit: bool = False, max_rows: int = 50):
         self.difficulty = int_option("difficulty", difficulty, 1, 5)
         if split not in SPLITS:
             raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
