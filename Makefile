@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install system test demo bench clean
+.PHONY: install system test test-fast demo bench clean
 
 $(BIN)/parlour: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,11 @@ system:
 	bash scripts/system_packages.sh
 
 test: install system
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25
+
+# The contract tier alone (API conformance, rules, fuzzing, attribution, records): every test not marked slow.
+test-fast: install system
+	$(BIN)/python -m pytest -q -m "not slow"
 
 # `make demo PORT=8001 HOST=0.0.0.0` serves elsewhere than 127.0.0.1:8000.
 PORT ?= 8000

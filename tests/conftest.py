@@ -29,9 +29,29 @@ ENV_IDS = parlour.list_envs()
 ENV_MODES = env_modes()
 
 
+#: The slow tier, whole modules: learning and measurement experiments, whole demos, trainers, worker processes and
+#: clusters, real browsers, and plays of many episodes per environment. ``make test`` runs every tier;
+#: ``make test-fast`` (``-m "not slow"``) the contract tests. A single slow test elsewhere is marked ``slow`` itself.
+SLOW_MODULES = frozenset({
+    "test_learnability", "test_llm_training", "test_sb3_training", "test_sb3_trainer", "test_ppo_baselines", "test_train_roles",
+    "test_bridge_trl", "test_trl_adapter", "test_kv_reuse", "test_llm_transformers", "test_agent_specs",
+    "test_leaderboard_demo", "test_demo_first_run", "test_recipe", "test_readme", "test_executors", "test_workers",
+    "test_reference_agents", "test_returns", "test_seeds_property", "test_vector_boards", "test_agentic_paths",
+    "test_shop_browser", "test_leaderboard_web", "test_watch_play", "test_sandbox_hardening", "test_sandbox_budget",
+    "test_coder_tester_budget", "test_live_erase", "test_leaderboard_live", "test_leaderboard_coding", "test_export_command",
+})
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Register the marker of the tests that take minutes on a loaded machine (deselect them with ``-m "not slow"``)."""
     config.addinivalue_line("markers", "slow: takes minutes on a loaded machine; deselect with -m 'not slow'")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test of :data:`SLOW_MODULES` ``slow``."""
+    for item in items:
+        if item.module is not None and item.module.__name__.rpartition(".")[2] in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.hookimpl(hookwrapper=True)
