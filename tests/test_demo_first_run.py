@@ -87,7 +87,7 @@ def test_chess_alone_fits_the_default_budget_with_its_episodes_fixed_before_play
     # probe measures (here a fixed 2 s, so the test does not depend on the machine's load).
     monkeypatch.setattr(demo, "probe_cost", lambda env_id, run, players: 2.0)
     args = argparse.Namespace(episodes=50, game_episodes=600, budget=demo.DEFAULT_BUDGET)
-    plan = demo.plan_demo(["parlour/Chess-v0"], args, demo.DemoProgress(tmp_path))
+    plan = demo.plan_demo(["parlour/Chess-v0"], args, demo.DemoProgress())
     (lineup,) = plan["envs"]["parlour/Chess-v0"]["lineups"]
     assert lineup["want"] == 600 and lineup["episodes"] * lineup["cost"] <= demo.DEFAULT_BUDGET + lineup["cost"]
     assert lineup["episodes"] >= lineup["floor"] >= MIN_EPISODES

@@ -349,11 +349,10 @@ def plan_note(entry: dict[str, Any], budget: float, level: float | None) -> str:
 class DemoProgress:
     """What the demo has played so far, read by the served index and the terminal's progress lines (thread-safe).
 
-    ``out`` is the demo's folder: the episodes of the line-up being played are counted from its bundle as they are written.
+    The episodes of the line-up being played are counted from its bundle as they are written.
     """
 
-    def __init__(self, out: Path):
-        self.out = out
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self.state = "planning"
         self.message = "starting"
@@ -363,7 +362,6 @@ class DemoProgress:
         self.current: tuple[str, int, Path] | None = None
         self.started = time.monotonic()
         self.playing_since: float | None = None
-        self.spent = 0.0
 
     def status(self, message: str) -> None:
         """Say what the demo is doing before play (measuring costs)."""
@@ -380,8 +378,8 @@ class DemoProgress:
         with self._lock:
             self.current = (env_id, index, bundle)
 
-    def finish(self, env_id: str, index: int, episodes: int) -> None:
-        """Line-up ``index`` of ``env_id`` is played and verified, ``episodes`` of them."""
+    def finish(self, env_id: str, index: int) -> None:
+        """Line-up ``index`` of ``env_id`` is played and verified."""
         with self._lock:
             self.done.setdefault(env_id, []).append(index)
             self.current = None
@@ -519,7 +517,7 @@ def run_demo(args: argparse.Namespace) -> int:
     from parlour.evaluation.results import write_json
 
     write_json(out / MANIFEST, manifest)
-    progress = DemoProgress(out)
+    progress = DemoProgress()
     if args.no_serve:
         return play_demo(board, env_ids, args, manifest, progress)
     from parlour.leaderboard.server import serve
@@ -581,7 +579,7 @@ def play_demo(board: Any, env_ids: list[str], args: argparse.Namespace, manifest
                     board.submit(bundle, "demo")
                     manifest["submitted"].append(key)
                     write_json(out / MANIFEST, manifest)
-                progress.finish(env_id, index, len(results.records))
+                progress.finish(env_id, index)
                 summary = results.summary
                 for name in results.agents:
                     others = [other for other in results.agents if other != name]
