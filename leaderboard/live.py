@@ -90,6 +90,8 @@ if TYPE_CHECKING:
 TIMED_OUT = ""
 #: Characters of a failure's reason that are kept (an exception's message may quote a whole move).
 REASON_CHARS = 500
+#: Events a live match keeps for spectators (turns and episode ends); older ones are dropped, half at a time.
+TRANSCRIPT_EVENTS = 2000
 #: Characters of a failed remote move that are kept with its failure.
 ACTION_CHARS = 20_000
 
@@ -137,6 +139,17 @@ class LiveMatch:
     #: What a spectator is shown as it happens (:meth:`LiveHub.events`): the remote seat's turns (what it saw, what it
     #: played) and each episode's end. Only what the remote agent itself knows, so watching leaks nothing to it.
     transcript: list[dict[str, Any]] = field(default_factory=list)
+    #: Events dropped from the front of ``transcript`` to keep it within :data:`TRANSCRIPT_EVENTS` (numbering goes on).
+    transcript_dropped: int = 0
+
+    def log(self, event: dict[str, Any]) -> None:
+        """Add ``event`` to the transcript, dropping its older half once it holds :data:`TRANSCRIPT_EVENTS` (a long match
+        would otherwise keep every observation it showed; a spectator who joins late starts from what is kept)."""
+        self.transcript.append(event)
+        if len(self.transcript) > TRANSCRIPT_EVENTS:
+            half = len(self.transcript) // 2
+            del self.transcript[:half]
+            self.transcript_dropped += half
 
     @property
     def remote(self) -> str:
@@ -314,24 +327,26 @@ class LiveHub:
         return [{"match": live.id, "env_id": live.env_id, "agents": list(live.names), "episode": min(live.index + 1, live.episodes),
                  "episodes": live.episodes, "over": live.over} for live in list(self.matches.values())]
 
-    def events(self, match_id: str, start: int) -> tuple[list[dict[str, Any]], bool] | None:
-        """A spectator's view of match ``match_id``: the events from ``start`` on, each turn once it is played, then, when
-        the match is over, an ``end`` event; and whether it is over. None for an unknown match. See :attr:`LiveMatch.transcript`."""
+    def events(self, match_id: str, start: int) -> tuple[list[dict[str, Any]], int, bool] | None:
+        """A spectator's view of match ``match_id``: the events from number ``start`` on (or the oldest kept), each turn
+        once it is played, then, when the match is over, an ``end`` event; the number to ask from next; and whether the
+        match is over. None for an unknown match. See :attr:`LiveMatch.transcript`."""
         live = self.matches.get(match_id)
         if live is None:
             return None
         with live.condition:
             self._expire(live)
             events = []
-            for event in live.transcript[start:]:
+            start = max(start, live.transcript_dropped)
+            for event in live.transcript[start - live.transcript_dropped:]:
                 if event["kind"] == "turn" and event["action"] is None:
                     break  # a turn is shown once it is played
                 events.append(dict(event))
-            if live.over and start + len(events) == len(live.transcript):
+            if live.over and start + len(events) == live.transcript_dropped + len(live.transcript):
                 end = {"kind": "end", "submission": None if live.result is None else live.result["submission"],
                        "error": live.error, "returns": None if live.result is None else live.result["returns"]}
                 events.append(end)
-            return events, live.over
+            return events, start + sum(event["kind"] != "end" for event in events), live.over
 
     def _drop_finished(self) -> None:
         """Forget matches that ended more than ``keep_finished`` seconds ago (call with ``_lock`` held)."""
@@ -434,7 +449,7 @@ class LiveHub:
             match = live.match
             if match.over:
                 live.records.append(self._record(match, live.seat_names, live.agent_seeds, live.index))
-                live.transcript.append({"kind": "episode", "episode": live.index, "returns": dict(live.records[-1]["returns"]),
+                live.log({"kind": "episode", "episode": live.index, "returns": dict(live.records[-1]["returns"]),
                                         "seats": dict(live.seat_names)})
                 live.match = None
                 live.index += 1
@@ -444,7 +459,7 @@ class LiveHub:
                 player, observation = waiting
                 live.turn += 1
                 live.pending = {"turn": live.turn, "episode": live.index, "player": player, "observation": observation}
-                live.transcript.append({"kind": "turn", "turn": live.turn, "episode": live.index, "player": player,
+                live.log({"kind": "turn", "turn": live.turn, "episode": live.index, "player": player,
                                         "agent": live.remote, "seen": str(observation.get("text", "")), "action": None})
                 live.deadline = time.monotonic() + live.turn_timeout
                 return False

@@ -291,10 +291,9 @@ def create_app(
                 answer = await run_in_threadpool(live.events, match_id, sent)
                 if answer is None:
                     return
-                events, over = answer
+                events, sent, over = answer
                 for event in events:
                     yield f"data: {json.dumps(event)}\n\n"
-                sent += sum(event["kind"] != "end" for event in events)
                 if over:
                     return
                 await asyncio.sleep(SSE_POLL)

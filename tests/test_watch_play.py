@@ -154,3 +154,29 @@ def test_the_mafia_viewer_shows_the_dealt_roles_and_separates_day_from_night(tmp
     assert "(detective)" in html and "(doctor)" in html
     assert '<li class="phase">Night 1</li>' in html and '<li class="phase">Day 1</li>' in html
     assert html.index('<li class="phase">Night 1</li>') < html.index('<li class="phase">Day 1</li>')
+
+
+class FirstMove:
+    """Plays the first legal move."""
+
+    def act(self, observation):
+        return observation["legal_moves"][0]
+
+
+def test_a_spectator_joining_a_long_match_gets_the_newest_events_and_its_end(tmp_path, monkeypatch):
+    from parlour.leaderboard import live as live_module
+    from parlour.leaderboard.live import LiveHub, play_local
+
+    # A long match would keep every observation it showed; the transcript keeps the newest, half dropped at a time.
+    monkeypatch.setattr(live_module, "TRANSCRIPT_EVENTS", 10)
+    board = Leaderboard(f"sqlite:///{tmp_path}/lb.db")
+    board.add_submitter("alice")
+    hub = LiveHub(board, episodes=5, match_secrets=seeded_nonces(4))
+    play_local(hub, "alice", FirstMove(), TTT, opponent="random", name="first move", seed=0)
+    (match,) = hub.watchable()
+    events, following, over = hub.events(match["match"], 0)
+    assert over and events[-1]["kind"] == "end" and events[-1]["submission"] is not None
+    assert len(events) <= 11 and events[0]["kind"] in ("turn", "episode") and following > len(events) - 1
+    assert [event["episode"] for event in events if event["kind"] == "episode"][-1] == 4
+    # Asking again from where the stream stopped gives nothing new.
+    assert hub.events(match["match"], following)[0] == [events[-1]]
