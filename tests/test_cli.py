@@ -6,8 +6,8 @@ import parlour
 from parlour.baselines import scripted_names
 from parlour.cli import main
 from parlour.commands.demo import lineups
-from parlour.leaderboard.api import Leaderboard
 from parlour.evaluation.results import Results
+from parlour.leaderboard.api import Leaderboard
 
 
 def test_list_prints_every_environment_with_players(capsys):

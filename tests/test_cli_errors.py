@@ -18,9 +18,9 @@ import pytest
 from parlour.agents import check_agent_spec
 from parlour.baselines import scripted_names
 from parlour.cli import build_parser, main, subcommands
-from parlour.leaderboard.api import Leaderboard
 from parlour.evaluation.results import Results
 from parlour.evaluation.runner import evaluate
+from parlour.leaderboard.api import Leaderboard
 
 
 class Crash:

@@ -17,7 +17,14 @@ from parlour.envs.coding.blocks import BLOCKS, FAMILIES
 from parlour.envs.coding.loaders import TaskFormatError, load_tasks
 from parlour.envs.coding.mutants import mutants
 from parlour.envs.coding.tasks import (
-    CODE_V1_SHA256, HIDDEN, VISIBLE, fingerprint, frozen_tasks, generate_task, reference_source, task_from_id,
+    CODE_V1_SHA256,
+    HIDDEN,
+    VISIBLE,
+    fingerprint,
+    frozen_tasks,
+    generate_task,
+    reference_source,
+    task_from_id,
 )
 from parlour.sandbox import Sandbox, SandboxUnavailable
 

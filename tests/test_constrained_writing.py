@@ -10,7 +10,15 @@ from parlour.baselines.constrained_writing import CheckerAgent, satisfying_text
 from parlour.envs.core.frozen import freeze
 from parlour.envs.core.match import Match
 from parlour.envs.social.constrained_writing import (
-    ACROSTICS, BANNED, ENDINGS, KINDS, VOCABULARY, ConstrainedWriting, check, draw_constraints, extract_text,
+    ACROSTICS,
+    BANNED,
+    ENDINGS,
+    KINDS,
+    VOCABULARY,
+    ConstrainedWriting,
+    check,
+    draw_constraints,
+    extract_text,
 )
 
 ENV_ID = "parlour/ConstrainedWriting-v0"

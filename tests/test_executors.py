@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from parlour.evaluation import rollout
 
 import parlour
+from parlour.evaluation import rollout
 
 TTT = "parlour/TicTacToe-v0"
 
@@ -120,9 +120,8 @@ def test_ray_gives_the_records_of_a_local_run(ray_cluster: Any) -> None:
 
 def test_eval_command_plays_on_ray(ray_cluster: Any, tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
     """``parlour eval --ray`` joins the running cluster and writes the bundle a local run writes."""
-    from parlour.evaluation.results import EPISODES_FILE, read_records
-
     from parlour.cli import main
+    from parlour.evaluation.results import EPISODES_FILE, read_records
 
     argv = ["eval", TTT, "--agent", "minimax", "--episodes", "4", "--quiet"]
     assert main([*argv, "--out", str(tmp_path / "ray"), "--ray"]) == 0

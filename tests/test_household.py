@@ -321,7 +321,7 @@ def test_records_of_free_text_play_replay_and_tampering_is_caught():
     record = env.record()
     assert parlour.replay(record)["returns"] == record["returns"]
     record["steps"][0]["move"] = "inventory"
-    with pytest.raises(Exception):
+    with pytest.raises(parlour.ReplayMismatch):
         parlour.replay(record)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -11,7 +10,6 @@ import parlour
 from parlour.wrappers import TransformersBackend
 from parlour.wrappers.backend import Message
 from parlour.wrappers.tiny_model import make_tiny_model
-
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

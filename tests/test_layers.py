@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 
-import parlour
-
 ROOT = Path(__file__).resolve().parent.parent
 # setuptools' package-dir, read the same way: which folder holds which import package.
 PACKAGE_DIRS = {"parlour": "parlour", "parlour.envs": "envs", "parlour.wrappers": "wrappers", "parlour.baselines": "baselines",

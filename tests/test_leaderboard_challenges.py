@@ -14,9 +14,9 @@ from sqlalchemy import update
 from parlour.envs.core.match import Match
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
+from parlour.evaluation.runner import evaluate
 from parlour.leaderboard.api import Leaderboard
 from parlour.leaderboard.names import BadName, check_name, lookalike, skeleton
-from parlour.evaluation.runner import evaluate
 from parlour.leaderboard.server import create_app
 from parlour.leaderboard.store import Challenge, Quota, QuotaExceeded
 from parlour.leaderboard.verify import Rejected, as_bundle

@@ -11,10 +11,9 @@ from fastapi.testclient import TestClient
 import parlour
 from parlour.envs.coding.common import TaskSource
 from parlour.leaderboard.api import Leaderboard
-from parlour.leaderboard.live import LiveHub, play_local
+from parlour.leaderboard.live import LiveHub
 from parlour.leaderboard.server import create_app
 from parlour.leaderboard.verify import Rejected, as_bundle, verify_bundle
-from tests.named_agent import NamedRandom
 
 CODE = "parlour/Code-v0"
 CODER_TESTER = "parlour/CoderTester-v0"

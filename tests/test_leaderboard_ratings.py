@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from parlour.envs.registry import game_class
-from parlour.leaderboard import ratings
 from parlour.evaluation.results import mean_ci
 from parlour.evaluation.runner import evaluate
+from parlour.leaderboard import ratings
 
 SEATS = ("player_0", "player_1")
 

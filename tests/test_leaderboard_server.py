@@ -21,13 +21,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from parlour.cli import main
-from parlour.leaderboard.api import Leaderboard
 from parlour.evaluation.runner import evaluate
+from parlour.leaderboard.api import Leaderboard
 from parlour.leaderboard.server import create_app
 from parlour.leaderboard.store import slug
 from parlour.leaderboard.verify import as_bundle
-from tests.pg import free_port
 from tests.named_agent import NamedRandom
+from tests.pg import free_port
 
 ENV = "parlour/TicTacToe-v0"
 NASTY = "<img src=x onerror=alert(1)>'; DROP TABLE agents;--"

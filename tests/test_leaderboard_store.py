@@ -15,11 +15,11 @@ from parlour.evaluation.runner import evaluate
 from parlour.leaderboard.store import (
     Agent,
     ChallengeError,
-    Quota,
-    QuotaExceeded,
     Episode,
     EpisodeSeat,
     NameTaken,
+    Quota,
+    QuotaExceeded,
     SchemaMismatch,
     Store,
     Submission,

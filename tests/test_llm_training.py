@@ -23,11 +23,11 @@ pytest.importorskip("accelerate")
 
 import parlour  # noqa: E402
 from parlour.baselines.train.llm import LLMTrainConfig, LLMTrainer  # noqa: E402
-from parlour.wrappers.llm_policy import LMPolicy, candidate_logprobs, completion_logprobs  # noqa: E402
 from parlour.envs.core.match import Match  # noqa: E402
 from parlour.envs.registry import game_class  # noqa: E402
-from parlour.wrappers.transformers_backend import TransformersBackend  # noqa: E402
+from parlour.wrappers.llm_policy import LMPolicy, candidate_logprobs, completion_logprobs  # noqa: E402
 from parlour.wrappers.tiny_model import game_corpus, make_tiny_model  # noqa: E402
+from parlour.wrappers.transformers_backend import TransformersBackend  # noqa: E402
 
 ENV = "parlour/TicTacToe-v0"
 

@@ -14,7 +14,6 @@ from parlour.envs.registry import game_class
 from parlour.wrappers import LLMAgent, TransformersBackend
 from parlour.wrappers.tiny_model import make_tiny_model
 
-
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 @pytest.fixture(scope="module")
@@ -57,7 +56,7 @@ def test_plays_games_end_to_end(model_dir: str) -> None:
     while any(not m.over for m in matches):
         live = [(i, m) for i, m in enumerate(matches) if not m.over]
         actions = agent.act_batch([{**m.agent_observation(m.acting()[0]), "episode": i} for i, m in live])
-        for (i, match), action in zip(live, actions):
+        for (_, match), action in zip(live, actions):
             match.submit(match.acting()[0], action)
     assert {key[0] for key in agent.conversations} == {None, 0, 1, 2}
     for match in matches:

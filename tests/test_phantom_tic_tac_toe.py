@@ -81,7 +81,9 @@ def test_a_full_board_without_a_line_is_a_draw():
 def test_heuristic_completes_its_line_then_blocks_a_seen_threat_then_takes_the_centre():
     agent = parlour.make_agent("heuristic", env_id=ENV_ID)
     agent.reset(seed=0)
-    act = lambda board: agent.act({"view": {"board": board, "mark": 0, "gameversion": "classical"}})
+    def act(board: list[int]) -> str:
+        return agent.act({"view": {"board": board, "mark": 0, "gameversion": "classical"}})
+
     assert act([0, 0, -1, 1, 1, -1, -1, -1, -1]) == "c1"  # its own line before the block at c2
     assert act([0, -1, -1, 1, 1, -1, -1, -1, -1]) == "c2"
     assert act([-1] * 9) == "b2"

@@ -22,10 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from parlour.envs.registry import all_games
-
 import parlour
 from parlour.cli import main
+from parlour.envs.registry import all_games
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

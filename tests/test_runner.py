@@ -11,7 +11,6 @@ import pytest
 
 import parlour
 from parlour.evaluation.results import Results, mean_ci
-
 from tests.conftest import ENV_IDS
 
 TTT = "parlour/TicTacToe-v0"

@@ -16,7 +16,7 @@ import pytest
 
 import parlour.sandbox as sandbox
 import parlour.sandbox_probes as sandbox_probes
-from parlour.sandbox import Limits, RunResult, Sandbox, run_python
+from parlour.sandbox import Limits, RunResult, run_python
 from tests.test_sandbox import bwrap_works  # noqa: F401 - the shared skip-where-bubblewrap-cannot-run fixture
 
 # What a program finds before it plants leftovers for the next run: a file in each scratch folder and a daemon in

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import pickle
+import re
 
 import gymnasium
 import pytest

@@ -7,6 +7,8 @@ import json
 
 import gymnasium
 import pytest
+
+import parlour
 from parlour.baselines import make_scripted
 from parlour.envs.agentic.service_desk import (
     MAX_MESSAGE_CHARS,
@@ -25,8 +27,6 @@ from parlour.envs.core.match import Match
 from parlour.envs.core.observation import Observer
 from parlour.envs.core.record import ReplayMismatch
 from parlour.evaluation.results import Results, pass_hat, task_trials
-
-import parlour
 
 ENV = "parlour/ServiceDesk-v0"
 

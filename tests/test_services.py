@@ -10,7 +10,7 @@ import pytest
 import parlour
 from parlour.baselines import make_scripted
 from parlour.baselines.services import literal_calls, plan
-from parlour.envs.agentic.services import Services, TEST_SEEDS_FROM
+from parlour.envs.agentic.services import TEST_SEEDS_FROM, Services
 from parlour.envs.agentic.services_world import LEVELS, SERVICES, answer_holds, execute, generate, same_state
 from parlour.envs.core.match import Match
 

@@ -12,6 +12,7 @@ from parlour.envs.core.frozen import FrozenDict, freeze
 from parlour.envs.core.match import Match
 from parlour.envs.registry import game_class
 
+
 def mafia(match: Match, player: str, index: int) -> str:
     """A legal Mafia move from the view: the first night target, a speech, or a vote for the first other living player."""
     view = match.game.view(player)

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+
+import parlour
 from parlour.baselines import make_scripted
 from parlour.envs.agentic import shop as shop_module
 from parlour.envs.agentic.shop import MAX_QUERY_CHARS, TYPE_SEARCHES, Shop
@@ -34,8 +36,6 @@ from parlour.envs.agentic.shop_catalogue import (
 from parlour.envs.core.context import Context
 from parlour.envs.core.errors import InvalidMove, ReplayMismatch
 from parlour.envs.core.match import Match
-
-import parlour
 
 ENV_ID = "parlour/Shop-v0"
 

@@ -13,10 +13,10 @@ import urllib.request
 import gymnasium
 import numpy as np
 import pytest
-from parlour.baselines import make_scripted
-from parlour.bridges.browser import UNMAPPED, ShopBrowserEnv, browser_unavailable
 
 import parlour
+from parlour.baselines import make_scripted
+from parlour.bridges.browser import UNMAPPED, ShopBrowserEnv, browser_unavailable
 
 ENV_ID = "parlour/Shop-v0"
 MISSING = browser_unavailable()
