@@ -79,9 +79,9 @@ from parlour.envs.core.record import replay
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
 from parlour.evaluation.challenges import challenge_seed
+from parlour.evaluation.rollout import default_lineup, seat_order
 from parlour.leaderboard.store import NewEpisode, outcome_details
 from parlour.leaderboard.verify import Rejected, brief, check_name, check_unprivileged, fingerprint, unrated_reason
-from parlour.evaluation.rollout import default_lineup, seat_order
 
 if TYPE_CHECKING:
     from parlour.leaderboard.api import Leaderboard

@@ -226,8 +226,11 @@ def create_app(
         submitter = await authorised(request)
         body = await json_object(request, 64 * 1024, '{"env_id": ..., "agents": [...], "episodes": ...}')
         try:
+            # The client's JSON values as they came (Any): issue_challenge checks each and names the field it refuses.
+            env_id: Any = body.get("env_id")
+            agents: Any = body.get("agents")
             issued = await run_in_threadpool(
-                board.issue_challenge, submitter, body.get("env_id"), body.get("agents"), body.get("episodes"),
+                board.issue_challenge, submitter, env_id, agents, body.get("episodes"),
                 body.get("lineup"), body.get("rotate_seats", True),
             )
         except Rejected as rejected:

@@ -30,8 +30,8 @@ import json
 import math
 import re
 import shutil
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from parlour.envs.registry import game_class

@@ -14,10 +14,10 @@ import os
 import pytest
 
 from parlour.evaluation.results import INTERVAL_SENTENCE
-from parlour.leaderboard.api import Leaderboard
 from parlour.evaluation.runner import evaluate
-from parlour.leaderboard.store import slug
+from parlour.leaderboard.api import Leaderboard
 from parlour.leaderboard.live import LiveHub, play_local
+from parlour.leaderboard.store import slug
 from tests.test_leaderboard_challenges import Named, seeded_nonces
 from tests.test_leaderboard_server import NASTY, server
 

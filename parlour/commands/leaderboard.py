@@ -116,7 +116,8 @@ def database_url(args: argparse.Namespace, existing: bool) -> str:
     if not existing:
         return url or DEFAULT_DB
     if url is None:
-        if _sqlite_file(DEFAULT_DB).exists():
+        default_file = _sqlite_file(DEFAULT_DB)
+        if default_file is not None and default_file.exists():
             return DEFAULT_DB
         if DEMO_DB.exists():
             print(f"{args.command_prog}: using the demo's leaderboard {DEMO_DB} (pass --db to choose another)", file=sys.stderr)
@@ -184,8 +185,8 @@ def run_seed(args: argparse.Namespace) -> int:
     from parlour.commands.demo import counted_lineups, episodes_per_lineup
     from parlour.envs.core.match import make_game
     from parlour.envs.registry import game_class, list_envs
-    from parlour.evaluation.runner import evaluate
     from parlour.evaluation.rollout import make_plan
+    from parlour.evaluation.runner import evaluate
     from parlour.leaderboard.api import Leaderboard
 
     if args.episodes < 1:
@@ -197,7 +198,9 @@ def run_seed(args: argparse.Namespace) -> int:
     board = Leaderboard(database_url(args, existing=False), min_challenge_episodes=1)
     if board.store.submitter(args.submitter) is None:
         board.add_submitter(args.submitter)
-    seeded = {submission["env_id"] for submission in board.store.submitter(args.submitter)["submissions"]}
+    page = board.store.submitter(args.submitter)
+    assert page is not None  # added just above if it was missing
+    seeded = {submission["env_id"] for submission in page["submissions"]}
     stored = 0
     for env_id in env_ids:
         if env_id in seeded:
@@ -213,6 +216,7 @@ def run_seed(args: argparse.Namespace) -> int:
             challenge = board.issue_challenge(args.submitter, env_id, plan.names, episodes, plan.lineup, plan.rotate_seats)
             results = evaluate(env_id, lineup.spec(players), workers=args.workers, challenge=challenge, progress=False)
             answer = board.submit(results, args.submitter)
+            assert isinstance(answer, dict)  # one run is one bundle: one answer, not a list
             stored += answer["new_episodes"]
             print(f"{env_id} {lineup.label}: {answer['new_episodes']} episodes verified and stored (submission {answer['submission']})")
     print(f"seeded {stored} counted episodes as {args.submitter}")
