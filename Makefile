@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install system test test-fast demo bench clean
+.PHONY: install system check test test-fast demo bench clean
 
 $(BIN)/parlour: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,15 @@ install: $(BIN)/parlour
 system:
 	bash scripts/system_packages.sh
 
-test: install system
+# Lint, format and types first (a minute), then every test tier.
+test: install system check
 	$(BIN)/python -m pytest -q --durations=25
+
+# ruff's lint and format rules and mypy on the package as installed (scripts/typecheck.py), as pyproject.toml sets them.
+check: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python scripts/typecheck.py
 
 # The contract tier alone (API conformance, rules, fuzzing, attribution, records): every test not marked slow.
 test-fast: install system

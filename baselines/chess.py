@@ -67,8 +67,7 @@ class Engine:
     """
 
     def __init__(self, path: str):
-        self.process = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                        text=True, bufsize=1)
+        self.process = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
         # An engine nobody closed (an agent copied per episode, then dropped) must not outlive its object: each holds
         # about 85 MB, and a demo that leaked one per episode ran the machine out of memory.
         weakref.finalize(self, _kill, self.process)

@@ -53,6 +53,7 @@ def tool_results(observation: Mapping[str, Any], tool: str | None = None) -> lis
 
 # ----------------------------------------------------------------------------- reference (oracle)
 
+
 class Reference(SeededAgent):
     """The oracle upper bound: submits the task's reference solution (or, as tester, its hidden tests); see the module docstring."""
 
@@ -69,8 +70,9 @@ class Reference(SeededAgent):
         view = observation["view"]
         task = self.oracle.task(view["task_id"])
         if view.get("role") == "tester":
-            lines = [f"assert {task.entry_point}({', '.join(map(repr, args))}) == {expected!r}"
-                     for args, expected in task.hidden[: view["max_tests"]]]
+            lines = [
+                f"assert {task.entry_point}({', '.join(map(repr, args))}) == {expected!r}" for args, expected in task.hidden[: view["max_tests"]]
+            ]
             return call("submit", code="\n".join(lines))
         return call("submit", code=task.reference or "pass")
 
@@ -79,10 +81,13 @@ class Reference(SeededAgent):
 
 #: The steps the phrasebook knows: a pattern of the statement's step line and the code it stands for.
 PHRASES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = tuple(
-    (re.compile(pattern), code) for pattern, code in [
+    (re.compile(pattern), code)
+    for pattern, code in [
         (r"Keep only the numbers greater than (-?\d+), in their order\.", lambda m: f"value = [x for x in value if x > {m.group(1)}]"),
-        (r"Sort the numbers in (increasing|decreasing) order\.",
-         lambda m: "value = sorted(value" + (", reverse=True)" if m.group(1) == "decreasing" else ")")),
+        (
+            r"Sort the numbers in (increasing|decreasing) order\.",
+            lambda m: "value = sorted(value" + (", reverse=True)" if m.group(1) == "decreasing" else ")"),
+        ),
         (r"Reverse the order of the numbers\.", lambda m: "value = list(reversed(value))"),
         (r"Take the sum of the numbers \(0 for an empty list\)\.", lambda m: "value = sum(value)"),
         (r"Take the largest number \(0 for an empty list\)\.", lambda m: "value = max(value, default=0)"),
@@ -93,8 +98,7 @@ PHRASES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = tu
         (r"Count the words \(separated by whitespace\)\.", lambda m: "value = len(value.split())"),
         (r"Take the sum of the values \(0 for an empty dictionary\)\.", lambda m: "value = sum(value.values())"),
         (r"Take the sum of the decimal digits of the number's absolute value\.", lambda m: "value = sum(map(int, str(abs(value))))"),
-        (r"Keep only the (even|odd) numbers, in their order\.",
-         lambda m: f"value = [x for x in value if x % 2 == {int(m.group(1) == 'odd')}]"),
+        (r"Keep only the (even|odd) numbers, in their order\.", lambda m: f"value = [x for x in value if x % 2 == {int(m.group(1) == 'odd')}]"),
         (r"Remove every number divisible by (\d+) \(0 included\)\.", lambda m: f"value = [x for x in value if x % {m.group(1)}]"),
         (r"Replace each number x by (\d+) \* x ([+-]) (\d+)\.", lambda m: f"value = [{m.group(1)} * x {m.group(2)} {m.group(3)} for x in value]"),
         (r"Keep only the first (\d+) numbers \(all of them if there are fewer\)\.", lambda m: f"value = value[:{m.group(1)}]"),
@@ -136,8 +140,10 @@ def phrasebook_solution(statement: str) -> str | None:
 def memorizer(entry: str, examples: list[dict[str, Any]]) -> str:
     """A function that returns the visible examples' outputs: the example's own for its input, else the first one's."""
     pairs = [(example["args"], example["output"]) for example in examples]
-    return (f"EXAMPLES = {pairs!r}\n\n\ndef {entry}(*args):\n    for known, output in EXAMPLES:\n        if list(args) == known:\n"
-            f"            return output\n    return EXAMPLES[0][1] if EXAMPLES else None\n")
+    return (
+        f"EXAMPLES = {pairs!r}\n\n\ndef {entry}(*args):\n    for known, output in EXAMPLES:\n        if list(args) == known:\n"
+        f"            return output\n    return EXAMPLES[0][1] if EXAMPLES else None\n"
+    )
 
 
 def _random_like(value: Any, rng: Any) -> Any:
@@ -203,6 +209,7 @@ class Phrasebook(SeededAgent):
 
 # ----------------------------------------------------------------------------- tracer (proposer / solver)
 
+
 class CannotTrace(Exception):
     """The program does something the tracer does not model (or more than its budget)."""
 
@@ -216,22 +223,44 @@ class _Continue(Exception):
 
 
 #: Builtins the tracer calls for the program: pure functions of the values it has built.
-SAFE_CALLS: dict[str, Callable[..., Any]] = {"int": int, "str": str, "len": len, "abs": abs, "min": min, "max": max, "sum": sum,
-                                             "sorted": sorted, "list": list, "range": range, "reversed": reversed, "bool": bool}
+SAFE_CALLS: dict[str, Callable[..., Any]] = {
+    "int": int,
+    "str": str,
+    "len": len,
+    "abs": abs,
+    "min": min,
+    "max": max,
+    "sum": sum,
+    "sorted": sorted,
+    "list": list,
+    "range": range,
+    "reversed": reversed,
+    "bool": bool,
+}
 SAFE_METHODS: dict[type, set[str]] = {
     str: {"split", "strip", "upper", "lower", "count", "startswith", "endswith", "isdigit", "isalpha", "find", "replace", "join"},
     list: {"append", "pop", "index", "count"},
 }
 MAX_LENGTH = 10_000
-MAX_INT = 10 ** 60
+MAX_INT = 10**60
 STEP_BUDGET = 200_000
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b,
-    ast.Mod: lambda a, b: a % b, ast.Div: lambda a, b: a / b,
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+    ast.Div: lambda a, b: a / b,
 }
 _COMPARE: dict[type, Callable[[Any, Any], bool]] = {
-    ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
-    ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
 }
 
 
@@ -341,9 +370,9 @@ class Tracer:
 
     def binary(self, op: ast.operator, left: Any, right: Any) -> Any:
         if isinstance(op, ast.Pow):
-            if not (isinstance(right, int) and 0 <= right <= 64 and isinstance(left, int) and abs(left) <= 10 ** 6):
+            if not (isinstance(right, int) and 0 <= right <= 64 and isinstance(left, int) and abs(left) <= 10**6):
                 raise CannotTrace("power")
-            return left ** right
+            return left**right
         if isinstance(op, ast.Mult) and (isinstance(left, (str, list)) or isinstance(right, (str, list))):
             sequence, count = (left, right) if isinstance(left, (str, list)) else (right, left)
             if not isinstance(count, int) or len(sequence) * max(count, 0) > MAX_LENGTH:
@@ -501,10 +530,17 @@ TEMPLATES: tuple[Template, ...] = (
     ("easy", "words = input().split()\nprint(len(words), words[0].upper())", _words_input),
     ("medium", "n = int(input())\ntotal = 0\nfor i in range(1, n + 1):\n    if i % @A@ == 0:\n        total += i\nprint(total)", _int_input),
     ("medium", "x = int(input())\nfor step in range(@A@):\n    x = (x * @B@ + @A@) % 97\nprint(x)", _int_input),
-    ("medium", "nums = [int(t) for t in input().split()]\nbest = nums[0]\nfor v in nums:\n    if v > best:\n        best = v\n"
-               "print(best, sum(nums) % @B@)", _numbers_input),
-    ("hard", "s = input()\ncounts = {}\nfor ch in s:\n    counts[ch] = counts.get(ch, 0) + 1\n"
-             "print(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:@A@])", _words_input),
+    (
+        "medium",
+        "nums = [int(t) for t in input().split()]\nbest = nums[0]\nfor v in nums:\n    if v > best:\n        best = v\nprint(best, sum(nums) % @B@)",
+        _numbers_input,
+    ),
+    (
+        "hard",
+        "s = input()\ncounts = {}\nfor ch in s:\n    counts[ch] = counts.get(ch, 0) + 1\n"
+        "print(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:@A@])",
+        _words_input,
+    ),
     ("hard", "n = int(input())\nprint(bin(n ^ (n >> 1)).count('1'), n & @B@)", _int_input),
     ("hard", "s = input()\nprint(f'{len(s):03d}|{s[::@A@]}|{s.swapcase()}')", _words_input),
     ("hard", "nums = sorted(set(int(t) for t in input().split()), key=lambda v: (v % @A@, -v))\nprint(nums)", _numbers_input),
@@ -541,6 +577,7 @@ class TracerAgent(SeededAgent):
     @staticmethod
     def induce(pairs: list[dict[str, str]]) -> str:
         """The first candidate that matches every shown pair; a linear function of a number; else echo the input."""
+
         def same(got: str, want: str) -> bool:
             return got.split() == want.split()
 

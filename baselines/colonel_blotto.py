@@ -43,8 +43,10 @@ def equilibrium(soldiers: int, fields: int) -> tuple[tuple[tuple[int, ...], ...]
     """
     allocations = tuple(compositions(soldiers, fields))
     if len(allocations) > MAX_EQUILIBRIUM_MOVES:
-        raise ValueError(f"nash solves Blotto with at most {MAX_EQUILIBRIUM_MOVES} allocations; {soldiers} soldiers over "
-                         f"{fields} fields have {len(allocations)}: use heuristic there")
+        raise ValueError(
+            f"nash solves Blotto with at most {MAX_EQUILIBRIUM_MOVES} allocations; {soldiers} soldiers over "
+            f"{fields} fields have {len(allocations)}: use heuristic there"
+        )
     mine = np.array(allocations)
     fields_won = (mine[:, None, :] > mine[None, :, :]).sum(axis=2)
     fields_lost = (mine[:, None, :] < mine[None, :, :]).sum(axis=2)

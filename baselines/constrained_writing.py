@@ -38,8 +38,7 @@ def satisfying_text(constraints: Sequence[Mapping[str, Any]], choose: Callable[[
     include = list(by_kind["include"]["words"]) if "include" in by_kind else []
     total = by_kind["words"]["count"] if "words" in by_kind else 2 * count + len(include) + 2
     lines = [
-        [choose([w for w in pool if acrostic is None or w[0] == acrostic[i]]), choose([w for w in pool if w.endswith(ending)])]
-        for i in range(count)
+        [choose([w for w in pool if acrostic is None or w[0] == acrostic[i]]), choose([w for w in pool if w.endswith(ending)])] for i in range(count)
     ]
     for i, word in enumerate(include + [choose(pool) for _ in range(total - 2 * count - len(include))]):
         lines[i % count].insert(-1, word)
@@ -75,8 +74,10 @@ class WritingRandomAgent(RandomAgent):
         """Random lines of vocabulary words, or a random subset of the constraints as the verdict."""
         view = observation["view"]
         if view["player"] == "writer":
-            lines = [" ".join(VOCABULARY[int(i)] for i in self.rng.integers(len(VOCABULARY), size=int(self.rng.integers(2, 9))))
-                     for _ in range(int(self.rng.integers(1, 7)))]
+            lines = [
+                " ".join(VOCABULARY[int(i)] for i in self.rng.integers(len(VOCABULARY), size=int(self.rng.integers(2, 9))))
+                for _ in range(int(self.rng.integers(1, 7)))
+            ]
             return "<text>\n" + "\n".join(lines) + "\n</text>"
         named = [i for i in range(1, len(view["constraints"]) + 1) if self.rng.random() < 0.5]
         return f"[verdict] {', '.join(map(str, named)) or 'none'}"

@@ -76,7 +76,11 @@ class ConventionAgent(SeededAgent):
         quiet = self._quiet_hint(view, legal)
         if quiet is not None:
             return quiet
-        chances = [sum(unseen[c] for c in self._plausible(card, unseen) if fits(c, fireworks)) / max(1, sum(unseen[c] for c in self._plausible(card, unseen))) for card in hand]
+        chances = [
+            sum(unseen[c] for c in self._plausible(card, unseen) if fits(c, fireworks))
+            / max(1, sum(unseen[c] for c in self._plausible(card, unseen)))
+            for card in hand
+        ]
         return f"play {chances.index(max(chances)) + 1}"
 
     # ------------------------------------------------------------- knowledge

@@ -118,8 +118,12 @@ class Plan:
 
     def fetch(self) -> str:
         """Take the nearest object of the task's kind not yet in place, or look where such objects are kept."""
-        found = [(rec, room, obj) for rec, room in self.places() for obj in self.seen.get(rec, [])
-                 if kind_of(obj) == self.target and kind_of(rec) != self.destination]
+        found = [
+            (rec, room, obj)
+            for rec, room in self.places()
+            for obj in self.seen.get(rec, [])
+            if kind_of(obj) == self.target and kind_of(rec) != self.destination
+        ]
         if found:
             rec, room, obj = min(found, key=lambda f: self.cost(f[0], f[1]))
             return self.reach(rec, room, f"take {obj} from {rec}")

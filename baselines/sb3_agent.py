@@ -55,7 +55,9 @@ def policy_path(spec_or_path: str | Path) -> Path:
     if path.suffix != ".zip" and not path.exists() and path.with_suffix(".zip").exists():
         path = path.with_suffix(".zip")
     if not path.is_file():
-        raise FileNotFoundError(f"no stable-baselines3 policy at {str(path)!r}; give the .zip that `parlour train sb3 ... --out DIR` wrote (DIR/policy.zip)")
+        raise FileNotFoundError(
+            f"no stable-baselines3 policy at {str(path)!r}; give the .zip that `parlour train sb3 ... --out DIR` wrote (DIR/policy.zip)"
+        )
     return path
 
 
@@ -207,7 +209,9 @@ class PolicyAgent:
         # dict_observations means __init__ found a Dict observation space on the policy.
         shape = self.policy.observation_space["observation"].shape if self.dict_observations else getattr(expected, "shape", None)
         if shape is not None and tuple(shape) != vectors.shape[1:]:
-            raise ValueError(f"policy {self.name!r} takes vector observations of shape {tuple(shape)}, got {vectors.shape[1:]}: another environment or options")
+            raise ValueError(
+                f"policy {self.name!r} takes vector observations of shape {tuple(shape)}, got {vectors.shape[1:]}: another environment or options"
+            )
         if self.fast is not None:
             logits = np.where(masks, self.fast.logits(vectors, masks).astype(np.float64), -np.inf)
             logits -= logits.max(axis=1, keepdims=True)

@@ -64,7 +64,7 @@ def _pattern(template: str) -> re.Pattern[str]:
     """A template as a regex whose named groups are its slots (any text, matched lazily)."""
     parts, position = [], 0
     for slot in _SLOT.finditer(template):
-        parts.append(re.escape(template[position:slot.start()]))
+        parts.append(re.escape(template[position : slot.start()]))
         parts.append(f"(?P<{slot.group(1)}>.+?)")
         position = slot.end()
     parts.append(re.escape(template[position:]))
@@ -155,7 +155,7 @@ def _fact_patterns(relation: str, known: str) -> tuple[re.Pattern[str], ...]:
     for template in TEMPLATES["facts"][relation]:
         parts, position = [], 0
         for slot in _SLOT.finditer(template):
-            parts.append(re.escape(template[position:slot.start()]))
+            parts.append(re.escape(template[position : slot.start()]))
             name = slot.group(1)
             parts.append("(?P<k>.+?)" if name == known else f"(?P<t>{_NUMBER if name == 'v' else _NAME})")
             position = slot.end()
@@ -435,8 +435,7 @@ class Proposer(SeededAgent):
                         return "search", (node, k)
                 break
             allowed = TEMPLATES["questions"] if hop == hops - 1 else TEMPLATES["noun_phrases"]
-            options = [(step, target) for step, target in facts_about(passage["text"], node)
-                       if step in allowed and target not in nodes]
+            options = [(step, target) for step, target in facts_about(passage["text"], node) if step in allowed and target not in nodes]
             if not options:
                 break
             step, node = options[_stable(self.salt, attempt, node, hop) % len(options)]
@@ -501,8 +500,9 @@ class SelfPlayRandom(RandomSearcher):
         seen = [view["topic"]] + [p["title"] for p in view.get("retrieved", [])]
         steps = list(STEPS)
         path = [steps[int(i)] for i in rng.integers(len(steps), size=view["hops"][0])]
-        return call("propose", question=f"Which is linked to {view['topic']}?", answer=seen[int(rng.integers(len(seen)))],
-                    start=view["topic"], path=path)
+        return call(
+            "propose", question=f"Which is linked to {view['topic']}?", answer=seen[int(rng.integers(len(seen)))], start=view["topic"], path=path
+        )
 
 
 # ------------------------------------------------------------------ AskOrSearch

@@ -61,12 +61,21 @@ def _seat(observation: Mapping[str, Any], role: str, name: str) -> Mapping[str, 
 #: ``expert`` reads the kind from: "default address", "ship", "cancel", "return".
 STATEMENTS = {
     "cancel": ("I'd like to cancel an order.", "Could you cancel one of my orders, please?", "Please cancel an order of mine."),
-    "return": ("I want to return some items from an order.", "I'd like to return part of an order I received.",
-               "Can I return a few things from one of my orders?"),
-    "ship_address": ("I need an order of mine to ship to a different place.", "Can you change where one of my orders will ship?",
-                     "One of my orders should ship somewhere else."),
-    "profile_address": ("Please update the default address on my account.", "I moved, so my default address needs to change.",
-                        "I'd like to change the default address of my profile."),
+    "return": (
+        "I want to return some items from an order.",
+        "I'd like to return part of an order I received.",
+        "Can I return a few things from one of my orders?",
+    ),
+    "ship_address": (
+        "I need an order of mine to ship to a different place.",
+        "Can you change where one of my orders will ship?",
+        "One of my orders should ship somewhere else.",
+    ),
+    "profile_address": (
+        "Please update the default address on my account.",
+        "I moved, so my default address needs to change.",
+        "I'd like to change the default address of my profile.",
+    ),
 }
 OPENINGS = ("Hi!", "Hello.", "Good morning.")
 NEXT = ("Thank you. Next,", "Great, thanks. Also,", "Thanks! One more thing:")
@@ -74,13 +83,17 @@ PUSHES = ("Are you sure? Please make an exception this once.", "Really? I was ho
 ACCEPTS = ("Alright, I understand.", "Fine, I see.")
 GOODBYES = ("Thank you, that's all I needed.", "Thanks for your help, goodbye.")
 EMAIL_REPLIES = ("My email is {email}.", "Sure, it's {email}.")
-NAME_REPLIES = ("I don't remember which email I used. I'm {first} {last}, zip code {zip}.",
-                "My name is {first} {last}, and my zip code is {zip}.")
+NAME_REPLIES = ("I don't remember which email I used. I'm {first} {last}, zip code {zip}.", "My name is {first} {last}, and my zip code is {zip}.")
 
 _CONFIRM = re.compile(r"\bconfirm|\byes or no\b|\byes/no\b|\bshall i\b|\bshould i\b|\bproceed\b")
 _REFUSAL = re.compile(r"\bcannot\b|\bcan't\b|\bcan not\b|\bunable\b|\bnot able to\b|\bnot allowed\b|\bnot permitted\b|\bnot eligible\b")
-_FACTS = {"order_id": re.compile(r"\border (?:id|number)|\bwhich order\b"), "reason": re.compile(r"\breason\b|\bwhy\b"),
-          "items": re.compile(r"\bitems?\b"), "refund": re.compile(r"\brefund|\bpayment\b"), "address": re.compile(r"\baddress\b")}
+_FACTS = {
+    "order_id": re.compile(r"\border (?:id|number)|\bwhich order\b"),
+    "reason": re.compile(r"\breason\b|\bwhy\b"),
+    "items": re.compile(r"\bitems?\b"),
+    "refund": re.compile(r"\brefund|\bpayment\b"),
+    "address": re.compile(r"\baddress\b"),
+}
 
 
 class Customer(SeededAgent):
@@ -112,7 +125,7 @@ class Customer(SeededAgent):
         view = _seat(observation, "customer", "the customer simulator")
         requests = view["requests"]
         before = len(self.settled)
-        for notice in view["notices"][self.notices_read:]:
+        for notice in view["notices"][self.notices_read :]:
             for number, request in enumerate(requests):
                 if request["kind"] == notice["kind"] and request["order_id"] == notice["order_id"]:
                     self.settled.add(number)
@@ -176,8 +189,11 @@ class Customer(SeededAgent):
         if fact == "items" and request["kind"] == "return":
             return f"I'd like to return the {' and the '.join(request['items'])}."
         if fact == "refund" and request["kind"] == "return":
-            return ("Please refund it to my original payment method." if request["refund_original"]
-                    else f"Please put the refund on my gift card {request['refund_to']}.")
+            return (
+                "Please refund it to my original payment method."
+                if request["refund_original"]
+                else f"Please put the refund on my gift card {request['refund_to']}."
+            )
         if fact == "address" and "address" in request:
             return f"The new address is {address_text(request['address'])}."
         return ""
@@ -190,8 +206,12 @@ _NAME_ZIP = re.compile(r"\b([A-Z][a-z]+) ([A-Z][a-z]+),? (?:and )?(?:my )?zip co
 _ORDER = re.compile(r"#?\b(W\d{7})\b")
 _ADDRESS = re.compile(r"(\d+ [A-Z][a-z]+ (?:Street|Road|Lane|Avenue)), ([A-Z][a-z]+), (\d{5})")
 _GIFT_CARD = re.compile(r"\bgift_card_\d{7}\b")
-_INTENTS = (("profile_address", re.compile(r"default address")), ("ship_address", re.compile(r"\bship")),
-            ("cancel", re.compile(r"\bcancel")), ("return", re.compile(r"\breturn")))
+_INTENTS = (
+    ("profile_address", re.compile(r"default address")),
+    ("ship_address", re.compile(r"\bship")),
+    ("cancel", re.compile(r"\bcancel")),
+    ("return", re.compile(r"\breturn")),
+)
 IDENTITY_QUESTION = "To verify your identity, please tell me your email address, or your full name and zip code."
 
 
@@ -224,11 +244,11 @@ class Expert(SeededAgent):
     # -------------------------------------------------------------- reading
     def listen(self, view: Mapping[str, Any]) -> None:
         """Read the tool results and the customer's messages that arrived since the last turn."""
-        for entry in view["calls"][self.read:]:
+        for entry in view["calls"][self.read :]:
             self.result(entry)
         self.read = len(view["calls"])
         customer = [entry["text"] for entry in view["dialogue"] if entry["sender"] == "customer"]
-        for text in customer[self.heard:]:
+        for text in customer[self.heard :]:
             self.hear(text)
         self.heard = len(customer)
 
@@ -246,7 +266,7 @@ class Expert(SeededAgent):
             order = json.loads(entry["result"])
             self.orders[order["order_id"]] = order
         elif entry["result"].startswith("Done") and self.request is not None:
-            self.request["done"] = entry["result"][len("Done. "):]
+            self.request["done"] = entry["result"][len("Done. ") :]
 
     def hear(self, text: str) -> None:
         """Take in one customer message: identity facts, new requests, and the facts of the current request."""
@@ -324,8 +344,11 @@ class Expert(SeededAgent):
             if order_id is None:
                 return "Which order is this about? Please give me the order id."
             if self.checks and self.profile is not None and order_id not in self.profile["orders"]:
-                return self.refuse(request, f"I'm sorry, I cannot help with order {order_id}: it is not on your account, and I may only "
-                                            "act on the orders of the verified customer.")
+                return self.refuse(
+                    request,
+                    f"I'm sorry, I cannot help with order {order_id}: it is not on your account, and I may only "
+                    "act on the orders of the verified customer.",
+                )
             order = self.orders.get(order_id)
             if order is None:
                 return call("get_order", order_id=order_id)
@@ -358,8 +381,10 @@ class Expert(SeededAgent):
             if status != "delivered":
                 return f"I'm sorry, I cannot take back order {key}: its status is {status}, and only delivered orders can be returned."
             if days_since(order["delivered"]) > RETURN_DAYS:
-                return (f"I'm sorry, I cannot take back order {key}: it was delivered on {order['delivered']}, more than "
-                        f"{RETURN_DAYS} days ago, and the policy allows returns within {RETURN_DAYS} days of delivery only.")
+                return (
+                    f"I'm sorry, I cannot take back order {key}: it was delivered on {order['delivered']}, more than "
+                    f"{RETURN_DAYS} days ago, and the policy allows returns within {RETURN_DAYS} days of delivery only."
+                )
         return None
 
     def missing(self, request: Mapping[str, Any]) -> str | None:
@@ -368,8 +393,7 @@ class Expert(SeededAgent):
         if kind == "cancel" and "reason" not in request:
             return "What is the reason for the cancellation: 'no longer needed' or 'ordered by mistake'?"
         if kind == "return" and not request.get("item_ids"):
-            return ("Which items of the order would you like to return, and should the refund go to the original payment "
-                    "method or to a gift card?")
+            return "Which items of the order would you like to return, and should the refund go to the original payment method or to a gift card?"
         if kind == "return" and "refund_to" not in request:
             return "Should the refund go to the original payment method or to a gift card?"
         if kind in ("ship_address", "profile_address") and "address" not in request:

@@ -36,9 +36,17 @@ Call = tuple[str, dict[str, Any]]
 
 def openai_message(calls: list[Call]) -> str:
     """Calls as the JSON text of an OpenAI assistant message with parallel ``tool_calls``."""
-    return json.dumps({"role": "assistant", "content": None, "tool_calls": [
-        {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
-        for i, (name, args) in enumerate(calls)]}, ensure_ascii=False)
+    return json.dumps(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
+                for i, (name, args) in enumerate(calls)
+            ],
+        },
+        ensure_ascii=False,
+    )
 
 
 def call(tool: str, **arguments: Any) -> str:
@@ -63,7 +71,7 @@ def plan(current: Mapping[str, Any], goal: Mapping[str, Any]) -> list[Call]:
         now, then = current["messages"], goal["messages"]
         kept = {m["id"] for m in then["inbox"]}
         removals += [("delete_message", {"message_id": m["id"]}) for m in now["inbox"] if m["id"] not in kept]
-        creations += [("send_message", {"to": m["to"], "text": m["text"]}) for m in then["sent"][len(now["sent"]):]]
+        creations += [("send_message", {"to": m["to"], "text": m["text"]}) for m in then["sent"][len(now["sent"]) :]]
     if "calendar" in goal:
         now_events = {e["id"]: e for e in current["calendar"]["events"]}
         goal_events = {e["id"]: e for e in goal["calendar"]["events"]}
@@ -74,8 +82,10 @@ def plan(current: Mapping[str, Any], goal: Mapping[str, Any]) -> list[Call]:
             elif (event["date"], event["time"]) != (now_events[i]["date"], now_events[i]["time"]):
                 changes.append(("reschedule_event", {"event_id": i, "date": event["date"], "time": event["time"]}))
     if "bank" in goal:
-        creations += [("transfer", {"from_account": t["from"], "to_account": t["to"], "amount": t["amount"] / 100})
-                      for t in goal["bank"]["transactions"][len(current["bank"]["transactions"]):]]
+        creations += [
+            ("transfer", {"from_account": t["from"], "to_account": t["to"], "amount": t["amount"] / 100})
+            for t in goal["bank"]["transactions"][len(current["bank"]["transactions"]) :]
+        ]
     if "tickets" in goal:
         now_tickets = {t["id"]: t for t in current["tickets"]["tickets"]}
         next_id = current["tickets"]["next_id"]
@@ -122,14 +132,22 @@ class Expert(SeededAgent):
 # ----------------------------------------------------------------------------- literal (weak, honest)
 
 _LITERAL = (
-    (re.compile(r'Create the file (?P<path>\S+) with exactly this content: "(?P<content>[^"]*)"\.'),
-     lambda m: [("write_file", {"path": m["path"], "content": m["content"]})]),
-    (re.compile(r"Make a new folder (?P<folder>\S+) and move (?P<source>\S+) into it"),
-     lambda m: [("make_dir", {"path": m["folder"]}), ("move_file", {"source": m["source"], "destination": m["folder"]})]),
-    (re.compile(r'Add the event "(?P<title>[^"]+)" on (?P<date>\d{4}-\d{2}-\d{2}) at (?P<time>\d{2}:\d{2})\.'),
-     lambda m: [("create_event", {"title": m["title"], "date": m["date"], "time": m["time"]})]),
-    (re.compile(r'Open a ticket titled "(?P<title>[^"]+)" with priority (?P<priority>\d) and the description "(?P<description>[^"]*)"\.'),
-     lambda m: [("create_ticket", {"title": m["title"], "priority": int(m["priority"]), "description": m["description"]})]),
+    (
+        re.compile(r'Create the file (?P<path>\S+) with exactly this content: "(?P<content>[^"]*)"\.'),
+        lambda m: [("write_file", {"path": m["path"], "content": m["content"]})],
+    ),
+    (
+        re.compile(r"Make a new folder (?P<folder>\S+) and move (?P<source>\S+) into it"),
+        lambda m: [("make_dir", {"path": m["folder"]}), ("move_file", {"source": m["source"], "destination": m["folder"]})],
+    ),
+    (
+        re.compile(r'Add the event "(?P<title>[^"]+)" on (?P<date>\d{4}-\d{2}-\d{2}) at (?P<time>\d{2}:\d{2})\.'),
+        lambda m: [("create_event", {"title": m["title"], "date": m["date"], "time": m["time"]})],
+    ),
+    (
+        re.compile(r'Open a ticket titled "(?P<title>[^"]+)" with priority (?P<priority>\d) and the description "(?P<description>[^"]*)"\.'),
+        lambda m: [("create_ticket", {"title": m["title"], "priority": int(m["priority"]), "description": m["description"]})],
+    ),
 )
 
 
@@ -173,8 +191,9 @@ class RandomServices(RandomAgent):
         else:
             tool = others[int(rng.integers(len(others)))]
         schema = tool["parameters"]
-        arguments = {name: self.value(spec, words) for name, spec in schema["properties"].items()
-                     if name in schema.get("required", []) or rng.random() < 0.5}
+        arguments = {
+            name: self.value(spec, words) for name, spec in schema["properties"].items() if name in schema.get("required", []) or rng.random() < 0.5
+        }
         return call(tool["name"], **arguments)
 
     def value(self, spec: Mapping[str, Any], words: list[str]) -> Any:

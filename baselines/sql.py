@@ -27,8 +27,16 @@ from parlour.envs.agentic.sql_world import GoldChannel, gold_channel
 SQL_ENV = "parlour/SQL-v0"
 
 #: The comparison words of questions and their SQL operators.
-_OPS = {"greater than": ">", "less than": "<", "at least": ">=", "at most": "<=",
-        "after": ">", "before": "<", "on or after": ">=", "on or before": "<="}
+_OPS = {
+    "greater than": ">",
+    "less than": "<",
+    "at least": ">=",
+    "at most": "<=",
+    "after": ">",
+    "before": "<",
+    "on or after": ">=",
+    "on or before": "<=",
+}
 _OP_WORDS = "|".join(sorted(map(re.escape, _OPS), key=len, reverse=True))
 _VALUE = r"'(?:[^']|'')*'|-?\d+(?:\.\d+)?"
 _CONDITION = re.compile(rf"(?P<column>[a-z ]+?) is (?:(?P<op>{_OP_WORDS}) )?(?P<value>{_VALUE})")
@@ -99,16 +107,23 @@ def write_sql(question: str, tables: Mapping[str, list[str]]) -> str | None:
     """The SQL of a one-table question in the phrasings ``pattern`` knows, or None."""
     question = question.strip()
     patterns = (
-        (r"List the (?P<label>\w+) and the (?P<col>[a-z ]+) of every (?P<noun>[a-z ]+?) whose (?P<cond>.+)\. Return two columns: .*",
-         "SELECT {label}, {col_} FROM {table} WHERE {where}"),
-        (r"List the (?P<label>\w+) of every (?P<noun>[a-z ]+?) whose (?P<cond>.+)\. Return one column: .*",
-         "SELECT {label} FROM {table} WHERE {where}"),
-        (r"How many (?P<noun>[a-z ]+?) are there whose (?P<cond>.+)\? Return one number\.",
-         "SELECT COUNT(*) FROM {table} WHERE {where}"),
-        (r"What is the (?P<fn>average|largest|smallest|total) (?P<col>[a-z ]+?) of the (?P<noun>[a-z ]+?) whose (?P<cond>.+)\? Return one number.*",
-         "SELECT {function}({col_}) FROM {table} WHERE {where}"),
-        (r"Which (?P<k>\d+) (?P<noun>[a-z ]+?) have the (?P<dir>highest|lowest) (?P<col>[a-z ]+?)\? Return two columns, (?P<label>\w+) and .*",
-         "SELECT {label}, {col_} FROM {table} ORDER BY {col_} {direction} LIMIT {k}"),
+        (
+            r"List the (?P<label>\w+) and the (?P<col>[a-z ]+) of every (?P<noun>[a-z ]+?) whose (?P<cond>.+)\. Return two columns: .*",
+            "SELECT {label}, {col_} FROM {table} WHERE {where}",
+        ),
+        (
+            r"List the (?P<label>\w+) of every (?P<noun>[a-z ]+?) whose (?P<cond>.+)\. Return one column: .*",
+            "SELECT {label} FROM {table} WHERE {where}",
+        ),
+        (r"How many (?P<noun>[a-z ]+?) are there whose (?P<cond>.+)\? Return one number\.", "SELECT COUNT(*) FROM {table} WHERE {where}"),
+        (
+            r"What is the (?P<fn>average|largest|smallest|total) (?P<col>[a-z ]+?) of the (?P<noun>[a-z ]+?) whose (?P<cond>.+)\? Return one number.*",
+            "SELECT {function}({col_}) FROM {table} WHERE {where}",
+        ),
+        (
+            r"Which (?P<k>\d+) (?P<noun>[a-z ]+?) have the (?P<dir>highest|lowest) (?P<col>[a-z ]+?)\? Return two columns, (?P<label>\w+) and .*",
+            "SELECT {label}, {col_} FROM {table} ORDER BY {col_} {direction} LIMIT {k}",
+        ),
     )
     for pattern, template in patterns:
         match = re.fullmatch(pattern, question)
@@ -120,9 +135,14 @@ def write_sql(question: str, tables: Mapping[str, list[str]]) -> str | None:
         if table is None or where is None:
             return None
         return template.format(
-            label=parts.get("label"), col_=(parts.get("col") or "").replace(" ", "_"), table=table, where=where,
-            function=_FUNCTIONS.get(parts.get("fn") or ""), direction="DESC" if parts.get("dir") == "highest" else "ASC",
-            k=parts.get("k"))
+            label=parts.get("label"),
+            col_=(parts.get("col") or "").replace(" ", "_"),
+            table=table,
+            where=where,
+            function=_FUNCTIONS.get(parts.get("fn") or ""),
+            direction="DESC" if parts.get("dir") == "highest" else "ASC",
+            k=parts.get("k"),
+        )
     return None
 
 

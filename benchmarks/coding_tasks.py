@@ -70,12 +70,17 @@ def main() -> int:
         timed("judge, fresh sandbox (submit)", n, judge_fresh),
         timed("judge, warm sandbox (run_tests)", n, judge_warm),
         timed("Code-v0 episodes (reference)", n, episodes),
-        timed("CoderTester-v0 episodes", pairs,
-              lambda: parlour.evaluate("parlour/CoderTester-v0", ["reference", "phrasebook"], episodes=pairs, seed=0, progress=False)),
+        timed(
+            "CoderTester-v0 episodes",
+            pairs,
+            lambda: parlour.evaluate("parlour/CoderTester-v0", ["reference", "phrasebook"], episodes=pairs, seed=0, progress=False),
+        ),
     ]
     load_after = os.getloadavg()[0]
-    print(f"{n} procgen tasks (seeds 0-{n - 1}, depth 2, size 8, 24 hidden tests each); {os.cpu_count()} CPUs, "
-          f"load average {load_before:.2f} before, {load_after:.2f} after")
+    print(
+        f"{n} procgen tasks (seeds 0-{n - 1}, depth 2, size 8, 24 hidden tests each); {os.cpu_count()} CPUs, "
+        f"load average {load_before:.2f} before, {load_after:.2f} after"
+    )
     print(f"{'mode':<34} {'count':>6} {'per second':>11} {'ms each':>9}")
     for label, count, seconds in rows:
         print(f"{label:<34} {count:>6} {count / seconds:>11.1f} {1000 * seconds / count:>9.1f}")

@@ -85,7 +85,13 @@ SHARED = {
     "LiarsDice": ({}, {"num_dice": 5}),
     "Nim": ({"heaps": [3, 5, 7]}, {"piles": [3, 5, 7]}),
 }
-OPENSPIEL_NAMES = {"TicTacToe": "tic_tac_toe", "ConnectFour": "connect_four", "KuhnPoker": "kuhn_poker", "LeducHoldem": "leduc_poker", "LiarsDice": "liars_dice"}
+OPENSPIEL_NAMES = {
+    "TicTacToe": "tic_tac_toe",
+    "ConnectFour": "connect_four",
+    "KuhnPoker": "kuhn_poker",
+    "LeducHoldem": "leduc_poker",
+    "LiarsDice": "liars_dice",
+}
 PETTINGZOO_NAMES = {"TicTacToe": "tictactoe_v3", "ConnectFour": "connect_four_v3"}
 TARGETS = {("text", "TextArena raw"): 1.5}
 #: IteratedPrisonersDilemma's game lengths compared, and the least ratio of their rates that counts as constant work per round.
@@ -127,6 +133,7 @@ def liars_dice_bid(dice: list[int], true: bool, opened: bool, wild: bool) -> tup
     on parlour's side is impossible only when every die shows six, and is then
     reported as ``(0, 0)``.
     """
+
     def count(face: int) -> int:
         return sum(d == face or (wild and d == 6) for d in dice)
 
@@ -458,7 +465,9 @@ def main() -> None:
         # A game of 8,000 rounds takes about a fifth of a CPU second, and a loop plays whole games: at least a second
         # per loop keeps the last game's overshoot small.
         rates = measure({f"{short:,} rounds": ipd_loop(short), f"{long:,} rounds": ipd_loop(long)}, args.rounds, max(args.seconds, 1.0))
-        print("IteratedPrisonersDilemma (engine, text observations): " + ", ".join(f"{games} {statistics.median(r):,.0f}" for games, r in rates.items()))
+        print(
+            "IteratedPrisonersDilemma (engine, text observations): " + ", ".join(f"{games} {statistics.median(r):,.0f}" for games, r in rates.items())
+        )
         missed += report_ratio(f"{long:,} rounds", f"{short:,} rounds", rates, IPD_TARGET)
     print(f"\n{missed} target(s) missed")
 

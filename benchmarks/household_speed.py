@@ -97,11 +97,15 @@ def main() -> None:
         resets, steps = timings(difficulty, args.timed_episodes)
         all_resets += resets
         all_steps += steps
-        print(f"{difficulty:>10}  {statistics.median(resets):>9.3f}  {percentile(resets, 95):>9.3f}  {statistics.median(steps):>8.3f}  "
-              f"{percentile(steps, 95):>8.3f}  {len(steps):>5}")
+        print(
+            f"{difficulty:>10}  {statistics.median(resets):>9.3f}  {percentile(resets, 95):>9.3f}  {statistics.median(steps):>8.3f}  "
+            f"{percentile(steps, 95):>8.3f}  {len(steps):>5}"
+        )
     reset_p50, step_p50 = statistics.median(all_resets), statistics.median(all_steps)
-    print(f"\nall difficulties: reset p50 {reset_p50:.3f} ms ({'ok' if reset_p50 <= RESET_TARGET_MS else 'MISSED'}, target {RESET_TARGET_MS:g}), "
-          f"step p50 {step_p50:.3f} ms ({'ok' if step_p50 <= STEP_TARGET_MS else 'MISSED'}, target {STEP_TARGET_MS:g})")
+    print(
+        f"\nall difficulties: reset p50 {reset_p50:.3f} ms ({'ok' if reset_p50 <= RESET_TARGET_MS else 'MISSED'}, target {RESET_TARGET_MS:g}), "
+        f"step p50 {step_p50:.3f} ms ({'ok' if step_p50 <= STEP_TARGET_MS else 'MISSED'}, target {STEP_TARGET_MS:g})"
+    )
 
 
 if __name__ == "__main__":

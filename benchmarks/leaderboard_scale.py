@@ -91,8 +91,7 @@ def fitting(agents: int, games: int, bootstrap: int) -> dict[str, float]:
     gap = values[pairs[:, 0]] - values[pairs[:, 1]]
     first_wins = rng.random(games) < 1.0 / (1.0 + np.exp(-gap))
     results = [
-        (f"{index:08d}", {"player_0": names[a], "player_1": names[b]},
-         {"player_0": 1.0 if win else -1.0, "player_1": -1.0 if win else 1.0})
+        (f"{index:08d}", {"player_0": names[a], "player_1": names[b]}, {"player_0": 1.0 if win else -1.0, "player_1": -1.0 if win else 1.0})
         for index, ((a, b), win) in enumerate(zip(pairs, first_wins))
     ]
     started, cpu = time.perf_counter(), time.process_time()
@@ -109,8 +108,15 @@ def fitting(agents: int, games: int, bootstrap: int) -> dict[str, float]:
     payoff_s, payoff_cpu = time.perf_counter() - started, time.process_time() - cpu
     by_payoff = {row["agent"]: row["rating"] for row in payoff["rows"]}
     payoff_correlation = spearmanr([strength[name] for name in names], [by_payoff[name] for name in names]).statistic
-    return {"fit_s": fit_s, "rank_correlation": float(correlation), "median_interval_width": float(np.median(widths)),
-            "payoff_s": payoff_s, "payoff_rank_correlation": float(payoff_correlation), "fit_cpu_s": fit_cpu, "payoff_cpu_s": payoff_cpu}
+    return {
+        "fit_s": fit_s,
+        "rank_correlation": float(correlation),
+        "median_interval_width": float(np.median(widths)),
+        "payoff_s": payoff_s,
+        "payoff_rank_correlation": float(payoff_correlation),
+        "fit_cpu_s": fit_cpu,
+        "payoff_cpu_s": payoff_cpu,
+    }
 
 
 def main() -> None:
@@ -125,18 +131,28 @@ def main() -> None:
     if not args.skip_verify:
         for label, agents in (("random vs minimax", ["random", "minimax"]), ("a submitted agent vs random", [Submitted(), "random"])):
             verify = verification(args.episodes, agents)
-            print(f"verify {args.episodes} episodes of {label}: {verify['verify_s']:.2f} s, CPU {verify['verify_cpu_s']:.2f} s ({verify['episodes_per_s']:.0f} episodes/s); "
-                  f"store them in one transaction: {verify['store_s']:.2f} s")
+            print(
+                f"verify {args.episodes} episodes of {label}: {verify['verify_s']:.2f} s, CPU {verify['verify_cpu_s']:.2f} s ({verify['episodes_per_s']:.0f} episodes/s); "
+                f"store them in one transaction: {verify['store_s']:.2f} s"
+            )
     totals = []
     for count in args.agents:
         fit = fitting(count, args.games, args.bootstrap)
         totals.append(fit["fit_s"] + fit["payoff_s"])
-        print(f"Bradley-Terry for {count} agents, {args.games} games, {args.bootstrap} bootstrap samples: {fit['fit_s']:.2f} s, CPU {fit['fit_cpu_s']:.2f} s "
-              f"(rank correlation with the true strengths {fit['rank_correlation']:.3f}, median 95% interval width {fit['median_interval_width']:.0f} Elo)")
-        print(f"expected payoff with Nash averaging, same games in chips: {fit['payoff_s']:.2f} s, CPU {fit['payoff_cpu_s']:.2f} s "
-              f"(rank correlation {fit['payoff_rank_correlation']:.3f})", flush=True)
+        print(
+            f"Bradley-Terry for {count} agents, {args.games} games, {args.bootstrap} bootstrap samples: {fit['fit_s']:.2f} s, CPU {fit['fit_cpu_s']:.2f} s "
+            f"(rank correlation with the true strengths {fit['rank_correlation']:.3f}, median 95% interval width {fit['median_interval_width']:.0f} Elo)"
+        )
+        print(
+            f"expected payoff with Nash averaging, same games in chips: {fit['payoff_s']:.2f} s, CPU {fit['payoff_cpu_s']:.2f} s "
+            f"(rank correlation {fit['payoff_rank_correlation']:.3f})",
+            flush=True,
+        )
     if len(totals) > 1:
-        print("time of both fits over the first count's: " + ", ".join(f"{count} agents {total / totals[0]:.2f}x" for count, total in zip(args.agents, totals)))
+        print(
+            "time of both fits over the first count's: "
+            + ", ".join(f"{count} agents {total / totals[0]:.2f}x" for count, total in zip(args.agents, totals))
+        )
 
 
 if __name__ == "__main__":

@@ -90,7 +90,12 @@ class Config:
     """One agent configuration: how to build it once, and how to read and zero its model time and tokens."""
 
     def __init__(
-        self, label: str, agent: Any, model_seconds: Callable[[], float], tokens: Callable[[], int], model_tokens: Callable[[], int],
+        self,
+        label: str,
+        agent: Any,
+        model_seconds: Callable[[], float],
+        tokens: Callable[[], int],
+        model_tokens: Callable[[], int],
         zero: Callable[[], None],
     ):
         self.label = label
@@ -127,8 +132,14 @@ def generate_config(model: str, device: str | None, max_new_tokens: int, kv_reus
     """The ``hf:`` LLM agent decoding greedily, its replies mapped onto legal moves by :func:`legal_by_hash`."""
     label = f"generate, KV reuse {'on' if kv_reuse else 'off'}"
     agent = parlour.make_agent(
-        f"hf:{model}", max_new_tokens=max_new_tokens, device=device, do_sample=False, extraction=legal_by_hash,
-        kv_reuse=kv_reuse, name=label, seed=0,
+        f"hf:{model}",
+        max_new_tokens=max_new_tokens,
+        device=device,
+        do_sample=False,
+        extraction=legal_by_hash,
+        kv_reuse=kv_reuse,
+        name=label,
+        seed=0,
     )
     backend = agent.backend
 
@@ -252,6 +263,7 @@ def main() -> None:
             on, off = rows[(f"{kind}, KV reuse on", "batched")], rows[(f"{kind}, KV reuse off", "batched")]
             gains = [a["episodes_per_s"] / b["episodes_per_s"] for a, b in zip(on, off)]
             print(f"  {kind}, KV reuse on / off (batched): {summary(gains)}x")
+
 
 if __name__ == "__main__":
     main()

@@ -63,10 +63,12 @@ def plain(command: list[str]) -> Callable[[], object]:
 
 def sandboxed(module: ModuleType, warm) -> Callable[[], object]:
     """A runner of ``PROGRAM`` in ``warm`` (a running Sandbox) or, if None, in a fresh sandbox of ``module``."""
+
     def run() -> object:
         result = warm.run(PROGRAM) if warm is not None else module.run_python(PROGRAM)
         assert result.verdict == "ok", result
         return result
+
     return run
 
 
@@ -79,6 +81,7 @@ def right_after_another(module: ModuleType) -> Callable[[], float]:
         started = time.perf_counter()
         run()
         return time.perf_counter() - started
+
     return twice
 
 
@@ -92,14 +95,14 @@ def on_the_spot(module: ModuleType) -> Callable[[], object]:
             return run()
         finally:
             module.START_AHEAD = True
+
     return spot
 
 
 def load_revision(revision: str, folder: Path) -> ModuleType:
     """``parlour/sandbox.py`` as it was at ``revision``, with its server beside it, imported under its own name."""
     for name in ("sandbox.py", "sandbox_server.py"):
-        source = subprocess.run(["git", "-C", str(ROOT), "show", f"{revision}:parlour/{name}"], capture_output=True,
-                                check=True).stdout
+        source = subprocess.run(["git", "-C", str(ROOT), "show", f"{revision}:parlour/{name}"], capture_output=True, check=True).stdout
         (folder / name).write_bytes(source)
     name = "sandbox_at_" + "".join(c if c.isalnum() else "_" for c in revision)
     spec = importlib.util.spec_from_file_location(name, folder / "sandbox.py")
@@ -154,8 +157,10 @@ def main() -> int:
         samples = measure(args.rounds, before, args.before)
     load_after = os.getloadavg()
     reference = statistics.median(samples[REFERENCE]) * 1000
-    print(f"{args.rounds} runs of {PROGRAM!r} per mode, interleaved; {os.cpu_count()} CPUs; load average "
-          f"{' '.join(f'{x:.2f}' for x in load_before)} before, {' '.join(f'{x:.2f}' for x in load_after)} after")
+    print(
+        f"{args.rounds} runs of {PROGRAM!r} per mode, interleaved; {os.cpu_count()} CPUs; load average "
+        f"{' '.join(f'{x:.2f}' for x in load_before)} before, {' '.join(f'{x:.2f}' for x in load_after)} after"
+    )
     print(f"{'mode':<40} {'p50 ms':>8} {'p95 ms':>8} {'p50 / ref':>10}  target")
     missed = False
     for name, times in samples.items():

@@ -68,10 +68,7 @@ def latencies(retrievers: dict[int, Retriever], queries: dict[int, list[str]], r
                 retriever.search(query, k=5)
                 samples[size]["cpu"].append(time.process_time() - cpu_start)
                 samples[size]["wall"].append(time.perf_counter() - wall_start)
-    return {
-        size: {kind: np.percentile(values, [50, 95]) * 1000 for kind, values in by_kind.items()}
-        for size, by_kind in samples.items()
-    }
+    return {size: {kind: np.percentile(values, [50, 95]) * 1000 for kind, values in by_kind.items()} for size, by_kind in samples.items()}
 
 
 def main() -> None:
@@ -84,12 +81,10 @@ def main() -> None:
     args = parser.parse_args()
 
     generation_cpu, generation_wall = timed(lambda: World.generate(0, 8000), args.repeats)
-    print(f"generate 8000 passages: {generation_cpu:.2f} s CPU ({generation_wall:.2f} s wall)  "
-          f"{verdict(generation_cpu, GENERATION_TARGET_S)}")
+    print(f"generate 8000 passages: {generation_cpu:.2f} s CPU ({generation_wall:.2f} s wall)  {verdict(generation_cpu, GENERATION_TARGET_S)}")
     world = World.generate(0, 8000)
     build_cpu, build_wall = timed(lambda: build_into_empty_cache(world.passages), args.repeats)
-    print(f"build the index of 8000 passages: {build_cpu:.2f} s CPU ({build_wall:.2f} s wall)  "
-          f"{verdict(build_cpu, BUILD_TARGET_S)}")
+    print(f"build the index of 8000 passages: {build_cpu:.2f} s CPU ({build_wall:.2f} s wall)  {verdict(build_cpu, BUILD_TARGET_S)}")
     with tempfile.TemporaryDirectory() as cache:
         Retriever(world.passages, cache)
         load_cpu, load_wall = timed(lambda: Retriever(world.passages, cache), args.repeats)
@@ -109,8 +104,7 @@ def main() -> None:
     print(f"search(k=5), {args.queries} questions x {args.rounds} interleaved rounds:")
     for size, figures in results.items():
         (cpu50, cpu95), (wall50, wall95) = figures["cpu"], figures["wall"]
-        print(f"  {size:>7} passages: p50 {cpu50:.2f} ms, p95 {cpu95:.2f} ms CPU "
-              f"(wall p50 {wall50:.2f} ms, p95 {wall95:.2f} ms)")
+        print(f"  {size:>7} passages: p50 {cpu50:.2f} ms, p95 {cpu95:.2f} ms CPU (wall p50 {wall50:.2f} ms, p95 {wall95:.2f} ms)")
 
 
 if __name__ == "__main__":

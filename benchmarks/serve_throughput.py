@@ -299,7 +299,9 @@ def echo_comparison(rounds: int, episodes: int) -> None:
     print(f"\nparlour serve beside openenv-core's echo environment, one session, {episodes} TicTacToe episodes per round, {rounds} rounds")
     print("requests per CPU second (server and client): " + ", ".join(f"{name} {statistics.median(r):,.0f}" for name, r in rates.items()))
     print("  the server's share of that CPU: " + ", ".join(f"{name} {statistics.median(r):.0%}" for name, r in shares.items()))
-    print(f"  parlour serve/echo: {median:.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]  target >= {ECHO_TARGET:g}x: {'met' if median >= ECHO_TARGET else 'MISSED'}")
+    print(
+        f"  parlour serve/echo: {median:.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]  target >= {ECHO_TARGET:g}x: {'met' if median >= ECHO_TARGET else 'MISSED'}"
+    )
     print(f"  start-up to the first /health answer: parlour serve {parlour_start:.1f} s, echo {echo_start:.1f} s")
 
 
@@ -312,8 +314,10 @@ def main() -> None:
     parser.add_argument("--echo-episodes", type=int, default=40, help="TicTacToe episodes per round of that comparison (default 40)")
     args = parser.parse_args()
     chosen = [c for c in CASES if c.label in args.cases.split(",")]
-    print(f"{'case':<10} {'sessions':>8} {'episodes':>8} {'steps':>6} {'served/s':>9} {'per session/s':>14} {'gym face/s':>10} "
-          f"{'served/gym':>10}  replayed  same as gym")
+    print(
+        f"{'case':<10} {'sessions':>8} {'episodes':>8} {'steps':>6} {'served/s':>9} {'per session/s':>14} {'gym face/s':>10} "
+        f"{'served/gym':>10}  replayed  same as gym"
+    )
     for case in chosen:
         steps, wall, rates, records = serve_case(case, args.episodes)
         gym_steps, gym_wall, gym_moves = gym_case(case, args.episodes)
@@ -324,8 +328,10 @@ def main() -> None:
             replayed += 1
         same = sum([step["move"] for step in record["steps"]] == moves for record, moves in zip(records, gym_moves))
         served, gym = steps / wall, gym_steps / gym_wall
-        print(f"{case.label:<10} {case.sessions:>8} {len(records):>8} {steps:>6} {served:>9.0f} {sum(rates) / len(rates):>14.1f} "
-              f"{gym:>10.0f} {served / gym:>10.2f}  {replayed}/{len(records)}  {same}/{len(records)}")
+        print(
+            f"{case.label:<10} {case.sessions:>8} {len(records):>8} {steps:>6} {served:>9.0f} {sum(rates) / len(rates):>14.1f} "
+            f"{gym:>10.0f} {served / gym:>10.2f}  {replayed}/{len(records)}  {same}/{len(records)}"
+        )
     if args.echo_rounds:
         echo_comparison(args.echo_rounds, args.echo_episodes)
 

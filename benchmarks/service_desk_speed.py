@@ -51,8 +51,15 @@ def success(agent: str, difficulty: int, episodes: int) -> float:
 def pass_hat(agent: str) -> str:
     """pass^k of ``agent`` at difficulty 3 over 10 tasks played 100 times in all (each task's trials drawn by the run),
     as the summary reports it: every k up to the fewest trials of any task, over the same tasks."""
-    results = parlour.evaluate(ENV, {"agent": agent, "customer": "customer"}, episodes=100, seed=0, rotate_seats=False,
-                               env_kwargs={"difficulty": 3, "tasks": 10}, progress=False)
+    results = parlour.evaluate(
+        ENV,
+        {"agent": agent, "customer": "customer"},
+        episodes=100,
+        seed=0,
+        rotate_seats=False,
+        env_kwargs={"difficulty": 3, "tasks": 10},
+        progress=False,
+    )
     figures = results.summary[agent]["pass_hat_k"]
     return ", ".join(f"pass^{k} {value:.3f}" for k, value in figures.items()) + f" (mean reward {results.summary[agent]['mean_reward']:.3f})"
 
@@ -115,9 +122,11 @@ def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     for difficulty in range(1, 6):
-        print(f"difficulty {difficulty}: expert {success('expert', difficulty, args.episodes):.3f}, "
-              f"compliant {success('compliant', difficulty, args.episodes):.3f}, random {success('random', difficulty, args.episodes):.3f} "
-              f"({args.episodes} episodes each, scripted customer)")
+        print(
+            f"difficulty {difficulty}: expert {success('expert', difficulty, args.episodes):.3f}, "
+            f"compliant {success('compliant', difficulty, args.episodes):.3f}, random {success('random', difficulty, args.episodes):.3f} "
+            f"({args.episodes} episodes each, scripted customer)"
+        )
     for agent in ("expert", "compliant"):
         print(f"{agent} at difficulty 3, 10 tasks, 100 episodes: {pass_hat(agent)}")
     latencies(args.repeats)

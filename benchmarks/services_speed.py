@@ -42,8 +42,13 @@ ENV_ID = "parlour/Services-v0"
 RESET_TARGET_MS = 20.0
 STEP_TARGET_MS = 2.0
 #: The query each timed turn starts with, per service.
-QUERIES = {"files": ("list_dir", {"path": "/home"}), "messages": ("list_inbox", {}), "calendar": ("list_events", {}),
-           "bank": ("list_accounts", {}), "tickets": ("list_tickets", {})}
+QUERIES = {
+    "files": ("list_dir", {"path": "/home"}),
+    "messages": ("list_inbox", {}),
+    "calendar": ("list_events", {}),
+    "bank": ("list_accounts", {}),
+    "tickets": ("list_tickets", {}),
+}
 
 
 def success_rate(agent_name: str, difficulty: int, episodes: int) -> float:
@@ -111,12 +116,16 @@ def main() -> None:
         times = timings(difficulty, args.timed_episodes)
         for kind, values in times.items():
             everything.setdefault(kind, []).extend(values)
-        print(f"{difficulty:>10}  " + "  ".join(f"{statistics.median(times[k]):>6.3f} / {np.percentile(times[k], 95):>6.3f}"
-                                                for k in ("reset", "change", "query", "finish")))
+        print(
+            f"{difficulty:>10}  "
+            + "  ".join(f"{statistics.median(times[k]):>6.3f} / {np.percentile(times[k], 95):>6.3f}" for k in ("reset", "change", "query", "finish"))
+        )
     reset_p50 = statistics.median(everything["reset"])
     step_p50 = statistics.median(everything["change"] + everything["finish"])
-    print(f"\nall difficulties: reset p50 {reset_p50:.3f} ms ({'ok' if reset_p50 <= RESET_TARGET_MS else 'MISSED'}, target {RESET_TARGET_MS:g}), "
-          f"non-query step p50 {step_p50:.3f} ms ({'ok' if step_p50 <= STEP_TARGET_MS else 'MISSED'}, target {STEP_TARGET_MS:g})")
+    print(
+        f"\nall difficulties: reset p50 {reset_p50:.3f} ms ({'ok' if reset_p50 <= RESET_TARGET_MS else 'MISSED'}, target {RESET_TARGET_MS:g}), "
+        f"non-query step p50 {step_p50:.3f} ms ({'ok' if step_p50 <= STEP_TARGET_MS else 'MISSED'}, target {STEP_TARGET_MS:g})"
+    )
 
 
 if __name__ == "__main__":

@@ -68,8 +68,10 @@ def main() -> int:
     p50, p95 = statistics.median(steps), float(np.percentile(steps, 95))
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (1 min)")
     print(f"Chromium launch and first reset: {launch * 1000:.0f} ms; reset median {statistics.median(resets):.0f} ms")
-    print(f"{len(steps)} browser steps over {args.episodes} expert episodes at difficulty {args.difficulty} "
-          f"(mean reward {statistics.mean(rewards):.3f})")
+    print(
+        f"{len(steps)} browser steps over {args.episodes} expert episodes at difficulty {args.difficulty} "
+        f"(mean reward {statistics.mean(rewards):.3f})"
+    )
     print(f"step p50 {p50:.0f} ms (target <= {STEP_TARGET_MS:.0f} ms: {'met' if p50 <= STEP_TARGET_MS else 'NOT met'}), p95 {p95:.0f} ms")
     return 0
 

@@ -98,8 +98,10 @@ def main() -> None:
     for difficulty, level in LEVELS.items():
         start = time.perf_counter()
         catalogue(difficulty).search("warm up")
-        print(f"  difficulty {difficulty}: {level.products} products, {time.perf_counter() - start:.3f} s "
-              f"(index {'loaded from the cache' if catalogue(difficulty).retriever.loaded_from_cache else 'built'})")
+        print(
+            f"  difficulty {difficulty}: {level.products} products, {time.perf_counter() - start:.3f} s "
+            f"(index {'loaded from the cache' if catalogue(difficulty).retriever.loaded_from_cache else 'built'})"
+        )
     print(f"\n{ENV_ID}: mean reward / success over {args.episodes} episodes per difficulty (seeds 0..{args.episodes - 1}, split test)")
     print("difficulty  products  step limit  " + "  ".join(f"{name:>18}" for name in AGENTS))
     gap = 0.0
@@ -107,8 +109,10 @@ def main() -> None:
         cells = {name: scores(name, difficulty, args.episodes) for name in AGENTS}
         if difficulty == 3:
             gap = cells["expert"][0] - cells["first_result"][0]
-        print(f"{difficulty:>10}  {level.products:>8}  {level.max_steps:>10}  "
-              + "  ".join(f"{reward:>8.3f} / {success:>6.3f}" for reward, success in cells.values()))
+        print(
+            f"{difficulty:>10}  {level.products:>8}  {level.max_steps:>10}  "
+            + "  ".join(f"{reward:>8.3f} / {success:>6.3f}" for reward, success in cells.values())
+        )
     print(f"difficulty 3: expert's mean reward minus first_result's: {gap:.3f} ({'ok' if gap >= 0.4 else 'MISSED'}, target 0.4)")
     print(f"\nspeed on one core, Gymnasium face, text mode, {args.timed_episodes} episodes per difficulty and agent (CPU ms)")
     print("difficulty  agent   reset p50  reset p95  step p50  step p95  steps")
@@ -118,11 +122,15 @@ def main() -> None:
             resets, steps = timings(name, difficulty, args.timed_episodes)
             all_resets += resets
             all_steps += steps
-            print(f"{difficulty:>10}  {name:<6}  {statistics.median(resets):>9.3f}  {percentile(resets, 95):>9.3f}  "
-                  f"{statistics.median(steps):>8.3f}  {percentile(steps, 95):>8.3f}  {len(steps):>5}")
+            print(
+                f"{difficulty:>10}  {name:<6}  {statistics.median(resets):>9.3f}  {percentile(resets, 95):>9.3f}  "
+                f"{statistics.median(steps):>8.3f}  {percentile(steps, 95):>8.3f}  {len(steps):>5}"
+            )
     reset_p50, step_p50 = statistics.median(all_resets), statistics.median(all_steps)
-    print(f"\nall: reset p50 {reset_p50:.3f} ms ({'ok' if reset_p50 <= RESET_TARGET_MS else 'MISSED'}, target {RESET_TARGET_MS:g}), "
-          f"step p50 {step_p50:.3f} ms ({'ok' if step_p50 <= STEP_TARGET_MS else 'MISSED'}, target {STEP_TARGET_MS:g})")
+    print(
+        f"\nall: reset p50 {reset_p50:.3f} ms ({'ok' if reset_p50 <= RESET_TARGET_MS else 'MISSED'}, target {RESET_TARGET_MS:g}), "
+        f"step p50 {step_p50:.3f} ms ({'ok' if step_p50 <= STEP_TARGET_MS else 'MISSED'}, target {STEP_TARGET_MS:g})"
+    )
 
 
 if __name__ == "__main__":

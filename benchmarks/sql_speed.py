@@ -55,7 +55,7 @@ def percentiles(samples: list[float]) -> str:
 
 def latencies(repeats: int) -> None:
     """Reset, query and non-query step latency on the default options."""
-    match = Match(SQL, {"max_tool_calls": 10 ** 6})
+    match = Match(SQL, {"max_tool_calls": 10**6})
     resets, queries, steps = [], [], []
     for seed in range(repeats):
         start = time.perf_counter()
@@ -86,8 +86,10 @@ def hostile() -> None:
         "recursive CTE": "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT COUNT(*) FROM r",
         f"cross join of all {len(tables)} tables": "SELECT COUNT(*) FROM " + ", ".join(s.name for s in tables),
         "randomblob(1e9)": "SELECT randomblob(1000000000)",
-        "sort of growing 9 KB rows": ("WITH RECURSIVE r(x, y) AS (SELECT 1, printf('%.*c', 9000, 'x') UNION ALL "
-                                      "SELECT x + 1, y || '' FROM r) SELECT x, y FROM r ORDER BY x DESC"),
+        "sort of growing 9 KB rows": (
+            "WITH RECURSIVE r(x, y) AS (SELECT 1, printf('%.*c', 9000, 'x') UNION ALL "
+            "SELECT x + 1, y || '' FROM r) SELECT x, y FROM r ORDER BY x DESC"
+        ),
         "write": f"DELETE FROM {tables[0].name}",
     }
     for name, sql in queries.items():

@@ -63,8 +63,16 @@ def measure_sb3(env_id: str, steps: int, n_envs: int) -> dict[str, Any]:
     """Train for ``steps`` steps on ``env_id``; the throughput figures of the module docstring."""
     with tempfile.TemporaryDirectory() as out:
         config = SB3TrainConfig(
-            env_id=env_id, out=out, steps=steps, n_envs=n_envs, eval_every=steps * 10, snapshot_every=max(1, steps // 5),
-            eval_episodes=2, opponents=["random"], anchors=["random"], progress=False,
+            env_id=env_id,
+            out=out,
+            steps=steps,
+            n_envs=n_envs,
+            eval_every=steps * 10,
+            snapshot_every=max(1, steps // 5),
+            eval_episodes=2,
+            opponents=["random"],
+            anchors=["random"],
+            progress=False,
         )
         cpu = time.process_time()
         wall = time.perf_counter()
@@ -147,9 +155,21 @@ def measure_llm(env_id: str, model: str | None, size: str, updates: int, episode
         else:
             folder = model
         config = LLMTrainConfig(
-            env_id=env_id, model=folder, out=str(Path(out) / "run"), updates=updates, episodes=episodes, group_size=4,
-            learning_rate=1e-4, mirror=0.5, snapshots=0.0, anchors=0.5, anchor_agents=["random"], micro_batch=micro_batch,
-            keep_records=False, progress=False, device=device,
+            env_id=env_id,
+            model=folder,
+            out=str(Path(out) / "run"),
+            updates=updates,
+            episodes=episodes,
+            group_size=4,
+            learning_rate=1e-4,
+            mirror=0.5,
+            snapshots=0.0,
+            anchors=0.5,
+            anchor_agents=["random"],
+            micro_batch=micro_batch,
+            keep_records=False,
+            progress=False,
+            device=device,
         )
         trainer = LLMTrainer(config)
         unwrapped = trainer.accelerator.unwrap_model(trainer.model)
@@ -213,7 +233,12 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=64, help="LLM episodes per update (default 64)")
     parser.add_argument("--micro-batch", type=int, default=64, help="LLM rows per update pass, and the raw passes' batch (default 64)")
     parser.add_argument("--device", help="LLM device (default: the GPU when there is one)")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: CPU time is summed over them, and spinning threads on a shared machine inflate it)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch CPU threads (default 1: CPU time is summed over them, and spinning threads on a shared machine inflate it)",
+    )
     args = parser.parse_args()
     print(json.dumps({"cpus": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()]}))
     if args.llm:
@@ -221,7 +246,9 @@ def main() -> None:
 
         torch.set_num_threads(args.threads)
         for env_id in args.envs or ["parlour/TicTacToe-v0"]:
-            print(json.dumps(measure_llm(env_id, args.llm_model, args.llm_size, args.updates, args.episodes, args.micro_batch, args.device)), flush=True)
+            print(
+                json.dumps(measure_llm(env_id, args.llm_model, args.llm_size, args.updates, args.episodes, args.micro_batch, args.device)), flush=True
+            )
         return
     for env_id in args.envs or DEFAULT_ENVS:
         print(json.dumps(measure_sb3(env_id, args.steps, args.n_envs)), flush=True)

@@ -90,7 +90,21 @@ from env_throughput import (
 
 import parlour
 
-GAMES = ["TicTacToe", "ConnectFour", "KuhnPoker", "LeducHoldem", "Nim", "Othello", "Hex", "Breakthrough", "Clobber", "Mancala", "Oware", "DotsAndBoxes", "Pig"]
+GAMES = [
+    "TicTacToe",
+    "ConnectFour",
+    "KuhnPoker",
+    "LeducHoldem",
+    "Nim",
+    "Othello",
+    "Hex",
+    "Breakthrough",
+    "Clobber",
+    "Mancala",
+    "Oware",
+    "DotsAndBoxes",
+    "Pig",
+]
 #: OpenSpiel's games, with parlour's default sizes where they differ from OpenSpiel's.
 OPENSPIEL = {
     **OPENSPIEL_NAMES,
@@ -203,7 +217,9 @@ def puffer_source(path: str | None, scratch: pathlib.Path) -> pathlib.Path | Non
     if root.is_file():
         unpacked = scratch / "source"
         with tarfile.open(root) as archive:
-            archive.extractall(unpacked, members=[m for m in archive.getmembers() if "/pufferlib/ocean/" in m.name and m.name.endswith((".c", ".h"))], filter="data")
+            archive.extractall(
+                unpacked, members=[m for m in archive.getmembers() if "/pufferlib/ocean/" in m.name and m.name.endswith((".c", ".h"))], filter="data"
+            )
         root = unpacked
     found = sorted(root.rglob("ocean/connect4/connect4.h"))
     if not found:
@@ -222,14 +238,18 @@ def build_puffer_connect4(ocean: pathlib.Path, scratch: pathlib.Path) -> Any:
     for anchor in ("int compute_env_move(CConnect4* env) {", "void compute_observation("):
         if header.count(anchor) != 1:
             raise SystemExit(f"PufferLib's connect4.h has changed: {anchor!r} is not there once, so its opponent cannot be replaced")
-    header = header.replace("int compute_env_move(CConnect4* env) {", "int negamax_env_move(CConnect4* env) {").replace("void compute_observation(", RANDOM_OPPONENT)
+    header = header.replace("int compute_env_move(CConnect4* env) {", "int negamax_env_move(CConnect4* env) {").replace(
+        "void compute_observation(", RANDOM_OPPONENT
+    )
     (build / "connect4" / "connect4.h").write_text(header)
     target = build / f"binding{sysconfig.get_config_var('EXT_SUFFIX')}"
     # PufferLib's own release flags (its setup.py).
     flags = ["-O2", "-flto", "-fwrapv", "-DNPY_NO_DEPRECATED_API=NPY_1_7_API_VERSION", "-DPLATFORM_DESKTOP", "-w"]
     includes = [f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}"]
     compiler = sysconfig.get_config_var("CC") or "cc"
-    subprocess.run([*compiler.split(), *flags, "-shared", "-fPIC", *includes, str(build / "connect4" / "binding.c"), "-o", str(target), "-lm"], check=True)
+    subprocess.run(
+        [*compiler.split(), *flags, "-shared", "-fPIC", *includes, str(build / "connect4" / "binding.c"), "-o", str(target), "-lm"], check=True
+    )
     spec = importlib.util.spec_from_file_location("binding", target)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -352,7 +372,9 @@ def main() -> None:
     missed = 0
     print(f"moves per CPU second, median of {args.rounds} interleaved rounds of {args.seconds}s each")
     if puffer is not None:
-        print(f"Connect Four reference: PufferLib's C Connect Four built from {args.pufferlib or ocean}, random opponent; its rows count env steps per CPU second\n")
+        print(
+            f"Connect Four reference: PufferLib's C Connect Four built from {args.pufferlib or ocean}, random opponent; its rows count env steps per CPU second\n"
+        )
     elif "ConnectFour" in games:
         print("Connect Four reference: none (no PufferLib source: pass --pufferlib pufferlib-3.0.0.tar.gz, PyPI's sdist)\n")
     else:

@@ -79,7 +79,9 @@ def main() -> None:
         print(f"{episodes} episodes:")
         for workers, timings in runs.items():
             walls, cpus, spawned = zip(*timings)
-            print(f"  workers={workers}: wall {spread(list(walls))} s, CPU {spread(list(cpus))} s, spawned workers in {sum(spawned)} of {len(spawned)} runs")
+            print(
+                f"  workers={workers}: wall {spread(list(walls))} s, CPU {spread(list(cpus))} s, spawned workers in {sum(spawned)} of {len(spawned)} runs"
+            )
         one, many = runs[1], runs[args.workers]
         wall_ratios = [b[0] / a[0] for a, b in zip(one, many)]
         cpu_ratios = [b[1] / a[1] for a, b in zip(one, many)]

@@ -80,12 +80,10 @@ from parlour.envs.core.spaces import TextSpace
 PLAYER = "player_0"
 #: Where Debian installs Chromium; ``PARLOUR_CHROMIUM`` or ``chromium=`` name another.
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
 #: BrowserGym's high-level actions this face takes: its ``bid`` and ``nav`` subsets, less file uploads and drag and
 #: drop (the shop has neither), and ``noop``.
-ACTIONS = ("noop", "click", "dblclick", "fill", "clear", "press", "focus", "hover", "scroll", "select_option",
-           "go_back", "go_forward", "goto")
+ACTIONS = ("noop", "click", "dblclick", "fill", "clear", "press", "focus", "hover", "scroll", "select_option", "go_back", "go_forward", "goto")
 _BID_ACTIONS = {"click", "dblclick", "fill", "clear", "press", "focus", "hover", "select_option"}
 #: What the face submits to the match for a browser action that maps to nothing, by why: text the game refuses (it
 #: holds no ``search[...]`` or ``click[...]`` and names no clickable), so it counts as an invalid action and replays
@@ -114,8 +112,11 @@ MAX_BODY_BYTES = 1 << 20
 
 def browser_unavailable(chromium: str | None = None) -> str | None:
     """Why the browser face cannot run here (what to install), or ``None`` when it can."""
-    missing = [name for module, name in (("playwright", "playwright"), ("browsergym.core", "browsergym-core"))
-               if importlib.util.find_spec(module.split(".")[0]) is None or importlib.util.find_spec(module) is None]
+    missing = [
+        name
+        for module, name in (("playwright", "playwright"), ("browsergym.core", "browsergym-core"))
+        if importlib.util.find_spec(module.split(".")[0]) is None or importlib.util.find_spec(module) is None
+    ]
     if missing:
         return f"the browser face needs {' and '.join(missing)}: pip install 'parlour[browser]'"
     path = chromium_path(chromium)
@@ -139,6 +140,7 @@ def search_text(query: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ pages
+
 
 def _button(name: str, pressed: bool | None = None) -> str:
     state = "" if pressed is None else f' aria-pressed="{str(pressed).lower()}"'
@@ -168,8 +170,7 @@ def shop_page(match: Match, token: int) -> str:
         form = [f'<form method="post" action="/act?t={token}">']
         buttons = "".join(_button(name) for name in clickable if name in ("back to search", "< prev", "next >"))
         if kind == "search":
-            form.append('<input type="text" name="q" aria-label="Search the catalogue" autocomplete="off"> '
-                        '<button type="submit">Search</button>')
+            form.append('<input type="text" name="q" aria-label="Search the catalogue" autocomplete="off"> <button type="submit">Search</button>')
         elif kind == "results":
             if model["items"]:
                 form.append(f"<h1>Results page {model['page']} of {model['pages']}: {model['total']} results</h1>{buttons}<ul>")
@@ -178,25 +179,35 @@ def shop_page(match: Match, token: int) -> str:
             else:
                 form.append(f"<h1>No product matches that search.</h1>{buttons}")
         elif kind == "item":
-            form.append(f"<h1>{esc(model['title'])}</h1><p>Item {esc(model['id'])}</p><p>Category: {esc(model['category'])}</p>"
-                        f"<p>Price: ${model['price']:.2f} | Rating: {model['rating']} out of 5</p>")
+            form.append(
+                f"<h1>{esc(model['title'])}</h1><p>Item {esc(model['id'])}</p><p>Category: {esc(model['category'])}</p>"
+                f"<p>Price: ${model['price']:.2f} | Rating: {model['rating']} out of 5</p>"
+            )
             for option in model["options"]:
                 chosen = model["selected"].get(option["name"])
-                form.append(f"<fieldset><legend>{esc(option['name'])}</legend>"
-                            + "".join(_button(value, value == chosen) for value in option["values"]) + "</fieldset>")
+                form.append(
+                    f"<fieldset><legend>{esc(option['name'])}</legend>"
+                    + "".join(_button(value, value == chosen) for value in option["values"])
+                    + "</fieldset>"
+                )
             chosen = ", ".join(f"{name} {value}" for name, value in model["selected"].items())
-            form.append(f"<p>Chosen: {esc(chosen or 'nothing yet')}</p>{_button('description')}{_button('reviews')}"
-                        f"{_button('buy now')}{buttons}")
+            form.append(f"<p>Chosen: {esc(chosen or 'nothing yet')}</p>{_button('description')}{_button('reviews')}{_button('buy now')}{buttons}")
         elif kind == "description":
-            form.append(f"<h1>Description of {esc(model['id'])}</h1><p>{esc(model['title'])}</p><p>{esc(model['description'])}</p>"
-                        "<h2>Features</h2><ul>" + "".join(f"<li>{esc(feature)}</li>" for feature in model["features"]) + f"</ul>{buttons}")
+            form.append(
+                f"<h1>Description of {esc(model['id'])}</h1><p>{esc(model['title'])}</p><p>{esc(model['description'])}</p>"
+                "<h2>Features</h2><ul>" + "".join(f"<li>{esc(feature)}</li>" for feature in model["features"]) + f"</ul>{buttons}"
+            )
         else:
-            form.append(f"<h1>Reviews of {esc(model['id'])}</h1><p>{esc(model['title'])}</p><ul>"
-                        + "".join(f"<li>{review['stars']} out of 5 stars: {esc(review['text'])}</li>" for review in model["reviews"])
-                        + f"</ul>{buttons}")
+            form.append(
+                f"<h1>Reviews of {esc(model['id'])}</h1><p>{esc(model['title'])}</p><ul>"
+                + "".join(f"<li>{review['stars']} out of 5 stars: {esc(review['text'])}</li>" for review in model["reviews"])
+                + f"</ul>{buttons}"
+            )
         body.append("".join(form) + "</form>")
-    return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Shop</title>'
-            f"<script>{_SENT_SCRIPT}</script></head><body>" + "".join(body) + "</body></html>")
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Shop</title>'
+        f"<script>{_SENT_SCRIPT}</script></head><body>" + "".join(body) + "</body></html>"
+    )
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -241,6 +252,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 # ------------------------------------------------------------------------------------------------ the face
 
+
 def _refuse(text: str) -> None:
     """BrowserGym's chat callbacks: this action space has no chat actions, so nothing calls them."""
     raise ValueError("the shop's action space has no chat actions")
@@ -272,13 +284,15 @@ class ShopBrowserEnv(gymnasium.Env):
             raise ValueError(f"max_browser_steps must be positive, got {max_browser_steps!r}")
         text = TextSpace()
         self.observation_space = gymnasium.spaces.Dict(
-            {key: text for key in ("goal", "url", "axtree_txt", "focused_element_bid", "last_action", "last_action_error")})
+            {key: text for key in ("goal", "url", "axtree_txt", "focused_element_bid", "last_action", "last_action_error")}
+        )
         self.action_space = TextSpace(self.match.settings.max_action_chars)
         from browsergym.core.action import functions
         from browsergym.core.action.highlevel import HighLevelActionSet
 
-        self._actions = HighLevelActionSet(subsets=["custom"], custom_actions=[getattr(functions, name) for name in ACTIONS],
-                                           multiaction=False, strict=True)
+        self._actions = HighLevelActionSet(
+            subsets=["custom"], custom_actions=[getattr(functions, name) for name in ACTIONS], multiaction=False, strict=True
+        )
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._port = 0
@@ -395,8 +409,14 @@ class ShopBrowserEnv(gymnasium.Env):
         nodes = [node for node in tree["nodes"] if node.get("browsergym_id")]
         self._bids = {node["browsergym_id"] for node in nodes}
         self._names = {(node["role"]["value"], node.get("name", {}).get("value", "")): node["browsergym_id"] for node in nodes}
-        return {"goal": _shop(self.match).instruction, "url": page.url, "axtree_txt": flatten_axtree_to_str(tree),
-                "focused_element_bid": focused or "", "last_action": action, "last_action_error": error or ""}
+        return {
+            "goal": _shop(self.match).instruction,
+            "url": page.url,
+            "axtree_txt": flatten_axtree_to_str(tree),
+            "focused_element_bid": focused or "",
+            "last_action": action,
+            "last_action_error": error or "",
+        }
 
     # ------------------------------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict[str, str], dict[str, Any]]:
@@ -486,8 +506,7 @@ class ShopBrowserEnv(gymnasium.Env):
 
     def _info(self, played: str | None, error: str | None, action: str | None = None) -> dict[str, Any]:
         """The step's infos: the browser action, the game action it played, why it was refused, the outcome."""
-        info: dict[str, Any] = {"browser_action": action, "game_action": played, "browser_steps": self._moves,
-                                "game_steps": _shop(self.match).steps}
+        info: dict[str, Any] = {"browser_action": action, "game_action": played, "browser_steps": self._moves, "game_steps": _shop(self.match).steps}
         if error is not None:
             info["invalid_action"] = error
         if self.match.outcome is not None:

@@ -32,9 +32,14 @@ from parlour.envs.core.gym import GymGame
 from parlour.envs.core.tools import Tool
 from parlour.envs.registry import game_class
 
-START = Tool("start", "Start a new episode (ending any episode in progress); returns your first observation with the rules.",
-             {"type": "object", "properties": {"seed": {"type": "integer", "minimum": 0, "maximum": MAX_SEED,
-                                                       "description": "the episode's seed (default: the next one)"}}})
+START = Tool(
+    "start",
+    "Start a new episode (ending any episode in progress); returns your first observation with the rules.",
+    {
+        "type": "object",
+        "properties": {"seed": {"type": "integer", "minimum": 0, "maximum": MAX_SEED, "description": "the episode's seed (default: the next one)"}},
+    },
+)
 
 
 class Session:
@@ -98,9 +103,9 @@ def mcp_server(env_id: str, *, seat: int | str = 0, opponent: str | None = None,
     session = Session(env_id, seat=seat, opponent=opponent, env_kwargs=env_kwargs)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[
-            types.Tool(name=tool.name, description=tool.description, input_schema=tool.parameters) for tool in session.tools.values()
-        ])
+        return types.ListToolsResult(
+            tools=[types.Tool(name=tool.name, description=tool.description, input_schema=tool.parameters) for tool in session.tools.values()]
+        )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
@@ -111,8 +116,12 @@ def mcp_server(env_id: str, *, seat: int | str = 0, opponent: str | None = None,
             return types.CallToolResult(content=[types.TextContent(type="text", text=str(error))], is_error=True)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=state)
 
-    return Server(f"parlour {env_id}", on_list_tools=list_tools, on_call_tool=call_tool,
-                  instructions=f"Play {env_id} as {session.face.player}: call start, then the game's tools until done.")
+    return Server(
+        f"parlour {env_id}",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        instructions=f"Play {env_id} as {session.face.player}: call start, then the game's tools until done.",
+    )
 
 
 async def serve_stdio(server: Server) -> None:

@@ -169,8 +169,15 @@ class Table:
     to give back what the table reserved (its sandboxes' memory).
     """
 
-    def __init__(self, match: Match, agents: dict[str, Any], names: dict[str, str], client_seats: list[str],
-                 turn_timeout: float = DEFAULT_TURN_TIMEOUT, release: Callable[[], None] | None = None):
+    def __init__(
+        self,
+        match: Match,
+        agents: dict[str, Any],
+        names: dict[str, str],
+        client_seats: list[str],
+        turn_timeout: float = DEFAULT_TURN_TIMEOUT,
+        release: Callable[[], None] | None = None,
+    ):
         self.match = match
         self.agents = agents
         self.names = names
@@ -349,8 +356,16 @@ class Hall:
             table beyond the budget is refused with :class:`ServerBusy`.
     """
 
-    def __init__(self, game_cls: type[Game], options: dict[str, Any], opponent: Any, seat: int | str, pair_timeout: float,
-                 turn_timeout: float = DEFAULT_TURN_TIMEOUT, sandbox_memory_mb: int | None = None):
+    def __init__(
+        self,
+        game_cls: type[Game],
+        options: dict[str, Any],
+        opponent: Any,
+        seat: int | str,
+        pair_timeout: float,
+        turn_timeout: float = DEFAULT_TURN_TIMEOUT,
+        sandbox_memory_mb: int | None = None,
+    ):
         self.game_cls = game_cls
         self.options = dict(options)
         match = Match(game_cls, self.options)
@@ -365,8 +380,10 @@ class Hall:
         self.table_memory_mb = episode_sandbox_mb(match.game, self.players)
         self.memory_budget_mb = default_sandbox_memory_mb() if sandbox_memory_mb is None else sandbox_memory_mb
         if self.table_memory_mb > self.memory_budget_mb:
-            raise ValueError(f"an episode of {game_cls.env_id()} may hold {self.table_memory_mb} MB of sandboxes, more than the "
-                             f"sandbox memory budget of {self.memory_budget_mb} MB: raise sandbox_memory_mb (--sandbox-memory-mb)")
+            raise ValueError(
+                f"an episode of {game_cls.env_id()} may hold {self.table_memory_mb} MB of sandboxes, more than the "
+                f"sandbox memory budget of {self.memory_budget_mb} MB: raise sandbox_memory_mb (--sandbox-memory-mb)"
+            )
         # The budget's own lock, taken last (under a table's condition when an episode ends), so it cannot deadlock.
         self.memory_lock = threading.Lock()
         self.reserved_mb = 0
@@ -505,8 +522,9 @@ class ParlourEnvironment(Environment[ParlourAction, ParlourObservation, ParlourS
             agents = self._agents[seat] = {p: make_agent(spec, env_id=env_id) for p, spec in lineup.items()}
         return agents
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, seat: int | str | None = None,
-              name: str = CLIENT, **unknown: Any) -> ParlourObservation:
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, seat: int | str | None = None, name: str = CLIENT, **unknown: Any
+    ) -> ParlourObservation:
         """Leave the current episode and sit at a new one; the seat's first observation (and any reward paid before it).
 
         Every argument is checked before anything changes: a bad one raises :class:`BadArgument` naming it
@@ -519,8 +537,9 @@ class ParlourEnvironment(Environment[ParlourAction, ParlourObservation, ParlourS
         episode_id = str(uuid.uuid4()) if episode_id is None else text_argument(episode_id, "episode_id")
         name = text_argument(name, "name")
         if self.hall.pairs and seat is not None:
-            raise BadArgument("seat", f"seat cannot be chosen when other clients play (--opponent {CLIENT}): seats go to "
-                                      "clients in arrival order; drop seat")
+            raise BadArgument(
+                "seat", f"seat cannot be chosen when other clients play (--opponent {CLIENT}): seats go to clients in arrival order; drop seat"
+            )
         chosen = None if seat is None else self.hall.seat_name(seat)
         if self.hall.pairs and self.stateless:
             raise SessionlessStep(f"HTTP /reset is stateless: play against other clients (--opponent {CLIENT}) over the /ws session endpoint")
@@ -553,8 +572,14 @@ class ParlourEnvironment(Environment[ParlourAction, ParlourObservation, ParlourS
     def state(self) -> ParlourState:
         """The session's episode (see :class:`ParlourState`)."""
         hall, table = self.hall, self.table
-        state = ParlourState(episode_id=self.episode_id, step_count=self.step_count, env_id=hall.game_cls.env_id(),
-                             seat=self.seat, seed=self.seed, players=list(hall.players))
+        state = ParlourState(
+            episode_id=self.episode_id,
+            step_count=self.step_count,
+            env_id=hall.game_cls.env_id(),
+            seat=self.seat,
+            seed=self.seed,
+            players=list(hall.players),
+        )
         if table is not None:
             assert self.seat is not None, "reset seats the session at its table"
             with table.condition:
@@ -567,8 +592,9 @@ class ParlourEnvironment(Environment[ParlourAction, ParlourObservation, ParlourS
         """The environment's id, the first line of its description, its version and its whole docstring."""
         game_cls = self.hall.game_cls
         doc = (game_cls.__doc__ or game_cls.name).strip()
-        return EnvironmentMetadata(name=game_cls.env_id(), description=doc.splitlines()[0], version=str(game_cls.version),
-                                   readme_content=doc, author="parlour")
+        return EnvironmentMetadata(
+            name=game_cls.env_id(), description=doc.splitlines()[0], version=str(game_cls.version), readme_content=doc, author="parlour"
+        )
 
     def close(self) -> None:
         """Leave the current table, if any: a seat left mid-episode forfeits when next to act."""
@@ -640,8 +666,10 @@ class SessionGuard:
         """Accept the handshake only to say why the session is refused, then close it."""
         if (await receive())["type"] != "websocket.connect":
             return
-        message = (f"{address} already holds {held} sessions, the most one client address may hold (the server's "
-                   "--max-sessions-per-client): close one of them, or serve with a larger cap")
+        message = (
+            f"{address} already holds {held} sessions, the most one client address may hold (the server's "
+            "--max-sessions-per-client): close one of them, or serve with a larger cap"
+        )
         error = {"type": "error", "data": {"message": message, "code": "CAPACITY_REACHED", "max_sessions_per_client": self.per_client}}
         await send({"type": "websocket.accept"})
         await send({"type": "websocket.send", "text": json.dumps(error)})
@@ -681,8 +709,10 @@ class _IdleWatch:
     async def _close_idle(self) -> None:
         """Tell the client why, then close the connection."""
         self.closed = True
-        message = (f"the session had no message for {self.idle_timeout:g} s and is closed (the server's --idle-timeout); "
-                   "its seat forfeits the episode. Reconnect and reset to play again")
+        message = (
+            f"the session had no message for {self.idle_timeout:g} s and is closed (the server's --idle-timeout); "
+            "its seat forfeits the episode. Reconnect and reset to play again"
+        )
         try:
             await self._send({"type": "websocket.send", "text": json.dumps({"type": "error", "data": {"message": message, "code": "IDLE_TIMEOUT"}})})
             await self._send({"type": "websocket.close", "code": 1001, "reason": f"idle for more than {self.idle_timeout:g} s"})
@@ -717,10 +747,19 @@ def action_model(game_cls: type[Game]) -> type[ParlourAction]:
     return type(f"{game_cls.name}Action", (ParlourAction,), {"model_config": config, "__module__": __name__})
 
 
-def create_app(env_id: str, *, max_sessions: int = 64, opponent: Any = None, seat: int | str = 0,
-               options: dict[str, Any] | None = None, pair_timeout: float = DEFAULT_PAIR_TIMEOUT,
-               max_sessions_per_client: int = DEFAULT_SESSIONS_PER_CLIENT, idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
-               turn_timeout: float = DEFAULT_TURN_TIMEOUT, sandbox_memory_mb: int | None = None) -> FastAPI:
+def create_app(
+    env_id: str,
+    *,
+    max_sessions: int = 64,
+    opponent: Any = None,
+    seat: int | str = 0,
+    options: dict[str, Any] | None = None,
+    pair_timeout: float = DEFAULT_PAIR_TIMEOUT,
+    max_sessions_per_client: int = DEFAULT_SESSIONS_PER_CLIENT,
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+    turn_timeout: float = DEFAULT_TURN_TIMEOUT,
+    sandbox_memory_mb: int | None = None,
+) -> FastAPI:
     """The OpenEnv app serving ``env_id``: up to ``max_sessions`` concurrent ``/ws`` sessions, each a seat.
 
     ``opponent`` plays the other seats (a spec, a list of specs in seat order, or a dict from seat to spec;
@@ -735,8 +774,11 @@ def create_app(env_id: str, *, max_sessions: int = 64, opponent: Any = None, sea
     A bad reset argument is answered with HTTP 422 naming the field.
     """
     game_cls = game_class(env_id)
-    for field, value in (("max_sessions", max_sessions), ("max_sessions_per_client", max_sessions_per_client),
-                         ("sandbox_memory_mb", 1 if sandbox_memory_mb is None else sandbox_memory_mb)):
+    for field, value in (
+        ("max_sessions", max_sessions),
+        ("max_sessions_per_client", max_sessions_per_client),
+        ("sandbox_memory_mb", 1 if sandbox_memory_mb is None else sandbox_memory_mb),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{field} (--{field.replace('_', '-')}) must be an integer of at least 1, got {value!r}")
     for field, seconds in (("pair_timeout", pair_timeout), ("idle_timeout", idle_timeout), ("turn_timeout", turn_timeout)):
@@ -747,10 +789,12 @@ def create_app(env_id: str, *, max_sessions: int = 64, opponent: Any = None, sea
     for spec in hall.lineup(hall.seat).values():
         if spec != CLIENT:
             make_agent(spec, env_id=game_cls.env_id())
-    server = HTTPEnvServer(functools.partial(ParlourEnvironment, hall), action_model(game_cls), ParlourObservation,
-                           max_concurrent_envs=max_sessions)
-    app = FastAPI(title=f"parlour {game_cls.env_id()} (OpenEnv)", version=importlib.metadata.version("parlour"),
-                  description=(game_cls.__doc__ or game_cls.name).strip())
+    server = HTTPEnvServer(functools.partial(ParlourEnvironment, hall), action_model(game_cls), ParlourObservation, max_concurrent_envs=max_sessions)
+    app = FastAPI(
+        title=f"parlour {game_cls.env_id()} (OpenEnv)",
+        version=importlib.metadata.version("parlour"),
+        description=(game_cls.__doc__ or game_cls.name).strip(),
+    )
 
     # FastAPI's decorator registers each handler with add_exception_handler, and types it as written (Starlette's
     # add_exception_handler wants a handler of any Exception, though it calls each with its own class).
@@ -787,8 +831,10 @@ def serve(env_id: str, *, host: str = "127.0.0.1", port: int = 8000, **kwargs: A
     """
     app = create_app(env_id, **kwargs)
     server = app.state.openenv
-    print(f"serving {env_id} to OpenEnv clients at http://{host}:{port} (WebSocket sessions at /ws, up to "
-          f"{server.max_concurrent_envs}); Ctrl-C stops", flush=True)
+    print(
+        f"serving {env_id} to OpenEnv clients at http://{host}:{port} (WebSocket sessions at /ws, up to {server.max_concurrent_envs}); Ctrl-C stops",
+        flush=True,
+    )
     # No proxy headers: the per-client cap counts the connection's own peer, which a client cannot rewrite.
     uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=False)
 

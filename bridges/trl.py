@@ -75,9 +75,12 @@ def rows(episodes: int, seed: int = 0, seat: int | str = 0, opponent: str | None
 
 def move_tool(game_name: str) -> Tool:
     """The ``move`` tool of a game whose moves are text: the move is the argument."""
-    return Tool("move", f"Play your move in {game_name}; the answer is what you see next, or the result if the game is over.",
-                {"type": "object", "properties": {"move": {"type": "string", "description": "your move, written as the rules ask"}},
-                 "required": ["move"]}, final=True)
+    return Tool(
+        "move",
+        f"Play your move in {game_name}; the answer is what you see next, or the result if the game is over.",
+        {"type": "object", "properties": {"move": {"type": "string", "description": "your move, written as the rules ask"}}, "required": ["move"]},
+        final=True,
+    )
 
 
 def tool_method(tool: Tool) -> Any:
@@ -102,7 +105,9 @@ def tool_method(tool: Tool) -> Any:
     method.__signature__ = inspect.Signature(parameters, return_annotation=str)  # type: ignore[attr-defined]
     method.__annotations__ = annotations
     args = "\n\nArgs:\n" + "\n".join(lines) if lines else ""
-    method.__doc__ = f"{' '.join(tool.description.split())}{args}\n\nReturns:\n    What you see next: the answer, the other players' moves, or the result."
+    method.__doc__ = (
+        f"{' '.join(tool.description.split())}{args}\n\nReturns:\n    What you see next: the answer, the other players' moves, or the result."
+    )
     return method
 
 
@@ -127,8 +132,13 @@ def environment_class(
     if not any(tool.final for tool in tools) or game_cls.text_moves:
         tools.append(move_tool(game_cls.name))
     namespace: dict[str, Any] = {tool.name: tool_method(tool) for tool in tools}
-    namespace.update(env_id=env_id, options=options, unfinished_reward=unfinished_reward, records=records,
-                     __doc__=f"{game_cls.name} ({env_id}) for TRL's environment_factory: tools {', '.join(t.name for t in tools)}.")
+    namespace.update(
+        env_id=env_id,
+        options=options,
+        unfinished_reward=unfinished_reward,
+        records=records,
+        __doc__=f"{game_cls.name} ({env_id}) for TRL's environment_factory: tools {', '.join(t.name for t in tools)}.",
+    )
     return type(game_cls.name + "Environment", (ParlourEnvironment,), namespace)
 
 

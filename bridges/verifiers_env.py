@@ -242,8 +242,9 @@ class ChatHarness(vf.Harness[vf.HarnessConfig]):
     EXECUTES_CODE = False
     NEEDS_CONTAINER = False
 
-    async def launch(self, ctx: vf.ModelContext, trace: vf.Trace, runtime: vf.Runtime, endpoint: str, secret: str,
-                     mcp_urls: dict[str, str], data: vf.TaskData) -> vf.ProgramResult:
+    async def launch(
+        self, ctx: vf.ModelContext, trace: vf.Trace, runtime: vf.Runtime, endpoint: str, secret: str, mcp_urls: dict[str, str], data: vf.TaskData
+    ) -> vf.ProgramResult:
         """Send the conversation (``data``'s system prompt and prompt) to the model once; the interception records the turn."""
         system, prompt = self.resolve_prompt(data)
         messages: list[dict[str, Any]] = [] if system is None else [{"role": "system", "content": system}]
@@ -253,8 +254,9 @@ class ChatHarness(vf.Harness[vf.HarnessConfig]):
             messages.extend(message_to_wire(message) for message in prompt)
         # No client timeout: the rollout's own deadline (the agent's timeout) bounds the call.
         async with httpx.AsyncClient(timeout=None) as client:
-            response = await client.post(f"{endpoint}/chat/completions", json={"model": ctx.model, "messages": messages},
-                                         headers={"Authorization": f"Bearer {secret}"})
+            response = await client.post(
+                f"{endpoint}/chat/completions", json={"model": ctx.model, "messages": messages}, headers={"Authorization": f"Bearer {secret}"}
+            )
         if response.status_code != 200:
             return vf.ProgramResult(exit_code=1, stdout="", stderr=f"the chat call failed ({response.status_code}): {response.text}")
         return vf.ProgramResult(exit_code=0, stdout="", stderr="")

@@ -102,8 +102,7 @@ class Entry:
         env_id = spec.pop("env_id")
         game_class(env_id)  # a KeyError naming the closest ids, now rather than at the first draw
         weight = spec.pop("weight", 1.0)
-        levels = [{"difficulty": level} if isinstance(level, int) and not isinstance(level, bool) else level
-                  for level in spec.pop("levels", [{}])]
+        levels = [{"difficulty": level} if isinstance(level, int) and not isinstance(level, bool) else level for level in spec.pop("levels", [{}])]
         if not levels or not all(isinstance(level, Mapping) for level in levels):
             raise ValueError(f"{env_id}: levels must be a non-empty list of ints (difficulty) or dicts of options, got {levels!r}")
         level_weights = spec.pop("level_weights", None)
@@ -209,8 +208,14 @@ class Mixture(gymnasium.Env):
         game_seed = int(rng.integers(1 << 62))
         self.env = self.face(entry_index, level)
         self._episode += 1
-        self.current = {"episode": self._episode, "env_id": entry.env_id, "level": level,
-                        "difficulty": describe({**entry.options, **entry.levels[level]}), "seed": game_seed, "entry": entry_index}
+        self.current = {
+            "episode": self._episode,
+            "env_id": entry.env_id,
+            "level": level,
+            "difficulty": describe({**entry.options, **entry.levels[level]}),
+            "seed": game_seed,
+            "entry": entry_index,
+        }
         observation, info = self.env.reset(seed=game_seed)
         return self._text(observation), self._info(info)
 
@@ -232,8 +237,9 @@ class Mixture(gymnasium.Env):
         # The learner's return as the game booked it, whatever was paid before its first move or after its last.
         total = float(env.match.returns[env.player])
         success = total > threshold
-        self.history.append(copy.deepcopy({key: value for key, value in self.current.items() if key != "entry"})
-                            | {"return": total, "success": success})
+        self.history.append(
+            copy.deepcopy({key: value for key, value in self.current.items() if key != "entry"}) | {"return": total, "success": success}
+        )
         curriculum = self.curriculum
         if curriculum is None:
             return

@@ -38,7 +38,15 @@ from parlour.envs.core.parallel import ParallelGame
 from parlour.envs.core.vector import make_vector_env
 
 #: Packages whose modules hold parlour's own games, one game per module.
-GAME_PACKAGES = ["parlour.envs.games", "parlour.envs.negotiation", "parlour.envs.search", "parlour.envs.coding", "parlour.envs.social", "parlour.envs.puzzles", "parlour.envs.agentic"]
+GAME_PACKAGES = [
+    "parlour.envs.games",
+    "parlour.envs.negotiation",
+    "parlour.envs.search",
+    "parlour.envs.coding",
+    "parlour.envs.social",
+    "parlour.envs.puzzles",
+    "parlour.envs.agentic",
+]
 #: The entry-point group through which other packages publish games.
 ENTRY_POINT_GROUP = "parlour.games"
 
@@ -64,8 +72,7 @@ def register(game_cls: type[Game]) -> type[Game]:
         return game_cls
     if known is not None and (known.__module__, known.__qualname__) != (game_cls.__module__, game_cls.__qualname__):
         raise ValueError(
-            f"{env_id} is already registered by {known.__module__}.{known.__qualname__}; "
-            "give your game another name or a higher version"
+            f"{env_id} is already registered by {known.__module__}.{known.__qualname__}; give your game another name or a higher version"
         )
     _GAMES[env_id] = game_cls
     gymnasium.registry.pop(env_id, None)

@@ -93,9 +93,7 @@ def check_challenge(challenge: Any) -> dict[str, Any]:
     return challenge
 
 
-def resolve_challenge(
-    challenge: Any, env_id: str, agents: list[str], episodes: int | None, lineup: list[int], rotate_seats: bool
-) -> dict[str, Any]:
+def resolve_challenge(challenge: Any, env_id: str, agents: list[str], episodes: int | None, lineup: list[int], rotate_seats: bool) -> dict[str, Any]:
     """The challenge for a run of ``agents`` on ``env_id``: ``challenge`` itself if a dict, else one asked of the server at that URL."""
     if isinstance(challenge, str):
         issued = request_challenge(challenge, env_id, agents, episodes, list(lineup), rotate_seats)

@@ -105,9 +105,7 @@ def bounded_interval(mean: float, se: float, trials: float, bounds: tuple[float,
     return [max(low, low + width * low_p), min(high, low + width * high_p)]
 
 
-def mean_ci(
-    values: list[float], bounds: tuple[float, float] | None = None, confidence: float = 0.95
-) -> tuple[float, list[float] | None]:
+def mean_ci(values: list[float], bounds: tuple[float, float] | None = None, confidence: float = 0.95) -> tuple[float, list[float] | None]:
     """The mean of ``values`` and its confidence interval (``None`` below two values).
 
     Without ``bounds``, the Student-t interval. With ``bounds`` (see
@@ -382,8 +380,7 @@ class Results:
 
     def has_winner(self) -> bool:
         """Whether win/draw/loss rates mean something: a multi-player zero-sum or competitive game, or any episode with a winner."""
-        if any((record.get("outcome") or {}).get("winner") is not None or (record.get("outcome") or {}).get("winners")
-               for record in self.records):
+        if any((record.get("outcome") or {}).get("winner") is not None or (record.get("outcome") or {}).get("winners") for record in self.records):
             return True
         from parlour.envs.core.match import make_game
         from parlour.envs.registry import game_class
@@ -550,7 +547,13 @@ class Results:
             panels.append(("win rate", lambda block: (block.get("win_rate"), block.get("win_rate_ci95"))))
         if any("negotiation" in block for block in summary.values()):
             panels.append(
-                ("agreement rate", lambda block: ((block.get("negotiation") or {}).get("agreement_rate"), (block.get("negotiation") or {}).get("agreement_rate_ci95")))
+                (
+                    "agreement rate",
+                    lambda block: (
+                        (block.get("negotiation") or {}).get("agreement_rate"),
+                        (block.get("negotiation") or {}).get("agreement_rate_ci95"),
+                    ),
+                )
             )
         names = list(summary)
         seats = list(dict.fromkeys(seat for block in summary.values() for seat in block["seats"]))
@@ -568,7 +571,11 @@ class Results:
                     error = [[mean - interval[0]], [interval[1] - mean]] if interval else None
                     overall = label == "all"
                     axis.errorbar(
-                        [mean], [row + offset], xerr=error, fmt="o" if overall else ".", capsize=3,
+                        [mean],
+                        [row + offset],
+                        xerr=error,
+                        fmt="o" if overall else ".",
+                        capsize=3,
                         color="black" if overall else pyplot.cm.tab10(seats.index(label) % 10),
                         label=("all seats" if overall else label) if row == 0 else None,
                     )
@@ -610,8 +617,10 @@ class Results:
         failures = self.failures()
         if failures["episodes"]:
             worst = max(failures["reasons"], key=failures["reasons"].get)
-            notes.append(f"{len(failures['episodes'])} episode(s) had turns an agent could not decide ({failures['turns']} turns, "
-                         f"played as invalid actions); the most frequent reason: {worst[:200]}")
+            notes.append(
+                f"{len(failures['episodes'])} episode(s) had turns an agent could not decide ({failures['turns']} turns, "
+                f"played as invalid actions); the most frequent reason: {worst[:200]}"
+            )
         notes.append(INTERVAL_SENTENCE)
         if any(row[4] != "-" for row in rows[1:]):
             notes.append(WIN_DRAW_LOSS_SENTENCE)

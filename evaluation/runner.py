@@ -48,8 +48,7 @@ def _resume(out: Path, meta: dict[str, Any]) -> tuple[list[dict[str, Any]], dict
     for key in RUN_KEYS:
         if previous.get(key) != meta[key]:
             raise ValueError(
-                f"{out} holds another evaluation ({key} {previous.get(key)!r}, now {meta[key]!r}); "
-                "choose another out directory to start a new one"
+                f"{out} holds another evaluation ({key} {previous.get(key)!r}, now {meta[key]!r}); choose another out directory to start a new one"
             )
     # Episodes in which an agent could not decide (its backend failed) are played again.
     records = [r for r in read_records(episodes_path) if not any("failure" in step for step in r["steps"])]

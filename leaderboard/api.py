@@ -165,7 +165,15 @@ class Leaderboard:
             raise Rejected(f"episodes must be an int, got {episodes!r}")
         try:
             return self.store.issue_challenge(
-                submitter, env_id, game_cls.version, names, lineup, rotate_seats, count, self.challenge_ttl, self.max_open_challenges,
+                submitter,
+                env_id,
+                game_cls.version,
+                names,
+                lineup,
+                rotate_seats,
+                count,
+                self.challenge_ttl,
+                self.max_open_challenges,
                 nonce=None if self.nonces is None else self.nonces(),
             )
         except ChallengeError as error:
@@ -220,8 +228,15 @@ class Leaderboard:
         source = source or ("challenge" if verified.challenge is not None else "self")
         try:
             stored = self.store.add_submission(
-                submitter, verified.env_id, verified.env_version, verified.summary, verified.episodes,
-                builtin=verified.builtin, source=source, challenge=verified.challenge, quota=self.quota,
+                submitter,
+                verified.env_id,
+                verified.env_version,
+                verified.summary,
+                verified.episodes,
+                builtin=verified.builtin,
+                source=source,
+                challenge=verified.challenge,
+                quota=self.quota,
             )
         except (NameTaken, ChallengeError, BadName) as refused:
             raise Rejected(str(refused)) from None
@@ -250,9 +265,15 @@ class Leaderboard:
         player = match.players[0]
         rules = next((message["text"] for message in match.messages(player) if message["kind"] == "rules"), "")
         return {
-            "env_id": env_id, "name": game_cls.name, "description": game_cls.description, "category": game_cls.category,
-            "zero_sum": game_cls.zero_sum, "simultaneous": game_cls.simultaneous, "players": list(match.players),
-            "rules": rules, "rules_player": player,
+            "env_id": env_id,
+            "name": game_cls.name,
+            "description": game_cls.description,
+            "category": game_cls.category,
+            "zero_sum": game_cls.zero_sum,
+            "simultaneous": game_cls.simultaneous,
+            "players": list(match.players),
+            "rules": rules,
+            "rules_player": player,
         }
 
     def ratings(self, env_id: str | None = None, counted: bool = True) -> dict[str, Any]:
@@ -276,8 +297,14 @@ class Leaderboard:
             raise KeyError(f"no environment {env_id!r} is installed on this leaderboard") from None
         players = list(make_game(game_cls, {}).players)
         table = rating_math.env_table(
-            self.store.results(env_id, counted=counted), len(players), bootstrap=self.bootstrap, category=game_cls.category,
-            zero_sum=game_cls.zero_sum, players=players, simultaneous=game_cls.simultaneous, fixed_roles=game_cls.fixed_roles,
+            self.store.results(env_id, counted=counted),
+            len(players),
+            bootstrap=self.bootstrap,
+            category=game_cls.category,
+            zero_sum=game_cls.zero_sum,
+            players=players,
+            simultaneous=game_cls.simultaneous,
+            fixed_roles=game_cls.fixed_roles,
         )
         table["env_id"] = env_id
         table["counted"] = counted
@@ -302,8 +329,10 @@ class Leaderboard:
         random_team = selfplay.get("random")
         scripted = [row for name, row in selfplay.items() if name != "random"]
         best = max(scripted, key=lambda row: row["score"]) if scripted else None
-        return {"random": None if random_team is None else random_team["score"],
-                "baseline": None if best is None else {"team": best["team"], "score": best["score"]}}
+        return {
+            "random": None if random_team is None else random_team["score"],
+            "baseline": None if best is None else {"team": best["team"], "score": best["score"]},
+        }
 
     def overall(self) -> dict[str, Any]:
         """The overall table and one per category: normalised scores (random 0, the strongest measured reference 100) averaged over environments."""
@@ -328,8 +357,14 @@ class Leaderboard:
             row = next((row for row in table["rows"] if row["agent"] == name), None)
             if row is not None:
                 environments[env_id] = dict(row, kind=table["kind"], method=table["method"], episodes=info["episodes"][env_id])
-        return {"name": name, "owner": info["owner"], "overall": ranked, "environments": environments,
-                "self_reported": info["self_reported"], "recent": self.store.episodes(agent=name, limit=20)}
+        return {
+            "name": name,
+            "owner": info["owner"],
+            "overall": ranked,
+            "environments": environments,
+            "self_reported": info["self_reported"],
+            "recent": self.store.episodes(agent=name, limit=20),
+        }
 
 
 __all__ = ["Leaderboard", "QuotaExceeded", "Rejected"]

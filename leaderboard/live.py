@@ -261,9 +261,17 @@ class LiveHub:
             )
         secret = self.match_secrets()
         live = LiveMatch(
-            id=secrets.token_urlsafe(12), submitter=submitter, env_id=env_id, names=names, episodes=self.episodes,
-            secret=secret, commitment=commitment_of(secret), seed=challenge_seed(secret), turn_timeout=self.turn_timeout,
-            players=players, builtin={other: make_scripted(other, env_id) for other in names[1:]},
+            id=secrets.token_urlsafe(12),
+            submitter=submitter,
+            env_id=env_id,
+            names=names,
+            episodes=self.episodes,
+            secret=secret,
+            commitment=commitment_of(secret),
+            seed=challenge_seed(secret),
+            turn_timeout=self.turn_timeout,
+            players=players,
+            builtin={other: make_scripted(other, env_id) for other in names[1:]},
         )
         with self._lock:
             self._drop_finished()
@@ -279,8 +287,15 @@ class LiveHub:
             self._start_sweeper()
         with live.condition:
             self._advance(live)
-        return {"match": live.id, "env_id": env_id, "agents": list(live.names), "episodes": live.episodes, "players": players,
-                "turn_timeout": self.turn_timeout, "commitment": live.commitment}
+        return {
+            "match": live.id,
+            "env_id": env_id,
+            "agents": list(live.names),
+            "episodes": live.episodes,
+            "players": players,
+            "turn_timeout": self.turn_timeout,
+            "commitment": live.commitment,
+        }
 
     def get(self, match_id: str, submitter: str) -> LiveMatch:
         """The match ``match_id`` of ``submitter``; ``KeyError`` if there is none."""
@@ -324,8 +339,17 @@ class LiveHub:
 
     def watchable(self) -> list[dict[str, Any]]:
         """The matches a spectator may watch (in progress or kept after their end): id, environment, agents, progress."""
-        return [{"match": live.id, "env_id": live.env_id, "agents": list(live.names), "episode": min(live.index + 1, live.episodes),
-                 "episodes": live.episodes, "over": live.over} for live in list(self.matches.values())]
+        return [
+            {
+                "match": live.id,
+                "env_id": live.env_id,
+                "agents": list(live.names),
+                "episode": min(live.index + 1, live.episodes),
+                "episodes": live.episodes,
+                "over": live.over,
+            }
+            for live in list(self.matches.values())
+        ]
 
     def events(self, match_id: str, start: int) -> tuple[list[dict[str, Any]], int, bool] | None:
         """A spectator's view of match ``match_id``: the events from number ``start`` on (or the oldest kept), each turn
@@ -338,13 +362,17 @@ class LiveHub:
             self._expire(live)
             events = []
             start = max(start, live.transcript_dropped)
-            for event in live.transcript[start - live.transcript_dropped:]:
+            for event in live.transcript[start - live.transcript_dropped :]:
                 if event["kind"] == "turn" and event["action"] is None:
                     break  # a turn is shown once it is played
                 events.append(dict(event))
             if live.over and start + len(events) == live.transcript_dropped + len(live.transcript):
-                end = {"kind": "end", "submission": None if live.result is None else live.result["submission"],
-                       "error": live.error, "returns": None if live.result is None else live.result["returns"]}
+                end = {
+                    "kind": "end",
+                    "submission": None if live.result is None else live.result["submission"],
+                    "error": live.error,
+                    "returns": None if live.result is None else live.result["returns"],
+                }
                 events.append(end)
             return events, start + sum(event["kind"] != "end" for event in events), live.over
 
@@ -449,8 +477,7 @@ class LiveHub:
             match = live.match
             if match.over:
                 live.records.append(self._record(match, live.seat_names, live.agent_seeds, live.index))
-                live.log({"kind": "episode", "episode": live.index, "returns": dict(live.records[-1]["returns"]),
-                                        "seats": dict(live.seat_names)})
+                live.log({"kind": "episode", "episode": live.index, "returns": dict(live.records[-1]["returns"]), "seats": dict(live.seat_names)})
                 live.match = None
                 live.index += 1
                 continue
@@ -459,8 +486,17 @@ class LiveHub:
                 player, observation = waiting
                 live.turn += 1
                 live.pending = {"turn": live.turn, "episode": live.index, "player": player, "observation": observation}
-                live.log({"kind": "turn", "turn": live.turn, "episode": live.index, "player": player,
-                                        "agent": live.remote, "seen": str(observation.get("text", "")), "action": None})
+                live.log(
+                    {
+                        "kind": "turn",
+                        "turn": live.turn,
+                        "episode": live.index,
+                        "player": player,
+                        "agent": live.remote,
+                        "seen": str(observation.get("text", "")),
+                        "action": None,
+                    }
+                )
                 live.deadline = time.monotonic() + live.turn_timeout
                 return False
 
@@ -513,9 +549,14 @@ class LiveHub:
         checked = {seat: make_scripted(name, env_id) for seat, name in record["agents"].items() if name in live.builtin}
         fresh = replay(record, agents=checked)
         return NewEpisode(
-            env_id=env_id, env_version=game_class(env_id).version, seed=fresh["seed"], seating=dict(fresh["agents"]),
-            returns={seat: float(value) for seat, value in fresh["returns"].items()}, fingerprint=fingerprint(fresh),
-            record=fresh, details=outcome_details(fresh),
+            env_id=env_id,
+            env_version=game_class(env_id).version,
+            seed=fresh["seed"],
+            seating=dict(fresh["agents"]),
+            returns={seat: float(value) for seat, value in fresh["returns"].items()},
+            fingerprint=fingerprint(fresh),
+            record=fresh,
+            details=outcome_details(fresh),
         )
 
     def _store(self, live: LiveMatch) -> None:
@@ -540,10 +581,19 @@ class LiveHub:
                 episodes.append(self._replayed(live, self._forfeit(live, record["episode"], reason)))
             except Exception as error:  # noqa: BLE001 - the server's own failure: the episode is kept unrated, with both reasons
                 failure["forfeit"] = failure_reason(error, "its forfeit could not be played or replayed either")
-        summary = {"env_id": env_id, "env_version": game_cls.version, "agents": list(live.names), "seed": live.seed,
-                   "episodes": live.episodes, "rotate_seats": not game_cls.fixed_roles, "live": live.id,
-                   "commitment": live.commitment, "secret": live.secret,
-                   "status": "failed" if live.failures else "complete", "failures": live.failures}
+        summary = {
+            "env_id": env_id,
+            "env_version": game_cls.version,
+            "agents": list(live.names),
+            "seed": live.seed,
+            "episodes": live.episodes,
+            "rotate_seats": not game_cls.fixed_roles,
+            "live": live.id,
+            "commitment": live.commitment,
+            "secret": live.secret,
+            "status": "failed" if live.failures else "complete",
+            "failures": live.failures,
+        }
         if live.stopped is not None:
             summary["stopped"] = live.stopped
         builtin = set(live.builtin)
@@ -563,9 +613,14 @@ class LiveHub:
         for episode in episodes:
             for seat, name in episode.seating.items():
                 returns.setdefault(name, []).append(episode.returns[seat])
-        live.result = {"submission": stored.submission_id, "episodes": len(episodes), "seed": live.seed, "secret": live.secret,
-                       "returns": {name: sum(values) / len(values) for name, values in returns.items()},
-                       "failures": [{"episode": failure["episode"], "reason": failure["reason"]} for failure in live.failures]}
+        live.result = {
+            "submission": stored.submission_id,
+            "episodes": len(episodes),
+            "seed": live.seed,
+            "secret": live.secret,
+            "returns": {name: sum(values) / len(values) for name, values in returns.items()},
+            "failures": [{"episode": failure["episode"], "reason": failure["reason"]} for failure in live.failures],
+        }
         self._finish(live)
 
     def _start_sweeper(self) -> None:
@@ -641,7 +696,9 @@ def connect(
                 bar.update(episode - bar.n)
 
             result = _play(
-                player, created["commitment"], secrets.SystemRandom(),
+                player,
+                created["commitment"],
+                secrets.SystemRandom(),
                 lambda: call("GET", f"/api/live/{match_id}/turn", params={"wait": 30}),
                 lambda turn, action: call("POST", f"/api/live/{match_id}/act", json={"turn": turn, "action": action}),
                 started,
@@ -651,8 +708,12 @@ def connect(
 
 
 def _play(
-    player: Any, commitment: str, seeds: random.Random, next_turn: Callable[[], dict[str, Any]],
-    send: Callable[[int, Any], Any], on_episode: Callable[[int], None] | None = None,
+    player: Any,
+    commitment: str,
+    seeds: random.Random,
+    next_turn: Callable[[], dict[str, Any]],
+    send: Callable[[int, Any], Any],
+    on_episode: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Play a live match's turns as a client, over HTTP (:func:`connect`) or in this process (:func:`play_local`).
 
@@ -701,6 +762,4 @@ def play_local(
     created = hub.create(submitter, env_id, name or agent_name(agent), opponent)
     live = hub.get(created["match"], submitter)
     seeds = secrets.SystemRandom() if seed is None else random.Random(seed)
-    return _play(
-        agent, created["commitment"], seeds, lambda: hub.turn(live, wait=60.0), lambda turn, action: hub.act(live, turn, action)
-    )
+    return _play(agent, created["commitment"], seeds, lambda: hub.turn(live, wait=60.0), lambda turn, action: hub.act(live, turn, action))

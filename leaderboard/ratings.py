@@ -167,36 +167,52 @@ def register_rating_method(method: Method) -> Method:
     return method
 
 
-register_rating_method(Method(
-    "bradley-terry", "rating",
-    "Bradley–Terry ratings from every pair of seats in every episode (win 1, draw ½) with a first-mover term, "
-    "on the Elo scale with random at 1000.",
-    lambda given: bradley_terry(given.results, bootstrap=given.bootstrap, players=given.players, first_mover=not given.simultaneous),
-    digits=1, score_rate=True,
-))
-register_rating_method(Method(
-    "payoff", "expected payoff",
-    "Expected payoff against the field: the mean over opponents of the agent's mean payoff per episode against each; "
-    "the game-theoretic column reads the same payoff matrix (Nash averaging for zero-sum games, α-Rank mass for general-sum ones).",
-    lambda given: payoff_table(given.results, bootstrap=given.bootstrap, kind=given.method),
-))
-register_rating_method(Method(
-    "team", "team score",
-    "Cross-play team score: the mean over partners (the agent itself included) of the agent's mean return with that partner; "
-    "random and the best scripted team are the reference points.",
-    lambda given: payoff_table(given.results, bootstrap=given.bootstrap, kind=given.method),
-))
-register_rating_method(Method(
-    "roles", "mean return in role",
-    "Rated per role: each row is an agent in one role (a fixed seat's role, such as a debate's judge, else its team, "
-    "such as Mafia's mafia or village), rated by its mean return in that role and ranked only among that role's agents.",
-    lambda given: role_table(given.results, given.fixed_roles),
-))
-register_rating_method(Method(
-    "score", "mean score",
-    "Mean score per episode (per seat, where a task has several).",
-    lambda given: mean_scores(given.results),
-))
+register_rating_method(
+    Method(
+        "bradley-terry",
+        "rating",
+        "Bradley–Terry ratings from every pair of seats in every episode (win 1, draw ½) with a first-mover term, "
+        "on the Elo scale with random at 1000.",
+        lambda given: bradley_terry(given.results, bootstrap=given.bootstrap, players=given.players, first_mover=not given.simultaneous),
+        digits=1,
+        score_rate=True,
+    )
+)
+register_rating_method(
+    Method(
+        "payoff",
+        "expected payoff",
+        "Expected payoff against the field: the mean over opponents of the agent's mean payoff per episode against each; "
+        "the game-theoretic column reads the same payoff matrix (Nash averaging for zero-sum games, α-Rank mass for general-sum ones).",
+        lambda given: payoff_table(given.results, bootstrap=given.bootstrap, kind=given.method),
+    )
+)
+register_rating_method(
+    Method(
+        "team",
+        "team score",
+        "Cross-play team score: the mean over partners (the agent itself included) of the agent's mean return with that partner; "
+        "random and the best scripted team are the reference points.",
+        lambda given: payoff_table(given.results, bootstrap=given.bootstrap, kind=given.method),
+    )
+)
+register_rating_method(
+    Method(
+        "roles",
+        "mean return in role",
+        "Rated per role: each row is an agent in one role (a fixed seat's role, such as a debate's judge, else its team, "
+        "such as Mafia's mafia or village), rated by its mean return in that role and ranked only among that role's agents.",
+        lambda given: role_table(given.results, given.fixed_roles),
+    )
+)
+register_rating_method(
+    Method(
+        "score",
+        "mean score",
+        "Mean score per episode (per seat, where a task has several).",
+        lambda given: mean_scores(given.results),
+    )
+)
 
 #: The rating of each game category, declared once: "competitive" is Bradley–Terry when every payoff is a win,
 #: a draw or a loss and expected payoff otherwise; categories not listed get "competitive" (or "payoff" when not zero-sum).
@@ -213,8 +229,14 @@ CATEGORY_METHODS = {
 
 #: The categories in the order the overall page lists their tables, with their headings.
 CATEGORY_TITLES = {
-    "game": "Games", "negotiation": "Negotiation", "search": "Search", "coding": "Coding",
-    "cooperation": "Cooperation", "social": "Social", "puzzle": "Puzzles", "agentic": "Agentic worlds",
+    "game": "Games",
+    "negotiation": "Negotiation",
+    "search": "Search",
+    "coding": "Coding",
+    "cooperation": "Cooperation",
+    "social": "Social",
+    "puzzle": "Puzzles",
+    "agentic": "Agentic worlds",
 }
 
 
@@ -310,8 +332,13 @@ def pairwise(results: Sequence[Result], agents: list[str], players: Sequence[str
 
 
 def fit_bradley_terry(
-    wins: np.ndarray, games: np.ndarray | None = None, first_mover: bool = False, prior_sd: float = PRIOR_SD, iterations: int = 100,
-    start: np.ndarray | None = None, covariance: bool = True,
+    wins: np.ndarray,
+    games: np.ndarray | None = None,
+    first_mover: bool = False,
+    prior_sd: float = PRIOR_SD,
+    iterations: int = 100,
+    start: np.ndarray | None = None,
+    covariance: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Maximise the Bradley–Terry posterior; returns (log-strengths centred on their mean, first-mover term, covariance).
 
@@ -479,8 +506,12 @@ def bradley_terry(
         logit = smooth_theta[:, None] - smooth_theta[None, :] + (smooth_eta if first_mover else 0.0)
         chance = 1.0 / (1.0 + np.exp(-logit))
         simulated = np.random.default_rng(seed + 1).binomial(np.rint(games).astype(np.int64), chance, size=(bootstrap, k, k))
-        parametric = _elo(fit_bradley_terry(simulated.astype(float), np.broadcast_to(games, simulated.shape), first_mover,
-                                            start=np.r_[smooth_theta, smooth_eta], covariance=False)[0], anchor_index)
+        parametric = _elo(
+            fit_bradley_terry(
+                simulated.astype(float), np.broadcast_to(games, simulated.shape), first_mover, start=np.r_[smooth_theta, smooth_eta], covariance=False
+            )[0],
+            anchor_index,
+        )
         low = np.minimum(np.percentile(resampled, 2.5, axis=0), np.percentile(parametric, 2.5, axis=0))
         high = np.maximum(np.percentile(resampled, 97.5, axis=0), np.percentile(parametric, 97.5, axis=0))
         # Centred on the rating, reaching the farther of the two ends on both sides (the union of the percentile and
@@ -495,10 +526,15 @@ def bradley_terry(
         rate = np.where(games_between > 0, symmetric_wins / np.maximum(games_between, 1e-300), np.nan)
     means = _mean_returns(results, agents)
     rows: list[dict[str, Any]] = [
-        {"agent": name, "rating": float(ratings[i]), "low": float(low[i]), "high": float(high[i]),
-         "games": int(round(games_between[i].sum())),
-         "score": float(symmetric_wins[i].sum() / games_between[i].sum()) if games_between[i].sum() else None,
-         "mean_payoff": means.get(name)}
+        {
+            "agent": name,
+            "rating": float(ratings[i]),
+            "low": float(low[i]),
+            "high": float(high[i]),
+            "games": int(round(games_between[i].sum())),
+            "score": float(symmetric_wins[i].sum() / games_between[i].sum()) if games_between[i].sum() else None,
+            "mean_payoff": means.get(name),
+        }
         for i, name in enumerate(agents)
     ]
     rows.sort(key=lambda row: (-row["rating"], row["agent"]))
@@ -549,8 +585,13 @@ def payoff_samples(
                 theirs.append(index[name_b])
                 value.append(r)
                 role.append(role_index)
-    arrays = (np.array(episodes, dtype=np.int64), np.array(mine, dtype=np.int64), np.array(theirs, dtype=np.int64),
-              np.array(value, dtype=float), np.array(role, dtype=np.int64))
+    arrays = (
+        np.array(episodes, dtype=np.int64),
+        np.array(mine, dtype=np.int64),
+        np.array(theirs, dtype=np.int64),
+        np.array(value, dtype=float),
+        np.array(role, dtype=np.int64),
+    )
     return (*arrays, sorted(role_names, key=role_names.__getitem__))
 
 
@@ -586,8 +627,13 @@ def nash_averaging(antisymmetric: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.ones(1), np.zeros(1)
     # Variables (p, t): minimise t subject to A p <= t, sum p = 1, p >= 0.
     lp = linprog(
-        c=np.r_[np.zeros(k), 1.0], A_ub=np.c_[a, -np.ones(k)], b_ub=np.zeros(k),
-        A_eq=np.r_[np.ones(k), 0.0][None, :], b_eq=[1.0], bounds=[(0, None)] * k + [(None, None)], method="highs",
+        c=np.r_[np.zeros(k), 1.0],
+        A_ub=np.c_[a, -np.ones(k)],
+        b_ub=np.zeros(k),
+        A_eq=np.r_[np.ones(k), 0.0][None, :],
+        b_eq=[1.0],
+        bounds=[(0, None)] * k + [(None, None)],
+        method="highs",
     )
     p = np.clip(lp.x[:k], 0.0, None)
     p /= p.sum()
@@ -610,9 +656,15 @@ def nash_averaging(antisymmetric: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     # Exact gradients: SLSQP's finite differences took a pass over every constraint per variable and step.
     refined = minimize(
-        negative_entropy, p[support] / p[support].sum(), jac=negative_entropy_gradient, method="SLSQP", bounds=[(0.0, 1.0)] * m,
-        constraints=[{"type": "eq", "fun": lambda q: q.sum() - 1.0, "jac": lambda q: np.ones((1, m))},
-                     {"type": "ineq", "fun": lambda q: slack - sub @ q, "jac": lambda q: -sub}],
+        negative_entropy,
+        p[support] / p[support].sum(),
+        jac=negative_entropy_gradient,
+        method="SLSQP",
+        bounds=[(0.0, 1.0)] * m,
+        constraints=[
+            {"type": "eq", "fun": lambda q: q.sum() - 1.0, "jac": lambda q: np.ones((1, m))},
+            {"type": "ineq", "fun": lambda q: slack - sub @ q, "jac": lambda q: -sub},
+        ],
         options={"maxiter": 200, "ftol": 1e-12},
     )
     if refined.success and np.all(sub @ refined.x <= slack + 1e-6):
@@ -639,7 +691,8 @@ def alpha_rank(matrix: np.ndarray, alpha: float = ALPHA_RANK_ALPHA, population: 
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         # (1 - e^-x) / (1 - e^-mx), written to stay finite for large |x|; 1/m at x = 0 (neutral drift).
         rho = np.where(
-            np.abs(x) < 1e-9, 1.0 / population,
+            np.abs(x) < 1e-9,
+            1.0 / population,
             np.where(x > 0, -np.expm1(-x) / -np.expm1(-population * x), np.exp((population - 1) * x) * np.expm1(x) / np.expm1(population * x)),
         )
     transition = rho / (k - 1)
@@ -681,8 +734,11 @@ def meta_game(table: dict[str, Any], ranked: Iterable[str], zero_sum: bool) -> d
         left_out[members.pop(worst)] = f"never met {', '.join(never)}: only agents whose every pair was measured make up the meta-game"
     inside = [index[name] for name in members]
     # Only the diagonal can be missing here (no self-play), and neither view reads it.
-    matrix = np.nan_to_num(np.array([[table["payoff"][i][j] if table["payoff"][i][j] is not None else np.nan for j in inside] for i in inside],
-                                    dtype=float).reshape(len(inside), len(inside)))
+    matrix = np.nan_to_num(
+        np.array([[table["payoff"][i][j] if table["payoff"][i][j] is not None else np.nan for j in inside] for i in inside], dtype=float).reshape(
+            len(inside), len(inside)
+        )
+    )
     table["view"] = "nash" if zero_sum else "alpha-rank"
     columns = ("nash_mass", "nash_payoff") if zero_sum else ("alpha_rank",)
     figures: dict[str, tuple[float, ...]] = {}
@@ -697,9 +753,7 @@ def meta_game(table: dict[str, Any], ranked: Iterable[str], zero_sum: bool) -> d
     return {"agents": members, "left_out": left_out}
 
 
-def payoff_table(
-    results: Sequence[Result], bootstrap: int = BOOTSTRAP, seed: int = BOOTSTRAP_SEED, kind: str = "payoff"
-) -> dict[str, Any]:
+def payoff_table(results: Sequence[Result], bootstrap: int = BOOTSTRAP, seed: int = BOOTSTRAP_SEED, kind: str = "payoff") -> dict[str, Any]:
     """Expected payoff against the field (``kind="payoff"``) or cross-play team score (``"team"``).
 
     Every table carries the per-pair mean-payoff matrix with its intervals and
@@ -738,23 +792,37 @@ def payoff_table(
         if math.isnan(rating[i]):
             continue
         lo, hi = bounded_interval(float(rating[i]), float(rating_se[i]), played[name], bounds, Z95)
-        rows.append({"agent": name, "rating": float(rating[i]), "low": lo, "high": hi,
-                     "games": played[name], "score": means.get(name),
-                     "mean_payoff": means.get(name)})
+        rows.append(
+            {
+                "agent": name,
+                "rating": float(rating[i]),
+                "low": lo,
+                "high": hi,
+                "games": played[name],
+                "score": means.get(name),
+                "mean_payoff": means.get(name),
+            }
+        )
     cell_low, cell_high = np.full((k, k), np.nan), np.full((k, k), np.nan)
     for i, j in zip(*np.nonzero(count)):
         cell_low[i, j], cell_high[i, j] = bounded_interval(float(matrix[i, j]), float(cell_se[i, j]), float(count[i, j]), bounds, Z95)
     table: dict[str, Any] = {
-        "kind": kind, "anchor": None, "agents": agents, "episodes": n,
-        "payoff": _nested(matrix), "payoff_low": _nested(cell_low), "payoff_high": _nested(cell_high),
+        "kind": kind,
+        "anchor": None,
+        "agents": agents,
+        "episodes": n,
+        "payoff": _nested(matrix),
+        "payoff_low": _nested(cell_low),
+        "payoff_high": _nested(cell_high),
         "pairs": _nested(np.where(count > 0, count, np.nan)),
         "win_rate": None,
     }
     if kind == "team":
         role_matrix = _cell_means(role_cells, value, np.ones(len(value)), k * r)[0].reshape(k, r)
         table["roles"] = list(role_names)
-        table["by_role"] = {name: {role_names[q]: float(role_matrix[i, q]) for q in range(r) if not math.isnan(role_matrix[i, q])}
-                            for i, name in enumerate(agents)}
+        table["by_role"] = {
+            name: {role_names[q]: float(role_matrix[i, q]) for q in range(r) if not math.isnan(role_matrix[i, q])} for i, name in enumerate(agents)
+        }
         table["teams"] = team_table(results, bounds)
     rows.sort(key=lambda row: (-row["rating"], row["agent"]))
     table["rows"] = rows
@@ -799,8 +867,7 @@ def mean_scores(results: Sequence[Result]) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     for name, values in by_agent.items():
         mean, low, high = mean_interval(values, bounds)
-        rows.append({"agent": name, "rating": mean, "low": low, "high": high,
-                     "games": len(values), "score": mean, "mean_payoff": mean})
+        rows.append({"agent": name, "rating": mean, "low": low, "high": high, "games": len(values), "score": mean, "mean_payoff": mean})
     rows.sort(key=lambda row: (-row["rating"], row["agent"]))
     return {"kind": "score", "anchor": None, "rows": rows, "agents": sorted(by_agent), "win_rate": None, "episodes": len(results)}
 
@@ -822,10 +889,16 @@ def role_table(results: Sequence[Result], fixed_roles: bool = False) -> dict[str
     rows: list[dict[str, Any]] = []
     for (name, role), values in by_key.items():
         mean, low, high = mean_interval(values, bounds)
-        rows.append({"agent": name, "role": role, "rating": mean, "low": low, "high": high, "games": len(values),
-                     "score": mean, "mean_payoff": mean})
-    return {"kind": "roles", "anchor": None, "rows": rows, "agents": sorted({name for name, _ in by_key}),
-            "roles": sorted({role for _, role in by_key}), "win_rate": None, "episodes": len(results)}
+        rows.append({"agent": name, "role": role, "rating": mean, "low": low, "high": high, "games": len(values), "score": mean, "mean_payoff": mean})
+    return {
+        "kind": "roles",
+        "anchor": None,
+        "rows": rows,
+        "agents": sorted({name for name, _ in by_key}),
+        "roles": sorted({role for _, role in by_key}),
+        "win_rate": None,
+        "episodes": len(results),
+    }
 
 
 def negotiation_metrics(results: Sequence[Result]) -> list[dict[str, Any]]:
@@ -851,7 +924,12 @@ def negotiation_metrics(results: Sequence[Result]) -> list[dict[str, Any]]:
 
 
 def _rated(
-    method: str, results: Sequence[Result], bootstrap: int, players: Sequence[str] | None, simultaneous: bool, fixed_roles: bool,
+    method: str,
+    results: Sequence[Result],
+    bootstrap: int,
+    players: Sequence[str] | None,
+    simultaneous: bool,
+    fixed_roles: bool,
     category: str,
 ) -> dict[str, Any]:
     """The table ``method`` gives ``results`` (not empty), before ranks and the meta-game."""
@@ -937,8 +1015,9 @@ def _rank_on_core(table: dict[str, Any], core: dict[str, Any]) -> None:
         table["first_mover_elo"] = core["first_mover_elo"]
     if "negotiation" in table:
         mine = {row["agent"] for row in core["negotiation"]}
-        table["negotiation"] = sorted(core["negotiation"] + [row for row in table["negotiation"] if row["agent"] not in mine],
-                                      key=lambda row: row["agent"])
+        table["negotiation"] = sorted(
+            core["negotiation"] + [row for row in table["negotiation"] if row["agent"] not in mine], key=lambda row: row["agent"]
+        )
     if "by_role" in table:
         table["by_role"].update(core["by_role"])
 
@@ -980,8 +1059,12 @@ def _more(count: int, noun: str) -> str:
 
 
 def standings(
-    results: Sequence[Result], seats: int, by_role: bool = False, fixed_roles: bool = False,
-    min_episodes: int = MIN_EPISODES, min_opponents: int = MIN_OPPONENTS,
+    results: Sequence[Result],
+    seats: int,
+    by_role: bool = False,
+    fixed_roles: bool = False,
+    min_episodes: int = MIN_EPISODES,
+    min_opponents: int = MIN_OPPONENTS,
 ) -> tuple[set[Unit], dict[Unit, dict[str, Any]]]:
     """Which units (:func:`units_of`) are ranked, and each unit's standing: ``episodes``, ``opponents``, ``provisional``, ``needs``.
 
@@ -1068,9 +1151,7 @@ def rank_rows(rows: list[dict[str, Any]], standing: dict[Unit, dict[str, Any]]) 
     return ordered
 
 
-def normalised(
-    table: dict[str, Any], references: Iterable[str], anchor: str = ANCHOR, higher_is_better: bool = True
-) -> dict[str, Any]:
+def normalised(table: dict[str, Any], references: Iterable[str], anchor: str = ANCHOR, higher_is_better: bool = True) -> dict[str, Any]:
     """How ``table`` goes on the 0 (``anchor``) to 100 (its strongest reference) scale, or why it does not.
 
     ``references`` are the game's declared reference agents (``Game.reference_agents``); the 100 is
@@ -1093,14 +1174,16 @@ def normalised(
 
 def _normalised_by_role(table: dict[str, Any], references: tuple[str, ...], anchor: str, higher_is_better: bool) -> dict[str, Any]:
     """:func:`normalised` of a ``roles`` table: each role on its own scale, then each agent's mean over the roles."""
-    parts = {role: _normalised_rows([row for row in table["rows"] if row["role"] == role], references, anchor, higher_is_better)
-             for role in table.get("roles", [])}
+    parts = {
+        role: _normalised_rows([row for row in table["rows"] if row["role"] == role], references, anchor, higher_is_better)
+        for role in table.get("roles", [])
+    }
     usable = {role: part for role, part in parts.items() if part["normalised"]}
-    reason = "; ".join(f"{role}: {part['reason']}" if part["normalised"] else f"{role}: not normalised, {part['reason']}"
-                       for role, part in parts.items())
+    reason = "; ".join(
+        f"{role}: {part['reason']}" if part["normalised"] else f"{role}: not normalised, {part['reason']}" for role, part in parts.items()
+    )
     if not usable:
-        return {"normalised": False, "reason": reason or "no role has been played", "reference": None, "reference_score": None,
-                "scores": None}
+        return {"normalised": False, "reason": reason or "no role has been played", "reference": None, "reference_score": None, "scores": None}
 
     def combined(entries: list[dict[str, float]]) -> dict[str, float]:
         # A role not held adds 0 with no uncertainty, as an environment not played does overall.
@@ -1112,14 +1195,17 @@ def _normalised_by_role(table: dict[str, Any], references: tuple[str, ...], anch
     agents = sorted({name for part in usable.values() for name in part["scores"]})
     scores = {name: combined([part["scores"][name] for part in usable.values() if name in part["scores"]]) for name in agents}
     reference = ", ".join(f"{part['reference']} ({role})" for role, part in usable.items())
-    return {"normalised": True, "reason": reason, "reference": reference,
-            "reference_agents": sorted({part["reference"] for part in usable.values()}),
-            "reference_score": combined([part["reference_score"] for part in usable.values()]), "scores": scores}
+    return {
+        "normalised": True,
+        "reason": reason,
+        "reference": reference,
+        "reference_agents": sorted({part["reference"] for part in usable.values()}),
+        "reference_score": combined([part["reference_score"] for part in usable.values()]),
+        "scores": scores,
+    }
 
 
-def _normalised_rows(
-    table_rows: list[dict[str, Any]], references: Iterable[str], anchor: str, higher_is_better: bool
-) -> dict[str, Any]:
+def _normalised_rows(table_rows: list[dict[str, Any]], references: Iterable[str], anchor: str, higher_is_better: bool) -> dict[str, Any]:
     """:func:`normalised` of one rating unit's rows (an environment, or one role of it)."""
     # Provisional entries are too thin to be a reference or to be scored: they count as not played.
     rows = {row["agent"]: row for row in table_rows if not row.get("provisional")}
@@ -1146,11 +1232,16 @@ def _normalised_rows(
 
     strong = [name for name in played if above_anchor(rows[name])]
     if not strong:
-        measured = "; ".join(f"{name} {rows[name]['rating']:.4g} [{rows[name].get('low', rows[name]['rating']):.4g}, "
-                             f"{rows[name].get('high', rows[name]['rating']):.4g}]" for name in played)
-        return refuse(f"no reference agent is measured better than {anchor} "
-                      f"({measured}; {anchor} {zero_row['rating']:.4g} [{zero_row.get('low', zero_row['rating']):.4g}, "
-                      f"{zero_row.get('high', zero_row['rating']):.4g}])")
+        measured = "; ".join(
+            f"{name} {rows[name]['rating']:.4g} [{rows[name].get('low', rows[name]['rating']):.4g}, "
+            f"{rows[name].get('high', rows[name]['rating']):.4g}]"
+            for name in played
+        )
+        return refuse(
+            f"no reference agent is measured better than {anchor} "
+            f"({measured}; {anchor} {zero_row['rating']:.4g} [{zero_row.get('low', zero_row['rating']):.4g}, "
+            f"{zero_row.get('high', zero_row['rating']):.4g}])"
+        )
     reference = max(strong, key=lambda name: sign * rows[name]["rating"])
     zero, hundred = zero_row["rating"], rows[reference]["rating"]
 
@@ -1161,8 +1252,14 @@ def _normalised_rows(
     for name, row in rows.items():
         ends = sorted((scale(row.get("low", row["rating"])), scale(row.get("high", row["rating"]))))
         scores[name] = {"score": scale(row["rating"]), "low": ends[0], "high": ends[1]}
-    return {"normalised": True, "reason": f"{anchor} is 0 and {reference} is 100", "reference": reference, "reference_agents": [reference],
-            "reference_score": scores[reference], "scores": scores}
+    return {
+        "normalised": True,
+        "reason": f"{anchor} is 0 and {reference} is 100",
+        "reference": reference,
+        "reference_agents": [reference],
+        "reference_score": scores[reference],
+        "scores": scores,
+    }
 
 
 def overall(normalised_by_env: dict[str, dict[str, Any]], categories: dict[str, str] | None = None) -> dict[str, Any]:
@@ -1203,17 +1300,29 @@ def _aggregate(normalised_by_env: dict[str, dict[str, Any]]) -> dict[str, Any]:
         score = sum(entry["score"] for entry in envs.values()) / total
         half = [max(entry["high"] - entry["score"], entry["score"] - entry["low"]) for entry in envs.values()]
         spread = math.sqrt(sum(h * h for h in half)) / total
-        return {"agent": agent, "score": score, "low": score - spread, "high": score + spread, "environments": len(envs),
-                "coverage": len(envs) / total, "played_mean": float(np.mean([entry["score"] for entry in envs.values()])),
-                "envs": {env: entry["score"] for env, entry in envs.items()}}
+        return {
+            "agent": agent,
+            "score": score,
+            "low": score - spread,
+            "high": score + spread,
+            "environments": len(envs),
+            "coverage": len(envs) / total,
+            "played_mean": float(np.mean([entry["score"] for entry in envs.values()])),
+            "envs": {env: entry["score"] for env, entry in envs.items()},
+        }
 
     rows = sorted((row_of(name, envs) for name, envs in per_agent.items()), key=lambda row: (-row["score"], row["agent"]))
     reference = None
     if total:
-        reference = row_of("reference (best built-in per environment)",
-                           {env: normalised_by_env[env]["reference_score"] for env in references})
+        reference = row_of("reference (best built-in per environment)", {env: normalised_by_env[env]["reference_score"] for env in references})
         reference["names"] = references
     unnormalised = sorted(set(normalised_by_env) - set(usable))
-    return {"rows": rows, "reference": reference, "environments": sorted(usable), "unnormalised": unnormalised,
-            "reference_agents": sorted({name for env in references for name in normalised_by_env[env]["reference_agents"]}),
-            "reasons": {env: normalised_by_env[env]["reason"] for env in unnormalised}, "references": references}
+    return {
+        "rows": rows,
+        "reference": reference,
+        "environments": sorted(usable),
+        "unnormalised": unnormalised,
+        "reference_agents": sorted({name for env in references for name in normalised_by_env[env]["reference_agents"]}),
+        "reasons": {env: normalised_by_env[env]["reason"] for env in unnormalised},
+        "references": references,
+    }

@@ -230,8 +230,13 @@ def create_app(
             env_id: Any = body.get("env_id")
             agents: Any = body.get("agents")
             issued = await run_in_threadpool(
-                board.issue_challenge, submitter, env_id, agents, body.get("episodes"),
-                body.get("lineup"), body.get("rotate_seats", True),
+                board.issue_challenge,
+                submitter,
+                env_id,
+                agents,
+                body.get("episodes"),
+                body.get("lineup"),
+                body.get("rotate_seats", True),
             )
         except Rejected as rejected:
             return JSONResponse(rejected.to_dict(), status_code=422)
@@ -259,7 +264,9 @@ def create_app(
         _check_rate(live_limiter, submitter, "live matches started")
         body = await json_object(request, 64 * 1024, '{"env_id": ..., "agent": ..., "opponent": ...}')
         try:
-            created = await run_in_threadpool(live.create, submitter, body.get("env_id"), body.get("agent"), body.get("opponent", "random"), body.get("episodes"))
+            created = await run_in_threadpool(
+                live.create, submitter, body.get("env_id"), body.get("agent"), body.get("opponent", "random"), body.get("episodes")
+            )
         except Rejected as rejected:
             return JSONResponse(rejected.to_dict(), status_code=422)
         return JSONResponse(created, status_code=201)

@@ -56,8 +56,7 @@ DISAGREEMENT = 1e-6
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 #: What the Bradley–Terry tables' score rate and their head-to-head matrix count: the one meaning of a result there.
 SCORE_RATE_SENTENCE = (
-    "Score rate: the share of pairwise results won, each pair of seats held by different agents in an episode "
-    "counting once, a draw counting half."
+    "Score rate: the share of pairwise results won, each pair of seats held by different agents in an episode counting once, a draw counting half."
 )
 
 
@@ -161,8 +160,14 @@ def rating_plot(table: dict[str, Any], width: int = 640) -> dict[str, Any]:
         "axis_y": axis_y,
         "ticks": [{"x": x(t), "label": _tick_label(t, ticks)} for t in ticks],
         "points": [
-            {"agent": row_label(row), "label": _label(row_label(row)), "y": top + row_height * k + row_height // 2, "x": x(row["rating"]),
-             "x_low": x(row["low"]), "x_high": x(row["high"])}
+            {
+                "agent": row_label(row),
+                "label": _label(row_label(row)),
+                "y": top + row_height * k + row_height // 2,
+                "x": x(row["rating"]),
+                "x_low": x(row["low"]),
+                "x_high": x(row["high"]),
+            }
             for k, row in enumerate(rows)
         ],
     }
@@ -211,13 +216,18 @@ def heat_map(table: dict[str, Any], cell: int = 48) -> dict[str, Any] | None:
                 fill, text = _colour(0.5 + 0.5 * value / scale), f"{value:.2f}"
                 interval = f" [{lows[i][j]:.2f}, {highs[i][j]:.2f}]" if lows and highs and lows[i][j] is not None else ""
                 tip = f"mean payoff {value:.3f}{interval}"
-            cells.append({"x": left + c * cell, "y": top + r * cell, "fill": fill, "text": text,
-                          "title": f"{row_agent} vs {col_agent}: {tip}"})
+            cells.append({"x": left + c * cell, "y": top + r * cell, "fill": fill, "text": text, "title": f"{row_agent} vs {col_agent}: {tip}"})
     return {
         # The last column's label leans right by its length times cos(60°): the width leaves room for it.
-        "cell": cell, "left": left, "top": top, "width": left + cell * len(order) + longest // 2 + 8, "height": top + cell * len(order) + 8,
-        "agents": [{"name": name, "label": _label(name)} for name in order], "cells": cells,
-        "what": "score rate of the row agent against the column agent (%, a draw counting half)" if what == "rate"
+        "cell": cell,
+        "left": left,
+        "top": top,
+        "width": left + cell * len(order) + longest // 2 + 8,
+        "height": top + cell * len(order) + 8,
+        "agents": [{"name": name, "label": _label(name)} for name in order],
+        "cells": cells,
+        "what": "score rate of the row agent against the column agent (%, a draw counting half)"
+        if what == "rate"
         else "mean payoff of the row agent with the column agent",
     }
 
@@ -309,11 +319,28 @@ def episode_view(record: dict[str, Any]) -> dict[str, Any]:
         phase = phase_of(match.game)
         match.submit(player, step["action"])
         action = step["action"] if isinstance(step["action"], str) else str(step["action"])
-        turns.append({"number": number, "player": player, "agent": agents.get(player, ""), "seen": seen, "phase": phase,
-                      "action": action, "error": step.get("error"), "rewards": step.get("rewards") or {}})
+        turns.append(
+            {
+                "number": number,
+                "player": player,
+                "agent": agents.get(player, ""),
+                "seen": seen,
+                "phase": phase,
+                "action": action,
+                "error": step.get("error"),
+                "rewards": step.get("rewards") or {},
+            }
+        )
     finals = {player: _ANSI.sub("", match.observation_text(player)) for player in match.players}
-    return {"turns": turns, "finals": finals, "state": _ANSI.sub("", match.render()), "players": list(match.players), "agents": agents,
-            "returns": record.get("returns") or {}, "outcome": record.get("outcome") or {}}
+    return {
+        "turns": turns,
+        "finals": finals,
+        "state": _ANSI.sub("", match.render()),
+        "players": list(match.players),
+        "agents": agents,
+        "returns": record.get("returns") or {},
+        "outcome": record.get("outcome") or {},
+    }
 
 
 def phase_of(game: Any) -> str | None:
@@ -363,13 +390,28 @@ def recorded_view(record: dict[str, Any]) -> dict[str, Any]:
                 lines.append(f"answer:\n{call['output']}")
         seen = "\n".join(lines) or "(no tool calls)"
         action = step["action"] if isinstance(step["action"], str) else str(step["action"])
-        turns.append({"number": number, "player": step["player"], "agent": agents.get(step["player"], ""),
-                      "seen": "(drawn from the record: this game runs code, which a page view never does)\n" + seen,
-                      "action": action, "error": step.get("error"), "rewards": step.get("rewards") or {}})
+        turns.append(
+            {
+                "number": number,
+                "player": step["player"],
+                "agent": agents.get(step["player"], ""),
+                "seen": "(drawn from the record: this game runs code, which a page view never does)\n" + seen,
+                "action": action,
+                "error": step.get("error"),
+                "rewards": step.get("rewards") or {},
+            }
+        )
     outcome = record.get("outcome") or {}
     state = "\n".join([outcome.get("reason") or "", json.dumps(outcome.get("details") or {}, indent=1, ensure_ascii=False)])
-    return {"turns": turns, "finals": {}, "state": _ANSI.sub("", state), "players": list(record.get("players") or agents),
-            "agents": agents, "returns": record.get("returns") or {}, "outcome": outcome}
+    return {
+        "turns": turns,
+        "finals": {},
+        "state": _ANSI.sub("", state),
+        "players": list(record.get("players") or agents),
+        "agents": agents,
+        "returns": record.get("returns") or {},
+        "outcome": outcome,
+    }
 
 
 class Site:
@@ -400,11 +442,26 @@ class Site:
             table = self.board.ratings(env_id) if counted else None
             if table is not None:
                 tables[env_id] = table
-            environments.append({"env_id": env_id, "category": self.board.env_info(env_id)["category"], "table": table,
-                                 "self_reported": self.board.store.episode_count(env_id, counted=False)})
-        return self._render("index.html", root="", overall=overall, environments=environments, provisional=provisional_entries(tables),
-                            min_episodes=MIN_EPISODES, min_opponents=MIN_OPPONENTS, title="parlour leaderboard",
-                            demo=self.progress() if self.progress is not None else None, served=self.served)
+            environments.append(
+                {
+                    "env_id": env_id,
+                    "category": self.board.env_info(env_id)["category"],
+                    "table": table,
+                    "self_reported": self.board.store.episode_count(env_id, counted=False),
+                }
+            )
+        return self._render(
+            "index.html",
+            root="",
+            overall=overall,
+            environments=environments,
+            provisional=provisional_entries(tables),
+            min_episodes=MIN_EPISODES,
+            min_opponents=MIN_OPPONENTS,
+            title="parlour leaderboard",
+            demo=self.progress() if self.progress is not None else None,
+            served=self.served,
+        )
 
     def environment(self, env_id: str) -> str:
         """The page of one environment."""
@@ -412,8 +469,16 @@ class Site:
         table = self.board.ratings(env_id)
         reported = self.board.ratings(env_id, counted=False) if self.board.store.episode_count(env_id, counted=False) else None
         return self._render(
-            "env.html", root="../", info=info, env_id=env_id, table=table, plot=rating_plot(table) if table["rows"] else None,
-            heat=heat_map(table), reported=reported, episodes=self.board.store.episodes(env_id=env_id, limit=RECENT), title=env_id,
+            "env.html",
+            root="../",
+            info=info,
+            env_id=env_id,
+            table=table,
+            plot=rating_plot(table) if table["rows"] else None,
+            heat=heat_map(table),
+            reported=reported,
+            episodes=self.board.store.episodes(env_id=env_id, limit=RECENT),
+            title=env_id,
             notes=headline_notes(table),
         )
 
@@ -461,8 +526,9 @@ class Site:
         # The role each seat played (a fixed seat's role, else its team where the outcome names teams), as the ratings count it.
         fixed = game_class(stored["record"]["env_id"]).fixed_roles
         roles = {player: role_of(player, stored["record"].get("outcome"), fixed) for player in view["players"]}
-        return self._render("episode.html", root="../", stored=stored, view=view, roles=roles, dealt=dealt_roles(stored["record"]),
-                            title=f"episode {episode_id}")
+        return self._render(
+            "episode.html", root="../", stored=stored, view=view, roles=roles, dealt=dealt_roles(stored["record"]), title=f"episode {episode_id}"
+        )
 
 
 def export_site(board: Leaderboard, out: str | Path, progress: Callable[[], dict[str, Any]] | None = None) -> list[Path]:

@@ -322,8 +322,9 @@ def outcome_details(record: dict[str, Any]) -> OutcomeDetails:
         for key, value in (outcome.get("details") or {}).items()
         if isinstance(value, (bool, int, float)) and not (isinstance(value, float) and value != value)
     }
-    return OutcomeDetails(details=scalars, teams=outcome.get("teams"), winning_team=outcome.get("winning_team"),
-                          truncated=bool(outcome.get("truncated")))
+    return OutcomeDetails(
+        details=scalars, teams=outcome.get("teams"), winning_team=outcome.get("winning_team"), truncated=bool(outcome.get("truncated"))
+    )
 
 
 @dataclass
@@ -451,11 +452,15 @@ class Store:
             submitter_id = self._submitter_id(session, submitter)
             # Locked, so that two concurrent requests cannot both see no open challenge (SQLite's writers are serialised already).
             session.execute(select(Submitter.id).where(Submitter.id == submitter_id).with_for_update())
-            open_ = session.execute(
-                select(Challenge.id, Challenge.env_id, Challenge.expires_at).where(
-                    Challenge.submitter_id == submitter_id, Challenge.submission_id.is_(None)
+            open_ = (
+                session.execute(
+                    select(Challenge.id, Challenge.env_id, Challenge.expires_at).where(
+                        Challenge.submitter_id == submitter_id, Challenge.submission_id.is_(None)
+                    )
                 )
-            ).tuples().all()
+                .tuples()
+                .all()
+            )
             open_ = [row for row in open_ if _aware(row[2]) > now]
             for challenge_id, open_env, expires in open_:
                 if open_env == env_id:
@@ -467,10 +472,17 @@ class Store:
             if len(open_) >= max_open:
                 raise ChallengeError(f"you hold {len(open_)} open challenges, the most allowed; submit or let them expire first")
             challenge = Challenge(
-                id=secrets.token_urlsafe(18), submitter_id=submitter_id, env_id=env_id, env_version=env_version,
-                agents=json.dumps(list(agents)), lineup=json.dumps(list(lineup)), rotate_seats=rotate_seats,
-                episodes=episodes, nonce=nonce or secrets.token_hex(32),
-                issued_at=now, expires_at=now + dt.timedelta(seconds=ttl),
+                id=secrets.token_urlsafe(18),
+                submitter_id=submitter_id,
+                env_id=env_id,
+                env_version=env_version,
+                agents=json.dumps(list(agents)),
+                lineup=json.dumps(list(lineup)),
+                rotate_seats=rotate_seats,
+                episodes=episodes,
+                nonce=nonce or secrets.token_hex(32),
+                issued_at=now,
+                expires_at=now + dt.timedelta(seconds=ttl),
             )
             session.add(challenge)
         return self._challenge_dict(challenge, submitter)
@@ -478,10 +490,18 @@ class Store:
     @staticmethod
     def _challenge_dict(row: Challenge, submitter: str) -> dict[str, Any]:
         return {
-            "id": row.id, "submitter": submitter, "env_id": row.env_id, "env_version": row.env_version,
-            "agents": json.loads(row.agents), "lineup": json.loads(row.lineup), "rotate_seats": bool(row.rotate_seats),
-            "episodes": row.episodes, "nonce": row.nonce, "seed": challenge_seed(row.nonce),
-            "issued_at": _aware(row.issued_at).isoformat(), "expires_at": _aware(row.expires_at).isoformat(),
+            "id": row.id,
+            "submitter": submitter,
+            "env_id": row.env_id,
+            "env_version": row.env_version,
+            "agents": json.loads(row.agents),
+            "lineup": json.loads(row.lineup),
+            "rotate_seats": bool(row.rotate_seats),
+            "episodes": row.episodes,
+            "nonce": row.nonce,
+            "seed": challenge_seed(row.nonce),
+            "issued_at": _aware(row.issued_at).isoformat(),
+            "expires_at": _aware(row.expires_at).isoformat(),
             "submission": row.submission_id,
         }
 
@@ -680,9 +700,7 @@ class Store:
         ]
         if not rows:
             return []
-        statement = (
-            self._insert(table).on_conflict_do_nothing(index_elements=["fingerprint"]).returning(table.c.id, table.c.fingerprint)
-        )
+        statement = self._insert(table).on_conflict_do_nothing(index_elements=["fingerprint"]).returning(table.c.id, table.c.fingerprint)
         return list(session.execute(statement, rows).tuples().all())
 
     # ------------------------------------------------------------------ reads
@@ -722,9 +740,7 @@ class Store:
             rows = session.execute(query.order_by(Episode.fingerprint)).tuples().all()
         return [Result(key, json.loads(seating), json.loads(returns), json.loads(details)) for key, seating, returns, details in rows]
 
-    def episodes(
-        self, env_id: str | None = None, submission: int | None = None, agent: str | None = None, limit: int = 50
-    ) -> list[dict[str, Any]]:
+    def episodes(self, env_id: str | None = None, submission: int | None = None, agent: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         """The latest ``limit`` stored episodes (of an environment, a submission or an agent): id, env, seating, returns, source."""
         query = select(Episode.id, Episode.env_id, Episode.seating, Episode.returns, Episode.source, Episode.submission_id)
         if env_id is not None:
@@ -768,9 +784,17 @@ class Store:
     @staticmethod
     def _submission_dict(row: Submission, submitter: str) -> dict[str, Any]:
         return {
-            "id": row.id, "submitter": submitter, "env_id": row.env_id, "env_version": row.env_version,
-            "episodes": row.episodes, "new_episodes": row.new_episodes, "source": row.source, "challenge": row.challenge_id,
-            "bytes": row.bytes, "created_at": _aware(row.created_at).isoformat(timespec="seconds"), "summary": json.loads(row.summary),
+            "id": row.id,
+            "submitter": submitter,
+            "env_id": row.env_id,
+            "env_version": row.env_version,
+            "episodes": row.episodes,
+            "new_episodes": row.new_episodes,
+            "source": row.source,
+            "challenge": row.challenge_id,
+            "bytes": row.bytes,
+            "created_at": _aware(row.created_at).isoformat(timespec="seconds"),
+            "summary": json.loads(row.summary),
         }
 
     def submitter(self, name: str) -> dict[str, Any] | None:
@@ -781,32 +805,62 @@ class Store:
             if row is None:
                 return None
             submissions = session.scalars(select(Submission).where(Submission.submitter_id == row.id).order_by(Submission.id.desc())).all()
-            challenges = session.execute(
-                select(Challenge.id, Challenge.env_id, Challenge.agents, Challenge.episodes, Challenge.issued_at, Challenge.expires_at,
-                       Challenge.submission_id).where(Challenge.submitter_id == row.id).order_by(Challenge.issued_at.desc())
-            ).tuples().all()
+            challenges = (
+                session.execute(
+                    select(
+                        Challenge.id,
+                        Challenge.env_id,
+                        Challenge.agents,
+                        Challenge.episodes,
+                        Challenge.issued_at,
+                        Challenge.expires_at,
+                        Challenge.submission_id,
+                    )
+                    .where(Challenge.submitter_id == row.id)
+                    .order_by(Challenge.issued_at.desc())
+                )
+                .tuples()
+                .all()
+            )
             agents = session.scalars(select(Agent.name).where(Agent.owner_id == row.id).order_by(Agent.name)).all()
         listed = []
         for challenge_id, env_id, agents_json, episodes, issued, expires, used in challenges:
             state = "used" if used is not None else "open" if _aware(expires) > now else "abandoned"
-            listed.append({"id": challenge_id, "env_id": env_id, "agents": json.loads(agents_json), "episodes": episodes,
-                           "issued_at": _aware(issued).isoformat(timespec="seconds"), "state": state, "submission": used})
+            listed.append(
+                {
+                    "id": challenge_id,
+                    "env_id": env_id,
+                    "agents": json.loads(agents_json),
+                    "episodes": episodes,
+                    "issued_at": _aware(issued).isoformat(timespec="seconds"),
+                    "state": state,
+                    "submission": used,
+                }
+            )
         return {
-            "name": name, "slug": row.slug, "created_at": _aware(row.created_at).isoformat(timespec="seconds"),
+            "name": name,
+            "slug": row.slug,
+            "created_at": _aware(row.created_at).isoformat(timespec="seconds"),
             "submissions": [self._submission_dict(sub, name) for sub in submissions],
-            "bytes": sum(sub.bytes for sub in submissions), "stored_episodes": sum(sub.new_episodes for sub in submissions),
-            "challenges": listed, "agents": list(agents),
+            "bytes": sum(sub.bytes for sub in submissions),
+            "stored_episodes": sum(sub.new_episodes for sub in submissions),
+            "challenges": listed,
+            "agents": list(agents),
             "abandoned": sum(item["state"] == "abandoned" for item in listed),
         }
 
     def live_match_of(self, submitter: str, env_id: str, agents: list[str]) -> int | None:
         """The submission holding ``submitter``'s stored live match of ``agents`` (remote agent first) on ``env_id``, or None."""
         with self.read() as session:
-            rows = session.execute(
-                select(Submission.id, Submission.summary)
-                .join(Submitter, Submitter.id == Submission.submitter_id)
-                .where(Submitter.name == submitter, Submission.env_id == env_id, Submission.source == "live")
-            ).tuples().all()
+            rows = (
+                session.execute(
+                    select(Submission.id, Submission.summary)
+                    .join(Submitter, Submitter.id == Submission.submitter_id)
+                    .where(Submitter.name == submitter, Submission.env_id == env_id, Submission.source == "live")
+                )
+                .tuples()
+                .all()
+            )
         return next((submission_id for submission_id, summary in rows if json.loads(summary).get("agents") == list(agents)), None)
 
     def submitter_by_slug(self, submitter_slug: str) -> str | None:
@@ -832,12 +886,16 @@ class Store:
             ).first()
             if row is None:
                 return None
-            counts = session.execute(
-                select(Episode.env_id, Episode.source, func.count(func.distinct(Episode.id)))
-                .join(EpisodeSeat, EpisodeSeat.episode_id == Episode.id)
-                .where(EpisodeSeat.agent_id == row.id)
-                .group_by(Episode.env_id, Episode.source)
-            ).tuples().all()
+            counts = (
+                session.execute(
+                    select(Episode.env_id, Episode.source, func.count(func.distinct(Episode.id)))
+                    .join(EpisodeSeat, EpisodeSeat.episode_id == Episode.id)
+                    .where(EpisodeSeat.agent_id == row.id)
+                    .group_by(Episode.env_id, Episode.source)
+                )
+                .tuples()
+                .all()
+            )
         counted: dict[str, int] = {}
         reported: dict[str, int] = {}
         for env_id, source, number in counts:
@@ -902,8 +960,15 @@ class Store:
             names = [row["agent"] for row in table["rows"]]
             ids = dict(session.execute(select(Agent.name, Agent.id).where(Agent.name.in_(names))).tuples().all())
             rows = [
-                {"env_id": env_id, "agent_id": ids[row["agent"]], "kind": table["kind"], "value": row["rating"],
-                 "low": row["low"], "high": row["high"], "games": row["games"]}
+                {
+                    "env_id": env_id,
+                    "agent_id": ids[row["agent"]],
+                    "kind": table["kind"],
+                    "value": row["rating"],
+                    "low": row["low"],
+                    "high": row["high"],
+                    "games": row["games"],
+                }
                 for row in table["rows"]
             ]
             if rows:

@@ -180,11 +180,7 @@ def _option_defaults(game_cls: type[Game]) -> dict[str, frozenset[str]]:
     engine's are those :func:`parlour.envs.core.match.engine_options` fills in.
     """
     parameters = inspect.signature(game_cls.__init__).parameters
-    defaults = {
-        name: {_canonical(parameter.default)}
-        for name, parameter in parameters.items()
-        if parameter.default is not inspect.Parameter.empty
-    }
+    defaults = {name: {_canonical(parameter.default)} for name, parameter in parameters.items() if parameter.default is not inspect.Parameter.empty}
     engine = engine_options(make_game(game_cls, {}), {})
     for name in ENGINE_OPTIONS:
         defaults[name] = {_canonical(getattr(engine, name))}
@@ -235,8 +231,10 @@ def unrated_reason(game_cls: type[Game]) -> str | None:
     a solution could forge its own pass, so no run of it is stored, counted or self-reported.
     """
     if getattr(make_game(game_cls, {}), "rateable", True) is False:
-        return (f"{game_cls.env_id()} is not rateable: its default task set has tests a solution could defeat "
-                "(see parlour.envs.coding.judge), so the leaderboard stores no run of it")
+        return (
+            f"{game_cls.env_id()} is not rateable: its default task set has tests a solution could defeat "
+            "(see parlour.envs.coding.judge), so the leaderboard stores no run of it"
+        )
     return None
 
 
@@ -349,7 +347,12 @@ def check_lineup(lineup: Any, agents: int, seats: int) -> list[int]:
     """A run's line-up (agent number per seat): the default for None; :class:`Rejected` unless it seats every agent."""
     if lineup is None:
         return default_lineup(agents, seats)
-    if not isinstance(lineup, list) or len(lineup) != seats or not all(_int(n) and 0 <= n < agents for n in lineup) or set(lineup) != set(range(agents)):
+    if (
+        not isinstance(lineup, list)
+        or len(lineup) != seats
+        or not all(_int(n) and 0 <= n < agents for n in lineup)
+        or set(lineup) != set(range(agents))
+    ):
         raise Rejected(f"lineup must give each of the {seats} seats an agent number below {agents}, using every agent, got {brief(lineup)}")
     return list(lineup)
 
@@ -391,11 +394,7 @@ def verify_episode(record: Any, run: Run) -> NewEpisode:
     if changed:
         raise Rejected(f"options {_canonical(changed)[:300]} are not the defaults: the leaderboard rates environments with their default options")
     _check_run(record, run)
-    checked = {
-        seat: make_scripted(base, run.env_id)
-        for seat, name in record["agents"].items()
-        if (base := builtin_base(name)) in run.builtin
-    }
+    checked = {seat: make_scripted(base, run.env_id) for seat, name in record["agents"].items() if (base := builtin_base(name)) in run.builtin}
     try:
         # Replayed with the normalised options, so the stored record and its fingerprint spell them one way.
         fresh = replay(dict(record, options={}), agents=checked)

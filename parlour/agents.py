@@ -281,8 +281,11 @@ def check_options(spec: str, factory: Callable[..., Any], options: Mapping[str, 
     parameters = inspect.signature(factory).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         return
-    known = [key for key, p in parameters.items()
-             if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY) and key not in fixed]
+    known = [
+        key
+        for key, p in parameters.items()
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY) and key not in fixed
+    ]
     for key in options:
         if key not in known:
             close = difflib.get_close_matches(key, known, n=1)
@@ -335,8 +338,7 @@ def openai_base_url(spec: str) -> tuple[str, str | None]:
         )
     if not path:
         raise ValueError(
-            f"agent spec {spec!r}: base URL {base_url!r}{source} has no path; OpenAI-compatible servers serve the API "
-            f"under /v1: use {root}/v1"
+            f"agent spec {spec!r}: base URL {base_url!r}{source} has no path; OpenAI-compatible servers serve the API under /v1: use {root}/v1"
         )
     warning = None
     if not path.endswith("/v1"):
@@ -357,8 +359,7 @@ def check_server(spec: str, base_url: str) -> None:
     problem = _within(probe, NETWORK_TIMEOUT)
     if problem is not None:
         raise ConnectionError(
-            f"agent spec {spec!r}: no server answers at {base_url} ({problem}); start it (e.g. `vllm serve MODEL` "
-            "or `ollama serve`) or fix the URL"
+            f"agent spec {spec!r}: no server answers at {base_url} ({problem}); start it (e.g. `vllm serve MODEL` or `ollama serve`) or fix the URL"
         )
 
 

@@ -72,10 +72,10 @@ def _without_calls(text: str, tool_names: list[str]) -> str | None:
         try:
             _, end = decoder.raw_decode(text, start.start())
         except (ValueError, RecursionError):
-            pieces.append(text[position:start.end()])
+            pieces.append(text[position : start.end()])
             position = start.end()
             continue
-        pieces.append(text[position:start.start()])
+        pieces.append(text[position : start.start()])
         position = end
     pieces.append(text[position:])
     rest = "".join(pieces).strip()
@@ -101,8 +101,11 @@ def _assistant(step: dict[str, Any], index: int, match: Match) -> dict[str, Any]
         "role": "assistant",
         "content": _without_calls(action, list(match.tools)),
         "tool_calls": [
-            {"id": f"call_{index}_{number}", "type": "function",
-             "function": {"name": call["name"], "arguments": json.dumps(call["arguments"], ensure_ascii=False)}}
+            {
+                "id": f"call_{index}_{number}",
+                "type": "function",
+                "function": {"name": call["name"], "arguments": json.dumps(call["arguments"], ensure_ascii=False)},
+            }
             for number, call in enumerate(calls)
         ],
     }
@@ -151,7 +154,7 @@ def to_chat(record: dict[str, Any] | str, player: str | None = None) -> dict[str
             for call, result in zip(assistant["tool_calls"], results):
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": result["text"]})
             consumed = len(results)
-            final = assistant["tool_calls"][len(results):]
+            final = assistant["tool_calls"][len(results) :]
             if final:
                 rest = told[consumed:]
                 messages.append({"role": "tool", "tool_call_id": final[0]["id"], "content": render(rest)})
@@ -289,7 +292,7 @@ def to_text(record: dict[str, Any] | str, player: str | None = None, tokenizer: 
         input_ids: list[int] = []
         token_spans = []
         for span in spans:
-            ids = list(tokenizer(text[span["start"]:span["end"]], add_special_tokens=False)["input_ids"]) if span["end"] > span["start"] else []
+            ids = list(tokenizer(text[span["start"] : span["end"]], add_special_tokens=False)["input_ids"]) if span["end"] > span["start"] else []
             token_spans.append({**span, "start": len(input_ids), "end": len(input_ids) + len(ids)})
             input_ids.extend(ids)
         rendered.update(input_ids=input_ids, token_spans=token_spans)

@@ -212,35 +212,83 @@ START_AHEAD = True
 #: open to an unprivileged process and either reach past the namespaces or keep state between runs.
 DENIED_SYSCALLS = {
     # New namespaces (a user namespace gives full capabilities inside it) and joining others.
-    "unshare": "new namespaces", "setns": "joining namespaces",
+    "unshare": "new namespaces",
+    "setns": "joining namespaces",
     # Keyrings are per uid and outlive the sandbox.
-    "add_key": "keyrings", "keyctl": "keyrings", "request_key": "keyrings",
+    "add_key": "keyrings",
+    "keyctl": "keyrings",
+    "request_key": "keyrings",
     # io_uring: a second system-call interface that seccomp cannot see into.
-    "io_uring_setup": "io_uring", "io_uring_enter": "io_uring", "io_uring_register": "io_uring",
+    "io_uring_setup": "io_uring",
+    "io_uring_enter": "io_uring",
+    "io_uring_register": "io_uring",
     # SysV IPC objects outlive the program that made them (a warm sandbox keeps its IPC namespace).
-    "msgget": "SysV IPC", "msgsnd": "SysV IPC", "msgrcv": "SysV IPC", "msgctl": "SysV IPC",
-    "semget": "SysV IPC", "semop": "SysV IPC", "semtimedop": "SysV IPC", "semctl": "SysV IPC",
-    "shmget": "SysV IPC", "shmat": "SysV IPC", "shmdt": "SysV IPC", "shmctl": "SysV IPC",
+    "msgget": "SysV IPC",
+    "msgsnd": "SysV IPC",
+    "msgrcv": "SysV IPC",
+    "msgctl": "SysV IPC",
+    "semget": "SysV IPC",
+    "semop": "SysV IPC",
+    "semtimedop": "SysV IPC",
+    "semctl": "SysV IPC",
+    "shmget": "SysV IPC",
+    "shmat": "SysV IPC",
+    "shmdt": "SysV IPC",
+    "shmctl": "SysV IPC",
     # Reaching into other processes (the server, the next run).
-    "ptrace": "tracing", "process_vm_readv": "other processes' memory", "process_vm_writev": "other processes' memory",
-    "pidfd_getfd": "stealing file descriptors", "kcmp": "comparing kernel objects",
+    "ptrace": "tracing",
+    "process_vm_readv": "other processes' memory",
+    "process_vm_writev": "other processes' memory",
+    "pidfd_getfd": "stealing file descriptors",
+    "kcmp": "comparing kernel objects",
     # Mounts, old and new API.
-    "mount": "mounts", "umount2": "mounts", "pivot_root": "mounts", "chroot": "mounts", "fsopen": "mounts",
-    "fsconfig": "mounts", "fsmount": "mounts", "fspick": "mounts", "move_mount": "mounts", "open_tree": "mounts",
+    "mount": "mounts",
+    "umount2": "mounts",
+    "pivot_root": "mounts",
+    "chroot": "mounts",
+    "fsopen": "mounts",
+    "fsconfig": "mounts",
+    "fsmount": "mounts",
+    "fspick": "mounts",
+    "move_mount": "mounts",
+    "open_tree": "mounts",
     "mount_setattr": "mounts",
     # Kernel attack surface an unprivileged program has no use for.
-    "bpf": "eBPF", "perf_event_open": "performance counters", "userfaultfd": "userfaultfd (exploit aid)",
-    "kexec_load": "kexec", "kexec_file_load": "kexec", "init_module": "kernel modules",
-    "finit_module": "kernel modules", "delete_module": "kernel modules", "open_by_handle_at": "file handles",
-    "name_to_handle_at": "file handles", "acct": "accounting", "quotactl": "quotas", "swapon": "swap",
-    "swapoff": "swap", "reboot": "reboot", "syslog": "the kernel log", "settimeofday": "the clock",
-    "clock_settime": "the clock", "clock_adjtime": "the clock", "adjtimex": "the clock",
-    "lookup_dcookie": "profiling", "fanotify_init": "filesystem-wide notification", "iopl": "I/O ports",
-    "ioperm": "I/O ports", "personality": "execution domains (ASLR off)", "vhangup": "terminals",
-    "uselib": "obsolete", "sysfs": "obsolete", "nfsservctl": "obsolete",
+    "bpf": "eBPF",
+    "perf_event_open": "performance counters",
+    "userfaultfd": "userfaultfd (exploit aid)",
+    "kexec_load": "kexec",
+    "kexec_file_load": "kexec",
+    "init_module": "kernel modules",
+    "finit_module": "kernel modules",
+    "delete_module": "kernel modules",
+    "open_by_handle_at": "file handles",
+    "name_to_handle_at": "file handles",
+    "acct": "accounting",
+    "quotactl": "quotas",
+    "swapon": "swap",
+    "swapoff": "swap",
+    "reboot": "reboot",
+    "syslog": "the kernel log",
+    "settimeofday": "the clock",
+    "clock_settime": "the clock",
+    "clock_adjtime": "the clock",
+    "adjtimex": "the clock",
+    "lookup_dcookie": "profiling",
+    "fanotify_init": "filesystem-wide notification",
+    "iopl": "I/O ports",
+    "ioperm": "I/O ports",
+    "personality": "execution domains (ASLR off)",
+    "vhangup": "terminals",
+    "uselib": "obsolete",
+    "sysfs": "obsolete",
+    "nfsservctl": "obsolete",
     # POSIX message queues outlive the program that made them, as SysV IPC does.
-    "mq_open": "POSIX message queues", "mq_unlink": "POSIX message queues", "mq_timedsend": "POSIX message queues",
-    "mq_timedreceive": "POSIX message queues", "mq_notify": "POSIX message queues",
+    "mq_open": "POSIX message queues",
+    "mq_unlink": "POSIX message queues",
+    "mq_timedsend": "POSIX message queues",
+    "mq_timedreceive": "POSIX message queues",
+    "mq_notify": "POSIX message queues",
     "mq_getsetattr": "POSIX message queues",
 }
 # clone's flags that make new namespaces; clone3 passes its flags in memory the filter cannot read, so clone3
@@ -257,11 +305,40 @@ SOCKET_FAMILY_LIMIT = 64
 
 #: /proc files that show the host (its memory, load, CPU times, kernel symbols, timers, every user's keys) and are
 #: replaced, in the sandbox, by an empty file or a figure of the sandbox's own.
-MASKED_PROC = ("kallsyms", "keys", "key-users", "timer_list", "sched_debug", "interrupts", "softirqs", "vmstat",
-               "zoneinfo", "buddyinfo", "pagetypeinfo", "slabinfo", "diskstats", "partitions", "swaps", "modules",
-               "iomem", "ioports", "latency_stats", "locks", "cgroups", "sysvipc/msg", "sysvipc/sem", "sysvipc/shm",
-               "pressure/cpu", "pressure/memory", "pressure/io", "pressure/irq", "sys/fs/file-nr", "sys/fs/inode-nr",
-               "sys/kernel/random/boot_id", "cmdline")
+MASKED_PROC = (
+    "kallsyms",
+    "keys",
+    "key-users",
+    "timer_list",
+    "sched_debug",
+    "interrupts",
+    "softirqs",
+    "vmstat",
+    "zoneinfo",
+    "buddyinfo",
+    "pagetypeinfo",
+    "slabinfo",
+    "diskstats",
+    "partitions",
+    "swaps",
+    "modules",
+    "iomem",
+    "ioports",
+    "latency_stats",
+    "locks",
+    "cgroups",
+    "sysvipc/msg",
+    "sysvipc/sem",
+    "sysvipc/shm",
+    "pressure/cpu",
+    "pressure/memory",
+    "pressure/io",
+    "pressure/irq",
+    "sys/fs/file-nr",
+    "sys/fs/inode-nr",
+    "sys/kernel/random/boot_id",
+    "cmdline",
+)
 
 
 @dataclass(frozen=True)
@@ -338,13 +415,7 @@ def _server_code() -> bytes:
 
 
 # Runs the marshalled server read from the file descriptor in argv[1]; the server reads the rest of argv.
-BOOTSTRAP = (
-    "import marshal, os, sys\n"
-    "fd = int(sys.argv.pop(1))\n"
-    "server = marshal.loads(os.read(fd, 1 << 24))\n"
-    "os.close(fd)\n"
-    "exec(server)\n"
-)
+BOOTSTRAP = "import marshal, os, sys\nfd = int(sys.argv.pop(1))\nserver = marshal.loads(os.read(fd, 1 << 24))\nos.close(fd)\nexec(server)\n"
 
 
 @functools.cache
@@ -361,9 +432,7 @@ def _system_binds() -> tuple[str, ...]:
         args += ["--ro-bind-try", name, name]
     bound = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]
     interpreter = _interpreter()
-    for prefix in dict.fromkeys(
-        os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix, os.path.dirname(interpreter))
-    ):
+    for prefix in dict.fromkeys(os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix, os.path.dirname(interpreter))):
         if not any(prefix == b or prefix.startswith(b + "/") for b in bound):
             # bubblewrap would make the folders above the prefix as the host has them, /root with mode 0700,
             # which the sandbox's uid cannot cross; --dir makes them 0755.
@@ -415,8 +484,22 @@ def _bwrap_command(bwrap: str, fds: dict[str, int], limits: Limits, uid: int | N
 def _server_command(fd: int, code_fd: int, mode: str, uid: int | None, workdir: str, *scratch: str) -> list[str]:
     """The fork server's command line, its code in ``code_fd``, its socket ``fd``: programs run as ``uid`` (None:
     the server's) in ``workdir``; it and ``scratch`` are emptied after each."""
-    return [_interpreter(), "-s", "-P", "-S", "-X", "utf8", "-c", BOOTSTRAP, str(code_fd), str(fd), mode,
-            "-" if uid is None else str(uid), workdir, *scratch]
+    return [
+        _interpreter(),
+        "-s",
+        "-P",
+        "-S",
+        "-X",
+        "utf8",
+        "-c",
+        BOOTSTRAP,
+        str(code_fd),
+        str(fd),
+        mode,
+        "-" if uid is None else str(uid),
+        workdir,
+        *scratch,
+    ]
 
 
 def _find_bwrap(bwrap: str) -> str | None:
@@ -443,6 +526,7 @@ def _seccomp_program() -> tuple[bytes, tuple[str, ...]]:
     """
     try:
         import pyseccomp as seccomp
+
         rules = seccomp.SyscallFilter(seccomp.ALLOW)
     except (ImportError, OSError, RuntimeError) as error:
         raise SandboxUnavailable(
@@ -485,8 +569,13 @@ def _proc_figures(limits: Limits) -> dict[str, bytes]:
     stat += "intr 0\nctxt 0\nbtime 0\nprocesses 0\nprocs_running 1\nprocs_blocked 0\n"
     # The processors the sandbox may use, for a program that counts them here, and nothing of the host's model.
     cpuinfo = "".join(f"processor\t: {n}\n\n" for n in range(cpus))
-    return {"meminfo": meminfo.encode(), "stat": stat.encode(), "loadavg": b"0.00 0.00 0.00 1/1 1\n",
-            "uptime": b"0.00 0.00\n", "cpuinfo": cpuinfo.encode()}
+    return {
+        "meminfo": meminfo.encode(),
+        "stat": stat.encode(),
+        "loadavg": b"0.00 0.00 0.00 1/1 1\n",
+        "uptime": b"0.00 0.00\n",
+        "cpuinfo": cpuinfo.encode(),
+    }
 
 
 @functools.cache
@@ -601,7 +690,7 @@ def _cgroup_parents() -> tuple[str, dict[str, Path]] | None:
             if version != "v1" or controller not in controllers or controller in parents or controller not in own:
                 continue
             path = own[controller]
-            inside = path[len(root):] if root != "/" and path.startswith(root) else path
+            inside = path[len(root) :] if root != "/" and path.startswith(root) else path
             parent = Path(point + inside.rstrip("/")) / "parlour-sandbox"
             try:
                 parent.mkdir(exist_ok=True)
@@ -659,9 +748,7 @@ class _Cgroup:
         return 0
 
 
-
-def _terminate(process: subprocess.Popen, sock: socket.socket, init: int | None, slot: _Slot | None,
-               workdir: str) -> None:
+def _terminate(process: subprocess.Popen, sock: socket.socket, init: int | None, slot: _Slot | None, workdir: str) -> None:
     """End a sandbox and reap it; give back its slot and remove the unsandboxed server's folder ``workdir``.
 
     ``init`` is a pidfd of the sandbox's init (process 1 of its PID namespace): killing it ends every process in
@@ -1125,12 +1212,18 @@ class Sandbox:
         if not report or report == b"timeout":
             # The server died (the program killed it, which only a non-root run can) or never reported.
             self._shutdown()
-            verdict: Verdict = "output_limit" if truncated else (
-                "memory" if out_of_memory else "timeout" if report == b"timeout" else "error")
+            verdict: Verdict = "output_limit" if truncated else ("memory" if out_of_memory else "timeout" if report == b"timeout" else "error")
             note = "the sandbox did not report in time" if report == b"timeout" else "the sandbox's server died"
             return RunResult(
-                stdout, stderr + f"\n[parlour.sandbox: {note}]\n", None, None, 0.0, time.monotonic() - started,
-                verdict, truncated, self.sandboxed,
+                stdout,
+                stderr + f"\n[parlour.sandbox: {note}]\n",
+                None,
+                None,
+                0.0,
+                time.monotonic() - started,
+                verdict,
+                truncated,
+                self.sandboxed,
             )
         _done, exit_word, signal_word, cpu_word, wall_word, flags = report.decode().split()
         exit_code = None if exit_word == "-" else int(exit_word)
@@ -1150,12 +1243,9 @@ class Sandbox:
             verdict = "ok"
         else:
             verdict = "error"
-        return RunResult(stdout, stderr, exit_code, signal_number, cpu, float(wall_word), verdict, truncated,
-                         self.sandboxed)
+        return RunResult(stdout, stderr, exit_code, signal_number, cpu, float(wall_word), verdict, truncated, self.sandboxed)
 
-    def _collect(
-        self, sock: socket.socket, out_read: int, err_read: int, outputs: list[bytearray], limits: Limits
-    ) -> tuple[bytes, bool]:
+    def _collect(self, sock: socket.socket, out_read: int, err_read: int, outputs: list[bytearray], limits: Limits) -> tuple[bytes, bool]:
         """Read stdout and stderr (at most ``max_output_bytes`` kept) until the server reports on ``sock``.
 
         Returns the report (``b""`` if the server died, ``b"timeout"`` if it missed its deadline) and whether

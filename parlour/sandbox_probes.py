@@ -113,8 +113,9 @@ def _probe_interfaces(bwrap: str | None) -> list[Probe]:
     """The network namespace has only loopback."""
     name = "network: no interface but loopback"
     # From /proc: if_nameindex() asks over a netlink socket, which the filter refuses.
-    code = ("import json\nlines = open('/proc/net/dev').read().splitlines()[2:]\n"
-            "print(json.dumps(sorted(line.split(':')[0].strip() for line in lines)))")
+    code = (
+        "import json\nlines = open('/proc/net/dev').read().splitlines()[2:]\nprint(json.dumps(sorted(line.split(':')[0].strip() for line in lines)))"
+    )
     result = _probe_run(code, bwrap)
     seen = _observe(result)
     if result.verdict != "ok" or not isinstance(seen, list):
@@ -148,18 +149,13 @@ def _probe_outside(bwrap: str | None) -> list[Probe]:
     return _every_attempt_fails(name, code, bwrap, "reached", "failed")
 
 
-def _probe_listener(
-    name: str, listener: socket.socket, connect: str, target: str, accepted_as: str, bwrap: str | None
-) -> list[Probe]:
+def _probe_listener(name: str, listener: socket.socket, connect: str, target: str, accepted_as: str, bwrap: str | None) -> list[Probe]:
     """Have a fresh sandbox run ``connect`` (an expression that connects to the bound ``listener``, a host socket)
     and expect it to fail with the listener accepting nothing. ``target`` names the address in the detail and
     ``accepted_as`` the listener."""
     listener.listen()
     listener.setblocking(False)
-    code = _ATTEMPTS + (
-        "import socket\n"
-        f"print(json.dumps(attempt(lambda: {connect})))\n"
-    )
+    code = _ATTEMPTS + (f"import socket\nprint(json.dumps(attempt(lambda: {connect})))\n")
     result = _probe_run(code, bwrap)
     try:
         listener.accept()[0].close()
@@ -169,8 +165,7 @@ def _probe_listener(
     seen = _observe(result)
     if result.verdict != "ok" or seen not in (True, False):
         return [Probe(name, False, _failure(result))]
-    return [Probe(name, not seen and not accepted,
-                  f"connect to the host's {target}: {'succeeded' if seen else 'failed'}; {accepted_as}: {accepted}")]
+    return [Probe(name, not seen and not accepted, f"connect to the host's {target}: {'succeeded' if seen else 'failed'}; {accepted_as}: {accepted}")]
 
 
 def _probe_host_loopback(bwrap: str | None) -> list[Probe]:
@@ -179,8 +174,14 @@ def _probe_host_loopback(bwrap: str | None) -> list[Probe]:
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         port = listener.getsockname()[1]
-        return _probe_listener(name, listener, f"socket.create_connection(('127.0.0.1', {port}), timeout=2).close()",
-                               f"127.0.0.1:{port}", "host listener accepted", bwrap)
+        return _probe_listener(
+            name,
+            listener,
+            f"socket.create_connection(('127.0.0.1', {port}), timeout=2).close()",
+            f"127.0.0.1:{port}",
+            "host listener accepted",
+            bwrap,
+        )
 
 
 def _probe_abstract_socket(bwrap: str | None) -> list[Probe]:
@@ -189,8 +190,7 @@ def _probe_abstract_socket(bwrap: str | None) -> list[Probe]:
     address = f"\0parlour-probe-{os.getpid()}-{time.monotonic_ns()}"
     with socket.socket(socket.AF_UNIX) as listener:
         listener.bind(address)
-        return _probe_listener(name, listener, f"socket.socket(socket.AF_UNIX).connect({address!r})",
-                               repr(address[1:]), "accepted", bwrap)
+        return _probe_listener(name, listener, f"socket.socket(socket.AF_UNIX).connect({address!r})", repr(address[1:]), "accepted", bwrap)
 
 
 def _probe_raw_sockets(bwrap: str | None) -> list[Probe]:
@@ -300,8 +300,7 @@ def _probe_scratch_and_files(bwrap: str | None) -> list[Probe]:
         probes.append(Probe(name, False, _failure(scratch)))
     else:
         held = all(megabytes <= 4 and error == "ENOSPC" for megabytes, error in seen.values())
-        probes.append(Probe(name, held, "; ".join(f"{path}: {mb} MB written, then {error}"
-                                                  for path, (mb, error) in seen.items())))
+        probes.append(Probe(name, held, "; ".join(f"{path}: {mb} MB written, then {error}" for path, (mb, error) in seen.items())))
     name = "filesystem: a file cannot outgrow max_file_mb"
     seen = _observe(big)
     if big.verdict != "ok" or not seen:
@@ -364,7 +363,9 @@ def _probe_environment(bwrap: str | None) -> list[Probe]:
 
 
 # What a program can learn about its own process and surroundings, in one run.
-_FACTS = _ATTEMPTS + """
+_FACTS = (
+    _ATTEMPTS
+    + """
 import socket
 lines = open('/proc/self/status').read().splitlines()
 status = dict(line.split(':\\t', 1) for line in lines if ':\\t' in line)
@@ -395,13 +396,13 @@ print(json.dumps({
     'sys': os.path.exists('/sys'), 'dev': sorted(os.listdir('/dev')), 'namespaces': namespaces,
 }))
 """
+)
 
 # The bit of each capability the server keeps, in the kernel's capability sets.
 _CAPABILITY_BITS = {"CAP_DAC_OVERRIDE": 1, "CAP_FOWNER": 3, "CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7}
 
 #: What /dev may hold: bubblewrap's minimal set, and the scratch /dev/shm.
-ALLOWED_DEVICES = {"core", "fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout", "tty",
-                   "urandom", "zero"}
+ALLOWED_DEVICES = {"core", "fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout", "tty", "urandom", "zero"}
 
 
 def _probe_facts(bwrap: str | None) -> list[Probe]:
@@ -422,10 +423,8 @@ def _probe_facts(bwrap: str | None) -> list[Probe]:
     if result.verdict != "ok" or not seen:
         return [Probe(name, False, _failure(result)) for name in names]
     unknown = _seccomp_program()[1]
-    host_namespaces = {kind: os.readlink(f"/proc/self/ns/{kind}") for kind in seen["namespaces"]
-                       if os.path.exists(f"/proc/self/ns/{kind}")}
-    shared = sorted(kind for kind, link in seen["namespaces"].items()
-                    if link is None or link == host_namespaces.get(kind))
+    host_namespaces = {kind: os.readlink(f"/proc/self/ns/{kind}") for kind in seen["namespaces"] if os.path.exists(f"/proc/self/ns/{kind}")}
+    shared = sorted(kind for kind, link in seen["namespaces"].items() if link is None or link == host_namespaces.get(kind))
     regained = [way for way, ok in seen["regain"].items() if ok]
     others = sorted(set(seen["pids"]) - {1, 2, seen["pid"]})
     devices = sorted(set(seen["dev"]) - ALLOWED_DEVICES)
@@ -433,24 +432,30 @@ def _probe_facts(bwrap: str | None) -> list[Probe]:
     # As root the server keeps ROOT_CAPABILITIES (in the sandbox's user namespace); as another user, none.
     kept = sum(1 << _CAPABILITY_BITS[name] for name in ROOT_CAPABILITIES) if os.geteuid() == 0 else 0
     return [
-        Probe(names[0], seen["uid"] != 0 and seen["gid"] != 0 and not any(capabilities),
-              f"uid {seen['uid']}, gid {seen['gid']}, groups {seen['groups']}, capabilities effective "
-              f"{seen['effective']:#x}, permitted {seen['permitted']:#x}, ambient {seen['ambient']:#x}"),
+        Probe(
+            names[0],
+            seen["uid"] != 0 and seen["gid"] != 0 and not any(capabilities),
+            f"uid {seen['uid']}, gid {seen['gid']}, groups {seen['groups']}, capabilities effective "
+            f"{seen['effective']:#x}, permitted {seen['permitted']:#x}, ambient {seen['ambient']:#x}",
+        ),
         Probe(names[1], not regained, f"succeeded: {regained}" if regained else f"all {len(seen['regain'])} refused"),
-        Probe(names[2], seen["seccomp"] == "2" and seen["no_new_privs"] == "1" and not unknown,
-              f"Seccomp: {seen['seccomp']}, NoNewPrivs: {seen['no_new_privs']}; "
-              f"denied calls libseccomp does not know here: {list(unknown) or 'none'}"),
+        Probe(
+            names[2],
+            seen["seccomp"] == "2" and seen["no_new_privs"] == "1" and not unknown,
+            f"Seccomp: {seen['seccomp']}, NoNewPrivs: {seen['no_new_privs']}; denied calls libseccomp does not know here: {list(unknown) or 'none'}",
+        ),
         Probe(names[3], not seen["open_fds"], f"descriptors open beyond 2: {seen['open_fds'] or 'none'}"),
-        Probe(names[4], seen["hostname"] == "sandbox" and not seen["sethostname"],
-              f"hostname {seen['hostname']!r}; sethostname {'succeeded' if seen['sethostname'] else 'refused'}"),
-        Probe(names[5], not others and seen["ppid"] == 2,
-              f"pids {seen['pids']}: the program is {seen['pid']}, its parent {seen['ppid']}"),
-        Probe(names[6], not shared, f"shared with the host: {shared}" if shared else
-              f"all {len(seen['namespaces'])} differ from the host's"),
-        Probe(names[7], not seen["sys"] and not devices,
-              f"/sys {'present' if seen['sys'] else 'absent'}; /dev holds {', '.join(seen['dev'])}"),
-        Probe(names[8], not seen["bounding"] & ~kept,
-              f"bounding set {seen['bounding']:#x}, of which beyond the server's {seen['bounding'] & ~kept:#x}"),
+        Probe(
+            names[4],
+            seen["hostname"] == "sandbox" and not seen["sethostname"],
+            f"hostname {seen['hostname']!r}; sethostname {'succeeded' if seen['sethostname'] else 'refused'}",
+        ),
+        Probe(names[5], not others and seen["ppid"] == 2, f"pids {seen['pids']}: the program is {seen['pid']}, its parent {seen['ppid']}"),
+        Probe(names[6], not shared, f"shared with the host: {shared}" if shared else f"all {len(seen['namespaces'])} differ from the host's"),
+        Probe(names[7], not seen["sys"] and not devices, f"/sys {'present' if seen['sys'] else 'absent'}; /dev holds {', '.join(seen['dev'])}"),
+        Probe(
+            names[8], not seen["bounding"] & ~kept, f"bounding set {seen['bounding']:#x}, of which beyond the server's {seen['bounding'] & ~kept:#x}"
+        ),
     ]
 
 
@@ -475,66 +480,94 @@ def _syscall_numbers(names: tuple[str, ...]) -> dict[str, int]:
 SECCOMP_FAMILIES = {
     "user and network namespaces (unshare)": [("unshare", "0x10000000"), ("unshare", "0x40000000")],
     "new namespaces through clone's flags": [
-        ("clone", f"{flag:#x} | 17, 0, 0, 0, 0")
-        for flag in (0x80, 0x20000, 0x2000000, 0x4000000, 0x8000000, 0x10000000, 0x20000000, 0x40000000)],
-    "clone3, whose flags the filter cannot read (ENOSYS: the C library falls back to clone)": [
-        ("clone3", "buf(88), 1")],
+        ("clone", f"{flag:#x} | 17, 0, 0, 0, 0") for flag in (0x80, 0x20000, 0x2000000, 0x4000000, 0x8000000, 0x10000000, 0x20000000, 0x40000000)
+    ],
+    "clone3, whose flags the filter cannot read (ENOSYS: the C library falls back to clone)": [("clone3", "buf(88), 1")],
     "joining namespaces (setns)": [("setns", "-1, 0"), ("setns", "fd('/proc/self/ns/uts'), 0")],
-    "io_uring": [("io_uring_setup", "8, buf(120)"), ("io_uring_enter", "-1, 0, 0, 0, 0, 0"),
-                 ("io_uring_register", "-1, 0, 0, 0")],
+    "io_uring": [("io_uring_setup", "8, buf(120)"), ("io_uring_enter", "-1, 0, 0, 0, 0, 0"), ("io_uring_register", "-1, 0, 0, 0")],
     "keyrings (add_key, keyctl, request_key)": [
-        ("add_key", "text('user'), text('parlour-probe'), text('x'), 1, -3"), ("keyctl", "0, -3, 0"),
-        ("request_key", "text('user'), text('parlour-probe'), 0, 0")],
-    "SysV message queues": [("msgget", "0, 0o1600"), ("msgsnd", "-1, buf(16), 8, 0"),
-                            ("msgrcv", "-1, buf(16), 8, 0, 0"),
-                            ("msgctl", "-1, 2, buf(256)")],
-    "SysV semaphores": [("semget", "0, 1, 0o1600"), ("semop", "-1, buf(8), 1"), ("semtimedop", "-1, buf(8), 1, 0"),
-                        ("semctl", "-1, 0, 2, 0")],
-    "SysV shared memory": [("shmget", "0, 4096, 0o1600"), ("shmat", "-1, 0, 0"), ("shmdt", "0"),
-                           ("shmctl", "-1, 2, buf(256)")],
+        ("add_key", "text('user'), text('parlour-probe'), text('x'), 1, -3"),
+        ("keyctl", "0, -3, 0"),
+        ("request_key", "text('user'), text('parlour-probe'), 0, 0"),
+    ],
+    "SysV message queues": [
+        ("msgget", "0, 0o1600"),
+        ("msgsnd", "-1, buf(16), 8, 0"),
+        ("msgrcv", "-1, buf(16), 8, 0, 0"),
+        ("msgctl", "-1, 2, buf(256)"),
+    ],
+    "SysV semaphores": [("semget", "0, 1, 0o1600"), ("semop", "-1, buf(8), 1"), ("semtimedop", "-1, buf(8), 1, 0"), ("semctl", "-1, 0, 2, 0")],
+    "SysV shared memory": [("shmget", "0, 4096, 0o1600"), ("shmat", "-1, 0, 0"), ("shmdt", "0"), ("shmctl", "-1, 2, buf(256)")],
     "POSIX message queues (mq_open, ...)": [
-        ("mq_open", "text('parlour-probe'), 0o100 | 2, 0o600, 0"), ("mq_unlink", "text('parlour-probe')"),
-        ("mq_timedsend", "-1, buf(8), 8, 0, 0"), ("mq_timedreceive", "-1, buf(8), 8, 0, 0"),
-        ("mq_notify", "-1, 0"), ("mq_getsetattr", "-1, 0, buf(64)")],
+        ("mq_open", "text('parlour-probe'), 0o100 | 2, 0o600, 0"),
+        ("mq_unlink", "text('parlour-probe')"),
+        ("mq_timedsend", "-1, buf(8), 8, 0, 0"),
+        ("mq_timedreceive", "-1, buf(8), 8, 0, 0"),
+        ("mq_notify", "-1, 0"),
+        ("mq_getsetattr", "-1, 0, buf(64)"),
+    ],
     "sockets of every family but AF_UNIX (inet, netlink, packet, vsock...)": [
         *[("socket", f"{family}, 1, 0") for family in (0, *range(2, 46), 64, 255, 1 << 32 | 2)],
-        ("socketpair", "2, 1, 0, buf(8)"), ("socketpair", "10, 1, 0, buf(8)"), ("socketpair", "40, 1, 0, buf(8)")],
+        ("socketpair", "2, 1, 0, buf(8)"),
+        ("socketpair", "10, 1, 0, buf(8)"),
+        ("socketpair", "40, 1, 0, buf(8)"),
+    ],
     "tracing the server and init (ptrace)": [("ptrace", "16, ppid, 0, 0"), ("ptrace", "16, 1, 0, 0")],
     "other processes' memory and descriptors (process_vm_*, pidfd_getfd, kcmp)": [
         ("process_vm_readv", "ppid, buf(16), 1, buf(16), 1, 0"),
         ("process_vm_writev", "ppid, buf(16), 1, buf(16), 1, 0"),
-        ("pidfd_getfd", "-1, 0, 0"), ("kcmp", "os.getpid(), os.getpid(), 0, 0, 0")],
-    "mounts (mount, umount2)": [("mount", "text('none'), text('/tmp'), text('tmpfs'), 0, 0"),
-                                ("umount2", "text('/tmp'), 2")],
-    "changing the root (pivot_root, chroot)": [("pivot_root", "text('/tmp'), text('/tmp')"),
-                                               ("chroot", "text('/tmp')")],
+        ("pidfd_getfd", "-1, 0, 0"),
+        ("kcmp", "os.getpid(), os.getpid(), 0, 0, 0"),
+    ],
+    "mounts (mount, umount2)": [("mount", "text('none'), text('/tmp'), text('tmpfs'), 0, 0"), ("umount2", "text('/tmp'), 2")],
+    "changing the root (pivot_root, chroot)": [("pivot_root", "text('/tmp'), text('/tmp')"), ("chroot", "text('/tmp')")],
     "the new mount API (fsopen, open_tree, ...)": [
-        ("fsopen", "text('tmpfs'), 0"), ("open_tree", "-100, text('/tmp'), 0"), ("fspick", "-100, text('/tmp'), 0"),
-        ("fsconfig", "-1, 0, 0, 0, 0"), ("fsmount", "-1, 0, 0"), ("move_mount", "-1, text(''), -1, text(''), 0"),
-        ("mount_setattr", "-1, text(''), 0, 0, 0")],
+        ("fsopen", "text('tmpfs'), 0"),
+        ("open_tree", "-100, text('/tmp'), 0"),
+        ("fspick", "-100, text('/tmp'), 0"),
+        ("fsconfig", "-1, 0, 0, 0, 0"),
+        ("fsmount", "-1, 0, 0"),
+        ("move_mount", "-1, text(''), -1, text(''), 0"),
+        ("mount_setattr", "-1, text(''), 0, 0, 0"),
+    ],
     "eBPF (bpf)": [("bpf", "0, buf(128), 128"), ("bpf", "5, buf(128), 128")],
     "performance counters (perf_event_open)": [("perf_event_open", "buf(128), 0, -1, -1, 0")],
-    "kexec (kexec_load, kexec_file_load)": [("kexec_load", "0, 0, 0, 0"),
-                                            ("kexec_file_load", "-1, -1, 0, text(''), 0")],
+    "kexec (kexec_load, kexec_file_load)": [("kexec_load", "0, 0, 0, 0"), ("kexec_file_load", "-1, -1, 0, text(''), 0")],
     "kernel modules (init_module, finit_module, delete_module)": [
-        ("init_module", "buf(16), 16, text('')"), ("finit_module", "-1, text(''), 0"),
-        ("delete_module", "text('parlour'), 0")],
-    "terminal input injection (ioctl TIOCSTI, TIOCLINUX)": [("ioctl", "tty(), 0x5412, buf(1)"),
-                                                           ("ioctl", "tty(), 0x541C, buf(1)")],
+        ("init_module", "buf(16), 16, text('')"),
+        ("finit_module", "-1, text(''), 0"),
+        ("delete_module", "text('parlour'), 0"),
+    ],
+    "terminal input injection (ioctl TIOCSTI, TIOCLINUX)": [("ioctl", "tty(), 0x5412, buf(1)"), ("ioctl", "tty(), 0x541C, buf(1)")],
     "userfaultfd": [("userfaultfd", "1")],
     "the clock (settimeofday, clock_settime, clock_adjtime, adjtimex)": [
-        ("settimeofday", "buf(16), 0"), ("clock_settime", "0, buf(16)"), ("clock_adjtime", "0, buf(256)"),
-        ("adjtimex", "buf(256)")],
+        ("settimeofday", "buf(16), 0"),
+        ("clock_settime", "0, buf(16)"),
+        ("clock_adjtime", "0, buf(256)"),
+        ("adjtimex", "buf(256)"),
+    ],
     "execution domains (personality: ASLR off)": [("personality", "0x0040000")],
     "file handles (name_to_handle_at, open_by_handle_at)": [
-        ("name_to_handle_at", "-100, text('/tmp'), buf(136), buf(8), 0"), ("open_by_handle_at", "-1, buf(136), 0")],
+        ("name_to_handle_at", "-100, text('/tmp'), buf(136), buf(8), 0"),
+        ("open_by_handle_at", "-1, buf(136), 0"),
+    ],
     "kernel log, accounting, quotas, swap, reboot": [
-        ("syslog", "10, 0, 0"), ("acct", "0"), ("quotactl", "0, 0, 0, 0"), ("swapon", "text('/tmp/main.py'), 0"),
-        ("swapoff", "text('/tmp/main.py')"), ("reboot", "0, 0, 0, 0")],
+        ("syslog", "10, 0, 0"),
+        ("acct", "0"),
+        ("quotactl", "0, 0, 0, 0"),
+        ("swapon", "text('/tmp/main.py'), 0"),
+        ("swapoff", "text('/tmp/main.py')"),
+        ("reboot", "0, 0, 0, 0"),
+    ],
     "I/O ports (iopl, ioperm)": [("iopl", "3"), ("ioperm", "0, 1, 1")],
     "profiling, filesystem-wide notification, terminals and obsolete calls": [
-        ("lookup_dcookie", "0, buf(8), 8"), ("fanotify_init", "0, 0"), ("vhangup", "()"),
-        ("uselib", "text('/tmp/main.py')"), ("sysfs", "3"), ("nfsservctl", "0, 0, 0")],
+        ("lookup_dcookie", "0, buf(8), 8"),
+        ("fanotify_init", "0, 0"),
+        ("vhangup", "()"),
+        ("uselib", "text('/tmp/main.py')"),
+        ("sysfs", "3"),
+        ("nfsservctl", "0, 0, 0"),
+    ],
 }
 
 # Tries each call of SECCOMP_FAMILIES (CALLS: family, name, number, arguments) and prints the errno of each. First it
@@ -623,8 +656,7 @@ def _probe_seccomp(bwrap: str | None) -> list[Probe]:
     """
     names = tuple(sorted({name for tries in SECCOMP_FAMILIES.values() for name, _ in tries}))
     numbers = _syscall_numbers(names)
-    calls = [(family, name, numbers[name], arguments) for family, tries in SECCOMP_FAMILIES.items()
-             for name, arguments in tries if name in numbers]
+    calls = [(family, name, numbers[name], arguments) for family, tries in SECCOMP_FAMILIES.items() for name, arguments in tries if name in numbers]
     families = list(dict.fromkeys(family for family, *_ in calls))
     result = _probe_run(f"CALLS = {calls!r}\n" + _SYSCALLS, bwrap)
     seen = _observe(result)
@@ -639,8 +671,7 @@ def _probe_seccomp(bwrap: str | None) -> list[Probe]:
         held = bool(answers) and all(answer == expected[call] for call, answer in answers)
         words = [f"{call} {_seccomp_answer(call, answer)}" for call, answer in answers]
         # Many calls of one name (socket's families): say how many answered alike.
-        probes.append(Probe(name, held, ", ".join(f"{word} x{count}" if count > 1 else word
-                                                  for word, count in Counter(words).items())))
+        probes.append(Probe(name, held, ", ".join(f"{word} x{count}" if count > 1 else word for word, count in Counter(words).items())))
     return probes
 
 
@@ -650,8 +681,7 @@ PROC_FAMILIES = {
     "keys of every user": ("keys", "key-users"),
     "timers and the scheduler": ("timer_list", "sched_debug"),
     "interrupts": ("interrupts", "softirqs"),
-    "memory (the sandbox's budget in meminfo)": ("meminfo", "vmstat", "zoneinfo", "buddyinfo", "pagetypeinfo",
-                                                  "slabinfo"),
+    "memory (the sandbox's budget in meminfo)": ("meminfo", "vmstat", "zoneinfo", "buddyinfo", "pagetypeinfo", "slabinfo"),
     "CPU times, load and uptime": ("stat", "loadavg", "uptime"),
     "devices and storage": ("diskstats", "partitions", "swaps", "iomem", "ioports"),
     "locks, latency and cgroups": ("locks", "latency_stats", "cgroups"),
@@ -731,27 +761,35 @@ def _probe_slots(bwrap: str | None) -> list[Probe]:
         # As root each slot has a host uid of its own; as another user, both are that user, each in a namespace.
         apart = hosts[0] != hosts[1] and not set(hosts) & {0, 65534} if os.geteuid() == 0 else hosts == (None, None)
         held = apart and a["user namespace"] != b["user namespace"]
-        probes.append(Probe(name, held, f"host uids {hosts[0]} and {hosts[1]}; user namespaces "
-                                        f"{a['user namespace']} and {b['user namespace']}"))
+        probes.append(Probe(name, held, f"host uids {hosts[0]} and {hosts[1]}; user namespaces {a['user namespace']} and {b['user namespace']}"))
     name = "replay: every slot shows a program the same uid, gid, hostname, folders, process ids and cgroup"
     if one.verdict != "ok" or two.verdict != "ok" or not a or not b:
         probes.append(Probe(name, False, _failure(one if one.verdict != "ok" else two)))
     else:
         del a["user namespace"], b["user namespace"]
         differ = sorted(key for key in a if a[key] != b.get(key))
-        probes.append(Probe(name, not differ, f"differ: {differ}" if differ else
-                            f"alike: uid {a['uid']}, gid {a['gid']}, hostname {a['hostname']!r}, "
-                            f"cwd {a['cwd']}, pid {a['pid']}, cgroup {a['cgroup']!r}"))
+        probes.append(
+            Probe(
+                name,
+                not differ,
+                f"differ: {differ}"
+                if differ
+                else f"alike: uid {a['uid']}, gid {a['gid']}, hostname {a['hostname']!r}, cwd {a['cwd']}, pid {a['pid']}, cgroup {a['cgroup']!r}",
+            )
+        )
     name = "processes: a neighbour holding its whole process limit does not stop forks here"
     limits = Limits(max_processes=16, wall_seconds=10)
-    holder = ("import os, time\nfor _ in range(15):\n    if os.fork() == 0:\n        time.sleep(30)\n"
-              "        os._exit(0)\ntime.sleep(30)\n")
-    forker = ("import os\nfor _ in range(8):\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
-              "    os.waitpid(pid, 0)\nprint('forked')")
+    holder = "import os, time\nfor _ in range(15):\n    if os.fork() == 0:\n        time.sleep(30)\n        os._exit(0)\ntime.sleep(30)\n"
+    forker = "import os\nfor _ in range(8):\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n    os.waitpid(pid, 0)\nprint('forked')"
     with Sandbox(limits, bwrap=bwrap) as first, Sandbox(limits, bwrap=bwrap) as second:
         result, _held = _beside(first, holder, limits, 16, lambda: second.run(forker))
-    probes.append(Probe(name, (result.verdict, result.stdout) == ("ok", "forked\n"),
-                        f"the neighbour's forks: verdict {result.verdict}, {result.stderr.strip()[-200:]!r}"))
+    probes.append(
+        Probe(
+            name,
+            (result.verdict, result.stdout) == ("ok", "forked\n"),
+            f"the neighbour's forks: verdict {result.verdict}, {result.stderr.strip()[-200:]!r}",
+        )
+    )
     return probes
 
 
@@ -779,8 +817,7 @@ def _probe_fork_bomb(bwrap: str | None) -> list[Probe]:
     forked, left = int(bomb.stdout), int(after.stdout)
     # After it: the namespace's init, the server and the census itself.
     held = forked < limit and left <= 3 and bomb.wall_seconds < 5
-    return [Probe(name, held, f"{forked} forks succeeded under a limit of {limit}; "
-                  f"{left} processes in the sandbox at the next run")]
+    return [Probe(name, held, f"{forked} forks succeeded under a limit of {limit}; {left} processes in the sandbox at the next run")]
 
 
 # How many processes the sandbox holds, seen from inside.
@@ -794,9 +831,9 @@ def _probe_daemon(bwrap: str | None) -> list[Probe]:
     run, after = _probe_run(code, bwrap, follow_up=_CENSUS)
     if run.verdict != "ok" or after.verdict != "ok":
         return [Probe(name, False, _failure(run if run.verdict != "ok" else after))]
-    return [Probe(name, int(after.stdout) <= 3,
-                  f"verdict {run.verdict} after {run.wall_seconds:.2f} s; "
-                  f"{after.stdout.strip()} processes at the next run")]
+    return [
+        Probe(name, int(after.stdout) <= 3, f"verdict {run.verdict} after {run.wall_seconds:.2f} s; {after.stdout.strip()} processes at the next run")
+    ]
 
 
 def _probe_pid_numbering(bwrap: str | None) -> list[Probe]:
@@ -806,16 +843,22 @@ def _probe_pid_numbering(bwrap: str | None) -> list[Probe]:
     first, second = _probe_run(code, bwrap), _probe_run(code, bwrap)
     if first.verdict != "ok" or second.verdict != "ok":
         return [Probe(name, False, _failure(first if first.verdict != "ok" else second))]
-    return [Probe(name, first.stdout == second.stdout,
-                  f"process ids of two fresh sandboxes' programs: {first.stdout.strip()}, {second.stdout.strip()}")]
+    return [
+        Probe(name, first.stdout == second.stdout, f"process ids of two fresh sandboxes' programs: {first.stdout.strip()}, {second.stdout.strip()}")
+    ]
 
 
 def _probe_verdict(name: str, code: str, limits: Limits, expected: Verdict, bwrap: str | None) -> list[Probe]:
     """Run ``code`` in a fresh sandbox and expect ``expected``."""
     result = _probe_run(code, bwrap, limits)
-    return [Probe(name, result.verdict == expected,
-                  f"verdict {result.verdict} after {result.wall_seconds:.2f} s wall, {result.cpu_seconds:.2f} s CPU, "
-                  f"{len(result.stdout) + len(result.stderr)} bytes of output")]
+    return [
+        Probe(
+            name,
+            result.verdict == expected,
+            f"verdict {result.verdict} after {result.wall_seconds:.2f} s wall, {result.cpu_seconds:.2f} s CPU, "
+            f"{len(result.stdout) + len(result.stderr)} bytes of output",
+        )
+    ]
 
 
 # Three children and the parent each take and touch 48 MB (192 MB), then the parent says what they hold together;
@@ -858,13 +901,23 @@ time.sleep(1)
 def _probe_memory(bwrap: str | None) -> list[Probe]:
     """Memory is one budget for the sandbox: a bomb, four processes together, pipe buffers."""
     return [
-        *_probe_verdict("memory: a memory bomb ends with verdict memory",
-                        "hoard = []\nwhile True:\n    hoard.append(bytearray(16 << 20))",
-                        Limits(memory_mb=256), "memory", bwrap),
-        *_probe_verdict("memory: 4 processes of 48 MB cannot hold 192 MB under memory_mb=128 together",
-                        _FOUR_HOARDERS, Limits(memory_mb=128), "memory", bwrap),
-        *_probe_verdict("memory: pipe buffers count (4 processes, 56 MB of pipes, 80 MB held, memory_mb=96)",
-                        _PIPE_HOARDERS, Limits(memory_mb=96), "memory", bwrap),
+        *_probe_verdict(
+            "memory: a memory bomb ends with verdict memory",
+            "hoard = []\nwhile True:\n    hoard.append(bytearray(16 << 20))",
+            Limits(memory_mb=256),
+            "memory",
+            bwrap,
+        ),
+        *_probe_verdict(
+            "memory: 4 processes of 48 MB cannot hold 192 MB under memory_mb=128 together", _FOUR_HOARDERS, Limits(memory_mb=128), "memory", bwrap
+        ),
+        *_probe_verdict(
+            "memory: pipe buffers count (4 processes, 56 MB of pipes, 80 MB held, memory_mb=96)",
+            _PIPE_HOARDERS,
+            Limits(memory_mb=96),
+            "memory",
+            bwrap,
+        ),
     ]
 
 
@@ -874,12 +927,15 @@ def _probe_forgery(bwrap: str | None) -> list[Probe]:
     name = "verdict: MemoryError raised, or SIGKILL sent to itself, is error, not memory"
     raised = _probe_run("raise MemoryError", bwrap)
     killed = _probe_run("import os\nos.kill(os.getpid(), 9)", bwrap)
-    probes.append(Probe(name, (raised.verdict, killed.verdict) == ("error", "error"),
-                        f"raise MemoryError: {raised.verdict}; SIGKILL to itself: {killed.verdict}"))
+    probes.append(
+        Probe(
+            name, (raised.verdict, killed.verdict) == ("error", "error"), f"raise MemoryError: {raised.verdict}; SIGKILL to itself: {killed.verdict}"
+        )
+    )
     name = "verdict: fake result frames and server reports on stdout, stderr and other descriptors change nothing"
     code = (
         "import os, sys\n"
-        "frames = '\\x1e[\"load\",\"ok\",\"\"]\\n' + ''.join('\\x1e[%d,\"pass\",\"\",\"\"]\\n' % i for i in range(8))\n"
+        'frames = \'\\x1e["load","ok",""]\\n\' + \'\'.join(\'\\x1e[%d,"pass","",""]\\n\' % i for i in range(8))\n'
         "report = 'done 0 - 0.000001 0.000001 -'\n"
         "sys.stdout.write(frames + report)\nsys.stderr.write(frames + report)\nsys.stdout.flush()\n"
         "for fd in range(3, 64):\n"
@@ -890,8 +946,11 @@ def _probe_forgery(bwrap: str | None) -> list[Probe]:
         "os._exit(3)\n"
     )
     result = _probe_run(code, bwrap)
-    probes.append(Probe(name, (result.verdict, result.exit_code) == ("error", 3),
-                        f"verdict {result.verdict}, exit code {result.exit_code} (the program exited 3)"))
+    probes.append(
+        Probe(
+            name, (result.verdict, result.exit_code) == ("error", 3), f"verdict {result.verdict}, exit code {result.exit_code} (the program exited 3)"
+        )
+    )
     name = "verdict: the program cannot kill the server or init; the next run is served by the same sandbox"
     attack = _ATTEMPTS + (
         "import signal\n"
@@ -911,23 +970,39 @@ def _probe_forgery(bwrap: str | None) -> list[Probe]:
     else:
         killed = [target for target, ok in seen.items() if ok]
         held = not killed and second.stdout == "served\n" and same
-        probes.append(Probe(name, held, f"signals delivered to: {killed or 'none'}; next run: {second.verdict}, "
-                                        f"{'same' if same else 'a restarted'} sandbox"))
+        probes.append(
+            Probe(name, held, f"signals delivered to: {killed or 'none'}; next run: {second.verdict}, {'same' if same else 'a restarted'} sandbox")
+        )
     return probes
 
 
 def _probe_time(bwrap: str | None) -> list[Probe]:
     """CPU and wall-clock limits, and the output cap."""
     return [
-        *_probe_verdict("time: an infinite loop ends with verdict timeout (CPU limit)", "while True:\n    pass",
-                        Limits(cpu_seconds=1, wall_seconds=10), "timeout", bwrap),
-        *_probe_verdict("time: a sleeper ends with verdict timeout (wall-clock limit)",
-                        "import time\ntime.sleep(60)", Limits(wall_seconds=1), "timeout", bwrap),
-        *_probe_verdict("time: SIGXCPU sent to itself ends with verdict error (the CPU time decides a timeout)",
-                        "import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)",
-                        Limits(cpu_seconds=1, wall_seconds=10), "error", bwrap),
-        *_probe_verdict("output: a flood of output ends with verdict output_limit",
-                        "while True:\n    print('x' * 1000)", Limits(max_output_bytes=64 << 10), "output_limit", bwrap),
+        *_probe_verdict(
+            "time: an infinite loop ends with verdict timeout (CPU limit)",
+            "while True:\n    pass",
+            Limits(cpu_seconds=1, wall_seconds=10),
+            "timeout",
+            bwrap,
+        ),
+        *_probe_verdict(
+            "time: a sleeper ends with verdict timeout (wall-clock limit)", "import time\ntime.sleep(60)", Limits(wall_seconds=1), "timeout", bwrap
+        ),
+        *_probe_verdict(
+            "time: SIGXCPU sent to itself ends with verdict error (the CPU time decides a timeout)",
+            "import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)",
+            Limits(cpu_seconds=1, wall_seconds=10),
+            "error",
+            bwrap,
+        ),
+        *_probe_verdict(
+            "output: a flood of output ends with verdict output_limit",
+            "while True:\n    print('x' * 1000)",
+            Limits(max_output_bytes=64 << 10),
+            "output_limit",
+            bwrap,
+        ),
     ]
 
 
@@ -939,8 +1014,7 @@ def _probe_starvation(bwrap: str | None) -> list[Probe]:
     """
     name = "CPU: a neighbour spinning in 32 sessions on the same CPU does not starve a run here into timeout"
     spinners = 32
-    hog = (f"import os\nfor _ in range({spinners - 1}):\n    if os.fork() == 0:\n        os.setsid()\n        break\n"
-           "while True:\n    pass")
+    hog = f"import os\nfor _ in range({spinners - 1}):\n    if os.fork() == 0:\n        os.setsid()\n        break\nwhile True:\n    pass"
     worker = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end:\n    pass\nprint('done')"
     cpu = {min(os.sched_getaffinity(0))}
     with Sandbox(bwrap=bwrap) as spinning, Sandbox(bwrap=bwrap) as honest:
@@ -949,11 +1023,20 @@ def _probe_starvation(bwrap: str | None) -> list[Probe]:
             if sandbox._cgroup is not None:
                 for pid in (sandbox._cgroup.memory / "cgroup.procs").read_text().split():
                     os.sched_setaffinity(int(pid), cpu)
-        result, _hog = _beside(spinning, hog, Limits(max_processes=40, cpu_seconds=30, wall_seconds=30), spinners,
-                               lambda: honest.run(worker, limits=Limits(cpu_seconds=1, wall_seconds=5)))
-    return [Probe(name, (result.verdict, result.stdout) == ("ok", "done\n"),
-                  f"verdict {result.verdict} after {result.wall_seconds:.2f} s wall "
-                  f"for {result.cpu_seconds:.2f} s CPU")]
+        result, _hog = _beside(
+            spinning,
+            hog,
+            Limits(max_processes=40, cpu_seconds=30, wall_seconds=30),
+            spinners,
+            lambda: honest.run(worker, limits=Limits(cpu_seconds=1, wall_seconds=5)),
+        )
+    return [
+        Probe(
+            name,
+            (result.verdict, result.stdout) == ("ok", "done\n"),
+            f"verdict {result.verdict} after {result.wall_seconds:.2f} s wall for {result.cpu_seconds:.2f} s CPU",
+        )
+    ]
 
 
 def _bwrap_stat(pid: int) -> tuple[str, int] | None:
@@ -976,13 +1059,11 @@ def _probe_zombies(bwrap: str | None) -> list[Probe]:
         sandbox.run("pass")
         assert sandbox._process is not None  # the run left its server up
         outer = sandbox._process.pid
-        inner = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
-                 if (_bwrap_stat(pid) or ("", 0))[1] == outer]
+        inner = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc"))) if (_bwrap_stat(pid) or ("", 0))[1] == outer]
     finally:
         sandbox.close()
     left = {pid: stat[0] for pid in [outer, *inner] if (stat := _bwrap_stat(pid)) is not None}
-    return [Probe(name, bool(inner) and not left,
-                  f"bubblewrap {outer} and init {inner}: left after close: {left or 'none'}")]
+    return [Probe(name, bool(inner) and not left, f"bubblewrap {outer} and init {inner}: left after close: {left or 'none'}")]
 
 
 def _probe_signals(bwrap: str | None) -> list[Probe]:
@@ -1006,7 +1087,8 @@ def _probe_signals(bwrap: str | None) -> list[Probe]:
     # kill(-1) reports success even when every process refuses the signal, so the evidence is on the host's
     # side: the bystander lives (and so does the caller, which is running this).
     detail = f"host bystander alive: {alive}; the run ended with verdict {result.verdict}" + (
-        f"; kill() raised no error for: {', '.join(k for k, ok in seen.items() if ok) or 'none'}" if seen else "")
+        f"; kill() raised no error for: {', '.join(k for k, ok in seen.items() if ok) or 'none'}" if seen else ""
+    )
     return [Probe(name, alive, detail)]
 
 
@@ -1046,8 +1128,7 @@ def _probe_state_between_runs(bwrap: str | None) -> list[Probe]:
         held = all(answer == errno.EPERM for answer in answers.values()) and not on_host
         words = [f"{call}: {_answer(answer)}" for call, answer in answers.items()]
         probes.append(Probe(name, held, ", ".join(words) + f"; on the host: {on_host}"))
-    name = ("SysV IPC and POSIX message queues: a queue, semaphore or segment made by one run cannot reach the next "
-            "in the same sandbox")
+    name = "SysV IPC and POSIX message queues: a queue, semaphore or segment made by one run cannot reach the next in the same sandbox"
     key, queue = 0x5A17, "parlour-probe"
     create = helpers + (
         f"print(json.dumps({{'msgget create': call('msgget', {key}, 0o1600), 'semget create': call('semget', {key}, 1, "
@@ -1063,17 +1144,42 @@ def _probe_state_between_runs(bwrap: str | None) -> list[Probe]:
     if made.verdict != "ok" or seen.verdict != "ok" or not answers:
         probes.append(Probe(name, False, _failure(made if made.verdict != "ok" else seen)))
     else:
-        probes.append(Probe(name, all(answer == errno.EPERM for answer in answers.values()),
-                            ", ".join(f"{call}: {_answer(answer)}" for call, answer in answers.items())))
+        probes.append(
+            Probe(
+                name,
+                all(answer == errno.EPERM for answer in answers.values()),
+                ", ".join(f"{call}: {_answer(answer)}" for call, answer in answers.items()),
+            )
+        )
     return probes
 
 
 #: The probe suite, in the order ``parlour doctor sandbox`` prints it.
 PROBES = (
-    _probe_interfaces, _probe_outside, _probe_host_loopback, _probe_abstract_socket, _probe_raw_sockets,
-    _probe_writes, _probe_reads, _probe_scratch_and_files, _probe_warm_forgets, _probe_environment, _probe_facts,
-    _probe_seccomp, _probe_proc, _probe_slots, _probe_fork_bomb, _probe_daemon, _probe_pid_numbering, _probe_memory,
-    _probe_forgery, _probe_time, _probe_starvation, _probe_zombies, _probe_signals, _probe_state_between_runs,
+    _probe_interfaces,
+    _probe_outside,
+    _probe_host_loopback,
+    _probe_abstract_socket,
+    _probe_raw_sockets,
+    _probe_writes,
+    _probe_reads,
+    _probe_scratch_and_files,
+    _probe_warm_forgets,
+    _probe_environment,
+    _probe_facts,
+    _probe_seccomp,
+    _probe_proc,
+    _probe_slots,
+    _probe_fork_bomb,
+    _probe_daemon,
+    _probe_pid_numbering,
+    _probe_memory,
+    _probe_forgery,
+    _probe_time,
+    _probe_starvation,
+    _probe_zombies,
+    _probe_signals,
+    _probe_state_between_runs,
 )
 
 

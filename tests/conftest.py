@@ -32,14 +32,42 @@ ENV_MODES = env_modes()
 #: The slow tier, whole modules: learning and measurement experiments, whole demos, trainers, worker processes and
 #: clusters, real browsers, and plays of many episodes per environment. ``make test`` runs every tier;
 #: ``make test-fast`` (``-m "not slow"``) the contract tests. A single slow test elsewhere is marked ``slow`` itself.
-SLOW_MODULES = frozenset({
-    "test_learnability", "test_llm_training", "test_sb3_training", "test_sb3_trainer", "test_ppo_baselines", "test_train_roles",
-    "test_bridge_trl", "test_trl_adapter", "test_kv_reuse", "test_llm_transformers", "test_agent_specs",
-    "test_leaderboard_demo", "test_demo_first_run", "test_recipe", "test_readme", "test_executors", "test_workers",
-    "test_reference_agents", "test_returns", "test_seeds_property", "test_vector_boards", "test_agentic_paths",
-    "test_shop_browser", "test_leaderboard_web", "test_watch_play", "test_sandbox_hardening", "test_sandbox_budget",
-    "test_coder_tester_budget", "test_live_erase", "test_leaderboard_live", "test_leaderboard_coding", "test_export_command",
-})
+SLOW_MODULES = frozenset(
+    {
+        "test_learnability",
+        "test_llm_training",
+        "test_sb3_training",
+        "test_sb3_trainer",
+        "test_ppo_baselines",
+        "test_train_roles",
+        "test_bridge_trl",
+        "test_trl_adapter",
+        "test_kv_reuse",
+        "test_llm_transformers",
+        "test_agent_specs",
+        "test_leaderboard_demo",
+        "test_demo_first_run",
+        "test_recipe",
+        "test_readme",
+        "test_executors",
+        "test_workers",
+        "test_reference_agents",
+        "test_returns",
+        "test_seeds_property",
+        "test_vector_boards",
+        "test_agentic_paths",
+        "test_shop_browser",
+        "test_leaderboard_web",
+        "test_watch_play",
+        "test_sandbox_hardening",
+        "test_sandbox_budget",
+        "test_coder_tester_budget",
+        "test_live_erase",
+        "test_leaderboard_live",
+        "test_leaderboard_coding",
+        "test_export_command",
+    }
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -26,7 +26,9 @@ DEFAULT_SECONDS = 600.0
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Declare the ini option and its command-line override."""
     parser.addini("phase_timeout", "seconds each phase of a test (setup, call, teardown) may take; 0: no limit", default=str(DEFAULT_SECONDS))
-    parser.addoption("--phase-timeout", type=float, default=None, help="seconds each phase of a test may take (overrides the ini option; 0: no limit)")
+    parser.addoption(
+        "--phase-timeout", type=float, default=None, help="seconds each phase of a test may take (overrides the ini option; 0: no limit)"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -36,8 +36,9 @@ def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A ``score_legal`` checkpoint as ``parlour train llm`` saves it, trained with temperature 0.7 and evaluated greedily."""
     root = tmp_path_factory.mktemp("checkpoint")
     model = make_tiny_model(root / "model", corpus=game_corpus(ENV), vocab_size=1000)
-    config = LLMTrainConfig(env_id=ENV, model=model, out=str(root / "run"), temperature=0.7, max_new_tokens=6, device="cpu",
-                            dtype="float32", progress=False)
+    config = LLMTrainConfig(
+        env_id=ENV, model=model, out=str(root / "run"), temperature=0.7, max_new_tokens=6, device="cpu", dtype="float32", progress=False
+    )
     LLMTrainer(config).save(root / "run" / "checkpoint")
     return root / "run" / "checkpoint"
 
@@ -59,8 +60,26 @@ def test_eval_plays_a_score_legal_checkpoint_as_trained(checkpoint: Path, tmp_pa
 
     # --agent-kwarg switches to free text (the untrained model then writes no moves).
     out = tmp_path / "generate"
-    assert main(["eval", ENV, "--agent", spec, "--agent-kwarg", "mode=generate", "--agent-kwarg", "max_retries=0",
-                 "--episodes", "2", "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                ENV,
+                "--agent",
+                spec,
+                "--agent-kwarg",
+                "mode=generate",
+                "--agent-kwarg",
+                "max_retries=0",
+                "--episodes",
+                "2",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     mine = steps_of(out, spec)
     assert mine and any(step["error"] is not None for step in mine)
 
@@ -118,12 +137,29 @@ def test_backend_and_circuit_breaker_settings_are_agent_options() -> None:
 def test_opponent_kwargs_go_to_the_opponent_before_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     connect_four = "parlour/ConnectFour-v0"
     out = tmp_path / "bundle"
-    assert main(["eval", connect_four, "--agent", "random", "--opponent", "minimax", "--opponent-kwarg", "depth=1", "--episodes", "2",
-                 "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                connect_four,
+                "--agent",
+                "random",
+                "--opponent",
+                "minimax",
+                "--opponent-kwarg",
+                "depth=1",
+                "--episodes",
+                "2",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert steps_of(out, "minimax")
     out = tmp_path / "never"
-    assert main(["eval", connect_four, "--agent", "random", "--opponent", "minimax", "--opponent-kwarg", "dept=1", "--out", str(out),
-                 "--quiet"]) == 2
+    assert main(["eval", connect_four, "--agent", "random", "--opponent", "minimax", "--opponent-kwarg", "dept=1", "--out", str(out), "--quiet"]) == 2
     assert "did you mean 'depth'" in capsys.readouterr().err and not out.exists()
 
 

@@ -202,8 +202,9 @@ def test_trl_environment_class_plays_the_expert_through_tool_methods(env_id):
 
     records: list[dict] = []
     cls = environment_class(env_id, records=records)
-    methods = {name for name, _ in inspect.getmembers(cls, predicate=inspect.isfunction)
-               if not name.startswith("_") and name not in ("reset", "get_reward")}
+    methods = {
+        name for name, _ in inspect.getmembers(cls, predicate=inspect.isfunction) if not name.startswith("_") and name not in ("reset", "get_reward")
+    }
     # TRL reads each public method into a tool schema; every one must read.
     for name in methods:
         assert get_json_schema(getattr(cls, name))["function"]["name"] == name
@@ -266,11 +267,16 @@ def model_url(monkeypatch) -> Iterator[str]:
         def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
             request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             reply = scripted_reply(request["model"], request["messages"])
-            body = json.dumps({
-                "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": request["model"],
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
-            }).encode()
+            body = json.dumps(
+                {
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": request["model"],
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -296,12 +302,16 @@ def test_verifiers_rollout_with_a_scripted_model(env_id, model_url, tmp_path):
 
     model = {HOUSEHOLD: "household", SHOP: "shop", SQL: "sql", SERVICES: "services", DESK: "desk"}[env_id]
     options = {"difficulty": 1} if env_id == HOUSEHOLD else {}
-    env = {"taskset": {"id": TASKSET_ID, "env_id": env_id, "episodes": 1, "seed": 7, "options": options}, "learner_seats": [0],
-           "learner": {"max_turns": 60}}
+    env = {
+        "taskset": {"id": TASKSET_ID, "env_id": env_id, "episodes": 1, "seed": 7, "options": options},
+        "learner_seats": [0],
+        "learner": {"max_turns": 60},
+    }
     if env_id == DESK:
         env["frozen"] = {"model": "leaver"}
-    config = EvalConfig(env=env, model=model, client={"base_url": model_url, "api_key_var": "SCRIPTED_MODEL_KEY"},
-                        push=False, rich=None, output_dir=tmp_path)
+    config = EvalConfig(
+        env=env, model=model, client={"base_url": model_url, "api_key_var": "SCRIPTED_MODEL_KEY"}, push=False, rich=None, output_dir=tmp_path
+    )
     (episode,) = asyncio.run(run_eval(config))
     assert episode.ok, episode.errors
     traces = {trace.info["seat"]: trace for trace in episode.traces}

@@ -63,7 +63,11 @@ def test_roles_are_dealt_at_random_and_merlin_and_evil_know_the_evil_players():
 
 def test_a_proposal_names_the_quests_size_and_may_carry_talk():
     match = dealt(error_allowance=5)
-    for text, reason in [("propose player_1", "Propose 2 different"), ("propose player_1 player_1", "Propose 2 different"), ("I trust everyone", "No proposal")]:
+    for text, reason in [
+        ("propose player_1", "Propose 2 different"),
+        ("propose player_1 player_1", "Propose 2 different"),
+        ("I trust everyone", "No proposal"),
+    ]:
         match.submit("player_0", text)
         assert reason in match.steps[-1]["error"]
     match.submit("player_0", "propose player_2, player_0 [say] I trust player_2.")

@@ -40,13 +40,16 @@ def test_only_placements_that_leave_room_for_the_fleet_are_legal():
     assert not any(move.endswith("down") for move in Battleship(ship_sizes=[1]).legal_moves("player_0"))
 
 
-@pytest.mark.parametrize("options,complaint", [
-    ({"ship_sizes": [7]}, "each of ship_sizes"),
-    ({"board_width": 3, "board_height": 3, "ship_sizes": [3, 3, 3, 3]}, "do not all fit"),
-    ({"ship_sizes": []}, "ship_sizes must be"),
-    ({"num_shots": 37}, "num_shots"),
-    ({"board_width": 11}, "board_width"),
-])
+@pytest.mark.parametrize(
+    "options,complaint",
+    [
+        ({"ship_sizes": [7]}, "each of ship_sizes"),
+        ({"board_width": 3, "board_height": 3, "ship_sizes": [3, 3, 3, 3]}, "do not all fit"),
+        ({"ship_sizes": []}, "ship_sizes must be"),
+        ({"num_shots": 37}, "num_shots"),
+        ({"board_width": 11}, "board_width"),
+    ],
+)
 def test_impossible_options_are_refused(options, complaint):
     with pytest.raises(ValueError, match=complaint):
         Battleship(**options)
@@ -116,8 +119,7 @@ def test_hunter_hunts_the_open_middle_and_extends_a_line_of_hits():
 
 def information_state(view: dict, width: int) -> str:
     """OpenSpiel's information state string for a player, built from its parlour view (without the leading move number)."""
-    parts = [f"/{d[0].replace('a', 'h').replace('d', 'v')}_{s['cell'] // width}_{s['cell'] % width}"
-             for s in view["fleet"] for d in [s["direction"]]]
+    parts = [f"/{d[0].replace('a', 'h').replace('d', 'v')}_{s['cell'] // width}_{s['cell'] % width}" for s in view["fleet"] for d in [s["direction"]]]
     mine = [f"/shot_{s['cell'] // width}_{s['cell'] % width}:{s['result'][0].upper().replace('M', 'W')}" for s in view["shots"]]
     theirs = [f"/oppshot_{cell // width}_{cell % width}" for cell in view["opponent_shots"]]
     first, second = (mine, theirs) if view["seat"] == 0 else (theirs, mine)
@@ -136,24 +138,32 @@ def disagreements(episodes: int, seed: int = 0, **options) -> tuple[int, int]:
     game = Battleship(**options)
     sizes = ";".join(map(str, game.ship_sizes))
     spiel_options = {
-        "board_width": game.width, "board_height": game.height, "ship_sizes": f"[{sizes}]",
-        "ship_values": "[" + ";".join("1" for _ in game.ship_sizes) + "]", "num_shots": game.num_shots,
+        "board_width": game.width,
+        "board_height": game.height,
+        "ship_sizes": f"[{sizes}]",
+        "ship_values": "[" + ";".join("1" for _ in game.ship_sizes) + "]",
+        "num_shots": game.num_shots,
         "allow_repeated_shots": game.allow_repeated_shots,
     }
 
     def observations(match: Match, state, seat: int) -> bool:
         game = match.game
-        return all(information_state(game.view(p), game.width) == re.sub(r"^T=\d+ ", "", state.information_state_string(i))
-                   for i, p in enumerate(match.players))
+        return all(
+            information_state(game.view(p), game.width) == re.sub(r"^T=\d+ ", "", state.information_state_string(i))
+            for i, p in enumerate(match.players)
+        )
 
     return turn_based_disagreements(episodes, seed, Battleship, options, "battleship", spiel_options, observations)
 
 
-@pytest.mark.parametrize("options,episodes", [
-    ({}, 100),
-    ({"board_width": 4, "board_height": 3, "ship_sizes": [1, 2], "num_shots": 6, "allow_repeated_shots": True}, 60),
-    ({"board_width": 3, "board_height": 3, "ship_sizes": [3, 3, 2], "num_shots": 9}, 40),
-])
+@pytest.mark.parametrize(
+    "options,episodes",
+    [
+        ({}, 100),
+        ({"board_width": 4, "board_height": 3, "ship_sizes": [1, 2], "num_shots": 6, "allow_repeated_shots": True}, 60),
+        ({"board_width": 3, "board_height": 3, "ship_sizes": [3, 3, 2], "num_shots": 9}, 40),
+    ],
+)
 def test_matches_openspiel_moves_information_and_returns(options, episodes):
     pytest.importorskip("pyspiel")
     assert disagreements(episodes, **options) == (episodes, 0)

@@ -107,5 +107,7 @@ def test_matches_openspiel_legal_moves_and_returns_on_several_sizes():
     moves = np.random.default_rng(7)  # one stream of random moves across the four sizes
     for rows, columns, episodes in ((6, 6, 60), (8, 8, 30), (5, 4, 30), (4, 3, 30)):
         size = {"rows": rows, "columns": columns}
-        assert turn_based_disagreements(episodes, 0, Breakthrough, size, "breakthrough", size, same_move_names,
-                                        to_spiel=spiel_action, rng=moves) == (episodes, 0), size
+        assert turn_based_disagreements(episodes, 0, Breakthrough, size, "breakthrough", size, same_move_names, to_spiel=spiel_action, rng=moves) == (
+            episodes,
+            0,
+        ), size

@@ -245,8 +245,27 @@ def free_port() -> int:
 
 def test_parlour_serve_command_serves_an_episode():
     port = free_port()
-    command = [sys.executable, "-m", "parlour.cli", "serve", TTT, "--port", str(port), "--max-sessions", "2", "--opponent", "minimax",
-               "--max-sessions-per-client", "1", "--idle-timeout", "30", "--turn-timeout", "10", "--sandbox-memory-mb", "2048"]
+    command = [
+        sys.executable,
+        "-m",
+        "parlour.cli",
+        "serve",
+        TTT,
+        "--port",
+        str(port),
+        "--max-sessions",
+        "2",
+        "--opponent",
+        "minimax",
+        "--max-sessions-per-client",
+        "1",
+        "--idle-timeout",
+        "30",
+        "--turn-timeout",
+        "10",
+        "--sandbox-memory-mb",
+        "2048",
+    ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         url = f"http://127.0.0.1:{port}"

@@ -36,18 +36,28 @@ def wait_until(predicate, what: str, seconds: float = 20.0) -> None:
 # ------------------------------------------------------------------ bad reset arguments
 
 BAD_RESETS = [
-    ('{"seed": NaN}', "seed"), ('{"seed": Infinity}', "seed"), ('{"seed": -Infinity}', "seed"), ('{"seed": 1.5}', "seed"),
-    ('{"seed": -1}', "seed"), ('{"seed": 9223372036854775808}', "seed"), ('{"seed": [1]}', "seed"),
-    ('{"seed": 0, "seat": 7}', "seat"), ('{"seed": 0, "seat": "x"}', "seat"), ('{"seed": 0, "seat": -1}', "seat"),
-    ('{"seed": 0, "seat": true}', "seat"), ('{"seed": 0, "seat": 1.0}', "seat"), ('{"seed": 0, "name": [1]}', "name"),
-    ('{"seed": 0, "name": ""}', "name"), ('{"seed": 0, "colour": "red"}', "colour"), ('{"episode_id": 5}', "episode_id"),
+    ('{"seed": NaN}', "seed"),
+    ('{"seed": Infinity}', "seed"),
+    ('{"seed": -Infinity}', "seed"),
+    ('{"seed": 1.5}', "seed"),
+    ('{"seed": -1}', "seed"),
+    ('{"seed": 9223372036854775808}', "seed"),
+    ('{"seed": [1]}', "seed"),
+    ('{"seed": 0, "seat": 7}', "seat"),
+    ('{"seed": 0, "seat": "x"}', "seat"),
+    ('{"seed": 0, "seat": -1}', "seat"),
+    ('{"seed": 0, "seat": true}', "seat"),
+    ('{"seed": 0, "seat": 1.0}', "seat"),
+    ('{"seed": 0, "name": [1]}', "name"),
+    ('{"seed": 0, "name": ""}', "name"),
+    ('{"seed": 0, "colour": "red"}', "colour"),
+    ('{"episode_id": 5}', "episode_id"),
 ]
 
 
 def test_http_reset_with_a_bad_argument_is_a_422_that_names_the_field():
     with BackgroundServer(create_app(TTT, opponent="random")) as url:
-        answers = [requests.post(f"{url}/reset", data=body, headers={"content-type": "application/json"}, timeout=10)
-                   for body, _ in BAD_RESETS]
+        answers = [requests.post(f"{url}/reset", data=body, headers={"content-type": "application/json"}, timeout=10) for body, _ in BAD_RESETS]
         assert requests.post(f"{url}/reset", json={"seed": 3, "seat": "player_1"}, timeout=10).ok
         assert requests.post(f"{url}/reset", json={"seed": int(MAX), "seat": 1, "name": "mine"}, timeout=10).ok
     for (body, field), answer in zip(BAD_RESETS, answers):
@@ -205,7 +215,11 @@ def test_games_without_sandboxes_take_nothing_from_the_budget():
 
 
 def test_bad_guard_options_are_refused_before_serving():
-    for options, word in [({"idle_timeout": 0}, "idle_timeout"), ({"turn_timeout": -1}, "turn_timeout"),
-                          ({"max_sessions_per_client": 0}, "max_sessions_per_client"), ({"sandbox_memory_mb": 0}, "sandbox_memory_mb")]:
+    for options, word in [
+        ({"idle_timeout": 0}, "idle_timeout"),
+        ({"turn_timeout": -1}, "turn_timeout"),
+        ({"max_sessions_per_client": 0}, "max_sessions_per_client"),
+        ({"sandbox_memory_mb": 0}, "sandbox_memory_mb"),
+    ]:
         with pytest.raises(ValueError, match=word):
             create_app(TTT, **options)

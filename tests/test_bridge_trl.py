@@ -25,9 +25,15 @@ CALL = '<tool_call>\n{{"name": "{name}", "arguments": {arguments}}}\n</tool_call
 #: Per environment: its options, the candidate calls, and the dataset's seeds (Search: questions answered yes or no).
 CASES = {
     "parlour/TicTacToe-v0": ({"error_allowance": 20}, [CALL.format(name="move", arguments=f'{{"move": "{c}"}}') for c in CELLS], range(8)),
-    "parlour/Search-v0": ({}, [CALL.format(name="search", arguments='{"query": "capital", "k": 1}'),
-                              CALL.format(name="answer", arguments='{"text": "yes"}'), CALL.format(name="answer", arguments='{"text": "no"}')],
-                          [0, 7, 8, 13, 17, 22, 25, 27]),
+    "parlour/Search-v0": (
+        {},
+        [
+            CALL.format(name="search", arguments='{"query": "capital", "k": 1}'),
+            CALL.format(name="answer", arguments='{"text": "yes"}'),
+            CALL.format(name="answer", arguments='{"text": "no"}'),
+        ],
+        [0, 7, 8, 13, 17, 22, 25, 27],
+    ),
 }
 
 
@@ -35,12 +41,17 @@ def test_tools_are_typed_documented_methods() -> None:
     from transformers.utils import get_json_schema
 
     cls = environment_class("parlour/Search-v0")
-    tools = [name for name, _ in inspect.getmembers(cls, predicate=inspect.isfunction) if not name.startswith("_") and name not in ("reset", "get_reward")]
+    tools = [
+        name for name, _ in inspect.getmembers(cls, predicate=inspect.isfunction) if not name.startswith("_") and name not in ("reset", "get_reward")
+    ]
     assert tools == ["answer", "open", "search"]
     schema = get_json_schema(cls.search)["function"]
     assert schema["parameters"]["properties"]["k"]["type"] == "integer" and schema["parameters"]["required"] == ["query"]
-    assert [name for name, _ in inspect.getmembers(environment_class("parlour/TicTacToe-v0"), predicate=inspect.isfunction)
-            if not name.startswith("_") and name not in ("reset", "get_reward")] == ["move"]
+    assert [
+        name
+        for name, _ in inspect.getmembers(environment_class("parlour/TicTacToe-v0"), predicate=inspect.isfunction)
+        if not name.startswith("_") and name not in ("reset", "get_reward")
+    ] == ["move"]
 
 
 def test_reset_plays_the_other_seats_and_keeps_the_record() -> None:
@@ -108,12 +119,28 @@ def test_grpo_trains_through_the_environment(tmp_path: Path, env_id: str) -> Non
     model = AutoModelForCausalLM.from_pretrained(folder)
     before = [parameter.detach().clone() for parameter in model.parameters()]
     args = trl.GRPOConfig(
-        output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=4, max_completion_length=600,
-        max_steps=2, learning_rate=1e-2, report_to=[], use_cpu=True, bf16=False, save_strategy="no", logging_steps=1,
-        generation_kwargs={"sequence_bias": bias}, max_tool_calling_iterations=8,
+        output_dir=str(tmp_path / "out"),
+        per_device_train_batch_size=4,
+        num_generations=4,
+        max_completion_length=600,
+        max_steps=2,
+        learning_rate=1e-2,
+        report_to=[],
+        use_cpu=True,
+        bf16=False,
+        save_strategy="no",
+        logging_steps=1,
+        generation_kwargs={"sequence_bias": bias},
+        max_tool_calling_iterations=8,
     )
-    trainer = trl.GRPOTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer, reward_funcs=[turn_rewards],
-                              environment_factory=environment_class(env_id, env_kwargs=options, records=records, unfinished_reward=-0.5))
+    trainer = trl.GRPOTrainer(
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        reward_funcs=[turn_rewards],
+        environment_factory=environment_class(env_id, env_kwargs=options, records=records, unfinished_reward=-0.5),
+    )
     trainer.train()
 
     assert trainer.state.global_step == 2

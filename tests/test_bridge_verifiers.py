@@ -45,11 +45,16 @@ class ScriptedModel(BaseHTTPRequestHandler):
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.models.append(request["model"])
         reply = scripted_reply(request["model"], request["messages"])
-        body = json.dumps({
-            "id": f"chatcmpl-{len(self.models)}", "object": "chat.completion", "created": 0, "model": request["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
-        }).encode()
+        body = json.dumps(
+            {
+                "id": f"chatcmpl-{len(self.models)}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": request["model"],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -80,7 +85,9 @@ def evaluate(model_url: str, output_dir: Path, episodes: int, env_id: str = "par
         env={"taskset": {"id": TASKSET_ID, "env_id": env_id, "episodes": episodes, "seed": 7}, **env},
         model="first",
         client={"base_url": model_url, "api_key_var": "SCRIPTED_MODEL_KEY"},
-        push=False, rich=None, output_dir=output_dir,
+        push=False,
+        rich=None,
+        output_dir=output_dir,
     )
     return asyncio.run(run_eval(config))
 
@@ -128,10 +135,30 @@ def test_vf_eval_loads_the_installed_taskset_in_another_process(model_url, tmp_p
     # the installed top-level module parlour_verifiers, as any other process would.
     vf_eval = Path(sys.executable).with_name("vf-eval")
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    argv = [str(vf_eval), TASKSET_ID, "--env.taskset.env-id", "parlour/TicTacToe-v0", "--env.taskset.episodes", "1",
-            "--env.taskset.seed", "7", "--env.learner-seats", "1", "--env.frozen.model", "first", "--model", "last",
-            "--client.base-url", model_url, "--client.api-key-var", "SCRIPTED_MODEL_KEY", "--no-push", "--no-rich",
-            "--output-dir", str(tmp_path / "out")]
+    argv = [
+        str(vf_eval),
+        TASKSET_ID,
+        "--env.taskset.env-id",
+        "parlour/TicTacToe-v0",
+        "--env.taskset.episodes",
+        "1",
+        "--env.taskset.seed",
+        "7",
+        "--env.learner-seats",
+        "1",
+        "--env.frozen.model",
+        "first",
+        "--model",
+        "last",
+        "--client.base-url",
+        model_url,
+        "--client.api-key-var",
+        "SCRIPTED_MODEL_KEY",
+        "--no-push",
+        "--no-rich",
+        "--output-dir",
+        str(tmp_path / "out"),
+    ]
     done = subprocess.run(argv, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     (line,) = next((tmp_path / "out").rglob(TRACES_FILE)).read_text().splitlines()
@@ -160,8 +187,7 @@ def test_self_play_seat_out_of_turns_forfeits(model_url, tmp_path) -> None:
 
 
 def test_simultaneous_moves_in_self_play(model_url, tmp_path) -> None:
-    (episode,) = evaluate(model_url, tmp_path, 1, "parlour/IteratedPrisonersDilemma-v0", learner_seats=[0, 1],
-                          learner={"model": "cooperator"})
+    (episode,) = evaluate(model_url, tmp_path, 1, "parlour/IteratedPrisonersDilemma-v0", learner_seats=[0, 1], learner={"model": "cooperator"})
     assert episode.ok, episode.errors
     record = episode.traces[0].info["record"]
     rounds = len(record["steps"]) // 2

@@ -158,7 +158,7 @@ def test_vector_is_from_the_players_side():
     pawns = np.flatnonzero(white[:64]).tolist()
     assert pawns == [8, 9, 10, 11, 13, 14, 15, 28]  # e2 went to e4
     assert np.flatnonzero(black[:64]).tolist() == list(range(48, 56))
-    assert np.array_equal(white[6 * 64 : 12 * 64], black[:6 * 64]) and np.array_equal(black[6 * 64 : 12 * 64], white[:6 * 64])
+    assert np.array_equal(white[6 * 64 : 12 * 64], black[: 6 * 64]) and np.array_equal(black[6 * 64 : 12 * 64], white[: 6 * 64])
     tail = 12 * 64
     assert white[tail] == 1.0 and black[tail] == 0.0
     assert white[tail + 1 : tail + 5].tolist() == [1.0] * 4 and white[tail + 5 : tail + 13].sum() == 0.0
@@ -338,9 +338,11 @@ def test_stockfish_beats_random_from_either_seat(skill):
 @needs_stockfish
 def test_a_process_that_never_closes_its_stockfish_agent_still_exits():
     # python-chess's engine thread kept such a process waiting on itself at exit; a pipe needs no thread.
-    script = ("import parlour\nfrom parlour.envs.core.match import Match\nfrom parlour.envs.games.chess import Chess\n"
-              "match = Match(Chess, {})\nmatch.reset(0)\nagent = parlour.make_agent('stockfish', env_id='parlour/Chess-v0', depth=2)\n"
-              "print(agent.act(match.agent_observation('player_0')))\n")
+    script = (
+        "import parlour\nfrom parlour.envs.core.match import Match\nfrom parlour.envs.games.chess import Chess\n"
+        "match = Match(Chess, {})\nmatch.reset(0)\nagent = parlour.make_agent('stockfish', env_id='parlour/Chess-v0', depth=2)\n"
+        "print(agent.act(match.agent_observation('player_0')))\n"
+    )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and len(done.stdout.strip()) == 4, done.stderr
 
@@ -356,7 +358,6 @@ def test_an_evaluation_leaves_no_engine_running():
         children = open(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read().split()
         return sum(1 for pid in children if "stockfish" in open(f"/proc/{pid}/comm").read())
 
-    results = parlour.evaluate("parlour/Chess-v0", ["stockfish", "random"], episodes=6, seed=0, progress=False,
-                               env_kwargs={"max_plies": 10})
+    results = parlour.evaluate("parlour/Chess-v0", ["stockfish", "random"], episodes=6, seed=0, progress=False, env_kwargs={"max_plies": 10})
     gc.collect()
     assert len(results.records) == 6 and engines() == 0

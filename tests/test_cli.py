@@ -22,8 +22,22 @@ def test_demo_plays_round_robin_and_fills_the_leaderboard(tmp_path, capsys):
     out_dir = tmp_path / "demo"
     site = tmp_path / "site"
     code = main(
-        ["demo", "--no-serve", "--episodes", "6", "--game-episodes", "0", "--out", str(out_dir), "--export", str(site),
-         "--env", "parlour/TicTacToe-v0", "--env", "parlour/IteratedPrisonersDilemma-v0"]
+        [
+            "demo",
+            "--no-serve",
+            "--episodes",
+            "6",
+            "--game-episodes",
+            "0",
+            "--out",
+            str(out_dir),
+            "--export",
+            str(site),
+            "--env",
+            "parlour/TicTacToe-v0",
+            "--env",
+            "parlour/IteratedPrisonersDilemma-v0",
+        ]
     )
     assert code == 0
     printed = capsys.readouterr().out
@@ -42,7 +56,20 @@ def test_demo_export_reuses_the_bundles_already_played(tmp_path, capsys, monkeyp
     import parlour.evaluation.runner as runner
 
     out_dir = tmp_path / "demo"
-    argv = ["demo", "--no-serve", "--episodes", "4", "--game-episodes", "0", "--out", str(out_dir), "--env", "parlour/TicTacToe-v0", "--env", "parlour/Nim-v0"]
+    argv = [
+        "demo",
+        "--no-serve",
+        "--episodes",
+        "4",
+        "--game-episodes",
+        "0",
+        "--out",
+        str(out_dir),
+        "--env",
+        "parlour/TicTacToe-v0",
+        "--env",
+        "parlour/Nim-v0",
+    ]
     assert main(argv) == 0
     first = capsys.readouterr().out
     bundles = sorted(out_dir.glob("*/*/episodes.jsonl"))

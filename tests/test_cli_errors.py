@@ -282,8 +282,9 @@ def play(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], ty
 def test_typos_at_the_terminal_do_not_use_up_the_allowance(monkeypatch, capsys) -> None:
     moves = ["b2", "a1", "b1", "c1", "a2", "c2", "a3", "b3", "c3"]
     typed = "zz\nplease b9\n" + "\n".join(moves) + "\n"
-    status, printed = play(monkeypatch, capsys, typed, "parlour/TicTacToe-v0", "--opponent", "minimax", "--seed", "0",
-                           "--env-kwarg", "error_allowance=0")
+    status, printed = play(
+        monkeypatch, capsys, typed, "parlour/TicTacToe-v0", "--opponent", "minimax", "--seed", "0", "--env-kwarg", "error_allowance=0"
+    )
     assert status == 0
     assert printed.count("Invalid action:") >= 2 and "do not count against the allowance" in printed
     assert "exceeded the invalid-action allowance" not in printed
@@ -293,8 +294,18 @@ def test_typos_at_the_terminal_do_not_use_up_the_allowance(monkeypatch, capsys) 
 
 
 def test_a_buyer_confirms_before_paying_more_than_its_value_and_sees_the_sellers_cost(monkeypatch, capsys) -> None:
-    status, printed = play(monkeypatch, capsys, "[accept]\nn\nI accept. [accept]\ny\n", "parlour/PriceNegotiation-v0",
-                           "--seat", "buyer", "--opponent", "python:tests.test_cli_errors:greedy_seller", "--seed", "0")
+    status, printed = play(
+        monkeypatch,
+        capsys,
+        "[accept]\nn\nI accept. [accept]\ny\n",
+        "parlour/PriceNegotiation-v0",
+        "--seat",
+        "buyer",
+        "--opponent",
+        "python:tests.test_cli_errors:greedy_seller",
+        "--seed",
+        "0",
+    )
     assert status == 0
     value = int(printed.split("Your private reservation price is ")[1].split(":")[0])
     assert value < 200
@@ -307,8 +318,20 @@ def test_a_buyer_confirms_before_paying_more_than_its_value_and_sees_the_sellers
 
 
 def test_a_negotiation_without_a_deal_says_no_agreement(monkeypatch, capsys) -> None:
-    status, printed = play(monkeypatch, capsys, "Too much. [pass]\n", "parlour/PriceNegotiation-v0", "--seat", "buyer",
-                           "--opponent", "python:tests.test_cli_errors:greedy_seller", "--seed", "1", "--env-kwarg", "deadline=2")
+    status, printed = play(
+        monkeypatch,
+        capsys,
+        "Too much. [pass]\n",
+        "parlour/PriceNegotiation-v0",
+        "--seat",
+        "buyer",
+        "--opponent",
+        "python:tests.test_cli_errors:greedy_seller",
+        "--seed",
+        "1",
+        "--env-kwarg",
+        "deadline=2",
+    )
     assert status == 0
     assert "no deal within 2 turns: no agreement." in printed
     assert "seller's private reservation price: " in printed and "Winner:" not in printed
@@ -323,7 +346,16 @@ def test_bargaining_reveals_the_other_sides_item_values(monkeypatch, capsys) -> 
 
 
 def test_eof_at_the_confirmation_quits(monkeypatch, capsys) -> None:
-    status, printed = play(monkeypatch, capsys, "[accept]\n", "parlour/PriceNegotiation-v0", "--seat", "buyer",
-                           "--opponent", "python:tests.test_cli_errors:greedy_seller", "--seed", "0")
+    status, printed = play(
+        monkeypatch,
+        capsys,
+        "[accept]\n",
+        "parlour/PriceNegotiation-v0",
+        "--seat",
+        "buyer",
+        "--opponent",
+        "python:tests.test_cli_errors:greedy_seller",
+        "--seed",
+        "0",
+    )
     assert status == 0 and "Warning: accepting 200" in printed and printed.rstrip().endswith("Quit.")
-

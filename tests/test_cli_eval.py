@@ -42,8 +42,15 @@ def play(monkeypatch, capsys, typed: str, *argv: str) -> tuple[int, str]:
 
 
 def test_play_shows_the_llm_observation_and_ends_with_the_result(monkeypatch, capsys) -> None:
-    status, printed = play(monkeypatch, capsys, "b2\nno idea\n" + "\n".join(["a1", "b1", "c1", "a2", "c2", "a3", "b3", "c3"]) + "\n",
-                           "--opponent", "minimax", "--seed", "0")
+    status, printed = play(
+        monkeypatch,
+        capsys,
+        "b2\nno idea\n" + "\n".join(["a1", "b1", "c1", "a2", "c2", "a3", "b3", "c3"]) + "\n",
+        "--opponent",
+        "minimax",
+        "--seed",
+        "0",
+    )
     assert status == 0
     assert "You are playing Tic-tac-toe as X (player_0)" in printed
     assert "Invalid action: No move found" in printed

@@ -99,8 +99,9 @@ def disagreements(episodes: int, seed: int = 0, rows: int = 5, columns: int = 6)
         return all(match.game.vector(name).tolist() == state.observation_tensor(observer) for observer, name in enumerate(match.players))
 
     size = {"rows": rows, "columns": columns}
-    return turn_based_disagreements(episodes, seed, Clobber, size, "clobber", size, observations,
-                                    to_spiel=lambda game, seat, action: spiel_action(game, action), names=True)
+    return turn_based_disagreements(
+        episodes, seed, Clobber, size, "clobber", size, observations, to_spiel=lambda game, seat, action: spiel_action(game, action), names=True
+    )
 
 
 def test_matches_openspiel_on_random_play():

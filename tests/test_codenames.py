@@ -11,7 +11,24 @@ from parlour.envs.core.match import Match
 from parlour.envs.social.codenames import COLOURS, LEVELS, THEMES, WORD_THEMES, WORDS, Codenames
 
 #: A 16-word board (difficulty 1): six red, five blue, four neutral, the assassin last.
-BOARD = ["apple", "banana", "cherry", "tiger", "horse", "rabbit", "piano", "drum", "violin", "knife", "spoon", "rain", "snow", "moon", "star", "hammer"]
+BOARD = [
+    "apple",
+    "banana",
+    "cherry",
+    "tiger",
+    "horse",
+    "rabbit",
+    "piano",
+    "drum",
+    "violin",
+    "knife",
+    "spoon",
+    "rain",
+    "snow",
+    "moon",
+    "star",
+    "hammer",
+]
 KEY = ["red"] * 3 + ["blue"] * 3 + ["red"] * 3 + ["blue", "blue", "neutral", "neutral", "neutral", "neutral", "assassin"]
 
 

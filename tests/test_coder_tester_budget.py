@@ -18,7 +18,9 @@ CODER_TESTER = "parlour/CoderTester-v0"
 def slowed(reference: str, entry: str, spin: float) -> str:
     """``reference`` with its first ten calls in a process made to spin ``spin`` CPU seconds each: the tester's ten
     asserts, run first in the reference's harness and in each mutant's, are slow; the hidden tests after them are not."""
-    return reference + f"""
+    return (
+        reference
+        + f"""
 _fast = {entry}
 _calls = [0]
 def {entry}(*args):
@@ -30,6 +32,7 @@ def {entry}(*args):
             pass
     return _fast(*args)
 """
+    )
 
 
 def play_slow_tester(options: dict, spin: float, monkeypatch) -> tuple[dict, float]:
@@ -49,9 +52,7 @@ def play_slow_tester(options: dict, spin: float, monkeypatch) -> tuple[dict, flo
     game = match.game
     task = game.task
     game.task = dataclasses.replace(task, reference=slowed(task.reference, task.entry_point, spin))
-    asserts = "\n".join(
-        f"assert {task.entry_point}({', '.join(map(repr, args))}) == {expected!r}" for args, expected in (task.visible * 10)[:10]
-    )
+    asserts = "\n".join(f"assert {task.entry_point}({', '.join(map(repr, args))}) == {expected!r}" for args, expected in (task.visible * 10)[:10])
     match.submit("tester", json.dumps({"tool": "submit", "arguments": {"code": asserts}}))
     match.submit("coder", json.dumps({"tool": "submit", "arguments": {"code": task.reference}}))
     return match.record(), sum(spent)

@@ -82,13 +82,17 @@ def test_coderl_shape_fraction_and_tool_cost():
         match.submit("coder", tool("run_python", code="print(1)") + tool("run_tests", code=code))
         match.submit("coder", tool("submit", code=code))
         outcomes[name] = (match.returns["coder"], match.outcome.details["verdict"], match.outcome.details["scratch_calls"])
-    assert outcomes == {"syntax": (pytest.approx(-1.1), "syntax_error", 2), "runtime": (pytest.approx(-0.7), "runtime_error", 2),
-                        "wrong": (pytest.approx(-0.4), "wrong_answer", 2)}
+    assert outcomes == {
+        "syntax": (pytest.approx(-1.1), "syntax_error", 2),
+        "runtime": (pytest.approx(-0.7), "runtime_error", 2),
+        "wrong": (pytest.approx(-0.4), "wrong_answer", 2),
+    }
     match = started(CODE, 5, reward="fraction")
     task = task_of(match)
     first_input = task.hidden[0][0][0]
     partial = task.reference.replace("def solve(", "def _reference(") + (
-        f"\n\ndef solve(x):\n    return None if x == {first_input!r} else _reference(x)\n")
+        f"\n\ndef solve(x):\n    return None if x == {first_input!r} else _reference(x)\n"
+    )
     match.submit("coder", tool("submit", code=partial))
     assert match.returns["coder"] == pytest.approx(23 / 24) and match.outcome.details["tests"] == "W" + "P" * 23
 
@@ -96,8 +100,9 @@ def test_coderl_shape_fraction_and_tool_cost():
 def test_scratch_tools_answer_the_coder_alone_and_do_not_advance_the_game():
     match = started(CODE, 1)
     task = task_of(match)
-    match.submit("coder", tool("run_python", code="import sys\nprint(input()[::-1])\nprint('oops', file=sys.stderr)\nraise SystemExit(3)",
-                               stdin="abc"))
+    match.submit(
+        "coder", tool("run_python", code="import sys\nprint(input()[::-1])\nprint('oops', file=sys.stderr)\nraise SystemExit(3)", stdin="abc")
+    )
     assert match.acting() == ["coder"] and match.turns == 0 and not match.over
     [result] = [m for m in match.agent_observation("coder")["messages"] if m["kind"] == "tool_result"]
     assert result["sender"] == "run_python" and result["to"] == ["coder"]
@@ -122,8 +127,13 @@ class Syntax:
         tested = any(m["kind"] == "tool_result" for m in observation["messages"])
         name, arguments = ("submit" if tested else "run_tests"), {"code": task.reference}
         if self.syntax == "openai":
-            return json.dumps({"role": "assistant", "content": None, "tool_calls": [
-                {"id": "call_1", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]})
+            return json.dumps(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}],
+                }
+            )
         if self.syntax == "openai_dict":
             return {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}
         if self.syntax == "tool_json":
@@ -151,8 +161,14 @@ def test_replay_reproduces_verdicts_and_rejects_tampering():
     match.submit("coder", tool("run_python", code="print(sorted(set('hello world')), set('abcdef'))"))
     match.submit("coder", tool("run_tests", code=task.reference))
     first_input = task.hidden[0][0][0]
-    match.submit("coder", tool("submit", code=task.reference.replace("def solve(", "def _reference(") + (
-        f"\n\ndef solve(x):\n    return None if x == {first_input!r} else _reference(x)\n")))
+    match.submit(
+        "coder",
+        tool(
+            "submit",
+            code=task.reference.replace("def solve(", "def _reference(")
+            + (f"\n\ndef solve(x):\n    return None if x == {first_input!r} else _reference(x)\n"),
+        ),
+    )
     record = json.loads(json.dumps(match.record()))
     assert parlour.replay(record)["outcome"]["details"] == record["outcome"]["details"]
     letters = record["outcome"]["details"]["tests"]
@@ -207,10 +223,16 @@ def test_frozen_set_and_task_files(tmp_path):
     view = match.agent_observation("coder")["view"]
     assert view["task_id"].startswith("task-") and task_of(match) in frozen_tasks()
     records = [
-        {"text": "Write a function that doubles a number.", "code": "def double(x):\n    return 2 * x",
-         "test_list": ["assert double(2) == 4", "assert double(-3) == -6"]},
-        {"question": "Print the sum of two numbers.", "input_output": {"inputs": ["1 2\n"], "outputs": ["3\n"]},
-         "solutions": ["print(sum(map(int, input().split())))"]},
+        {
+            "text": "Write a function that doubles a number.",
+            "code": "def double(x):\n    return 2 * x",
+            "test_list": ["assert double(2) == 4", "assert double(-3) == -6"],
+        },
+        {
+            "question": "Print the sum of two numbers.",
+            "input_output": {"inputs": ["1 2\n"], "outputs": ["3\n"]},
+            "solutions": ["print(sum(map(int, input().split())))"],
+        },
     ]
     path = tmp_path / "mine.jsonl"
     path.write_text("".join(json.dumps(record) + "\n" for record in records))
@@ -271,8 +293,10 @@ def test_phrasebook_knows_simple_steps_only():
 
 
 def test_tester_submissions_are_read_as_literal_tests():
-    text = ("assert solve([1, 2]) == 3\nassert solve('a') == {'a': 1}, 'message'\nassert solve(x) == 1\nprint(3)\n"
-            "assert other(1) == 1\nassert solve(1) != 2\nassert solve(*[1]) == 1\nassert solve(1, 2) == (1, 2)\n")
+    text = (
+        "assert solve([1, 2]) == 3\nassert solve('a') == {'a': 1}, 'message'\nassert solve(x) == 1\nprint(3)\n"
+        "assert other(1) == 1\nassert solve(1) != 2\nassert solve(*[1]) == 1\nassert solve(1, 2) == (1, 2)\n"
+    )
     tests, invalid, ignored = parse_tests(text, "solve", 10)
     assert tests == [(([1, 2],), 3), (("a",), {"a": 1}), ((1, 2), (1, 2))]
     assert len(invalid) == 5 and "test 3 uses something other than literal values" in invalid
@@ -289,8 +313,9 @@ def test_coder_tester_scores_mutants_invalid_tests_and_the_bonus():
     match = started(CODER_TESTER, 6)
     task = task_of(match)
     # A faulty solution that one of the first eight hidden tests catches.
-    killable = next(m for m in mutants(task.reference, "solve")
-                    if judge.judge_function(judge.warm_sandbox(), m, "solve", task.hidden[:8]).verdict != "pass")
+    killable = next(
+        m for m in mutants(task.reference, "solve") if judge.judge_function(judge.warm_sandbox(), m, "solve", task.hidden[:8]).verdict != "pass"
+    )
     oracle = [f"assert solve({args[0]!r}) == {expected!r}" for args, expected in task.hidden[:8]]
     match.submit("coder", tool("submit", code=killable))
     match.submit("tester", tool("submit", code="\n".join(oracle + ["assert solve(None) == 5", "nonsense"])))
@@ -412,8 +437,13 @@ def test_the_tracer_works_programs_out_without_running_them():
                 assert traced == real.stdout, (program, stdin)
             else:
                 assert traced is None
-    for hostile in ("__import__('os').system('true')", "open('/etc/passwd')", "x = 'a' * 10 ** 9", "while True:\n    pass",
-                    "x = 2\nfor i in range(100):\n    x = x * x\nprint(x)"):
+    for hostile in (
+        "__import__('os').system('true')",
+        "open('/etc/passwd')",
+        "x = 'a' * 10 ** 9",
+        "while True:\n    pass",
+        "x = 2\nfor i in range(100):\n    x = x * x\nprint(x)",
+    ):
         assert trace(hostile, "") is None
 
 

@@ -23,33 +23,40 @@ CODER_TESTER = "parlour/CoderTester-v0"
 PROPOSER_SOLVER = "parlour/CodeProposerSolver-v0"
 
 #: The issue's forged pass: the harness's "loaded" line and a "pass" line per test, then a clean exit.
-FORGED = ("import os\nos.write(1, ('\\x1e[\"load\",\"ok\",\"\"]\\n' + ''.join('\\x1e[%d,\"pass\",\"\",\"\"]\\n' % i "
-          "for i in range(64))).encode())\nos._exit(0)\n")
+FORGED = (
+    'import os\nos.write(1, (\'\\x1e["load","ok",""]\\n\' + \'\'.join(\'\\x1e[%d,"pass","",""]\\n\' % i for i in range(64))).encode())\nos._exit(0)\n'
+)
 #: The issue's forged lines with a status the judge has never heard of, and the same in the harness's line format today.
 UNKNOWN_STATUS = FORGED.replace('"pass"', '"zzz"')
 UNKNOWN_STATUS_NOW = UNKNOWN_STATUS.replace('"zzz","",""', '"zzz","","",0.0')
 #: Patches the harness's checker from inside the solution, as the issue's asserts attack did, and answers nonsense.
-PATCHED = ("import sys\nsys.modules['__main__'].guarded = lambda a, s: ('ok', None)\n"
-           "def {entry}(*args, **kwargs):\n    return 'nonsense'\n")
+PATCHED = "import sys\nsys.modules['__main__'].guarded = lambda a, s: ('ok', None)\ndef {entry}(*args, **kwargs):\n    return 'nonsense'\n"
 #: Returns an object equal to everything.
-ANYTHING = ("class Anything:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
-            "def {entry}(*args, **kwargs):\n    return Anything()\n")
+ANYTHING = (
+    "class Anything:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
+    "def {entry}(*args, **kwargs):\n    return Anything()\n"
+)
 
 HUMANEVAL = {
-    "task_id": "HumanEval/0", "entry_point": "add_one",
-    "prompt": "def add_one(x):\n    \"\"\"Return x + 1.\"\"\"\n",
+    "task_id": "HumanEval/0",
+    "entry_point": "add_one",
+    "prompt": 'def add_one(x):\n    """Return x + 1."""\n',
     "canonical_solution": "    return x + 1\n",
     "test": "METADATA = {}\n\ndef check(candidate):\n    assert candidate(1) == 2\n    assert candidate(-1) == 0\n"
-            "    assert abs(candidate(0.5) - 1.5) < 1e-9\n",
+    "    assert abs(candidate(0.5) - 1.5) < 1e-9\n",
 }
 MBPP = {
-    "task_id": 1, "text": "Write a function that returns the sorted unique items of a list.",
+    "task_id": 1,
+    "text": "Write a function that returns the sorted unique items of a list.",
     "code": "def uniq(items):\n    return sorted(set(items))\n",
     "test_list": ["assert uniq([3, 1, 3]) == [1, 3]", "assert set(uniq([2, 2])) == set((2,))", "assert len(uniq([])) == 0"],
     "test_setup_code": "",
 }
-APPS = {"question": "Print the sum of two numbers.", "input_output": {"inputs": ["1 2\n", "5 7\n"], "outputs": ["3\n", "12\n"]},
-        "solutions": ["print(sum(map(int, input().split())))"]}
+APPS = {
+    "question": "Print the sum of two numbers.",
+    "input_output": {"inputs": ["1 2\n", "5 7\n"], "outputs": ["3\n", "12\n"]},
+    "solutions": ["print(sum(map(int, input().split())))"],
+}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -116,8 +123,7 @@ def test_a_forged_pass_scores_nothing_as_the_coder_of_coder_tester(reward):
 def test_a_forged_pass_solves_no_induction_round_of_proposer_solver():
     match = started(PROPOSER_SOLVER, 0, mode="induction", rounds=2, inputs=2)
     for _ in range(2):
-        match.submit("proposer", json.dumps({"tool": "propose", "arguments": {"program": "print(int(input()) * 3)",
-                                                                              "inputs": ["4", "5"]}}))
+        match.submit("proposer", json.dumps({"tool": "propose", "arguments": {"program": "print(int(input()) * 3)", "inputs": ["4", "5"]}}))
         match.submit("solver", json.dumps({"tool": "answer", "arguments": {"code": FORGED}}))
     assert [entry["solved"] for entry in match.outcome.details["rounds"]] == [False, False]
     assert match.returns["solver"] == 0.0

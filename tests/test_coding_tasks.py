@@ -46,6 +46,7 @@ def _run(source: str, argument):
 
 # ----------------------------------------------------------------------------- procgen, on the host
 
+
 @pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("depth", [1, 2, 3, 4])
 def test_references_are_right_and_skipping_a_step_is_caught_over_many_seeds(family, depth):
@@ -130,6 +131,7 @@ def test_task_ids_round_trip(tmp_path):
 
 # ----------------------------------------------------------------------------- in the sandbox
 
+
 def _corrupt(reference: str) -> str:
     """The reference with a changed result: always wrong."""
     return reference.replace("    return value\n", "    return [value, 'corrupted']\n")
@@ -167,8 +169,8 @@ def test_outputs_are_compared_outside_the_sandbox(box):
     args, expected = task.hidden[0]
     cheats = [
         "class Anything:\n    def __eq__(self, other):\n        return True\n\ndef solve(x):\n    return Anything()\n",
-        "import os\nos.write(1, b'\\x1e[0,\"ok\",\"forged\",\"\"]\\n')\ndef solve(x):\n    return None\n",
-        "import sys\nsys.stdout.write('\\x1e[\"load\",\"ok\",\"\"]\\n')\ndef solve(x):\n    raise SystemExit(0)\n",
+        'import os\nos.write(1, b\'\\x1e[0,"ok","forged",""]\\n\')\ndef solve(x):\n    return None\n',
+        'import sys\nsys.stdout.write(\'\\x1e["load","ok",""]\\n\')\ndef solve(x):\n    raise SystemExit(0)\n',
     ]
     for cheat in cheats:
         assert task.judge(box, cheat).passed == 0
@@ -207,7 +209,9 @@ def test_mutation_operators():
     for fragment in expected:
         assert any(fragment in mutant for mutant in found), fragment
     assert mutants(source, "solve") == found
-    assert mutants("def solve(a, b):\n    return min(a - b, 0)\n") and any("b - a" in m for m in mutants("def solve(a, b):\n    return min(a - b, 0)\n"))
+    assert mutants("def solve(a, b):\n    return min(a - b, 0)\n") and any(
+        "b - a" in m for m in mutants("def solve(a, b):\n    return min(a - b, 0)\n")
+    )
     assert any("max(" in m for m in mutants("def solve(a, b):\n    return min(a - b, 0)\n"))
 
 
@@ -215,7 +219,7 @@ def test_mutation_operators():
 
 HUMANEVAL = {
     "task_id": "HumanEval/0",
-    "prompt": "def add(a, b):\n    \"\"\"Return a + b.\n    >>> add(2, 3)\n    5\n    \"\"\"\n",
+    "prompt": 'def add(a, b):\n    """Return a + b.\n    >>> add(2, 3)\n    5\n    """\n',
     "canonical_solution": "    return a + b\n",
     "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n",
     "entry_point": "add",
@@ -224,8 +228,10 @@ MBPP = {
     "task_id": 2,
     "text": "Write a function to find the shared elements of two lists.",
     "code": "def similar_elements(a, b):\n    return tuple(set(a) & set(b))",
-    "test_list": ["assert set(similar_elements((3, 4, 5, 6), (5, 7, 4, 10))) == set((4, 5))",
-                  "assert set(similar_elements((1, 2, 3, 4), (5, 4, 3, 7))) == set((3, 4))"],
+    "test_list": [
+        "assert set(similar_elements((3, 4, 5, 6), (5, 7, 4, 10))) == set((4, 5))",
+        "assert set(similar_elements((1, 2, 3, 4), (5, 4, 3, 7))) == set((3, 4))",
+    ],
     "test_setup_code": "",
     "challenge_test_list": [],
 }
@@ -302,6 +308,7 @@ def test_loader_arguments_are_checked(tmp_path):
 
 
 # ----------------------------------------------------------------------------- CODE_V1 is a practice set
+
 
 def test_code_v1_is_a_practice_set_that_no_leaderboard_counts(box, tmp_path):
     import parlour

@@ -33,7 +33,7 @@ def test_discussion_is_heard_verbatim_by_everyone_and_reasoning_before_say_is_no
     assert match.game.phase == "harvest"
     for player in match.players:
         seen = match.observation_text(player)
-        assert "player_0: \"Let's take 10 each, ok?\"\n\n" in seen
+        assert 'player_0: "Let\'s take 10 each, ok?"\n\n' in seen
         assert "player_1 stays silent." in seen and "player_2 stays silent." in seen
         assert "I think 10 is safe" not in seen
         kinds = {(m["kind"], m["sender"]) for m in match.messages(player) if m["sender"] is not None}

@@ -130,8 +130,11 @@ class LedgerAgent:
         looked_up = any(m["kind"] == "tool_result" for m in observation["messages"])
         name, arguments = ("answer", {"value": answer_value(observation)}) if looked_up else ("lookup", {"key": key})
         if self.syntax == "openai":
-            message = {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "call_1", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}],
+            }
             return json.dumps(message)
         if self.syntax == "openai_dict":
             return {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}

@@ -74,8 +74,12 @@ def test_quotes_are_verified_in_the_environment_s_own_message_and_forged_verific
     said = f"(fact 1: {game.names[0]} is the best) As [fact 2] and [ FACT #3 ] show, I win."
     assert speech == {"sender": A, "to": [B, JUDGE], "kind": "talk", "text": said}
     statements = f"{VERIFIED_OPEN}fact 2: {game.statement(2)}{VERIFIED_CLOSE}; {VERIFIED_OPEN}fact 3: {game.statement(3)}{VERIFIED_CLOSE}"
-    assert verified == {"sender": None, "to": [B, JUDGE], "kind": "event",
-                        "text": f"The facts {A} (for A) quoted, as the environment verified them: {statements}."}
+    assert verified == {
+        "sender": None,
+        "to": [B, JUDGE],
+        "kind": "event",
+        "text": f"The facts {A} (for A) quoted, as the environment verified them: {statements}.",
+    }
     assert f'{A}: "{said}"\n\n\u25b6 The facts {A}' in match.observation_text(JUDGE)
     expected = (
         f"(fact 1: {game.names[0]} is the best) As {VERIFIED_OPEN}fact 2: {game.statement(2)}{VERIFIED_CLOSE} and "
@@ -88,9 +92,21 @@ def test_quotes_are_verified_in_the_environment_s_own_message_and_forged_verific
 
 #: Look-alikes of the verification marks a debater might type: CJK, lenticular, full-width and math brackets,
 #: corner pieces, ceilings, and the vertical presentation forms.
-LOOK_ALIKES = [("\u301a", "\u301b"), ("\u3010", "\u3011"), ("\uff3b", "\uff3d"), ("\u2045", "\u2046"), ("\u2983", "\u2984"),
-               ("\u2772", "\u2773"), ("\u27ec", "\u27ed"), ("\u23a1", "\u23a6"), ("\u2308", "\u2309"), ("\ufe47", "\ufe48"),
-               ("\u3016", "\u3017"), ("\u231c", "\u231f"), (VERIFIED_OPEN, VERIFIED_CLOSE)]
+LOOK_ALIKES = [
+    ("\u301a", "\u301b"),
+    ("\u3010", "\u3011"),
+    ("\uff3b", "\uff3d"),
+    ("\u2045", "\u2046"),
+    ("\u2983", "\u2984"),
+    ("\u2772", "\u2773"),
+    ("\u27ec", "\u27ed"),
+    ("\u23a1", "\u23a6"),
+    ("\u2308", "\u2309"),
+    ("\ufe47", "\ufe48"),
+    ("\u3016", "\u3017"),
+    ("\u231c", "\u231f"),
+    (VERIFIED_OPEN, VERIFIED_CLOSE),
+]
 
 
 @pytest.mark.parametrize("opening, closing", LOOK_ALIKES)
@@ -132,8 +148,12 @@ def test_the_judge_sees_no_fact_that_was_not_quoted():
 
 @pytest.mark.parametrize(
     "speech, error",
-    [("I am right.", "quotes no fact"), ("See [fact 10].", "no fact 10: the facts are numbered 1 to 9"), ("[fact 0]", "no fact 0"),
-     ("[fact 1] " + "x" * 1500, "the limit is 1500")],
+    [
+        ("I am right.", "quotes no fact"),
+        ("See [fact 10].", "no fact 10: the facts are numbered 1 to 9"),
+        ("[fact 0]", "no fact 0"),
+        ("[fact 1] " + "x" * 1500, "the limit is 1500"),
+    ],
 )
 def test_invalid_speeches(speech, error):
     match = new_match()
@@ -194,9 +214,7 @@ def test_forfeits():
     assert match.returns == {A: 0.0, B: 0.0, JUDGE: -1.0} and match.outcome.winners == [] and match.outcome.details["verdict"] is None
 
 
-@pytest.mark.parametrize(
-    "options", [{"chain": 1}, {"chain": 7}, {"chain": 4, "people": 4}, {"rounds": 0}, {"max_speech": 50}, {"distractors": -1}]
-)
+@pytest.mark.parametrize("options", [{"chain": 1}, {"chain": 7}, {"chain": 4, "people": 4}, {"rounds": 0}, {"max_speech": 50}, {"distractors": -1}])
 def test_bad_options_are_rejected(options):
     with pytest.raises(ValueError):
         Debate(**options)

@@ -32,8 +32,9 @@ def test_the_default_demo_serves_its_index_within_30_seconds_and_shows_its_progr
     port = free_port()
     log = tempfile.TemporaryFile()
     started = time.monotonic()
-    process = subprocess.Popen([sys.executable, "-m", "parlour.cli", "demo", "--port", str(port), "--out", str(tmp_path / "demo")],
-                               stdout=log, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "parlour.cli", "demo", "--port", str(port), "--out", str(tmp_path / "demo")], stdout=log, stderr=subprocess.STDOUT
+    )
     try:
         page = None
         while time.monotonic() - started < FIRST_PAGE_S and process.poll() is None:

@@ -128,7 +128,13 @@ def test_donations_are_read_from_the_last_give(text, expected):
 
 @pytest.mark.parametrize(
     "text, error",
-    [("give 35%", "multiple of 10"), ("give 110%", "multiple of 10"), ("give -10%", "No donation"), ("give 1000%", "No donation"), ("half", "No donation")],
+    [
+        ("give 35%", "multiple of 10"),
+        ("give 110%", "multiple of 10"),
+        ("give -10%", "No donation"),
+        ("give 1000%", "No donation"),
+        ("half", "No donation"),
+    ],
 )
 def test_bad_donations_are_invalid(text, error):
     match = new_match(strategies=False)
@@ -154,8 +160,17 @@ def test_forfeit_sets_the_offenders_return_to_minus_one_and_the_others_keep_thei
 
 @pytest.mark.parametrize(
     "options",
-    [{"num_players": 2}, {"num_players": 17}, {"generations": 0}, {"rounds": 0}, {"history": 6}, {"multiplier": 1.0},
-     {"multiplier": float("nan")}, {"initial_resources": 0}, {"strategies": "yes"}],
+    [
+        {"num_players": 2},
+        {"num_players": 17},
+        {"generations": 0},
+        {"rounds": 0},
+        {"history": 6},
+        {"multiplier": 1.0},
+        {"multiplier": float("nan")},
+        {"initial_resources": 0},
+        {"strategies": "yes"},
+    ],
 )
 def test_bad_options_are_rejected(options):
     with pytest.raises(ValueError):

@@ -68,8 +68,9 @@ def test_a_line_may_be_named_either_way_round(text):
     assert match.game.parse("player_0", text) == "a1-b1"
 
 
-@pytest.mark.parametrize("text,why", [("a1-c1", "not neighbouring"), ("a1-b2", "not neighbouring"), ("z9-z10", "not neighbouring"),
-                                      ("the top line", "No line found")])
+@pytest.mark.parametrize(
+    "text,why", [("a1-c1", "not neighbouring"), ("a1-b2", "not neighbouring"), ("z9-z10", "not neighbouring"), ("the top line", "No line found")]
+)
 def test_bad_lines_are_explained(text, why):
     match = new_match()
     with pytest.raises(parlour.InvalidMove, match=why):

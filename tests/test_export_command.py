@@ -18,9 +18,7 @@ SEARCH = {"world_seed": 3, "world_size": 600}
 def replays_from_chats(records: list[dict], exported: list[dict]) -> None:
     """Each episode, fed the actions read back from its seats' exported messages in step order, ends as recorded."""
     for record in records:
-        queues = {
-            row["seat"]: chat_actions(row["messages"]) for row in exported if row["episode"] == record["episode"]
-        }
+        queues = {row["seat"]: chat_actions(row["messages"]) for row in exported if row["episode"] == record["episode"]}
         match = Match(parlour.game_class(record["env_id"]), record["options"])
         match.reset(record["seed"])
         for step in record["steps"]:

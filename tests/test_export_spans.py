@@ -50,11 +50,11 @@ def test_spans_tile_the_text_and_split_it_into_what_was_told_and_what_was_replie
         assert [span["start"] for span in spans] == [0] + [span["end"] for span in spans[:-1]]
         assert spans[-1]["end"] == len(text)
         policy = [span for span in spans if span["source"] == "policy"]
-        assert [text[span["start"]:span["end"]] for span in policy] == replies[player]
+        assert [text[span["start"] : span["end"]] for span in policy] == replies[player]
         assert [span["turn"] for span in policy] == list(range(len(replies[player])))
         assert {span["source"] for span in spans} == {"policy", "environment"}
         # Each message the player was told lies in an environment span, in order; what is left there is only glue.
-        environment = [text[span["start"]:span["end"]] for span in spans if span["source"] == "environment"]
+        environment = [text[span["start"] : span["end"]] for span in spans if span["source"] == "environment"]
         remaining = list(told[player])
         for index, chunk in enumerate(environment):
             while remaining and remaining[0] in chunk:
@@ -77,9 +77,14 @@ def test_each_turn_carries_what_it_earned() -> None:
 
 
 def test_pay_before_the_first_action_counts_toward_it_and_pay_without_one_is_kept() -> None:
-    record = {"players": ["a", "b"], "steps": [
-        {"player": "a", "rewards": {"b": 2.0}}, {"player": "b", "rewards": {"a": 1.0}}, {"player": "b", "rewards": {"b": -1.0}},
-    ]}
+    record = {
+        "players": ["a", "b"],
+        "steps": [
+            {"player": "a", "rewards": {"b": 2.0}},
+            {"player": "b", "rewards": {"a": 1.0}},
+            {"player": "b", "rewards": {"b": -1.0}},
+        ],
+    }
     assert turn_rewards(record, "a") == [1.0]
     assert turn_rewards(record, "b") == [2.0, -1.0]
     assert turn_rewards({"players": ["a", "c"], "steps": [{"player": "a", "rewards": {"c": 3.0}}]}, "c") == [3.0]
@@ -100,18 +105,18 @@ def test_a_mask_from_the_token_spans_trains_on_every_reply_token_and_no_environm
         mask = [0] * len(ids)
         for span in rendered["token_spans"]:
             if span["source"] == "policy":
-                mask[span["start"]:span["end"]] = [1] * (span["end"] - span["start"])
+                mask[span["start"] : span["end"]] = [1] * (span["end"] - span["start"])
         kept = [token for token, keep in zip(ids, mask) if keep]
         dropped = [token for token, keep in zip(ids, mask) if not keep]
         assert tokenizer.decode(kept) == "".join(replies[player])
-        environment = "".join(text[span["start"]:span["end"]] for span in rendered["spans"] if span["source"] == "environment")
+        environment = "".join(text[span["start"] : span["end"]] for span in rendered["spans"] if span["source"] == "environment")
         assert tokenizer.decode(dropped) == environment
         # The token spans are the character spans, one for one, and tile the ids too.
         spans, token_spans = rendered["spans"], rendered["token_spans"]
         assert [(s["source"], s.get("turn")) for s in spans] == [(s["source"], s.get("turn")) for s in token_spans]
         assert [s["start"] for s in token_spans] == [0] + [s["end"] for s in token_spans[:-1]] and token_spans[-1]["end"] == len(ids)
         for span, tokens in zip(spans, token_spans):
-            assert tokenizer.decode(ids[tokens["start"]:tokens["end"]]) == text[span["start"]:span["end"]]
+            assert tokenizer.decode(ids[tokens["start"] : tokens["end"]]) == text[span["start"] : span["end"]]
 
 
 def test_the_export_command_writes_turn_rewards_and_texts_with_spans(tmp_path) -> None:
@@ -152,8 +157,8 @@ def test_tool_results_stay_in_environment_spans_and_calls_in_policy_spans(tmp_pa
     tokenizer = AutoTokenizer.from_pretrained(make_tiny_model(tmp_path / "tiny"))
     rendered = to_text(record, tokenizer=tokenizer)
     text, ids = rendered["text"], rendered["input_ids"]
-    policy = "".join(tokenizer.decode(ids[s["start"]:s["end"]]) for s in rendered["token_spans"] if s["source"] == "policy")
-    environment = "".join(tokenizer.decode(ids[s["start"]:s["end"]]) for s in rendered["token_spans"] if s["source"] == "environment")
+    policy = "".join(tokenizer.decode(ids[s["start"] : s["end"]]) for s in rendered["token_spans"] if s["source"] == "policy")
+    environment = "".join(tokenizer.decode(ids[s["start"] : s["end"]]) for s in rendered["token_spans"] if s["source"] == "environment")
     messages = to_chat(record)["messages"]
     results = [m["content"] for m in messages if m["role"] == "tool"]
     assert results and all(result in environment and result not in policy for result in results)

@@ -137,8 +137,9 @@ def test_llm_agent_makes_valid_negotiation_moves_with_the_default_extraction():
 
         def generate(self, conversations, seed=None):
             """One reply per conversation."""
-            return [Completion(text="That seems steep; let us meet halfway. [offer] 100", prompt_tokens=1, completion_tokens=1)
-                    for _ in conversations]
+            return [
+                Completion(text="That seems steep; let us meet halfway. [offer] 100", prompt_tokens=1, completion_tokens=1) for _ in conversations
+            ]
 
     results = parlour.evaluate("parlour/PriceNegotiation-v0", [LLMAgent(Haggler()), "conceder"], episodes=4, seed=0, progress=False)
     assert results.summary["haggler"]["invalid_action_rate"] == 0.0
@@ -282,6 +283,4 @@ def test_nested_boxes_take_the_outermost() -> None:
 
 def test_prose_quotes_after_an_object_do_not_hide_the_next_one() -> None:
     assert extract_action('{"a": 1} don"t forget {"tool": "x"}', None, "json") == '{"tool":"x"}'
-    assert extract_action('{"a": {"b": 1}} it"s {"tool": "y", "arguments": {"q": [1]}}', None, "json") == (
-        '{"tool":"y","arguments":{"q":[1]}}'
-    )
+    assert extract_action('{"a": {"b": 1}} it"s {"tool": "y", "arguments": {"q": [1]}}', None, "json") == ('{"tool":"y","arguments":{"q":[1]}}')

@@ -16,8 +16,14 @@ from parlour.envs.registry import closest_env_ids
 
 @pytest.mark.parametrize(
     ("typed", "meant"),
-    [("tictactoe", "parlour/TicTacToe-v0"), ("tic-tac-toe", "parlour/TicTacToe-v0"), ("TicTacToe", "parlour/TicTacToe-v0"),
-     ("parlour/TicTacToe-v1", "parlour/TicTacToe-v0"), ("connect4", "parlour/ConnectFour-v0"), ("kuhn_poker", "parlour/KuhnPoker-v0")],
+    [
+        ("tictactoe", "parlour/TicTacToe-v0"),
+        ("tic-tac-toe", "parlour/TicTacToe-v0"),
+        ("TicTacToe", "parlour/TicTacToe-v0"),
+        ("parlour/TicTacToe-v1", "parlour/TicTacToe-v0"),
+        ("connect4", "parlour/ConnectFour-v0"),
+        ("kuhn_poker", "parlour/KuhnPoker-v0"),
+    ],
 )
 def test_a_lowercase_or_loosely_typed_id_suggests_the_registered_one(typed: str, meant: str) -> None:
     with pytest.raises(KeyError, match=f"did you mean '{meant}'"):
@@ -43,8 +49,18 @@ def test_a_misspelt_key_in_a_roles_file_gets_did_you_mean(tmp_path: Path) -> Non
 
 def test_vf_eval_with_an_unknown_id_shows_the_suggestion_without_a_traceback(tmp_path: Path) -> None:
     pytest.importorskip("verifiers")
-    command = [str(Path(sys.executable).with_name("vf-eval")), "parlour_verifiers", "--env.taskset.env-id", "tictactoe",
-               "--env.learner-seats", "[0]", "--model", "m", "-n", "1"]
+    command = [
+        str(Path(sys.executable).with_name("vf-eval")),
+        "parlour_verifiers",
+        "--env.taskset.env-id",
+        "tictactoe",
+        "--env.learner-seats",
+        "[0]",
+        "--model",
+        "m",
+        "-n",
+        "1",
+    ]
     # In a folder of its own: vf-eval writes its outputs/ under the working directory.
     finished = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     output = finished.stdout + finished.stderr

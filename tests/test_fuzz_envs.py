@@ -29,7 +29,7 @@ STEPS = 60
 #: The bound on one step's wall time: the issue's 1 s, with room for a loaded machine.
 MAX_STEP_SECONDS = 5.0
 #: One reply of about 1 MB.
-MEGABYTE = "Lorem ipsum {\"tool\": [<answer> \ud800 " * 30_000
+MEGABYTE = 'Lorem ipsum {"tool": [<answer> \ud800 ' * 30_000
 #: The second episode's options: invalid actions never forfeit, so play reaches later states, and replies are not cut.
 LENIENT = {"error_allowance": 10_000, "max_action_chars": len(MEGABYTE) + 1}
 CODING = ("parlour/Code-v0", "parlour/CoderTester-v0", "parlour/CodeProposerSolver-v0")
@@ -72,28 +72,70 @@ class Fuzzer:
             # A small numpy int that still holds the move: int8 overflows past 127 moves (Breakthrough has hundreds).
             small = np.int8(move) if move <= np.iinfo(np.int8).max else np.int16(move)
             return self.rng.choice([np.int64(move), small, float(move), np.float32(move), str(move), -move - 1, move + 10**6])
-        return self.rng.choice([f"  {move.upper()}  ", f"I play {move}.", f"\\boxed{{{move}}}", f"{move}\ud800", f"<answer>{move}</answer>", move * 3])
+        return self.rng.choice(
+            [f"  {move.upper()}  ", f"I play {move}.", f"\\boxed{{{move}}}", f"{move}\ud800", f"<answer>{move}</answer>", move * 3]
+        )
 
     def text(self, legal: list[Any]) -> str:
         """Random text, text shaped like the moves games parse, or text that is costly to parse."""
         rng = self.rng
         word = random_text(rng)
-        return rng.choice([
-            word,
-            f"[offer] {rng.choice(['1,200', '1e3', '1 000', '1_000', '3.5', '-1', '9' * 400, word])}",
-            f"[accept] {word}", f"[pass] {word}", f"[all] {word}", f"[answer] {word}", f"### Final Answer ### {word}",
-            f"<answer>{word}</answer>", f"<think>{word}</think>", "<answer>\ud800\udfff</answer>", f"\\boxed{{{word}}}",
-            '{"a": ' * 2731, "[" * 5000, '{"player_1": "' * 500, "{" * 3000 + '{"tool": "search"}', f'{{"player_1": "{word}"}}',
-            "", " ", "\x00", "\n" * 100, "\u202e\u200b\ufeff", word * 50,
-        ])
+        return rng.choice(
+            [
+                word,
+                f"[offer] {rng.choice(['1,200', '1e3', '1 000', '1_000', '3.5', '-1', '9' * 400, word])}",
+                f"[accept] {word}",
+                f"[pass] {word}",
+                f"[all] {word}",
+                f"[answer] {word}",
+                f"### Final Answer ### {word}",
+                f"<answer>{word}</answer>",
+                f"<think>{word}</think>",
+                "<answer>\ud800\udfff</answer>",
+                f"\\boxed{{{word}}}",
+                '{"a": ' * 2731,
+                "[" * 5000,
+                '{"player_1": "' * 500,
+                "{" * 3000 + '{"tool": "search"}',
+                f'{{"player_1": "{word}"}}',
+                "",
+                " ",
+                "\x00",
+                "\n" * 100,
+                "\u202e\u200b\ufeff",
+                word * 50,
+            ]
+        )
 
     def structured(self, legal: list[Any]) -> Any:
         """A value that is not text: numbers of every kind, containers, bytes, and objects JSON cannot encode."""
-        return self.rng.choice([
-            0, -1, 10**30, 3.0, 2.5, float("nan"), float("inf"), True, None, np.int64(1), np.float64(1.0), np.array([1]),
-            b"bytes", bytearray(b"x"), [1, 2], ("a",), {"a": 1}, {1, 2}, {"tool_calls": None}, {"tool_calls": []}, {"tool_calls": [{}]},
-            {"tool_calls": [{"function": "x"}]}, object(),
-        ])
+        return self.rng.choice(
+            [
+                0,
+                -1,
+                10**30,
+                3.0,
+                2.5,
+                float("nan"),
+                float("inf"),
+                True,
+                None,
+                np.int64(1),
+                np.float64(1.0),
+                np.array([1]),
+                b"bytes",
+                bytearray(b"x"),
+                [1, 2],
+                ("a",),
+                {"a": 1},
+                {1, 2},
+                {"tool_calls": None},
+                {"tool_calls": []},
+                {"tool_calls": [{}]},
+                {"tool_calls": [{"function": "x"}]},
+                object(),
+            ]
+        )
 
     def value(self, schema: dict[str, Any], encodable: bool) -> Any:
         """An argument value for ``schema``: often well-typed, sometimes off (floats for integers, numpy, huge)."""

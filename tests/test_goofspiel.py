@@ -42,7 +42,9 @@ def test_a_bare_number_or_the_last_bid_mentioned_is_the_move(text):
     assert Goofspiel().parse("player_0", text) == "bid 7"
 
 
-@pytest.mark.parametrize("text,complaint", [("14", "No move found"), ("0", "No move found"), ("seven", "No move found"), ("9" * 5000, "No move found")])
+@pytest.mark.parametrize(
+    "text,complaint", [("14", "No move found"), ("0", "No move found"), ("seven", "No move found"), ("9" * 5000, "No move found")]
+)
 def test_a_card_outside_the_hand_is_rejected_with_a_reason(text, complaint):
     with pytest.raises(InvalidMove, match=complaint):
         Goofspiel().parse("player_0", text)

@@ -164,7 +164,15 @@ def test_a_hint_names_the_touched_cards_and_rules_out_the_value_for_the_others()
     assert game.clued == {first}
     view = game.view("player_1")
     assert view["hands"]["player_1"][0] == {"id": first, "color": None, "rank": None, "colors": ["red", "yellow"], "ranks": [2], "clued": True}
-    assert view["log"][-1] == {"player": "player_0", "type": "hint", "target": "player_1", "value": "2", "slots": (1,), "touched": (first,), "new": (first,)}
+    assert view["log"][-1] == {
+        "player": "player_0",
+        "type": "hint",
+        "target": "player_1",
+        "value": "2",
+        "slots": (1,),
+        "touched": (first,),
+        "new": (first,),
+    }
     assert "player_0 hints player_1: slot 1 is 2" in match.observation_text("player_1")
     play(match, "hint player_0 red")
     assert all(game._possible(card) == (["red"], [1, 2, 3, 4, 5]) for card in game.hands[0])
@@ -274,7 +282,9 @@ MEASURED = {
 @pytest.mark.parametrize("preset,num_players", list(MEASURED))
 def test_convention_agents_score_as_measured(preset, num_players):
     episodes = 60 if preset == "full" else 200
-    results = parlour.evaluate(ENV_ID, ["convention"], episodes=episodes, seed=0, env_kwargs={"preset": preset, "num_players": num_players}, progress=False)
+    results = parlour.evaluate(
+        ENV_ID, ["convention"], episodes=episodes, seed=0, env_kwargs={"preset": preset, "num_players": num_players}, progress=False
+    )
     scores = [record["outcome"]["details"]["score"] for record in results.records]
     assert np.mean([record["outcome"]["details"]["misplays"] for record in results.records]) <= 0.2
     assert np.mean(scores) > MEASURED[(preset, num_players)] - 1.0
@@ -387,7 +397,11 @@ def _cross_check(pyspiel, options: dict, seeds: int) -> set[str]:
             assert _spiel_own_knowledge(state.observation_string(seat)) == mine
             # Mostly play what fits, hint or discard, and seldom misplay, so that games end in every way.
             plays = [i for i in legal if game.hand_size <= i < 2 * game.hand_size]
-            fitting = [i for i in plays if game.fireworks[game.color_of(game.hands[seat][i - game.hand_size])] == game.rank_of(game.hands[seat][i - game.hand_size]) - 1]
+            fitting = [
+                i
+                for i in plays
+                if game.fireworks[game.color_of(game.hands[seat][i - game.hand_size])] == game.rank_of(game.hands[seat][i - game.hand_size]) - 1
+            ]
             others = [i for i in legal if i not in plays]
             roll = rng.random()
             pool = fitting if fitting and roll < 0.6 else others if others and roll < 0.97 else legal

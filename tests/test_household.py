@@ -23,10 +23,15 @@ ENV_ID = "parlour/Household-v0"
 def kitchen(family: str = "heat", target: str = "mug", destination: str = "countertop", **changes) -> World:
     """One kitchen: a mug in a closed cabinet, an apple in the closed fridge, an empty countertop."""
     fields = dict(
-        rooms=["kitchen"], doors={"kitchen": []},
+        rooms=["kitchen"],
+        doors={"kitchen": []},
         receptacles={"kitchen": ["countertop 1", "cabinet 1", "fridge 1", "microwave 1", "sinkbasin 1"]},
         contents={"countertop 1": (), "cabinet 1": ("mug 1",), "fridge 1": ("apple 1",), "microwave 1": (), "sinkbasin 1": ()},
-        lamps={}, family=family, target=target, destination=destination, start="kitchen",
+        lamps={},
+        family=family,
+        target=target,
+        destination=destination,
+        start="kitchen",
     )
     fields.update(changes)
     world = World(**fields)
@@ -58,6 +63,7 @@ def said(ctx: Context) -> str:
 
 # ------------------------------------------------------------------------------------------------- rules
 
+
 def test_heat_then_place_needs_the_treatment_and_pays_one(monkeypatch):
     game, ctx = started(monkeypatch, kitchen())
     assert "put a hot mug on countertop." in said(ctx)
@@ -85,8 +91,17 @@ def test_heat_then_place_needs_the_treatment_and_pays_one(monkeypatch):
 def test_shaped_reward_pays_each_milestone_once(monkeypatch):
     game, ctx = started(monkeypatch, kitchen(), reward="shaped")
     paid = []
-    for text in ["go to cabinet 1", "open cabinet 1", "take mug 1 from cabinet 1", "put mug 1 in cabinet 1", "take mug 1 from cabinet 1",
-                 "go to microwave 1", "heat mug 1 with microwave 1", "go to countertop 1", "put mug 1 on countertop 1"]:
+    for text in [
+        "go to cabinet 1",
+        "open cabinet 1",
+        "take mug 1 from cabinet 1",
+        "put mug 1 in cabinet 1",
+        "take mug 1 from cabinet 1",
+        "go to microwave 1",
+        "heat mug 1 with microwave 1",
+        "go to countertop 1",
+        "put mug 1 on countertop 1",
+    ]:
         ctx.step_rewards = {}
         play(game, ctx, text)
         paid.append(ctx.step_rewards.get("player_0", 0.0))
@@ -95,11 +110,23 @@ def test_shaped_reward_pays_each_milestone_once(monkeypatch):
 
 
 def test_pick_two_needs_two_in_place(monkeypatch):
-    world = kitchen("pick_two", "mug", "countertop", contents={"countertop 1": (), "cabinet 1": ("mug 1", "mug 2"), "fridge 1": (),
-                                                              "microwave 1": (), "sinkbasin 1": ()})
+    world = kitchen(
+        "pick_two",
+        "mug",
+        "countertop",
+        contents={"countertop 1": (), "cabinet 1": ("mug 1", "mug 2"), "fridge 1": (), "microwave 1": (), "sinkbasin 1": ()},
+    )
     game, ctx = started(monkeypatch, world)
-    for text in ["go to cabinet 1", "open cabinet 1", "take mug 1 from cabinet 1", "go to countertop 1", "put mug 1 on countertop 1",
-                 "go to cabinet 1", "take mug 2 from cabinet 1", "go to countertop 1"]:
+    for text in [
+        "go to cabinet 1",
+        "open cabinet 1",
+        "take mug 1 from cabinet 1",
+        "go to countertop 1",
+        "put mug 1 on countertop 1",
+        "go to cabinet 1",
+        "take mug 2 from cabinet 1",
+        "go to countertop 1",
+    ]:
         play(game, ctx, text)
         assert ctx.ending is None
     play(game, ctx, "put mug 2 on countertop 1")
@@ -107,10 +134,17 @@ def test_pick_two_needs_two_in_place(monkeypatch):
 
 
 def test_examine_under_the_lamp_needs_the_object_in_hand_and_the_lamp_on(monkeypatch):
-    world = World(rooms=["bedroom", "kitchen"], doors={"bedroom": ["kitchen"], "kitchen": ["bedroom"]},
-                  receptacles={"bedroom": ["sidetable 1", "bed 1"], "kitchen": ["countertop 1"]},
-                  contents={"sidetable 1": (), "bed 1": ("book 1",), "countertop 1": ()}, lamps={"desklamp 1": "sidetable 1"},
-                  family="examine", target="book", destination="", start="kitchen")
+    world = World(
+        rooms=["bedroom", "kitchen"],
+        doors={"bedroom": ["kitchen"], "kitchen": ["bedroom"]},
+        receptacles={"bedroom": ["sidetable 1", "bed 1"], "kitchen": ["countertop 1"]},
+        contents={"sidetable 1": (), "bed 1": ("book 1",), "countertop 1": ()},
+        lamps={"desklamp 1": "sidetable 1"},
+        family="examine",
+        target="book",
+        destination="",
+        start="kitchen",
+    )
     world.digest = digest(world)
     game, ctx = started(monkeypatch, world)
     assert "examine the book with the desklamp." in said(ctx)
@@ -135,11 +169,17 @@ def test_the_step_limit_ends_the_episode_unsolved(monkeypatch):
 
 
 def test_rooms_are_reached_through_doors_only(monkeypatch):
-    world = World(rooms=["kitchen", "livingroom", "bedroom"], doors={"kitchen": ["livingroom"], "livingroom": ["kitchen", "bedroom"],
-                                                                     "bedroom": ["livingroom"]},
-                  receptacles={"kitchen": ["fridge 1"], "livingroom": ["sofa 1"], "bedroom": ["bed 1"]},
-                  contents={"fridge 1": (), "sofa 1": ("pillow 1",), "bed 1": ()}, lamps={}, family="pick_and_place", target="pillow",
-                  destination="bed", start="kitchen")
+    world = World(
+        rooms=["kitchen", "livingroom", "bedroom"],
+        doors={"kitchen": ["livingroom"], "livingroom": ["kitchen", "bedroom"], "bedroom": ["livingroom"]},
+        receptacles={"kitchen": ["fridge 1"], "livingroom": ["sofa 1"], "bedroom": ["bed 1"]},
+        contents={"fridge 1": (), "sofa 1": ("pillow 1",), "bed 1": ()},
+        lamps={},
+        family="pick_and_place",
+        target="pillow",
+        destination="bed",
+        start="kitchen",
+    )
     world.digest = digest(world)
     game, ctx = started(monkeypatch, world)
     with pytest.raises(InvalidMove, match="cannot get there from here"):
@@ -164,13 +204,17 @@ def test_clone_is_independent(monkeypatch):
 
 # ------------------------------------------------------------------------------------------ reading text
 
-@pytest.mark.parametrize("text, command", [
-    ("GO TO THE CABINET 1", "go to cabinet 1"),
-    ("Let me look around first.\n> go to the cabinet", "go to cabinet 1"),
-    ("I should open the fridge. go to fridge 1 is the plan, then I'll see", "go to fridge 1"),
-    ("walk to sink basin", "go to sinkbasin 1"),
-    ("action: go to countertop 1.", "go to countertop 1"),
-])
+
+@pytest.mark.parametrize(
+    "text, command",
+    [
+        ("GO TO THE CABINET 1", "go to cabinet 1"),
+        ("Let me look around first.\n> go to the cabinet", "go to cabinet 1"),
+        ("I should open the fridge. go to fridge 1 is the plan, then I'll see", "go to fridge 1"),
+        ("walk to sink basin", "go to sinkbasin 1"),
+        ("action: go to countertop 1.", "go to countertop 1"),
+    ],
+)
 def test_free_text_reads_as_the_command_it_names(monkeypatch, text, command):
     game, _ = started(monkeypatch, kitchen())
     assert game.parse("player_0", text) == command
@@ -189,19 +233,23 @@ def test_put_and_take_read_alfworlds_forms(monkeypatch):
 
 # ------------------------------------------------------------------------------------------ invalid actions
 
-@pytest.mark.parametrize("text, reason", [
-    ("dance with the fridge", "That is not a command."),
-    ("", "The reply is empty."),
-    ("open", "Say what to open."),
-    ("take apple 1 from fridge 1", "You are at the cabinet 1, not at the fridge 1: go to it first."),
-    ("take mug 1 from cabinet 1", "The cabinet 1 is closed: open it first."),
-    ("open countertop 1", "You are at the cabinet 1, not at the countertop 1: go to it first."),
-    ("close cabinet 1", "The cabinet 1 is already closed."),
-    ("put mug 1 in cabinet 1", "You are not carrying anything."),
-    ("heat apple 1 with fridge 1", "You are not carrying anything."),
-    ("use mug 1", "Only a desklamp can be used."),
-    ("examine banana 7", "You see no such thing here."),
-])
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("dance with the fridge", "That is not a command."),
+        ("", "The reply is empty."),
+        ("open", "Say what to open."),
+        ("take apple 1 from fridge 1", "You are at the cabinet 1, not at the fridge 1: go to it first."),
+        ("take mug 1 from cabinet 1", "The cabinet 1 is closed: open it first."),
+        ("open countertop 1", "You are at the cabinet 1, not at the countertop 1: go to it first."),
+        ("close cabinet 1", "The cabinet 1 is already closed."),
+        ("put mug 1 in cabinet 1", "You are not carrying anything."),
+        ("heat apple 1 with fridge 1", "You are not carrying anything."),
+        ("use mug 1", "Only a desklamp can be used."),
+        ("examine banana 7", "You see no such thing here."),
+    ],
+)
 def test_what_cannot_be_done_is_refused_with_the_reason(monkeypatch, text, reason):
     game, ctx = started(monkeypatch, kitchen())
     play(game, ctx, "go to cabinet 1")
@@ -280,6 +328,7 @@ def test_nothing_unseen_reaches_the_player_in_any_channel():
 
 # ------------------------------------------------------------------------------------------ seeds and splits
 
+
 def test_train_and_test_worlds_never_coincide():
     train = {draw(np.random.default_rng(seed), 1, "train").digest for seed in range(300)}
     test = {draw(np.random.default_rng(seed), 1, "test").digest for seed in range(300)}
@@ -304,6 +353,7 @@ def test_options_are_checked():
 
 
 # ------------------------------------------------------------------------------------------ agents, records, vector
+
 
 @pytest.mark.parametrize("difficulty", [1, 2, 3, 4, 5])
 def test_the_expert_solves_every_house(difficulty):
@@ -340,8 +390,16 @@ def test_vector_mode_masks_exactly_the_admissible_commands():
         env.step(int(np.flatnonzero(mask)[0]))
 
 
-@pytest.mark.parametrize("text, command", [("i", "inventory"), ("I will look at the cabinet 1", "examine cabinet 1"),
-                                           ("inv", "inventory"), ("l", "look"), ("move to the countertop", "go to countertop 1")])
+@pytest.mark.parametrize(
+    "text, command",
+    [
+        ("i", "inventory"),
+        ("I will look at the cabinet 1", "examine cabinet 1"),
+        ("inv", "inventory"),
+        ("l", "look"),
+        ("move to the countertop", "go to countertop 1"),
+    ],
+)
 def test_short_forms_read_as_their_commands(monkeypatch, text, command):
     game, ctx = started(monkeypatch, kitchen())
     play(game, ctx, "go to cabinet 1")
@@ -352,8 +410,15 @@ def test_refusals_never_echo_the_players_words(monkeypatch):
     # No game formats player text: a refusal names only the catalogue's things, never what the player wrote.
     game, ctx = started(monkeypatch, kitchen())
     play(game, ctx, "go to cabinet 1")
-    for text in ["zqspoof", "take zqspoof from cabinet 1", "go to zqspoof", "put zqspoof 1 in zqspoof 2", "examine the zqspoof",
-                 "zqspoof\n> open zqspoof", "x" * 400 + " zqspoof"]:
+    for text in [
+        "zqspoof",
+        "take zqspoof from cabinet 1",
+        "go to zqspoof",
+        "put zqspoof 1 in zqspoof 2",
+        "examine the zqspoof",
+        "zqspoof\n> open zqspoof",
+        "x" * 400 + " zqspoof",
+    ]:
         with pytest.raises(InvalidMove) as refused:
             game.parse("player_0", text)
         assert "zqspoof" not in str(refused.value) and "xxx" not in str(refused.value), text[:30]

@@ -114,7 +114,7 @@ def test_vector_describes_the_last_rounds_most_recent_first():
 def test_communication_delivers_messages_verbatim_before_the_decision():
     match = new_match(rounds=2, communication=True)
     assert match.legal_moves("player_0") is None
-    message = "Let's both cooperate.\n  Promise? ✓ {\"json\": true}  "
+    message = 'Let\'s both cooperate.\n  Promise? ✓ {"json": true}  '
     match.submit("player_0", message)
     assert message not in match.observation_text("player_1")
     assert match.agent_observation("player_1")["view"]["messages_received"] == ()

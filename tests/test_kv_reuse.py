@@ -13,6 +13,7 @@ from parlour.wrappers.tiny_model import make_tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
+
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The tiny model's folder, built once for this file."""
@@ -30,7 +31,10 @@ def test_multi_turn_batches_give_the_same_tokens(model_dir: str) -> None:
     reuse, plain = backends(model_dir)
     chats: list[list[Message]] = [
         [{"role": "system", "content": "You play Tic-tac-toe as X."}, {"role": "user", "content": "Board: empty. Your move."}],
-        [{"role": "system", "content": "You play Nim. Take one to three stones from a heap; the last stone wins, so count carefully."}, {"role": "user", "content": "Heaps: 3 4 5."}],
+        [
+            {"role": "system", "content": "You play Nim. Take one to three stones from a heap; the last stone wins, so count carefully."},
+            {"role": "user", "content": "Heaps: 3 4 5."},
+        ],
         [{"role": "system", "content": "You play Kuhn poker."}, {"role": "user", "content": "You hold K."}],
     ]
     for turn in range(3):

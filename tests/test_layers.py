@@ -15,8 +15,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # setuptools' package-dir, read the same way: which folder holds which import package.
-PACKAGE_DIRS = {"parlour": "parlour", "parlour.envs": "envs", "parlour.wrappers": "wrappers", "parlour.baselines": "baselines",
-                "parlour.leaderboard": "leaderboard", "parlour.evaluation": "evaluation", "parlour.bridges": "bridges"}
+PACKAGE_DIRS = {
+    "parlour": "parlour",
+    "parlour.envs": "envs",
+    "parlour.wrappers": "wrappers",
+    "parlour.baselines": "baselines",
+    "parlour.leaderboard": "leaderboard",
+    "parlour.evaluation": "evaluation",
+    "parlour.bridges": "bridges",
+}
 
 # Lowest first. A module belongs to the first layer one of whose prefixes it starts with, most specific first.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [

@@ -14,8 +14,14 @@ from parlour.envs.registry import all_games, game_class
 from parlour.leaderboard.api import Leaderboard
 
 #: The first built-in competitive games, with the episodes each gets (minimax is slow; poker needs hundreds of hands).
-CHEAP = ["parlour/KuhnPoker-v0", "parlour/LeducHoldem-v0", "parlour/ColonelBlotto-v0", "parlour/IteratedPrisonersDilemma-v0",
-         "parlour/LiarsDice-v0", "parlour/Nim-v0"]
+CHEAP = [
+    "parlour/KuhnPoker-v0",
+    "parlour/LeducHoldem-v0",
+    "parlour/ColonelBlotto-v0",
+    "parlour/IteratedPrisonersDilemma-v0",
+    "parlour/LiarsDice-v0",
+    "parlour/Nim-v0",
+]
 SLOW = ["parlour/TicTacToe-v0", "parlour/ConnectFour-v0"]
 
 
@@ -44,8 +50,10 @@ def test_the_built_in_games_rank_the_agent_stronger_in_expected_payoff_above_ran
     # The first games, rated on expected payoff head to head; every game since is held to the same by
     # test_after_the_demo_every_strong_built_in_ranks_above_random_everywhere below.
     assert set(CHEAP + SLOW) <= {game.env_id() for game in all_games() if game.__module__.startswith("parlour.envs.games")}
-    boards = [run_demo(tmp_path / "cheap", CHEAP, "--episodes", "10", "--game-episodes", "600"),
-              run_demo(tmp_path / "slow", SLOW, "--episodes", "8", "--game-episodes", "16")]
+    boards = [
+        run_demo(tmp_path / "cheap", CHEAP, "--episodes", "10", "--game-episodes", "600"),
+        run_demo(tmp_path / "slow", SLOW, "--episodes", "8", "--game-episodes", "16"),
+    ]
     checked = 0
     for board in boards:
         assert board.store.episode_count(counted=False) == 0  # every demo run was a challenge
@@ -81,7 +89,11 @@ def test_lineups_follow_the_category_seats_and_roles():
     assert {"verifier", "credulous"} <= judges and not judges & {"honest", "dishonest"}
     assert {"honest", "dishonest"} <= debaters and not debaters & {"verifier", "credulous"}
     # Every pair of scripted agents once, unrotated by the demo (the runner rotates seats); ppo where stable-baselines3 is installed.
-    expected = [("minimax", "random")] if "ppo" not in scripted_names("parlour/TicTacToe-v0") else [("minimax", "ppo"), ("minimax", "random"), ("ppo", "random")]
+    expected = (
+        [("minimax", "random")]
+        if "ppo" not in scripted_names("parlour/TicTacToe-v0")
+        else [("minimax", "ppo"), ("minimax", "random"), ("ppo", "random")]
+    )
     assert lineups("parlour/TicTacToe-v0") == [Lineup(pair, False, "-vs-".join(pair)) for pair in expected]
     assert episodes_per_lineup("parlour/KuhnPoker-v0", 1, 50, 600) == 600
     assert episodes_per_lineup("parlour/Bargaining-v0", 15, 50, 600) == 50

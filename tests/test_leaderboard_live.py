@@ -123,8 +123,19 @@ def test_live_match_errors_are_clear(live_server):
 
 def test_parlour_connect_plays_from_the_command_line(live_server, capsys, monkeypatch):
     base, token = live_server
-    status, out, _ = cli(capsys, monkeypatch, "connect", "python:tests.test_leaderboard_live:Player", "--server", base, "--env", TTT,
-                         "--opponent", "minimax", token=token)
+    status, out, _ = cli(
+        capsys,
+        monkeypatch,
+        "connect",
+        "python:tests.test_leaderboard_live:Player",
+        "--server",
+        base,
+        "--env",
+        TTT,
+        "--opponent",
+        "minimax",
+        token=token,
+    )
     assert status == 0 and "live match stored as submission" in out and "4 episodes" in out
     status, _, err = cli(capsys, monkeypatch, "connect", "random", "--server", base, "--env", TTT, "--episodes", "1", token=token)
     assert status == 2 and "'random' is a built-in agent's name" in err

@@ -81,8 +81,9 @@ def bargaining(seed: int) -> list[tuple]:
     for a, b in (("boulware", "conceder"), ("boulware", "random"), ("conceder", "random")):
         for index in range(25):
             deal = rng.random() < 0.7
-            results.append((f"{a}-{b}-{index:03d}", {"player_0": a, "player_1": b},
-                            {"player_0": 6.0 * deal + rng.random(), "player_1": 4.0 * deal}, {}))
+            results.append(
+                (f"{a}-{b}-{index:03d}", {"player_0": a, "player_1": b}, {"player_0": 6.0 * deal + rng.random(), "player_1": 4.0 * deal}, {})
+            )
     return results
 
 
@@ -93,8 +94,9 @@ def win_loss(seed: int) -> list[tuple]:
     for a, b, p in (("minimax", "random", 0.9), ("ppo", "random", 0.7), ("minimax", "ppo", 0.6)):
         for index in range(30):
             win = rng.random() < p
-            results.append((f"{a}-{b}-{index:03d}", {"player_0": a, "player_1": b},
-                            {"player_0": 1.0 if win else -1.0, "player_1": -1.0 if win else 1.0}))
+            results.append(
+                (f"{a}-{b}-{index:03d}", {"player_0": a, "player_1": b}, {"player_0": 1.0 if win else -1.0, "player_1": -1.0 if win else 1.0})
+            )
     return results
 
 
@@ -112,24 +114,35 @@ def cooperation(seed: int) -> list[tuple]:
 
 STRANGERS = {
     # Each method's field, and a provisional newcomer's games against one ranked agent.
-    "payoff": (lambda: field(), lucky,
-               dict(category="game", zero_sum=True, players=SEATS)),
-    "alpha-rank": (lambda: bargaining(1),
-                   lambda: [(f"s{index:03d}", {"player_0": "greedy", "player_1": "boulware"}, {"player_0": 9.0, "player_1": 0.0}, {})
-                            for index in range(8)],
-                   dict(category="negotiation", zero_sum=False, players=SEATS)),
-    "bradley-terry": (lambda: win_loss(3),
-                      lambda: [(f"s{index:03d}", {"player_0": "stranger", "player_1": "minimax"}, {"player_0": 1.0, "player_1": -1.0})
-                               for index in range(20)],
-                      dict(category="game", zero_sum=True, players=SEATS)),
-    "team": (lambda: cooperation(4),
-             lambda: [(f"s{index:03d}", {"cook_0": "saboteur", "waiter_1": "good"}, {"cook_0": -5.0, "waiter_1": -5.0}) for index in range(6)],
-             dict(category="cooperation", zero_sum=False, players=["cook_0", "waiter_1"])),
-    "roles": (lambda: debates(),
-              lambda: [(f"s{index:03d}", {"debater_a": "honest", "debater_b": "random", "judge": "lazy"},
-                        {"debater_a": -1.0, "debater_b": 1.0, "judge": 0.0}, {"teams": {"true_side": ["debater_a"], "false_side": ["debater_b"]}})
-                       for index in range(5)],
-              dict(category="social", zero_sum=False, players=DEBATE_SEATS, fixed_roles=True)),
+    "payoff": (lambda: field(), lucky, dict(category="game", zero_sum=True, players=SEATS)),
+    "alpha-rank": (
+        lambda: bargaining(1),
+        lambda: [(f"s{index:03d}", {"player_0": "greedy", "player_1": "boulware"}, {"player_0": 9.0, "player_1": 0.0}, {}) for index in range(8)],
+        dict(category="negotiation", zero_sum=False, players=SEATS),
+    ),
+    "bradley-terry": (
+        lambda: win_loss(3),
+        lambda: [(f"s{index:03d}", {"player_0": "stranger", "player_1": "minimax"}, {"player_0": 1.0, "player_1": -1.0}) for index in range(20)],
+        dict(category="game", zero_sum=True, players=SEATS),
+    ),
+    "team": (
+        lambda: cooperation(4),
+        lambda: [(f"s{index:03d}", {"cook_0": "saboteur", "waiter_1": "good"}, {"cook_0": -5.0, "waiter_1": -5.0}) for index in range(6)],
+        dict(category="cooperation", zero_sum=False, players=["cook_0", "waiter_1"]),
+    ),
+    "roles": (
+        lambda: debates(),
+        lambda: [
+            (
+                f"s{index:03d}",
+                {"debater_a": "honest", "debater_b": "random", "judge": "lazy"},
+                {"debater_a": -1.0, "debater_b": 1.0, "judge": 0.0},
+                {"teams": {"true_side": ["debater_a"], "false_side": ["debater_b"]}},
+            )
+            for index in range(5)
+        ],
+        dict(category="social", zero_sum=False, players=DEBATE_SEATS, fixed_roles=True),
+    ),
 }
 
 
@@ -162,15 +175,17 @@ def test_an_agent_whose_only_opponents_are_provisional_is_provisional_too():
     assert "not provisional" in rows["echo"]["provisional"]
     assert rows["echo"]["needs"] == "20 more episodes and 2 more opponents, against ranked agents"
     assert {name: rows[name]["rating"] for name in ("nash", "ppo", "random")} == {
-        name: row["rating"] for name, row in by_agent(chips(field())).items()}
+        name: row["rating"] for name, row in by_agent(chips(field())).items()
+    }
 
 
 def test_a_provisional_row_says_what_it_still_needs():
     rows = by_agent(chips(field() + lucky(8)))
     king = rows["king_only"]
     assert king["needs"] == "12 more episodes and one more opponent"
-    assert king["provisional"] == ("8 episodes, under the 20 a rank needs; met 1 other agent(s), under the 2 a rank needs: "
-                                   "it needs 12 more episodes and one more opponent")
+    assert king["provisional"] == (
+        "8 episodes, under the 20 a rank needs; met 1 other agent(s), under the 2 a rank needs: it needs 12 more episodes and one more opponent"
+    )
     assert all(rows[name]["needs"] is None for name in ("nash", "ppo", "random"))
 
 
@@ -197,10 +212,11 @@ def test_a_perfect_record_sits_inside_its_bradley_terry_interval():
 def test_without_random_a_provisional_rating_stands_on_the_ranked_agents_scale():
     # No random to anchor the scale: the ranked agents' mean is the 1000, and a provisional agent (rated on every
     # episode) is placed as its own fit places it against them.
-    results = [(key, {seat: name.replace("random", "rookie") for seat, name in seating.items()}, returns)
-               for key, seating, returns in win_loss(6)]
-    stranger = [(f"s{i:03d}", {"player_0": "stranger", "player_1": "ppo"}, {"player_0": 1.0 if i % 4 else -1.0, "player_1": -1.0 if i % 4 else 1.0})
-                for i in range(20)]
+    results = [(key, {seat: name.replace("random", "rookie") for seat, name in seating.items()}, returns) for key, seating, returns in win_loss(6)]
+    stranger = [
+        (f"s{i:03d}", {"player_0": "stranger", "player_1": "ppo"}, {"player_0": 1.0 if i % 4 else -1.0, "player_1": -1.0 if i % 4 else 1.0})
+        for i in range(20)
+    ]
     table = ratings.env_table(results + stranger, seats=2, bootstrap=30, players=SEATS)
     rows = by_agent(table)
     assert table["anchor"] is None and rows["stranger"]["provisional"]
@@ -221,9 +237,14 @@ def test_headlines_that_disagree_with_exploitability_say_why():
     # Issue 32: the bot held 0.662 of the Nash mass and nash 0.000, beside an exploitability column saying the opposite.
     from parlour.leaderboard.site import headline_notes
 
-    table = {"value": "expected payoff", "exploitability": "chips a best responder wins",
-             "rows": [{"agent": "nash", "rating": 0.11, "nash_mass": 0.0, "exploitability": 0.0, "rank": 1},
-                      {"agent": "king_only", "rating": 0.05, "nash_mass": 0.66, "exploitability": 0.25, "rank": 2}]}
+    table = {
+        "value": "expected payoff",
+        "exploitability": "chips a best responder wins",
+        "rows": [
+            {"agent": "nash", "rating": 0.11, "nash_mass": 0.0, "exploitability": 0.0, "rank": 1},
+            {"agent": "king_only", "rating": 0.05, "nash_mass": 0.66, "exploitability": 0.25, "rank": 2},
+        ],
+    }
     (note,) = headline_notes(table)
     assert note.startswith("Nash mass and exploitability disagree") and "king_only holds 0.660" in note and "nash is less exploitable" in note
     table["rows"][0]["nash_mass"], table["rows"][1]["nash_mass"] = 1.0, 0.0
@@ -243,8 +264,12 @@ def board(tmp_path_factory):
     board = Leaderboard(db, bootstrap=20, min_challenge_episodes=1, nonces=seeded_nonces(0))
     board.add_submitter("alice")
     env_id = "parlour/Bargaining-v0"
-    for agents, episodes in ((["boulware", "random"], 20), (["conceder", "boulware"], 20), (["conceder", "random"], 20),
-                             (["hardliner", "boulware"], 8)):
+    for agents, episodes in (
+        (["boulware", "random"], 20),
+        (["conceder", "boulware"], 20),
+        (["conceder", "random"], 20),
+        (["hardliner", "boulware"], 8),
+    ):
         challenge = board.issue_challenge("alice", env_id, agents, episodes)
         board.submit(evaluate(env_id, agents, challenge=challenge, progress=False), "alice")
     return board

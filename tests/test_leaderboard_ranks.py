@@ -60,7 +60,8 @@ def test_a_single_agent_task_needs_episodes_only():
     results += [(f"b{i:03d}", {"solo": "b"}, {"solo": 1.0}) for i in range(ratings.MIN_EPISODES - 1)]
     rows = {row["agent"]: row for row in ratings.env_table(results, seats=1, category="search")["rows"]}
     assert rows["a"]["rank"] == 1 and rows["b"]["provisional"] == (
-        f"{ratings.MIN_EPISODES - 1} episodes, under the {ratings.MIN_EPISODES} a rank needs: it needs one more episode")
+        f"{ratings.MIN_EPISODES - 1} episodes, under the {ratings.MIN_EPISODES} a rank needs: it needs one more episode"
+    )
 
 
 def test_exploitability_is_exact_for_nash_and_high_for_the_king_only_bot():

@@ -101,8 +101,9 @@ def test_the_first_mover_term_is_recovered_and_keeps_it_out_of_the_strengths():
         i, j = (2, int(rng.integers(2))) if index % 3 else tuple(rng.choice(3, size=2, replace=False))
         p = 1.0 / (1.0 + math.exp(-(truth[names[i]] - truth[names[j]] + eta)))
         win = rng.random() < p
-        results.append((f"{index:06d}", {"player_0": names[i], "player_1": names[j]},
-                        {"player_0": 1.0 if win else -1.0, "player_1": -1.0 if win else 1.0}))
+        results.append(
+            (f"{index:06d}", {"player_0": names[i], "player_1": names[j]}, {"player_0": 1.0 if win else -1.0, "player_1": -1.0 if win else 1.0})
+        )
     table = ratings.bradley_terry(results, bootstrap=0, anchor="a", players=["player_0", "player_1"])
     assert table["first_mover_elo"] == pytest.approx(ratings.ELO_PER_NAT * eta, abs=25)
     fitted = {row["agent"]: row["rating"] - ratings.ANCHOR_RATING for row in table["rows"]}
@@ -144,8 +145,10 @@ def test_a_mean_score_interval_stays_inside_the_range_of_the_scores():
     solo = [(f"{i:03d}", {"solo": "oracle"}, {"solo": 1.0}) for i in range(6)] + [(f"r{i}", {"solo": "random"}, {"solo": 0.0}) for i in range(6)]
     team = [(f"{i:03d}", {"a_0": "good", "b_1": "good"}, {"a_0": 1.0, "b_1": 1.0}) for i in range(6)]
     team += [(f"m{i:03d}", {"a_0": "good", "b_1": "dud"}, {"a_0": 0.0, "b_1": 0.0}) for i in range(6)]
-    for table in (ratings.env_table(solo, seats=1, category="search"),
-                  ratings.env_table(team, seats=2, bootstrap=50, category="cooperation", zero_sum=False, players=["a_0", "b_1"])):
+    for table in (
+        ratings.env_table(solo, seats=1, category="search"),
+        ratings.env_table(team, seats=2, bootstrap=50, category="cooperation", zero_sum=False, players=["a_0", "b_1"]),
+    ):
         for row in table["rows"] + table.get("teams", []):
             # The range the returns can take, as the CLI states it: those seen, and -1 to 1 (a forfeit's loss).
             assert -1.0 <= row["low"] < row["high"] <= 1.0, (table["kind"], row)
@@ -161,8 +164,15 @@ def played(env_id: str, agents: tuple[str, str], episodes: int, seed: int) -> li
 def table_of(env_id: str, results: list) -> dict:
     """The table the leaderboard computes for ``results`` of ``env_id``."""
     game = game_class(env_id)
-    return ratings.env_table(results, seats=2, bootstrap=100, category=game.category, zero_sum=game.zero_sum,
-                             players=["player_0", "player_1"], simultaneous=game.simultaneous)
+    return ratings.env_table(
+        results,
+        seats=2,
+        bootstrap=100,
+        category=game.category,
+        zero_sum=game.zero_sum,
+        players=["player_0", "player_1"],
+        simultaneous=game.simultaneous,
+    )
 
 
 @pytest.mark.parametrize(("env_id", "strong", "episodes"), [("parlour/KuhnPoker-v0", "nash", 2000), ("parlour/LeducHoldem-v0", "heuristic", 600)])
@@ -265,7 +275,12 @@ def test_overall_ranks_specialists_above_random_with_coverage_and_a_reference_ro
     assert llm["score"] == pytest.approx((75 + 50 + 50 + 50) / 4) and llm["coverage"] == 1.0
     assert llm["low"] < llm["score"] < llm["high"]
     reference = table["reference"]
-    assert reference["score"] == pytest.approx(100.0) and reference["names"] == {"g1": "minimax", "g2": "heuristic", "g3": "heuristic", "n1": "greedy"}
+    assert reference["score"] == pytest.approx(100.0) and reference["names"] == {
+        "g1": "minimax",
+        "g2": "heuristic",
+        "g3": "heuristic",
+        "n1": "greedy",
+    }
     assert table["environments"] == ["g1", "g2", "g3", "n1"] and table["unnormalised"] == ["lonely"]
     assert set(table["categories"]) == {"game", "negotiation", "search"}
     games = [row["agent"] for row in table["categories"]["game"]["rows"]]
@@ -278,10 +293,22 @@ def test_negotiation_tables_report_agreement_welfare_and_distances():
     results = []
     for index in range(10):
         agreed = index % 2 == 0
-        details = {"details": {"agreement": agreed, "social_welfare": 10.0 if agreed else 0.0,
-                               "pareto_distance": 0.0 if agreed else 0.5, "nash_distance": 0.1 if agreed else 0.6}}
-        results.append((f"{index:03d}", {"player_0": "fair", "player_1": "hard"},
-                        {"player_0": 6.0 if agreed else 0.0, "player_1": 4.0 if agreed else 0.0}, details))
+        details = {
+            "details": {
+                "agreement": agreed,
+                "social_welfare": 10.0 if agreed else 0.0,
+                "pareto_distance": 0.0 if agreed else 0.5,
+                "nash_distance": 0.1 if agreed else 0.6,
+            }
+        }
+        results.append(
+            (
+                f"{index:03d}",
+                {"player_0": "fair", "player_1": "hard"},
+                {"player_0": 6.0 if agreed else 0.0, "player_1": 4.0 if agreed else 0.0},
+                details,
+            )
+        )
     table = ratings.env_table(results, seats=2, bootstrap=20, category="negotiation", zero_sum=False, players=["player_0", "player_1"])
     assert table["method"] == "payoff" and table["view"] == "alpha-rank"
     rows = {row["agent"]: row for row in table["negotiation"]}

@@ -27,8 +27,12 @@ def debates(episodes: int = 30, seed: int = 0) -> list[tuple]:
     """Debate-like episodes: debaters ``honest`` and ``random``, judges ``verifier`` (right 90%) and ``random`` (50%)."""
     rng = np.random.default_rng(seed)
     results = []
-    for a, b, judge in (("honest", "random", "verifier"), ("random", "honest", "random"), ("random", "random", "verifier"),
-                        ("honest", "random", "random")):
+    for a, b, judge in (
+        ("honest", "random", "verifier"),
+        ("random", "honest", "random"),
+        ("random", "random", "verifier"),
+        ("honest", "random", "random"),
+    ):
         for index in range(episodes):
             a_wins = rng.random() < {"honest": 0.75, "random": 0.5}[a] * (1.5 - {"honest": 0.75, "random": 0.5}[b])
             right = rng.random() < {"verifier": 0.9, "random": 0.5}[judge]
@@ -50,7 +54,8 @@ def test_a_debate_ranks_judges_and_debaters_each_within_their_role():
     assert [(row["agent"], row["rank"]) for row in by_role["debater"]] == [("honest", 1), ("random", 2)]
     verifier = by_role["judge"][0]
     assert verifier["episodes"] == 60 and verifier["rating"] == pytest.approx(
-        np.mean([r[2]["judge"] for r in debates() if r[1]["judge"] == "verifier"]))
+        np.mean([r[2]["judge"] for r in debates() if r[1]["judge"] == "verifier"])
+    )
 
 
 def test_a_role_game_is_normalised_per_role_and_an_environment_weighs_its_roles_equally():
@@ -77,8 +82,14 @@ def test_mafia_rows_break_down_by_role_not_by_seat():
         seating = dict(zip(seats, np.roll(names, index)))
         village_wins = rng.random() < 0.5
         returns = {seat: (1.0 if (seat in mafia) != village_wins else -1.0) for seat in seats}
-        results.append((f"{index:03d}", {k: str(v) for k, v in seating.items()}, returns,
-                        {"teams": {"mafia": mafia, "village": [s for s in seats if s not in mafia]}}))
+        results.append(
+            (
+                f"{index:03d}",
+                {k: str(v) for k, v in seating.items()},
+                returns,
+                {"teams": {"mafia": mafia, "village": [s for s in seats if s not in mafia]}},
+            )
+        )
     table = ratings.env_table(results, 5, bootstrap=20, category="social", zero_sum=False, players=seats)
     assert table["roles"] == ["mafia", "village"]
     assert {(row["agent"], row["role"]) for row in table["rows"]} == {(a, r) for a in ("sly", "meek", "random") for r in ("mafia", "village")}
@@ -88,8 +99,11 @@ def test_mafia_rows_break_down_by_role_not_by_seat():
 
 def every_return_equal() -> dict[str, list[tuple]]:
     """Tables of each method whose every return is the same (all draws, all zero scores)."""
-    duel = [(f"{i:03d}", {"player_0": a, "player_1": b}, {"player_0": 0.5, "player_1": 0.5}) for i in range(12)
-            for a, b in (("x", "y"), ("y", "z"), ("z", "x"))]
+    duel = [
+        (f"{i:03d}", {"player_0": a, "player_1": b}, {"player_0": 0.5, "player_1": 0.5})
+        for i in range(12)
+        for a, b in (("x", "y"), ("y", "z"), ("z", "x"))
+    ]
     solo = [(f"{i:03d}", {"solo": name}, {"solo": 0.0}) for i in range(12) for name in ("x", "y")]
     return {"negotiation": duel, "cooperation": duel, "social": duel, "search": solo}
 
@@ -130,8 +144,10 @@ def debate_board(tmp_path_factory):
     board = Leaderboard(db, bootstrap=20, min_challenge_episodes=1, nonces=seeded_nonces(0))
     board.add_submitter("alice")
     env_id = "parlour/Debate-v0"
-    for seating in ({"debater_a": "honest", "debater_b": "dishonest", "judge": "verifier"},
-                    {"debater_a": "dishonest", "debater_b": "honest", "judge": "credulous"}):
+    for seating in (
+        {"debater_a": "honest", "debater_b": "dishonest", "judge": "verifier"},
+        {"debater_a": "dishonest", "debater_b": "honest", "judge": "credulous"},
+    ):
         plan = make_plan(env_id, seating, {}, 0, False)
         challenge = board.issue_challenge("alice", env_id, plan.names, 3, plan.lineup, plan.rotate_seats)
         board.submit(evaluate(env_id, seating, challenge=challenge, progress=False), "alice")

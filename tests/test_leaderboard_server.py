@@ -64,7 +64,8 @@ def server(db: str, *options: str):
     log = tempfile.TemporaryFile()
     process = subprocess.Popen(
         [sys.executable, "-m", "parlour.cli", "leaderboard", "serve", "--db", db, "--port", str(port), *options],
-        stdout=subprocess.DEVNULL, stderr=log,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -98,8 +99,24 @@ def test_end_to_end_evaluate_save_submit_show(tmp_path, capsys, monkeypatch):
     assert status == 0 and token.startswith("plr_")
 
     with server(db) as (base, _):
-        status, _, _ = cli(capsys, monkeypatch, "eval", ENV, "--agent", "minimax", "--opponent", "random", "--episodes", "40",
-                           "--challenge", base, "--out", str(tmp_path / "bundle"), "--quiet", token=token)
+        status, _, _ = cli(
+            capsys,
+            monkeypatch,
+            "eval",
+            ENV,
+            "--agent",
+            "minimax",
+            "--opponent",
+            "random",
+            "--episodes",
+            "40",
+            "--challenge",
+            base,
+            "--out",
+            str(tmp_path / "bundle"),
+            "--quiet",
+            token=token,
+        )
         assert status == 0
         tampered = as_bundle(tmp_path / "bundle")
         assert tampered["summary"]["challenge"]["id"] and len(tampered["episodes"]) == 40

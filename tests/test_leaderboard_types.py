@@ -7,8 +7,12 @@ from parlour.leaderboard.store import NewEpisode, Result, Store, outcome_details
 
 
 def _episode(seed: int, seating: dict[str, str], returns: dict[str, float]) -> NewEpisode:
-    record = {"env_id": "parlour/KuhnPoker-v0", "seed": seed, "agents": seating,
-              "outcome": {"details": {"pot": 2, "note": "text is left out"}, "teams": None}}
+    record = {
+        "env_id": "parlour/KuhnPoker-v0",
+        "seed": seed,
+        "agents": seating,
+        "outcome": {"details": {"pot": 2, "note": "text is left out"}, "teams": None},
+    }
     return NewEpisode("parlour/KuhnPoker-v0", 0, seed, seating, returns, f"fp{seed}", record, outcome_details(record))
 
 
@@ -16,8 +20,9 @@ def test_stored_episodes_come_back_as_named_results(tmp_path):
     store = Store(f"sqlite:///{tmp_path}/lb.db")
     store.add_submitter("alice")
     seating = {"player_0": "random", "player_1": "nash"}
-    store.add_submission("alice", "parlour/KuhnPoker-v0", 0, {}, [_episode(1, seating, {"player_0": 1.0, "player_1": -1.0})],
-                         builtin={"random", "nash"}, source="live")
+    store.add_submission(
+        "alice", "parlour/KuhnPoker-v0", 0, {}, [_episode(1, seating, {"player_0": 1.0, "player_1": -1.0})], builtin={"random", "nash"}, source="live"
+    )
     (result,) = store.results("parlour/KuhnPoker-v0")
     assert isinstance(result, Result)
     assert result.fingerprint == "fp1" and result.seating == seating and result.returns == {"player_0": 1.0, "player_1": -1.0}

@@ -19,7 +19,7 @@ from tests.named_agent import NamedRandom
 TICTACTOE = "parlour/TicTacToe-v0"
 KUHN = "parlour/KuhnPoker-v0"
 NIM = "parlour/Nim-v0"
-NASTY = "Robert'); DROP TABLE agents;-- <script>alert(1)</script> & \"quotes\""
+NASTY = 'Robert\'); DROP TABLE agents;-- <script>alert(1)</script> & "quotes"'
 
 
 def Named(name: str, env_id: str = TICTACTOE) -> NamedRandom:  # noqa: N802 - read at call sites as the agent it makes
@@ -59,7 +59,12 @@ def rejected(board: Leaderboard, bundle: dict, match: str, episode: int | None =
 def test_honest_bundle_is_accepted_and_duplicates_count_once(board):
     assert board.submit(bundle(), "alice")["new_episodes"] == 12
     assert board.submit(bundle(), "alice") == {
-        "submission": None, "env_id": TICTACTOE, "episodes": 12, "new_episodes": 0, "duplicates": 12, "counted": False,
+        "submission": None,
+        "env_id": TICTACTOE,
+        "episodes": 12,
+        "new_episodes": 0,
+        "duplicates": 12,
+        "counted": False,
     }
     assert board.store.episode_count(TICTACTOE) == 12
 
@@ -203,7 +208,15 @@ def test_episode_of_another_environment_is_rejected(board):
     rejected(board, mixed, "episode is from 'parlour/KuhnPoker-v0'", episode=5)
 
 
-@pytest.mark.parametrize("broken", [{"summary": [], "episodes": []}, {"summary": {}}, {"summary": {"env_id": "parlour/Nope-v0"}, "episodes": [{}]}, {"summary": {"env_id": TICTACTOE, "env_version": 0, "agents": ["a"]}, "episodes": []}])
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {"summary": [], "episodes": []},
+        {"summary": {}},
+        {"summary": {"env_id": "parlour/Nope-v0"}, "episodes": [{}]},
+        {"summary": {"env_id": TICTACTOE, "env_version": 0, "agents": ["a"]}, "episodes": []},
+    ],
+)
 def test_malformed_bundles_are_rejected(board, broken):
     rejected(board, broken, ".", episode=None)
 

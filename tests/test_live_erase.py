@@ -121,8 +121,11 @@ def test_a_crash_over_http_is_answered_and_stored(board, monkeypatch):
     match = created.json()["match"]
     while (turn := client.get(f"/api/live/{match}/turn", params={"wait": 30}, headers=auth).json())["status"] == "act":
         role = turn["observation"]["view"]["role"]
-        answer = client.post(f"/api/live/{match}/act", headers=auth,
-                             json={"turn": turn["turn"], "action": submit("assert solve(1) == 2  # CRASH" if role == "tester" else "def solve(x):\n    return 0")})
+        answer = client.post(
+            f"/api/live/{match}/act",
+            headers=auth,
+            json={"turn": turn["turn"], "action": submit("assert solve(1) == 2  # CRASH" if role == "tester" else "def solve(x):\n    return 0")},
+        )
         assert answer.status_code == 200
     assert turn["status"] == "done" and len(turn["failures"]) == 1 and "OverflowError" in turn["failures"][0]["reason"]
     shown = client.get(f"/api/submissions/{turn['submission']}").json()["summary"]

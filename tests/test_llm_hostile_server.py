@@ -151,6 +151,7 @@ def test_hostile_server_fails_cleanly_within_twice_the_cap(name: str) -> None:
 def test_a_body_within_the_cap_is_read_whatever_its_encoding() -> None:
     answer = json.dumps({"choices": [{"message": {"role": "assistant", "content": "b2 " + "z" * 1000}}]}).encode()
     for encoding, body in (("gzip", gzip.compress(answer)), ("deflate", zlib.compress(answer)), ("identity", answer)):
+
         def scenario(handler: BaseHTTPRequestHandler, body: bytes = body, encoding: str = encoding) -> None:
             head(handler, Content_Encoding=encoding, Content_Length=str(len(body)))
             handler.wfile.write(body)

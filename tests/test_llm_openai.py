@@ -219,8 +219,7 @@ def test_conversations_are_kept_per_episode_and_windowed() -> None:
         agent = LLMAgent(backend(url), max_turns=2)
         for turn in range(4):
             observations = [
-                {"text": f"episode {e} turn {turn}", "legal_moves": ["a1"], "player": "player_0", "episode": e, "env_id": "x/Y-v0"}
-                for e in (0, 1)
+                {"text": f"episode {e} turn {turn}", "legal_moves": ["a1"], "player": "player_0", "episode": e, "env_id": "x/Y-v0"} for e in (0, 1)
             ]
             assert agent.act_batch(observations) == ["a1", "a1"]
         with pytest.raises(ValueError, match="same \\(episode, player\\)"):

@@ -149,8 +149,10 @@ def test_score_legal_learns_tictactoe_against_random_and_plays_as_hf_spec(model_
     summary = LLMTrainer(config).run()
     before, after = summary["first"][0], summary["last"][0]
     gain = after["win_rate"] - before["win_rate"]
-    print(f"win rate vs random: {before['win_rate']:.2f} [{before['win_low']:.2f}, {before['win_high']:.2f}] -> "
-          f"{after['win_rate']:.2f} [{after['win_low']:.2f}, {after['win_high']:.2f}], {after['wall_s']:.0f} s")
+    print(
+        f"win rate vs random: {before['win_rate']:.2f} [{before['win_low']:.2f}, {before['win_high']:.2f}] -> "
+        f"{after['win_rate']:.2f} [{after['win_low']:.2f}, {after['win_high']:.2f}], {after['wall_s']:.0f} s"
+    )
     # Seeds 0-4 (100 evaluation games) went from 0.50 to 0.60-0.78 at this learning rate; at 3e-3 seed 0 did not
     # learn (0.47). Another machine's rounding is another path from the same seed, so the bar sits below them all.
     assert gain >= 0.05, (before, after)
@@ -230,11 +232,13 @@ def test_config_errors_name_the_fix(model_dir: str, tmp_path: Path) -> None:
         LLMTrainConfig(**{**base, "env_id": "parlour/Bargaining-v0"}).check()
 
 
-
 def test_roles_cover_every_seat_once_and_config_errors_name_the_fix(model_dir: str, tmp_path: Path) -> None:
     from parlour.baselines.train.llm import role_seats
 
-    assert role_seats(["proposer", "solver_0", "solver_1"], {"solver": "b", "proposer": "a"}) == {"solver": ["solver_0", "solver_1"], "proposer": ["proposer"]}
+    assert role_seats(["proposer", "solver_0", "solver_1"], {"solver": "b", "proposer": "a"}) == {
+        "solver": ["solver_0", "solver_1"],
+        "proposer": ["proposer"],
+    }
     with pytest.raises(ValueError, match="seat 'player_1': no role plays it"):
         role_seats(["player_0", "player_1"], {"player_0": "a"})
     with pytest.raises(ValueError, match="roles player, player_0 both claim it"):
@@ -257,9 +261,36 @@ def test_cli_trains_and_prints_the_checkpoint_spec(model_dir: str, tmp_path: Pat
     from parlour.cli import main
 
     out = tmp_path / "cli"
-    argv = ["train", "llm", "parlour/Nim-v0", "--model", model_dir, "--out", str(out), "--updates", "1", "--episodes", "4",
-            "--group-size", "2", "--estimator", "turn_rtg", "--loss", "ppo", "--eval-episodes", "2", "--league", "0.5,0,0.5",
-            "--anchors", "random", "--device", "cpu", "--dtype", "float32", "--quiet"]
+    argv = [
+        "train",
+        "llm",
+        "parlour/Nim-v0",
+        "--model",
+        model_dir,
+        "--out",
+        str(out),
+        "--updates",
+        "1",
+        "--episodes",
+        "4",
+        "--group-size",
+        "2",
+        "--estimator",
+        "turn_rtg",
+        "--loss",
+        "ppo",
+        "--eval-episodes",
+        "2",
+        "--league",
+        "0.5,0,0.5",
+        "--anchors",
+        "random",
+        "--device",
+        "cpu",
+        "--dtype",
+        "float32",
+        "--quiet",
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert f"checkpoint: hf:{out / 'checkpoint'}" in printed and "after vs nim_sum" in printed and "after vs random" in printed
@@ -273,9 +304,34 @@ def test_cli_trains_a_model_per_role_and_prints_each_trainable_checkpoint(model_
     from parlour.cli import main
 
     out = tmp_path / "cli-roles"
-    argv = ["train", "llm", "parlour/Nim-v0", "--model", f"player_0={model_dir}", "--model", f"player_1={model_dir}", "--frozen", "player_1",
-            "--out", str(out), "--updates", "1", "--episodes", "4", "--group-size", "2", "--eval-episodes", "2", "--opponent", "random",
-            "--device", "cpu", "--dtype", "float32", "--quiet"]
+    argv = [
+        "train",
+        "llm",
+        "parlour/Nim-v0",
+        "--model",
+        f"player_0={model_dir}",
+        "--model",
+        f"player_1={model_dir}",
+        "--frozen",
+        "player_1",
+        "--out",
+        str(out),
+        "--updates",
+        "1",
+        "--episodes",
+        "4",
+        "--group-size",
+        "2",
+        "--eval-episodes",
+        "2",
+        "--opponent",
+        "random",
+        "--device",
+        "cpu",
+        "--dtype",
+        "float32",
+        "--quiet",
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert f"checkpoint of player_0: hf:{out / 'player_0'}" in printed and "after player_0 vs random" in printed
@@ -324,8 +380,20 @@ def test_exploitability_of_the_llm_on_kuhn_poker_replays_each_information_state(
 
 def test_kl_to_a_frozen_copy_of_the_initial_model_starts_at_zero_and_grows(model_dir: str, tmp_path: Path) -> None:
     config = LLMTrainConfig(
-        env_id=ENV, model=model_dir, out=str(tmp_path), kl_coef=0.1, learning_rate=1e-2, episodes=8, group_size=4,
-        mirror=0.0, snapshots=0.0, anchors=1.0, anchor_agents=["random"], device="cpu", dtype="float32", progress=False,
+        env_id=ENV,
+        model=model_dir,
+        out=str(tmp_path),
+        kl_coef=0.1,
+        learning_rate=1e-2,
+        episodes=8,
+        group_size=4,
+        mirror=0.0,
+        snapshots=0.0,
+        anchors=1.0,
+        anchor_agents=["random"],
+        device="cpu",
+        dtype="float32",
+        progress=False,
     )
     trainer = LLMTrainer(config)
     assert trainer.reference is not None and not any(p.requires_grad for p in trainer.reference.parameters())
@@ -339,8 +407,18 @@ def test_an_update_runs_with_the_heap_before_it_frozen_for_the_garbage_collector
     import gc
 
     config = LLMTrainConfig(
-        env_id=ENV, model=model_dir, out=str(tmp_path), episodes=4, group_size=2, mirror=0.0, snapshots=0.0, anchors=1.0,
-        anchor_agents=["random"], device="cpu", dtype="float32", progress=False,
+        env_id=ENV,
+        model=model_dir,
+        out=str(tmp_path),
+        episodes=4,
+        group_size=2,
+        mirror=0.0,
+        snapshots=0.0,
+        anchors=1.0,
+        anchor_agents=["random"],
+        device="cpu",
+        dtype="float32",
+        progress=False,
     )
     trainer = LLMTrainer(config)
     seen: list[int] = []
@@ -383,12 +461,43 @@ def test_parlour_eval_of_the_checkpoint_reproduces_the_trainers_last_evaluation(
     from parlour.cli import main
 
     out = tmp_path / "run"
-    config = LLMTrainConfig(env_id=ENV, model=model_dir, out=str(out), updates=1, episodes=8, group_size=4, learning_rate=3e-3,
-                            eval_every=1, eval_episodes=20, eval_opponents=["random"], device="cpu", dtype="float32", progress=False)
+    config = LLMTrainConfig(
+        env_id=ENV,
+        model=model_dir,
+        out=str(out),
+        updates=1,
+        episodes=8,
+        group_size=4,
+        learning_rate=3e-3,
+        eval_every=1,
+        eval_episodes=20,
+        eval_opponents=["random"],
+        device="cpu",
+        dtype="float32",
+        progress=False,
+    )
     last = LLMTrainer(config).run()["last"][0]
     spec, bundle = f"hf:{out / 'checkpoint'}", tmp_path / "eval"
-    assert main(["eval", ENV, "--agent", spec, "--opponent", "random", "--episodes", "20", "--seed", str(config.eval_seed),
-                 "--out", str(bundle), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                ENV,
+                "--agent",
+                spec,
+                "--opponent",
+                "random",
+                "--episodes",
+                "20",
+                "--seed",
+                str(config.eval_seed),
+                "--out",
+                str(bundle),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     records = [json.loads(line) for line in (bundle / "episodes.jsonl").read_text().splitlines()]
     results = {"wins": 0, "draws": 0, "losses": 0}
     returns, invalid = [], 0
@@ -409,9 +518,25 @@ def test_batched_update_gives_the_per_row_loss_and_gradients(model_dir: str, tmp
     scored one at a time, with the live model moved away from the reference so that the KL term is not zero."""
     from parlour.baselines.train.llm import _Row
 
-    config = LLMTrainConfig(env_id=ENV, model=model_dir, out=str(tmp_path), mode=mode, loss="ppo", ppo_epochs=1, kl_coef=0.5,
-                            clip=0.01, episodes=8, group_size=4, micro_batch=3, max_new_tokens=4, max_grad_norm=0.0,
-                            anchor_agents=["random"], device="cpu", dtype="float32", progress=False)
+    config = LLMTrainConfig(
+        env_id=ENV,
+        model=model_dir,
+        out=str(tmp_path),
+        mode=mode,
+        loss="ppo",
+        ppo_epochs=1,
+        kl_coef=0.5,
+        clip=0.01,
+        episodes=8,
+        group_size=4,
+        micro_batch=3,
+        max_new_tokens=4,
+        max_grad_norm=0.0,
+        anchor_agents=["random"],
+        device="cpu",
+        dtype="float32",
+        progress=False,
+    )
     trainer = LLMTrainer(config)
     _, metadata = trainer.table(trainer.play(1))
     rows = [_Row(meta, float(index % 3 - 1)) for index, meta in enumerate(metadata) if trainer._trainable(meta)]
@@ -463,9 +588,23 @@ def test_a_model_per_role_trains_the_trainable_role_and_leaves_the_frozen_one_bi
 
     second = make_tiny_model(tmp_path / "second", corpus=game_corpus(ENV), vocab_size=1000, n_embd=32)
     out = tmp_path / "roles"
-    config = LLMTrainConfig(env_id=ENV, model="", roles={"player_0": model_dir, "player_1": second}, frozen=["player_1"], out=str(out),
-                            updates=2, episodes=8, group_size=4, learning_rate=1e-2, eval_every=2, eval_episodes=4,
-                            eval_opponents=["random"], device="cpu", dtype="float32", progress=False)
+    config = LLMTrainConfig(
+        env_id=ENV,
+        model="",
+        roles={"player_0": model_dir, "player_1": second},
+        frozen=["player_1"],
+        out=str(out),
+        updates=2,
+        episodes=8,
+        group_size=4,
+        learning_rate=1e-2,
+        eval_every=2,
+        eval_episodes=4,
+        eval_opponents=["random"],
+        device="cpu",
+        dtype="float32",
+        progress=False,
+    )
     trainer = LLMTrainer(config)
     learner, frozen = trainer.learners["player_0"], trainer.learners["player_1"]
     assert learner.seats == ["player_0"] and frozen.seats == ["player_1"] and learner.trainable and not frozen.trainable

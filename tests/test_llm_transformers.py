@@ -16,6 +16,7 @@ from parlour.wrappers.tiny_model import make_tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
+
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The tiny model's folder, built once for this file."""

@@ -145,7 +145,10 @@ def test_the_night_kill_the_check_and_the_save_reach_only_their_players():
     match = dealt(SEVEN)
     to_night(match)
     assert match.acting() == ["player_1", "player_2", "player_4", "player_5"]
-    act(match, {"player_1": "kill player_6 [say] the quiet one", "player_4": "kill player_6", "player_2": "check player_4", "player_5": "protect player_5"})
+    act(
+        match,
+        {"player_1": "kill player_6 [say] the quiet one", "player_4": "kill player_6", "player_2": "check player_4", "player_5": "protect player_5"},
+    )
     assert match.eliminated == {"player_6": "player_6 was killed"}
     assert "player_6 was killed in the night. They were a villager." in match.observation_text("player_0")
     assert "IS a member of the mafia" in match.observation_text("player_2")
@@ -183,7 +186,17 @@ def test_night_targets_follow_the_roles():
     assert game.parse("player_2", "investigate player_1, no: check player_3") == {"target": "player_3"}
     night(match, {"player_1": "player_0", "player_4": "player_0"}, check="player_1", protect="player_3")
     talk(match)
-    vote(match, {"player_1": "player_2", "player_2": "player_3", "player_3": "player_5", "player_4": "player_6", "player_5": "player_1", "player_6": "player_4"})
+    vote(
+        match,
+        {
+            "player_1": "player_2",
+            "player_2": "player_3",
+            "player_3": "player_5",
+            "player_4": "player_6",
+            "player_5": "player_1",
+            "player_6": "player_4",
+        },
+    )
     # Night 2: the doctor may not protect player_3 two nights in a row, nor a dead player.
     with pytest.raises(parlour.InvalidMove, match="protected them last night"):
         game.parse("player_5", "protect player_3")

@@ -98,8 +98,9 @@ def disagreements(episodes: int, seed: int = 0) -> tuple[int, int]:
         game = match.game
         return game.board + [game.turn, game.played] == state.observation_tensor(seat)
 
-    return turn_based_disagreements(episodes, seed, Mancala, {}, "mancala", {}, observations,
-                                    to_spiel=lambda game, seat, action: 1 + 7 * seat + action)
+    return turn_based_disagreements(
+        episodes, seed, Mancala, {}, "mancala", {}, observations, to_spiel=lambda game, seat, action: 1 + 7 * seat + action
+    )
 
 
 def test_matches_openspiel_moves_positions_and_returns():

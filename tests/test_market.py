@@ -126,8 +126,15 @@ def test_rewards_are_surplus_over_initial_wealth_and_the_analysis_is_exact():
     assert outcome.winners == ["player_1"]
     details = outcome.details
     # Efficient: every grain with player_0 (15): (15-5)*2 + (15-10)*1 = 25; every wood with player_2 (25): (25-20)*1 = 5.
-    assert details == {"difficulty": 1, "trades": 1, "agreement": True, "surplus": {"player_0": 5, "player_1": 5, "player_2": 0},
-                       "social_welfare": 10, "max_social_welfare": 30, "efficiency": pytest.approx(1 / 3)}
+    assert details == {
+        "difficulty": 1,
+        "trades": 1,
+        "agreement": True,
+        "surplus": {"player_0": 5, "player_1": 5, "player_2": 0},
+        "social_welfare": 10,
+        "max_social_welfare": 30,
+        "efficiency": pytest.approx(1 / 3),
+    }
 
 
 def test_no_trade_pays_nothing_and_nobody_wins():

@@ -129,8 +129,10 @@ def test_failures_hold_the_level_and_demote_lowers_it_only_when_set():
 
 def test_the_curriculum_is_deterministic_under_a_seed():
     def levels(seed: int) -> list[int]:
-        env = Mixture([{"env_id": NIM, "opponent": Fixed(), "levels": [{"heaps": [1]}, {"heaps": [2, 3]}, {"heaps": [3, 5, 7]}]}],
-                      curriculum=Curriculum(window=2, promote=0.5, demote=0.0))
+        env = Mixture(
+            [{"env_id": NIM, "opponent": Fixed(), "levels": [{"heaps": [1]}, {"heaps": [2, 3]}, {"heaps": [3, 5, 7]}]}],
+            curriculum=Curriculum(window=2, promote=0.5, demote=0.0),
+        )
         env.reset(seed=seed)
         return [play_out(env)["level"] for _ in range(12)]
 

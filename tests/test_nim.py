@@ -60,7 +60,12 @@ def test_parse_takes_the_last_well_formed_move_in_prose():
 
 @pytest.mark.parametrize(
     "text,complaint",
-    [("take 8 from heap 3", "between 1 and 7"), ("take 0 from heap 1", "between 1 and 3"), ("take 1 from heap 4", "no heap 4"), ("two from the second heap", "No move")],
+    [
+        ("take 8 from heap 3", "between 1 and 7"),
+        ("take 0 from heap 1", "between 1 and 3"),
+        ("take 1 from heap 4", "no heap 4"),
+        ("two from the second heap", "No move"),
+    ],
 )
 def test_parse_rejects_impossible_moves_with_a_reason(text, complaint):
     match = new_match()

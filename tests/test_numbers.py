@@ -20,8 +20,9 @@ def read(text: str, pattern: str = NUMBER) -> int:
     return whole_number(re.match(pattern, text).group(), 0, 5000, REFUSAL, "[x] 12")
 
 
-@pytest.mark.parametrize("text, value", [("12", 12), ("12.", 12), ("12.0", 12), ("12.00", 12), ("007", 7),
-                                         ("12, then", 12), ("12 apples", 12), ("12..", 12), ("0", 0)])
+@pytest.mark.parametrize(
+    "text, value", [("12", 12), ("12.", 12), ("12.0", 12), ("12.00", 12), ("007", 7), ("12, then", 12), ("12 apples", 12), ("12..", 12), ("0", 0)]
+)
 def test_plain_whole_numbers_are_read(text, value):
     assert read(text) == value
 

@@ -22,8 +22,15 @@ ENV_ID = "parlour/Oware-v0"
 
 def position(board: list[int], scores: tuple[int, int] = (0, 0), to_move: int = 0, seen: tuple = ()) -> Oware:
     """A 6-house, 4-seed game with ``board`` in OpenSpiel's order (player_0's houses 1-6, then player_1's)."""
-    view = {"board": board, "scores": list(scores), "to_move": to_move, "moves_played": 0, "houses": 6, "seeds": 4,
-            "since_capture": [list(p) for p in seen]}
+    view = {
+        "board": board,
+        "scores": list(scores),
+        "to_move": to_move,
+        "moves_played": 0,
+        "houses": 6,
+        "seeds": 4,
+        "since_capture": [list(p) for p in seen],
+    }
     return Oware.from_view(view)
 
 
@@ -120,8 +127,15 @@ def disagreements(episodes: int, seed: int = 0, houses: int = 6, seeds: int = 4)
         turned = np.concatenate([tensor[houses : 2 * houses], tensor[:houses], tensor[[2 * houses + 1, 2 * houses]]])
         return np.array_equal(match.game.vector("player_0"), tensor) and np.array_equal(match.game.vector("player_1"), turned)
 
-    return turn_based_disagreements(episodes, seed, Oware, {"houses": houses, "seeds": seeds}, "oware",
-                                    {"num_houses_per_player": houses, "num_seeds_per_house": seeds}, observations)
+    return turn_based_disagreements(
+        episodes,
+        seed,
+        Oware,
+        {"houses": houses, "seeds": seeds},
+        "oware",
+        {"num_houses_per_player": houses, "num_seeds_per_house": seeds},
+        observations,
+    )
 
 
 def test_matches_openspiel_on_random_play():

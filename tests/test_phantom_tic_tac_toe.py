@@ -72,8 +72,17 @@ def test_a_line_wins_and_the_whole_board_is_shown_at_the_end():
 def test_a_full_board_without_a_line_is_a_draw():
     match = new_match()
     # X on a1 b1 c2 a3 b3 and O on c1 a2 b2 c3: nobody has a line.
-    for player, cell in [("player_0", "a1"), ("player_1", "c1"), ("player_0", "b1"), ("player_1", "a2"), ("player_0", "c2"),
-                         ("player_1", "b2"), ("player_0", "a3"), ("player_1", "c3"), ("player_0", "b3")]:
+    for player, cell in [
+        ("player_0", "a1"),
+        ("player_1", "c1"),
+        ("player_0", "b1"),
+        ("player_1", "a2"),
+        ("player_0", "c2"),
+        ("player_1", "b2"),
+        ("player_0", "a3"),
+        ("player_1", "c3"),
+        ("player_0", "b3"),
+    ]:
         match.submit(player, cell)
     assert match.over and match.outcome.winners == [] and match.returns == {"player_0": 0.0, "player_1": 0.0}
 
@@ -81,6 +90,7 @@ def test_a_full_board_without_a_line_is_a_draw():
 def test_heuristic_completes_its_line_then_blocks_a_seen_threat_then_takes_the_centre():
     agent = parlour.make_agent("heuristic", env_id=ENV_ID)
     agent.reset(seed=0)
+
     def act(board: list[int]) -> str:
         return agent.act({"view": {"board": board, "mark": 0, "gameversion": "classical"}})
 
@@ -100,8 +110,15 @@ def disagreements(episodes: int, gameversion: str = "classical", seed: int = 0) 
     def observations(match: Match, state, seat: int) -> bool:
         return all(match.game.vector(p).tolist() == state.observation_tensor(i) for i, p in enumerate(match.players))
 
-    return turn_based_disagreements(episodes, seed, PhantomTicTacToe, {"gameversion": gameversion}, "phantom_ttt",
-                                    {"obstype": "reveal-nothing", "gameversion": gameversion}, observations)
+    return turn_based_disagreements(
+        episodes,
+        seed,
+        PhantomTicTacToe,
+        {"gameversion": gameversion},
+        "phantom_ttt",
+        {"obstype": "reveal-nothing", "gameversion": gameversion},
+        observations,
+    )
 
 
 @pytest.mark.parametrize("gameversion,episodes", [("classical", 150), ("abrupt", 50)])

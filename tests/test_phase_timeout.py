@@ -60,4 +60,3 @@ def test_an_overrun_fails_that_test_alone(pytester: pytest.Pytester, monkeypatch
     result.assert_outcomes(passed=2, failed=1, errors=1)
     assert "INTERNALERROR" not in result.stdout.str()
     result.stdout.fnmatch_lines(["E *PhaseTimeout: call of test_sample.py::test_overruns_its_call ran past 1 s*"])
-

@@ -23,8 +23,16 @@ ENV_ID = "parlour/Pig-v0"
 
 def position(scores: list[int], turn_total: int = 0, to_move: int = 0, decisions: int = 0, **options) -> Pig:
     """A game with ``scores``, ``to_move`` holding ``turn_total`` after ``decisions`` rolls and stops."""
-    view = {"scores": scores, "to_move": to_move, "turn_total": turn_total, "decisions": decisions, "last_roll": 0,
-            "win_score": options.get("win_score", 100), "dice_outcomes": options.get("dice_outcomes", 6), "piglet": options.get("piglet", False)}
+    view = {
+        "scores": scores,
+        "to_move": to_move,
+        "turn_total": turn_total,
+        "decisions": decisions,
+        "last_roll": 0,
+        "win_score": options.get("win_score", 100),
+        "dice_outcomes": options.get("dice_outcomes", 6),
+        "piglet": options.get("piglet", False),
+    }
     return Pig.from_view(view)
 
 
@@ -102,8 +110,10 @@ def disagreements(episodes: int, seed: int = 0, **options) -> tuple[int, int]:
     """
     game_options = Pig(**options)
     spiel_options = {
-        "players": game_options.num_players, "winscore": game_options.win_score,
-        "diceoutcomes": game_options.dice_outcomes, "piglet": game_options.piglet,
+        "players": game_options.num_players,
+        "winscore": game_options.win_score,
+        "diceoutcomes": game_options.dice_outcomes,
+        "piglet": game_options.piglet,
     }
 
     def observations(match: Match, state, seat: int) -> bool:
@@ -115,8 +125,7 @@ def disagreements(episodes: int, seed: int = 0, **options) -> tuple[int, int]:
     def chance_outcome(game: Pig) -> int:
         return int(game.last_roll != 1) if game.piglet else game.last_roll - 1
 
-    return turn_based_disagreements(episodes, seed, Pig, options, "pig", spiel_options, observations,
-                                    chance_outcome=chance_outcome)
+    return turn_based_disagreements(episodes, seed, Pig, options, "pig", spiel_options, observations, chance_outcome=chance_outcome)
 
 
 def test_matches_openspiel_on_random_play():

@@ -13,8 +13,17 @@ from parlour.envs.core.match import Match
 from parlour.envs.registry import game_class
 
 # Turn-based, simultaneous (several seats act at once), chance, tools, and a game with invalid text in play.
-GAMES = ["parlour/TicTacToe-v0", "parlour/KuhnPoker-v0", "parlour/ColonelBlotto-v0", "parlour/IteratedPrisonersDilemma-v0",
-         "parlour/Avalon-v0", "parlour/Mafia-v0", "parlour/Bargaining-v0", "parlour/Search-v0", "parlour/Household-v0"]
+GAMES = [
+    "parlour/TicTacToe-v0",
+    "parlour/KuhnPoker-v0",
+    "parlour/ColonelBlotto-v0",
+    "parlour/IteratedPrisonersDilemma-v0",
+    "parlour/Avalon-v0",
+    "parlour/Mafia-v0",
+    "parlour/Bargaining-v0",
+    "parlour/Search-v0",
+    "parlour/Household-v0",
+]
 
 
 def _chooser(seed: int):

@@ -19,8 +19,14 @@ pytest.importorskip("sb3_contrib")
 
 #: The games every shipped policy covers: the games with enumerable moves when they were trained.
 GAMES = [
-    "parlour/ColonelBlotto-v0", "parlour/ConnectFour-v0", "parlour/IteratedPrisonersDilemma-v0", "parlour/KuhnPoker-v0",
-    "parlour/LeducHoldem-v0", "parlour/LiarsDice-v0", "parlour/Nim-v0", "parlour/TicTacToe-v0",
+    "parlour/ColonelBlotto-v0",
+    "parlour/ConnectFour-v0",
+    "parlour/IteratedPrisonersDilemma-v0",
+    "parlour/KuhnPoker-v0",
+    "parlour/LeducHoldem-v0",
+    "parlour/LiarsDice-v0",
+    "parlour/Nim-v0",
+    "parlour/TicTacToe-v0",
 ]
 #: (env_id, opponent, statistic, measured, asserted floor): 200 episodes, seed 2024.
 FIGURES = [

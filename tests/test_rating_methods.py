@@ -11,8 +11,10 @@ from parlour.leaderboard import ratings
 from parlour.leaderboard.ratings import METHODS, Method, RatingInput, env_table, register_rating_method
 
 # Three agents, two seats, every pair met: a score table that is ranked.
-RESULTS = [(f"f{i}", {"player_0": a, "player_1": b}, {"player_0": float(i % 3), "player_1": float(-(i % 3))})
-           for i, (a, b) in enumerate([("x", "y"), ("y", "z"), ("z", "x")] * 10)]
+RESULTS = [
+    (f"f{i}", {"player_0": a, "player_1": b}, {"player_0": float(i % 3), "player_1": float(-(i % 3))})
+    for i, (a, b) in enumerate([("x", "y"), ("y", "z"), ("z", "x")] * 10)
+]
 
 
 def test_each_builtin_method_states_its_display_rule() -> None:

@@ -38,8 +38,6 @@ def commands(block: str) -> list[str]:
     return [re.split(r"\s+#\s", line)[0].strip() for line in block.splitlines() if line.strip()]
 
 
-
-
 def subcommand_names() -> set[str]:
     """Every ``parlour`` subcommand path (``list``, ``train llm``, ...): in running text, a name, not a command to run."""
     from parlour.cli import build_parser, subcommands
@@ -48,9 +46,13 @@ def subcommand_names() -> set[str]:
 
 
 #: Commands in running text that can be typed as they stand: not a bare subcommand name, no placeholder in capitals.
-INLINE = sorted({command for command in re.findall(r"`((?:\.venv/bin/)?parlour [^`]*)`", README)
-                 if command.removeprefix(".venv/bin/").removeprefix("parlour ") not in subcommand_names()
-                 and not re.search(r"\b[A-Z]{2,}\b", command)})
+INLINE = sorted(
+    {
+        command
+        for command in re.findall(r"`((?:\.venv/bin/)?parlour [^`]*)`", README)
+        if command.removeprefix(".venv/bin/").removeprefix("parlour ") not in subcommand_names() and not re.search(r"\b[A-Z]{2,}\b", command)
+    }
+)
 
 #: Commands that run in another test (file, test function), because they need a server, take minutes or are
 #: what runs this suite. Each named test must exist.
@@ -58,8 +60,14 @@ ELSEWHERE = {
     "make demo": ("tests/test_demo_first_run.py", "test_the_default_demo_serves_its_index_within_30_seconds_and_shows_its_progress"),
     "make test": ("tests/test_layers.py", None),  # .ci/run is `make test`: this suite, test_layers.py included
     ".venv/bin/parlour demo --no-serve --export site/": ("tests/test_cli.py", "test_demo_export_reuses_the_bundles_already_played"),
-    ".venv/bin/parlour submit results/ttt --server http://localhost:8000": ("tests/test_leaderboard_server.py", "test_end_to_end_evaluate_save_submit_show"),
-    "parlour leaderboard serve --db sqlite:///board.db": ("tests/test_readme.py", "test_readme_counted_path_ends_with_your_agent_in_the_overall_table"),
+    ".venv/bin/parlour submit results/ttt --server http://localhost:8000": (
+        "tests/test_leaderboard_server.py",
+        "test_end_to_end_evaluate_save_submit_show",
+    ),
+    "parlour leaderboard serve --db sqlite:///board.db": (
+        "tests/test_readme.py",
+        "test_readme_counted_path_ends_with_your_agent_in_the_overall_table",
+    ),
 }
 
 #: Flags run smaller than the README's, per command: (command prefix, flag) -> value run here.
@@ -87,11 +95,20 @@ WRITES = {
     "parlour tiny-model models/tiny": ["models/tiny/config.json", "models/tiny/tokenizer.json"],
     "parlour eval parlour/TicTacToe-v0 --agent hf:models/tiny": ["results/ttt/summary.json", "results/ttt/episodes.jsonl"],
     "parlour train sb3": ["runs/ttt/policy.zip", "runs/ttt/policy.json", "runs/ttt/eval.csv", "runs/ttt/train.csv"],
-    "parlour train llm parlour/TicTacToe-v0 --model player_0=": ["runs/ttt-roles/train.csv", "runs/ttt-roles/eval.csv",
-                                                                 "runs/ttt-roles/player_0/config.json",
-                                                                 "runs/ttt-roles/player_0/parlour_agent.json"],
-    "parlour train llm parlour/TicTacToe-v0 --model models/": ["runs/ttt-llm/eval.csv", "runs/ttt-llm/train.csv", "runs/ttt-llm/learning.png", "runs/ttt-llm/learning_time.png",
-                          "runs/ttt-llm/episodes.jsonl.gz", "runs/ttt-llm/checkpoint/config.json"],
+    "parlour train llm parlour/TicTacToe-v0 --model player_0=": [
+        "runs/ttt-roles/train.csv",
+        "runs/ttt-roles/eval.csv",
+        "runs/ttt-roles/player_0/config.json",
+        "runs/ttt-roles/player_0/parlour_agent.json",
+    ],
+    "parlour train llm parlour/TicTacToe-v0 --model models/": [
+        "runs/ttt-llm/eval.csv",
+        "runs/ttt-llm/train.csv",
+        "runs/ttt-llm/learning.png",
+        "runs/ttt-llm/learning_time.png",
+        "runs/ttt-llm/episodes.jsonl.gz",
+        "runs/ttt-llm/checkpoint/config.json",
+    ],
 }
 
 
@@ -164,8 +181,10 @@ def test_readme_counted_path_ends_with_your_agent_in_the_overall_table(tmp_path)
     for line in COUNTED_PATH.replace("8000", str(port)).replace(".venv/bin/", f"{Path(sys.executable).parent}/").splitlines():
         lines.append(line)
         if re.split(r"\s+#\s", line)[0].rstrip().endswith("&"):
-            lines.append(f"{sys.executable} -c 'import httpx, time\nfor _ in range(600):\n    try:\n        httpx.get(\"http://127.0.0.1:{port}/\")\n"
-                         f"        break\n    except httpx.TransportError:\n        time.sleep(0.2)'")
+            lines.append(
+                f'{sys.executable} -c \'import httpx, time\nfor _ in range(600):\n    try:\n        httpx.get("http://127.0.0.1:{port}/")\n'
+                f"        break\n    except httpx.TransportError:\n        time.sleep(0.2)'"
+            )
     script = "set -e\ntrap 'kill $(jobs -p) 2>/dev/null' EXIT\n" + "\n".join(lines)
     done = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
@@ -174,7 +193,7 @@ def test_readme_counted_path_ends_with_your_agent_in_the_overall_table(tmp_path)
     with server(f"sqlite:///{tmp_path}/board.db") as (base, _):
         index = httpx.get(base + "/", timeout=120).text
     assert 'id="overall"' in index, index[-6000:]
-    overall = index[index.index('id="overall"'):index.index("</table>", index.index('id="overall"'))]
+    overall = index[index.index('id="overall"') : index.index("</table>", index.index('id="overall"'))]
     assert "python:my_pkg:make_agent" in overall
 
 

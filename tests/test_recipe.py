@@ -89,13 +89,43 @@ def test_eval_refuses_fewer_than_one_episode(episodes: str, tmp_path: Path, caps
 def test_ctrl_c_during_llm_training_saves_the_checkpoint_and_the_plots(tiny: Path, tmp_path: Path) -> None:
     pytest.importorskip("accelerate")
     out = tmp_path / "run"
-    command = [sys.executable, "-m", "parlour.cli", "train", "llm", TTT, "--model", str(tiny), "--out", str(out),
-               "--updates", "1000", "--episodes", "4", "--group-size", "2", "--eval-episodes", "2", "--eval-every", "1000",
-               "--device", "cpu", "--dtype", "float32", "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "parlour.cli",
+        "train",
+        "llm",
+        TTT,
+        "--model",
+        str(tiny),
+        "--out",
+        str(out),
+        "--updates",
+        "1000",
+        "--episodes",
+        "4",
+        "--group-size",
+        "2",
+        "--eval-episodes",
+        "2",
+        "--eval-every",
+        "1000",
+        "--device",
+        "cpu",
+        "--dtype",
+        "float32",
+        "--quiet",
+    ]
     # A shell starts background jobs with SIGINT ignored, and Python keeps that: give the trainer the default back,
     # so that it sees Ctrl-C however this suite was started.
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "OMP_NUM_THREADS": "1"}, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         # Interrupt once training is under way: its first update is in train.csv.
         train_csv = out / "train.csv"
@@ -136,6 +166,8 @@ def test_hf_export_holds_tools_as_a_list_and_arguments_as_objects_for_chat_templ
     assert isinstance(row["tools"], list) and {tool["function"]["name"] for tool in row["tools"]} >= {"search", "answer"}
     calls = [call for message in row["messages"] for call in message["tool_calls"] or []]
     assert calls and all(isinstance(call["function"]["arguments"], dict) for call in calls)
-    rendered = AutoTokenizer.from_pretrained(tiny).apply_chat_template(row["messages"], tools=row["tools"], chat_template=TOOL_TEMPLATE, tokenize=False)
+    rendered = AutoTokenizer.from_pretrained(tiny).apply_chat_template(
+        row["messages"], tools=row["tools"], chat_template=TOOL_TEMPLATE, tokenize=False
+    )
     first = calls[0]["function"]
-    assert f'<tool_call>{json.dumps({"name": first["name"], "arguments": first["arguments"]})}</tool_call>' in rendered
+    assert f"<tool_call>{json.dumps({'name': first['name'], 'arguments': first['arguments']})}</tool_call>" in rendered

@@ -98,17 +98,26 @@ def measure(env_id: str, episodes: int, seed: int = SEED) -> dict[str, Any]:
     results = []
     for lineup in lineups(env_id, sorted(game_cls.reference_agents)):
         run = evaluate(env_id, lineup.spec(players), episodes=episodes, seed=seed, progress=False)
-        results += [(f"{lineup.label}/{record['episode']}", record["agents"], record["returns"], outcome_details(record))
-                    for record in run.records]
-    return ratings.env_table(results, len(players), category=game_cls.category, zero_sum=game_cls.zero_sum,
-                             players=players, simultaneous=game_cls.simultaneous, fixed_roles=game_cls.fixed_roles)
+        results += [(f"{lineup.label}/{record['episode']}", record["agents"], record["returns"], outcome_details(record)) for record in run.records]
+    return ratings.env_table(
+        results,
+        len(players),
+        category=game_cls.category,
+        zero_sum=game_cls.zero_sum,
+        players=players,
+        simultaneous=game_cls.simultaneous,
+        fixed_roles=game_cls.fixed_roles,
+    )
 
 
 def report() -> None:
     """Print every environment's measured references against ``random`` (the figures quoted in issue 22)."""
     for env_id in list_envs():
         table = measure(env_id, EPISODES[env_id])
-        cells = [f"{row['agent']}{' as ' + row['role'] if row.get('role') else ''} {row['rating']:.4g} [{row['low']:.4g}, {row['high']:.4g}]" for row in table["rows"]]
+        cells = [
+            f"{row['agent']}{' as ' + row['role'] if row.get('role') else ''} {row['rating']:.4g} [{row['low']:.4g}, {row['high']:.4g}]"
+            for row in table["rows"]
+        ]
         print(f"{env_id} ({table['method']}, {EPISODES[env_id]} episodes per line-up, seed {SEED}): " + "; ".join(cells))
 
 
@@ -134,7 +143,11 @@ def test_declared_strong_agents_beat_random_outside_both_intervals(env_id):
     game_cls = game_class(env_id)
     table = measure(env_id, EPISODES[env_id])
     # A table rated per role is compared role by role: a debate's judges against random as a judge.
-    units = {role: [row for row in table["rows"] if row["role"] == role] for role in table["roles"]} if table["kind"] == "roles" else {None: table["rows"]}
+    units = (
+        {role: [row for row in table["rows"] if row["role"] == role] for role in table["roles"]}
+        if table["kind"] == "roles"
+        else {None: table["rows"]}
+    )
     compared = 0
     for role, unit in units.items():
         rows = {row["agent"]: row for row in unit}
@@ -144,8 +157,10 @@ def test_declared_strong_agents_beat_random_outside_both_intervals(env_id):
             if name == "random" or name not in rows:
                 continue
             row = rows[name]
-            figures = (f"{name} {row['rating']:.4g} [{row['low']:.4g}, {row['high']:.4g}] vs random {anchor['rating']:.4g} "
-                       f"[{anchor['low']:.4g}, {anchor['high']:.4g}]" + (f" as {role}" if role else ""))
+            figures = (
+                f"{name} {row['rating']:.4g} [{row['low']:.4g}, {row['high']:.4g}] vs random {anchor['rating']:.4g} "
+                f"[{anchor['low']:.4g}, {anchor['high']:.4g}]" + (f" as {role}" if role else "")
+            )
             if game_cls.higher_is_better:
                 assert row["low"] > anchor["high"], figures
             else:

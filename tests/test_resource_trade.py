@@ -49,7 +49,7 @@ def test_last_well_formed_move_counts_and_talk_is_delivered_verbatim():
     assert move["type"] == "offer" and move["give"] == {"wheat": 1} and move["get"] == {"wood": 1}
     play(match, text)
     seen = match.observation_text("player_1")
-    assert "\n\nplayer_0: \"Maybe [accept]? No. Let's swap:  and then an [offer] of nothing\"\n\n" in seen
+    assert '\n\nplayer_0: "Maybe [accept]? No. Let\'s swap:  and then an [offer] of nothing"\n\n' in seen
     assert "player_0 offers: player_0 gives 1 wheat; player_1 gives 1 wood." in seen
     kinds = {(m["kind"], m["sender"]) for m in match.messages("player_1") if m["sender"] == "player_0"}
     assert kinds == {("talk", "player_0"), ("move", "player_0")}
@@ -162,9 +162,7 @@ def test_bad_options_are_rejected(option):
 
 def leaked_values(text: str, owner_values: list[int], reader_values: list[int]) -> list[str]:
     """The owner's private value statements (``wheat=7``) found in the reader's text, where the two differ."""
-    return [
-        f"{r}={v}" for r, v, mine in zip(RESOURCES, owner_values, reader_values) if v != mine and f"{r}={v}" in text
-    ]
+    return [f"{r}={v}" for r, v, mine in zip(RESOURCES, owner_values, reader_values) if v != mine and f"{r}={v}" in text]
 
 
 def test_private_values_never_reach_the_other_player():

@@ -58,8 +58,13 @@ def test_all_draws_have_an_interval_with_width_inside_the_win_loss_range() -> No
 
 def solo(reward: float, won: bool) -> dict[str, Any]:
     """A finished one-seat task episode of "solver"."""
-    return {"players": ["player_0"], "agents": {"player_0": "solver"}, "steps": [{"player": "player_0", "error": None}],
-            "returns": {"player_0": reward}, "outcome": {"winner": "player_0" if won else None, "winners": ["player_0"] if won else []}}
+    return {
+        "players": ["player_0"],
+        "agents": {"player_0": "solver"},
+        "steps": [{"player": "player_0", "error": None}],
+        "returns": {"player_0": reward},
+        "outcome": {"winner": "player_0" if won else None, "winners": ["player_0"] if won else []},
+    }
 
 
 def test_a_perfect_score_has_an_interval_reaching_down_from_the_top() -> None:
@@ -72,9 +77,13 @@ def test_a_perfect_score_has_an_interval_reaching_down_from_the_top() -> None:
 def test_one_meaning_of_win_draw_loss_in_every_table() -> None:
     # A team win has several winners (no single "winner"): it counted as a draw for everyone; a failed one-seat
     # task counted as a draw too. A win is being among the winners; a draw, a game of several seats nobody won.
-    team = {"players": ["a_0", "a_1", "b_0"], "agents": {"a_0": "alpha", "a_1": "alpha", "b_0": "beta"},
-            "steps": [], "returns": {"a_0": 1.0, "a_1": 1.0, "b_0": -1.0},
-            "outcome": {"winner": None, "winners": ["a_0", "a_1"]}}
+    team = {
+        "players": ["a_0", "a_1", "b_0"],
+        "agents": {"a_0": "alpha", "a_1": "alpha", "b_0": "beta"},
+        "steps": [],
+        "returns": {"a_0": 1.0, "a_1": 1.0, "b_0": -1.0},
+        "outcome": {"winner": None, "winners": ["a_0", "a_1"]},
+    }
     summary = summarize([team], with_winner=True)
     assert summary["alpha"]["win_rate"] == 1.0 and summary["beta"]["loss_rate"] == 1.0
     assert summarize([solo(0.2, False)] * 2, with_winner=True)["solver"]["loss_rate"] == 1.0
@@ -82,8 +91,9 @@ def test_one_meaning_of_win_draw_loss_in_every_table() -> None:
 
 
 def test_the_cli_table_states_the_interval_method_and_what_win_draw_loss_mean() -> None:
-    results = Results(env_id="parlour/TicTacToe-v0", env_version=0, agents=["champ", "chump"], seed=0, episodes=3,
-                      env_kwargs={}, records=[WIN, LOSS, DRAW])
+    results = Results(
+        env_id="parlour/TicTacToe-v0", env_version=0, agents=["champ", "chump"], seed=0, episodes=3, env_kwargs={}, records=[WIN, LOSS, DRAW]
+    )
     table = results.table()
     assert INTERVAL_SENTENCE in table and WIN_DRAW_LOSS_SENTENCE in table
 
@@ -129,7 +139,5 @@ def test_wilson_intervals_cover_bernoulli_rates_at_about_95_percent(p: float, n:
 )
 def test_mean_reward_intervals_cover_at_about_95_percent(outcomes: list[float], probabilities: list[float], n: int) -> None:
     truth = float(np.dot(outcomes, probabilities))
-    rate = coverage(
-        lambda rng: list(rng.choice(outcomes, n, p=probabilities)), truth, lambda values: mean_ci(values, bounds=(-1.0, 1.0))[1]
-    )
+    rate = coverage(lambda rng: list(rng.choice(outcomes, n, p=probabilities)), truth, lambda values: mean_ci(values, bounds=(-1.0, 1.0))[1])
     assert 0.93 <= rate <= 0.975

@@ -136,8 +136,9 @@ def test_to_pandas_without_pandas_says_how_to_get_it(negotiation: Results, monke
 
 def test_eval_writes_a_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "tables" / "ttt.csv"
-    status = main(["eval", "parlour/TicTacToe-v0", "--agent", "random", "--episodes", "3", "--quiet",
-                   "--out", str(tmp_path / "bundle"), "--csv", str(path)])
+    status = main(
+        ["eval", "parlour/TicTacToe-v0", "--agent", "random", "--episodes", "3", "--quiet", "--out", str(tmp_path / "bundle"), "--csv", str(path)]
+    )
     assert status == 0
     lines = path.read_text().splitlines()
     assert lines[0].startswith("env_id,episode,seed,seat,agent,reward,result") and len(lines) == 1 + 6
@@ -170,21 +171,36 @@ def test_plot_without_matplotlib_says_how_to_get_it(negotiation: Results, monkey
 def test_eval_writes_a_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("matplotlib")
     path = tmp_path / "ttt.png"
-    status = main(["eval", "parlour/TicTacToe-v0", "--agent", "minimax", "--episodes", "4", "--quiet",
-                   "--out", str(tmp_path / "bundle"), "--plot", str(path)])
+    status = main(
+        ["eval", "parlour/TicTacToe-v0", "--agent", "minimax", "--episodes", "4", "--quiet", "--out", str(tmp_path / "bundle"), "--plot", str(path)]
+    )
     assert status == 0
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"plot: {path}" in capsys.readouterr().out
 
 
-def test_eval_without_matplotlib_refuses_plot_before_playing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_eval_without_matplotlib_refuses_plot_before_playing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import importlib.util
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name == "matplotlib" else real(name, *rest))
-    status = main(["eval", "parlour/TicTacToe-v0", "--agent", "random", "--episodes", "2", "--quiet",
-                   "--out", str(tmp_path / "bundle"), "--plot", str(tmp_path / "p.png")])
+    status = main(
+        [
+            "eval",
+            "parlour/TicTacToe-v0",
+            "--agent",
+            "random",
+            "--episodes",
+            "2",
+            "--quiet",
+            "--out",
+            str(tmp_path / "bundle"),
+            "--plot",
+            str(tmp_path / "p.png"),
+        ]
+    )
     assert status == 2
     assert "pip install matplotlib" in capsys.readouterr().err
     assert not (tmp_path / "bundle").exists()

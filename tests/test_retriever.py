@@ -71,8 +71,7 @@ def test_scores_follow_the_lucene_bm25_formula(tmp_path):
 
     for query in (["lantern"], ["amber", "quay"], ["quay", "lantern", "orchard"]):
         hits = retriever.search(" ".join(query), k=4)
-        expected = sorted(((bm25(query, d), str(i)) for i, d in enumerate(docs) if bm25(query, d) > 0),
-                          key=lambda pair: (-pair[0], pair[1]))
+        expected = sorted(((bm25(query, d), str(i)) for i, d in enumerate(docs) if bm25(query, d) > 0), key=lambda pair: (-pair[0], pair[1]))
         assert [h.doc_id for h in hits] == [doc_id for _, doc_id in expected]
         assert [h.score for h in hits] == pytest.approx([score for score, _ in expected], rel=1e-5)
 

@@ -97,8 +97,17 @@ def random_text(rng: random.Random) -> str:
     return "".join(chars)
 
 
-@pytest.mark.parametrize("env_id", ["parlour/Search-v0", "parlour/Bargaining-v0", "parlour/PriceNegotiation-v0",
-                                    "parlour/Debate-v0", "parlour/Mafia-v0", "parlour/GraphCoordination-v0"])
+@pytest.mark.parametrize(
+    "env_id",
+    [
+        "parlour/Search-v0",
+        "parlour/Bargaining-v0",
+        "parlour/PriceNegotiation-v0",
+        "parlour/Debate-v0",
+        "parlour/Mafia-v0",
+        "parlour/GraphCoordination-v0",
+    ],
+)
 def test_records_of_any_text_replay_after_a_json_round_trip(env_id):
     rng = random.Random(env_id)
     for seed in range(6):
@@ -109,7 +118,15 @@ def test_records_of_any_text_replay_after_a_json_round_trip(env_id):
             player = match.acting()[0]
             text = random_text(rng)
             legal = match.legal_moves_of(player)
-            templates = ["{}", "<answer>{}</answer>", "[offer] 5 {}", "[pass] {}", "[all] {}", '{{"player_1": "{}"}}', "{} " + (legal[0] if legal else "")]
+            templates = [
+                "{}",
+                "<answer>{}</answer>",
+                "[offer] 5 {}",
+                "[pass] {}",
+                "[all] {}",
+                '{{"player_1": "{}"}}',
+                "{} " + (legal[0] if legal else ""),
+            ]
             match.submit(player, templates[rng.randrange(len(templates))].format(text))
         for ascii_only in (True, False):
             parlour.replay(json.loads(json.dumps(match.record(), ensure_ascii=ascii_only)))
@@ -184,13 +201,16 @@ def a_proposal(world: World) -> tuple[dict, set[str]]:
     return proposal, {doc_id for hop in question.gold for doc_id in hop}
 
 
-@pytest.mark.parametrize("spell", [
-    lambda answer: "-".join(answer),
-    lambda answer: " ".join(answer.upper()),
-    lambda answer: "\u200b".join(answer),
-    lambda answer: ".".join(answer.lower()) + ".",
-    lambda answer: "".join(f"{c}\u0301" for c in answer),
-])
+@pytest.mark.parametrize(
+    "spell",
+    [
+        lambda answer: "-".join(answer),
+        lambda answer: " ".join(answer.upper()),
+        lambda answer: "\u200b".join(answer),
+        lambda answer: ".".join(answer.lower()) + ".",
+        lambda answer: "".join(f"{c}\u0301" for c in answer),
+    ],
+)
 def test_a_question_that_spells_out_the_answer_is_refused(small_world, spell):
     proposal, retrieved = a_proposal(small_world)
     assert verify_proposal(small_world, proposal, (2,), retrieved)

@@ -78,9 +78,12 @@ def test_rewards_paid_every_round_are_credited_to_the_deciding_turn() -> None:
     (played,) = list(Rollout(plan).play([0]))
     rewards = {(t.seat, t.turn): t.reward for t in played.turns}
     assert rewards == {
-        ("player_0", 0): 0.0, ("player_1", 0): 5.0,
-        ("player_0", 1): 1.0, ("player_1", 1): 1.0,
-        ("player_0", 2): 5.0, ("player_1", 2): 0.0,
+        ("player_0", 0): 0.0,
+        ("player_1", 0): 5.0,
+        ("player_0", 1): 1.0,
+        ("player_1", 1): 1.0,
+        ("player_0", 2): 5.0,
+        ("player_1", 2): 0.0,
     }
     for seat in ("player_0", "player_1"):
         assert sum(t.reward for t in played.turns if t.seat == seat) == played.record["returns"][seat]

@@ -154,7 +154,7 @@ def test_error_keeps_exit_code_and_a_traceback_of_the_program_only(bwrap_works: 
     assert run_python("exit(4)").exit_code == 4
     raised = run_python("def f():\n    raise ValueError('boom')\nf()")
     assert (raised.verdict, raised.exit_code) == ("error", 1)
-    assert raised.stderr.startswith("Traceback (most recent call last):\n  File \"main.py\", line 3, in <module>")
+    assert raised.stderr.startswith('Traceback (most recent call last):\n  File "main.py", line 3, in <module>')
     assert raised.stderr.endswith("ValueError: boom\n") and "<string>" not in raised.stderr
     syntax = run_python("def (")
     assert syntax.verdict == "error" and syntax.stderr.startswith('  File "main.py", line 1\n')
@@ -190,8 +190,7 @@ def test_memory_limit_gives_memory_and_allows_what_fits(cgroup_budget: None) -> 
 
 def test_output_limit_cuts_and_stops_the_program(bwrap_works: None) -> None:
     limits = Limits(max_output_bytes=10_000)
-    flood = run_python("import sys\nwhile True:\n    sys.stdout.write('y' * 999)\n    print('e', file=sys.stderr)",
-                       limits=limits)
+    flood = run_python("import sys\nwhile True:\n    sys.stdout.write('y' * 999)\n    print('e', file=sys.stderr)", limits=limits)
     assert flood.verdict == "output_limit" and flood.truncated
     assert len(flood.stdout.encode()) + len(flood.stderr.encode()) == 10_000
     assert flood.wall_seconds < 2
@@ -201,8 +200,9 @@ def test_output_limit_cuts_and_stops_the_program(bwrap_works: None) -> None:
 
 def test_limits_on_files_and_processes_apply(bwrap_works: None) -> None:
     limits = Limits(max_open_files=16, max_file_mb=1)
-    files = run_python("import os\nfiles = []\ntry:\n    while True:\n        files.append(open(os.devnull))\n"
-                       "except OSError:\n    print(len(files))", limits=limits)
+    files = run_python(
+        "import os\nfiles = []\ntry:\n    while True:\n        files.append(open(os.devnull))\nexcept OSError:\n    print(len(files))", limits=limits
+    )
     assert files.verdict == "ok" and int(files.stdout) < 16
     big = run_python("open('big', 'wb').write(b'x' * (2 << 20))", limits=limits)
     assert big.verdict == "error" and "File too large" in big.stderr
@@ -246,11 +246,12 @@ def test_warm_sandbox_gives_the_same_results_as_a_fresh_one(bwrap_works: None) -
 
 def test_warm_sandbox_forgets_files_and_processes_between_runs(bwrap_works: None) -> None:
     with Sandbox() as warm:
-        planted = warm.run("import os, subprocess\nopen('left.txt', 'w').write('x')\nos.mkdir('d')\n"
-                           "os.chmod('d', 0)\nsubprocess.Popen(['sleep', '60'], start_new_session=True)")
+        planted = warm.run(
+            "import os, subprocess\nopen('left.txt', 'w').write('x')\nos.mkdir('d')\n"
+            "os.chmod('d', 0)\nsubprocess.Popen(['sleep', '60'], start_new_session=True)"
+        )
         assert planted.verdict == "ok", planted.stderr
-        census = warm.run("import os\nprint(sorted(os.listdir('.')))\n"
-                          "print(sum(p.isdigit() for p in os.listdir('/proc')))")
+        census = warm.run("import os\nprint(sorted(os.listdir('.')))\nprint(sum(p.isdigit() for p in os.listdir('/proc')))")
         assert census.stdout.splitlines() == ["['main.py']", "3"]
 
 
@@ -295,9 +296,7 @@ def test_bubblewrap_that_cannot_start_says_why(tmp_path) -> None:
     assert "allow_unsafe=True" in message
 
 
-def test_allow_unsafe_falls_back_to_a_plain_subprocess_with_the_same_limits(
-    monkeypatch: pytest.MonkeyPatch, tmp_path
-) -> None:
+def test_allow_unsafe_falls_back_to_a_plain_subprocess_with_the_same_limits(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.setattr(sandbox, "BWRAP", str(tmp_path / "no-such-bwrap"))
     with pytest.warns(RuntimeWarning, match="WITHOUT a sandbox"):
         result = run_python("print(input()[::-1])", "abc", allow_unsafe=True)
@@ -319,10 +318,14 @@ def test_doctor_sandbox_exits_zero_when_every_probe_passes(doctor: tuple[int, li
 
 
 def test_doctor_sandbox_exits_one_when_a_probe_fails(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    monkeypatch.setattr(sandbox_probes, "run_probes", lambda bwrap=None: [
-        Probe("network: no interface but loopback", True, "interfaces: lo"),
-        Probe("network: no route out", False, "reached: ['1.1.1.1']"),
-    ])
+    monkeypatch.setattr(
+        sandbox_probes,
+        "run_probes",
+        lambda bwrap=None: [
+            Probe("network: no interface but loopback", True, "interfaces: lo"),
+            Probe("network: no route out", False, "reached: ['1.1.1.1']"),
+        ],
+    )
     assert main(["doctor", "sandbox"]) == 1
     out = capsys.readouterr().out
     assert "FAIL  network: no route out -- reached: ['1.1.1.1']" in out and "1 of 2 probes passed" in out

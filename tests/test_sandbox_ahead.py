@@ -56,9 +56,7 @@ def _is_bwrap(pid: int) -> bool:
         return False
 
 
-def test_every_run_from_a_spare_starts_fresh_and_sees_nothing_of_earlier_runs(
-    bwrap_works: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_every_run_from_a_spare_starts_fresh_and_sees_nothing_of_earlier_runs(bwrap_works: None, monkeypatch: pytest.MonkeyPatch) -> None:
     handed_out = []
     take = sandbox._LAUNCHER.take
 
@@ -77,8 +75,7 @@ def test_every_run_from_a_spare_starts_fresh_and_sees_nothing_of_earlier_runs(
 
 
 def test_a_spare_is_used_only_for_the_limits_it_was_started_with(bwrap_works: None) -> None:
-    look = ("import os\nscratch = os.statvfs('/tmp')\n"
-            "print(open('/proc/meminfo').readline().split()[1], scratch.f_blocks * scratch.f_frsize)")
+    look = "import os\nscratch = os.statvfs('/tmp')\nprint(open('/proc/meminfo').readline().split()[1], scratch.f_blocks * scratch.f_frsize)"
     small = Limits(memory_mb=300, scratch_mb=8)
     figures = []
     for limits in (Limits(), small, small, Limits()):
@@ -104,8 +101,11 @@ def test_a_spare_no_longer_wanted_is_reaped(bwrap_works: None) -> None:
     assert run_python("pass").verdict == "ok"
     spare = _spare_ready(Limits())
     outer = spare.process.pid
-    inner = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
-             if sandbox_probes._bwrap_stat(pid) is not None and sandbox_probes._bwrap_stat(pid)[1] == outer]
+    inner = [
+        pid
+        for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
+        if sandbox_probes._bwrap_stat(pid) is not None and sandbox_probes._bwrap_stat(pid)[1] == outer
+    ]
     assert inner
     # Other limits: the launcher closes the spare on its thread and starts one for them.
     assert run_python("pass", limits=Limits(memory_mb=300)).verdict == "ok"

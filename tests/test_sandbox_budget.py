@@ -79,8 +79,7 @@ def test_pipe_buffers_count_against_the_budget(budget: None) -> None:
 
 def test_a_program_cannot_set_its_own_verdict_to_memory(budget: None) -> None:
     assert run_python("raise MemoryError").verdict == "error"
-    forged = run_python("import gc\nfor o in gc.get_objects():\n    if type(o).__name__ == 'mmap':\n        o[0] = 1\n"
-                        "raise SystemExit(1)")
+    forged = run_python("import gc\nfor o in gc.get_objects():\n    if type(o).__name__ == 'mmap':\n        o[0] = 1\nraise SystemExit(1)")
     assert forged.verdict == "error"
 
 
@@ -102,8 +101,10 @@ def test_concurrent_sandboxes_have_their_own_uid_and_process_count(budget: None)
         holder = threading.Thread(target=first.run, args=(FORK_HOLDER,))
         holder.start()
         try:
-            forker = second.run("import os, time\ntime.sleep(1)\nfor _ in range(8):\n    pid = os.fork()\n"
-                                "    if pid == 0:\n        os._exit(0)\n    os.waitpid(pid, 0)\nprint('forked')")
+            forker = second.run(
+                "import os, time\ntime.sleep(1)\nfor _ in range(8):\n    pid = os.fork()\n"
+                "    if pid == 0:\n        os._exit(0)\n    os.waitpid(pid, 0)\nprint('forked')"
+            )
         finally:
             holder.join()
     assert (forker.verdict, forker.stdout) == ("ok", "forked\n"), forker
@@ -111,8 +112,10 @@ def test_concurrent_sandboxes_have_their_own_uid_and_process_count(budget: None)
 
 def test_a_cpu_spinner_next_door_does_not_turn_ok_into_timeout(budget: None) -> None:
     # Each spinner its own session: without cgroups the scheduler gives every session (autogroup) an equal share.
-    spinner = ("import os, time\nfor _ in range(31):\n    if os.fork() == 0:\n        os.setsid()\n        break\n"
-               "end = time.monotonic() + 6\nwhile time.monotonic() < end:\n    pass")
+    spinner = (
+        "import os, time\nfor _ in range(31):\n    if os.fork() == 0:\n        os.setsid()\n        break\n"
+        "end = time.monotonic() + 6\nwhile time.monotonic() < end:\n    pass"
+    )
     worker = "import time\nend = time.process_time() + 0.5\nwhile time.process_time() < end:\n    pass\nprint('done')"
     with Sandbox(Limits(max_processes=40, cpu_seconds=10, wall_seconds=8)) as hog, Sandbox() as honest:
         spinning = threading.Thread(target=hog.run, args=(spinner,))
@@ -158,8 +161,10 @@ def test_seccomp_refuses_namespaces_io_uring_keyrings_sysv_ipc_and_tracing(budge
 
 
 def test_proc_shows_the_sandbox_figures_not_the_hosts(budget: None) -> None:
-    code = ("import os\nprint(open('/proc/meminfo').readline().split()[1], open('/proc/loadavg').read().split()[0],"
-            " len(open('/proc/keys').read()), len(open('/proc/kallsyms').read()), os.cpu_count())")
+    code = (
+        "import os\nprint(open('/proc/meminfo').readline().split()[1], open('/proc/loadavg').read().split()[0],"
+        " len(open('/proc/keys').read()), len(open('/proc/kallsyms').read()), os.cpu_count())"
+    )
     result = run_python(code, limits=Limits(memory_mb=300))
     assert result.stdout.split() == [str(300 << 10), "0.00", "0", "0", str(len(os.sched_getaffinity(0)))], result
 
@@ -196,9 +201,7 @@ def test_teardown_leaves_no_zombie(budget: None) -> None:
     assert _teardown_leftovers() == {}
 
 
-def test_teardown_leaves_no_zombie_when_the_host_stalls_after_closing_the_socket(
-    budget: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_teardown_leaves_no_zombie_when_the_host_stalls_after_closing_the_socket(budget: None, monkeypatch: pytest.MonkeyPatch) -> None:
     # A busy machine, or another thread holding the GIL, can stall the host between two steps of the teardown. Had
     # it closed the server's socket before killing init, the server would exit meanwhile, init would report that to
     # bubblewrap, and bubblewrap would exit without reaping init: a zombie for the host's process 1.

@@ -80,8 +80,16 @@ def test_every_socket_family_but_af_unix_is_refused(bwrap_works: None) -> None:
     result = run_python(SOCKETS)
     assert result.verdict == "ok", result.stderr
     answers = json.loads(result.stdout)
-    assert answers == {"vsock": errno.EPERM, "netlink": errno.EPERM, "inet": errno.EPERM, "inet6": errno.EPERM,
-                       "packet": errno.EPERM, "inet pair": errno.EPERM, "unix": 0, "unix pair": 0}
+    assert answers == {
+        "vsock": errno.EPERM,
+        "netlink": errno.EPERM,
+        "inet": errno.EPERM,
+        "inet6": errno.EPERM,
+        "packet": errno.EPERM,
+        "inet pair": errno.EPERM,
+        "unix": 0,
+        "unix pair": 0,
+    }
 
 
 # A message queue made by one run of a warm sandbox, found by the next.
@@ -103,8 +111,7 @@ def test_posix_message_queues_are_refused(bwrap_works: None) -> None:
 
 
 # The bits of the capabilities the server keeps, and of the one the issue found left in the bounding set.
-CAPABILITIES = {"CAP_DAC_OVERRIDE": 1, "CAP_FOWNER": 3, "CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7,
-                "CAP_SYS_ADMIN": 21}
+CAPABILITIES = {"CAP_DAC_OVERRIDE": 1, "CAP_FOWNER": 3, "CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SYS_ADMIN": 21}
 
 
 def test_the_bounding_set_holds_no_capability_the_server_does_not_need(bwrap_works: None) -> None:
@@ -121,8 +128,7 @@ def test_the_bounding_set_holds_no_capability_the_server_does_not_need(bwrap_wor
 
 
 # Host figures the issue found in /proc; each must read empty (or, cpuinfo, the sandbox's own CPUs).
-HOST_FILES = ["pressure/cpu", "pressure/memory", "pressure/io", "sys/fs/file-nr", "sys/fs/inode-nr",
-              "sys/kernel/random/boot_id", "cmdline"]
+HOST_FILES = ["pressure/cpu", "pressure/memory", "pressure/io", "sys/fs/file-nr", "sys/fs/inode-nr", "sys/kernel/random/boot_id", "cmdline"]
 
 
 def test_host_figures_in_proc_are_masked(bwrap_works: None) -> None:
@@ -147,8 +153,7 @@ def test_host_figures_in_proc_are_masked(bwrap_works: None) -> None:
 
 
 def test_a_program_that_sends_itself_sigxcpu_is_an_error_not_a_timeout(bwrap_works: None) -> None:
-    result = run_python("import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)",
-                        limits=Limits(cpu_seconds=1, wall_seconds=5))
+    result = run_python("import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)", limits=Limits(cpu_seconds=1, wall_seconds=5))
     assert (result.verdict, result.signal) == ("error", 24)
     spinning = run_python("while True:\n    pass", limits=Limits(cpu_seconds=1, wall_seconds=5))
     assert spinning.verdict == "timeout"
@@ -191,11 +196,9 @@ def test_the_doctor_catches_a_missing_ioctl_clone_flag_or_socket_family_rule(
     weaker: list[tuple[str, object]] = [
         ("DENIED_IOCTLS", tuple(r for r in sandbox.DENIED_IOCTLS if r != request)) for request in sandbox.DENIED_IOCTLS
     ]
-    weaker += [("CLONE_NAMESPACES", sandbox.CLONE_NAMESPACES & ~flag)
-               for flag in (1 << bit for bit in range(32)) if sandbox.CLONE_NAMESPACES & flag]
+    weaker += [("CLONE_NAMESPACES", sandbox.CLONE_NAMESPACES & ~flag) for flag in (1 << bit for bit in range(32)) if sandbox.CLONE_NAMESPACES & flag]
     weaker += [("ALLOWED_SOCKET_FAMILIES", sandbox.ALLOWED_SOCKET_FAMILIES + (family,)) for family in (2, 10, 16, 40)]
-    missed = [(name, value) for name, value in weaker
-              if all(probe.passed for probe in _seccomp_probes_with(monkeypatch, **{name: value}))]
+    missed = [(name, value) for name, value in weaker if all(probe.passed for probe in _seccomp_probes_with(monkeypatch, **{name: value}))]
     assert not missed, f"the doctor passes these weaker filters: {missed}"
 
 

@@ -32,8 +32,14 @@ KUHN = "parlour/KuhnPoker-v0"
 #: The learning test's settings: the trainer's defaults (a 128x128 net, PFSP over random and the learner's
 #: snapshots), 100k steps, one fixed seed; evaluations kept small.
 TTT_SETTINGS = {
-    "steps": 100_000, "seed": 0, "eval_every": 51_200, "eval_episodes": 40, "anchors": ["random"], "opponents": ["random"],
-    "deterministic": True, "progress": False,
+    "steps": 100_000,
+    "seed": 0,
+    "eval_every": 51_200,
+    "eval_episodes": 40,
+    "anchors": ["random"],
+    "opponents": ["random"],
+    "deterministic": True,
+    "progress": False,
 }
 
 
@@ -53,8 +59,10 @@ def test_self_play_learns_tic_tac_toe(trained) -> None:
     policy = f"sb3:{out / 'policy.zip'}"
     results = parlour.evaluate(TTT, [policy, "random"], episodes=1000, seed=7, progress=False)
     block = results.summary[policy]
-    print(f"trained in {seconds:.0f} s ({summary['metadata']['cpu_seconds']:.0f} CPU s); non-losing vs random {1 - block['loss_rate']:.3f} by seat "
-          f"{ {seat: 1 - b['loss_rate'] for seat, b in block['seats'].items()} }")
+    print(
+        f"trained in {seconds:.0f} s ({summary['metadata']['cpu_seconds']:.0f} CPU s); non-losing vs random {1 - block['loss_rate']:.3f} by seat "
+        f"{ {seat: 1 - b['loss_rate'] for seat, b in block['seats'].items()} }"
+    )
     # Over training seeds 0-7 (400 evaluation games each) it did not lose 0.925-0.985 of its games, and beat its first
     # snapshot 31:2 at worst; a policy that had not learnt stays near random's 0.56. The bars leave room for a
     # machine whose rounding takes the run down another path.
@@ -152,12 +160,42 @@ def test_exploitability_of_known_kuhn_and_leduc_policies() -> None:
 def test_train_command_writes_policy_curves_and_exploitability(tmp_path, capsys) -> None:
     pytest.importorskip("matplotlib")
     out = tmp_path / "kuhn"
-    argv = ["train", "sb3", KUHN, "--steps", "512", "--n-envs", "2", "--n-steps", "128", "--batch-size", "64", "--epochs", "2",
-            "--eval-every", "256", "--eval-episodes", "20", "--snapshot-every", "256", "--out", str(out), "--quiet"]
+    argv = [
+        "train",
+        "sb3",
+        KUHN,
+        "--steps",
+        "512",
+        "--n-envs",
+        "2",
+        "--n-steps",
+        "128",
+        "--batch-size",
+        "64",
+        "--epochs",
+        "2",
+        "--eval-every",
+        "256",
+        "--eval-episodes",
+        "20",
+        "--snapshot-every",
+        "256",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "exploitability" in printed and f"sb3:{out / 'policy.zip'}" in printed
-    assert {p.name for p in out.iterdir()} >= {"policy.zip", "policy.json", "eval.csv", "train.csv", "learning.png", "learning_time.png", "league.json"}
+    assert {p.name for p in out.iterdir()} >= {
+        "policy.zip",
+        "policy.json",
+        "eval.csv",
+        "train.csv",
+        "learning.png",
+        "learning_time.png",
+        "league.json",
+    }
     rows = list(csv.DictReader((out / "eval.csv").open()))
     assert {row["opponent"] for row in rows} == {"random", "nash", "best response", "snapshot@0"}
     assert all(0 <= float(row["exploitability"]) < 1 for row in rows if row["opponent"] == "best response")

@@ -54,8 +54,7 @@ def episode(env_id: str, agent: str, seed: int, options: dict | None = None) -> 
 
 @pytest.mark.parametrize(
     "text, normalised",
-    [("The Eiffel Tower!", "eiffel tower"), ("  a  Cat, an apple ", "cat apple"), ("1,460,000", "1460000"),
-     ("Theatre", "theatre"), ("", "")],
+    [("The Eiffel Tower!", "eiffel tower"), ("  a  Cat, an apple ", "cat apple"), ("1,460,000", "1460000"), ("Theatre", "theatre"), ("", "")],
 )
 def test_squad_normalisation(text, normalised):
     assert normalize_answer(text) == normalised
@@ -86,8 +85,9 @@ def test_tool_efficiency_is_otc_grpo():
 
 
 def terms(answer: str, **changes):
-    settings = dict(reward="em", max_answer_words=5, evidence=1.0, tool_calls=2, optimal_calls=2,
-                    format_weight=0.0, evidence_weight=0.0, tool_weight=0.0)
+    settings = dict(
+        reward="em", max_answer_words=5, evidence=1.0, tool_calls=2, optimal_calls=2, format_weight=0.0, evidence_weight=0.0, tool_weight=0.0
+    )
     settings.update(changes)
     return reward_terms(answer, ["Tavelon Guild"], **settings)
 
@@ -125,8 +125,13 @@ def oracle_call(observation: dict, agent) -> tuple[str, dict]:
 def render(syntax: str, name: str, arguments: dict):
     """One tool call in one of the core's syntaxes."""
     if syntax == "openai":
-        return json.dumps({"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]})
+        return json.dumps(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}],
+            }
+        )
     if syntax == "openai_dict":
         return {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}
     if syntax == "tool_json":
@@ -235,8 +240,19 @@ def test_the_question_comes_from_the_seed_and_its_terms_reach_the_outcome():
     assert "answers" not in json.dumps(first.agent_observation("player_0")["view"])
     match = play(first, {"player_0": make_scripted("oracle", SEARCH)})
     details = match.outcome.details
-    for key in ("exact_match", "f1", "correct", "format", "evidence", "evidence_hops", "tool_calls", "optimal_calls",
-                "tool_efficiency", "scored", "reward"):
+    for key in (
+        "exact_match",
+        "f1",
+        "correct",
+        "format",
+        "evidence",
+        "evidence_hops",
+        "tool_calls",
+        "optimal_calls",
+        "tool_efficiency",
+        "scored",
+        "reward",
+    ):
         assert key in details
     assert details["evidence"] == 1.0 and details["evidence_hops"] == 1.0
     assert details["optimal_calls"] == details["question"]["hops"]
@@ -282,11 +298,14 @@ def test_bad_options_are_refused_with_clear_errors(options, message):
 
 def test_a_users_jsonl_corpus_and_questions(tmp_path):
     corpus, questions = tmp_path / "corpus.jsonl", tmp_path / "questions.jsonl"
-    write_jsonl(corpus, [
-        {"id": "d1", "title": "Amber Quay", "text": "Amber Quay is a harbour town founded by the Lantern Guild in 1802."},
-        {"id": "d2", "title": "Lantern Guild", "text": "The Lantern Guild is a society of lamp makers."},
-        {"id": "d3", "title": "Granite Orchard", "text": "Granite Orchard grows pears on a hillside."},
-    ])
+    write_jsonl(
+        corpus,
+        [
+            {"id": "d1", "title": "Amber Quay", "text": "Amber Quay is a harbour town founded by the Lantern Guild in 1802."},
+            {"id": "d2", "title": "Lantern Guild", "text": "The Lantern Guild is a society of lamp makers."},
+            {"id": "d3", "title": "Granite Orchard", "text": "Granite Orchard grows pears on a hillside."},
+        ],
+    )
     write_jsonl(questions, [{"question": "Who founded Amber Quay?", "answers": ["the Lantern Guild", "Lantern Guild society"]}])
     options = {"corpus": "jsonl", "corpus_file": str(corpus), "questions_file": str(questions)}
     match = Match(Search, options)
@@ -385,8 +404,7 @@ def small_world() -> World:
 def a_proposal(world: World, hops: int = 2) -> tuple[dict, set[str]]:
     """A valid proposal built from one of the world's own questions, and the ids that make every hop retrieved."""
     question = next(q for q in world.questions(40, hops=hops, kinds=["bridge"], seed=4) if q.kind == "bridge")
-    proposal = {"question": question.question, "answer": question.answer,
-                "start": world.name(question.entities[0]), "path": list(question.path)}
+    proposal = {"question": question.question, "answer": question.answer, "start": world.name(question.entities[0]), "path": list(question.path)}
     return proposal, {doc_id for hop in question.gold for doc_id in hop}
 
 
@@ -525,7 +543,7 @@ def test_the_experts_notes_are_out_of_the_askers_reach():
             break
     match = Match(AskOrSearch, {**SMALL, "error_allowance": 5})
     match.reset(3)
-    match.submit("asker", f'<open>{game.note_ids[0]}</open>')
+    match.submit("asker", f"<open>{game.note_ids[0]}</open>")
     assert "there is no passage" in match.steps[-1]["error"]
 
 

@@ -161,8 +161,12 @@ def test_verify_rejects_broken_questions():
         dataclasses.replace(bridge, hops=2),
         dataclasses.replace(bridge, path=("member_of",) * 3),
         dataclasses.replace(count, answer=str(int(count.answer) + 1)),
-        dataclasses.replace(comparison, answer=world.name(comparison.entities[0]) if comparison.answer
-                            != world.name(comparison.entities[0]) else world.name(comparison.entities[1])),
+        dataclasses.replace(
+            comparison,
+            answer=world.name(comparison.entities[0])
+            if comparison.answer != world.name(comparison.entities[0])
+            else world.name(comparison.entities[1]),
+        ),
     ]
     for question in broken:
         with pytest.raises(ValueError):
@@ -212,8 +216,7 @@ def test_corpus_accepts_flashrag_shapes(tmp_path):
         (['{"id": "a", "title": "A", "text": "x"}', '{"id": "b", "title": "B", "text": '], r":2: invalid JSON"),
         (['{"id": "a", "title": "A", "text": "x"}', "[1, 2]"], r":2: expected a JSON object, got list"),
         (['{"id": "a", "title": "A", "text": "x"}', '{"id": "b", "title": "B"}'], r":2: missing 'text'"),
-        (['{"id": "a", "title": "A", "text": "x"}', "", '{"id": "a", "title": "B", "text": "y"}'],
-         r":3: id 'a' already used on line 1"),
+        (['{"id": "a", "title": "A", "text": "x"}', "", '{"id": "a", "title": "B", "text": "y"}'], r":3: id 'a' already used on line 1"),
         (['{"id": ["a"], "title": "A", "text": "x"}'], r":1: 'id' must be a string or an integer"),
         (['{"id": "a", "title": "A", "text": 5}'], r":1: 'text' must be a string, got int"),
         ([""], r": no passages"),

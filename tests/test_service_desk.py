@@ -272,8 +272,13 @@ def test_nothing_of_the_customers_brief_or_the_goal_reaches_the_agent_unless_the
         (seat,) = match.acting()
         observation = match.agent_observation(seat)
         if seat == "agent":
-            seen += [observation["text"], json.dumps(observation["view"]), json.dumps(observation.get("messages", [])),
-                     json.dumps(observer.info("agent"), default=str), observer.render()]
+            seen += [
+                observation["text"],
+                json.dumps(observation["view"]),
+                json.dumps(observation.get("messages", [])),
+                json.dumps(observer.info("agent"), default=str),
+                observer.render(),
+            ]
         match.submit(seat, seats[seat].act(observation))
     text = "\n".join(seen)
     leaked = [secret for secret in secrets if secret in text]
@@ -299,19 +304,22 @@ def test_the_customers_words_reach_the_agent_only_as_its_own_talk():
 # ------------------------------------------------------------------ bad input
 
 
-@pytest.mark.parametrize("action, says", [
-    ('{"tool": "get_order", "arguments": {"order_id": ', "could not be read"),
-    ('<tool_call>{"name": "get_user", </tool_call>', "tool_call"),
-    (call("delete_database"), "There is no tool"),
-    (call("get_order", order_id=12), "Bad call of get_order"),
-    (call("cancel_order", order_id="#W1234567", reason="because"), "Bad call of cancel_order"),
-    (call("return_items", order_id="#W1", item_ids=[], payment_method_id="x"), "Bad call of return_items"),
-    (call("get_user", user_id="x", extra=1), "Bad call of get_user"),
-    (call("get_user", user_id="x" * 1_000_000), "could not be read"),
-    (call("change_profile_address", user_id="u", street="s" * 5000, city="c", zip="1"), "Bad call"),
-    ("   ", "empty"),
-    ("x" * (MAX_MESSAGE_CHARS + 1), "characters"),
-])
+@pytest.mark.parametrize(
+    "action, says",
+    [
+        ('{"tool": "get_order", "arguments": {"order_id": ', "could not be read"),
+        ('<tool_call>{"name": "get_user", </tool_call>', "tool_call"),
+        (call("delete_database"), "There is no tool"),
+        (call("get_order", order_id=12), "Bad call of get_order"),
+        (call("cancel_order", order_id="#W1234567", reason="because"), "Bad call of cancel_order"),
+        (call("return_items", order_id="#W1", item_ids=[], payment_method_id="x"), "Bad call of return_items"),
+        (call("get_user", user_id="x", extra=1), "Bad call of get_user"),
+        (call("get_user", user_id="x" * 1_000_000), "could not be read"),
+        (call("change_profile_address", user_id="u", street="s" * 5000, city="c", zip="1"), "Bad call"),
+        ("   ", "empty"),
+        ("x" * (MAX_MESSAGE_CHARS + 1), "characters"),
+    ],
+)
 def test_bad_input_is_an_invalid_action_with_a_hint_and_changes_nothing(action, says):
     match = started(4, difficulty=3)
     customer_speaks(match)
@@ -326,10 +334,12 @@ def test_tool_errors_say_what_to_do_and_change_nothing():
     match = started(4, difficulty=3)
     customer_speaks(match)
     before = copy.deepcopy(match.game.db)
-    for action, says in ((call("get_order", order_id="#W0000000"), "get_user lists"),
-                         (call("find_user_by_email", email="nobody@example.com"), "find_user_by_name_zip"),
-                         (call("cancel_order", order_id="nope", reason="no longer needed"), "Order ids look like"),
-                         (call("change_profile_address", user_id="ghost", street="1 A", city="B", zip="1"), "find_user_by_email")):
+    for action, says in (
+        (call("get_order", order_id="#W0000000"), "get_user lists"),
+        (call("find_user_by_email", email="nobody@example.com"), "find_user_by_name_zip"),
+        (call("cancel_order", order_id="nope", reason="no longer needed"), "Order ids look like"),
+        (call("change_profile_address", user_id="ghost", street="1 A", city="B", zip="1"), "find_user_by_email"),
+    ):
         match.submit("agent", action)
         assert last_result(match).startswith("Error:") and says in last_result(match)
     assert match.game.db == before and match.game.violations == []
@@ -348,8 +358,9 @@ def test_past_the_allowance_the_offender_gets_minus_one():
 
 
 def test_records_replay_with_every_tool_call_and_tampering_is_caught():
-    results = parlour.evaluate(ENV, {"agent": "expert", "customer": "customer"}, episodes=3, seed=5, rotate_seats=False,
-                               env_kwargs={"difficulty": 4}, progress=False)
+    results = parlour.evaluate(
+        ENV, {"agent": "expert", "customer": "customer"}, episodes=3, seed=5, rotate_seats=False, env_kwargs={"difficulty": 4}, progress=False
+    )
     for record in results.records:
         assert parlour.replay(record)["returns"] == record["returns"] == {"agent": 1.0, "customer": 1.0}
         calls = [c for step in record["steps"] for c in step.get("calls", [])]
@@ -385,9 +396,13 @@ def test_pass_hat_k_is_the_chance_that_k_trials_of_a_task_all_succeed():
     assert pass_hat([[True]], 2) is None
 
     def record(task: str, success: bool, agent: str = "a") -> dict:
-        return {"agents": {"agent": agent, "customer": "customer"}, "players": ["agent", "customer"], "steps": [],
-                "returns": {"agent": float(success), "customer": float(success)},
-                "outcome": {"winners": ["agent", "customer"] if success else [], "details": {"task_id": task, "success": success}}}
+        return {
+            "agents": {"agent": agent, "customer": "customer"},
+            "players": ["agent", "customer"],
+            "steps": [],
+            "returns": {"agent": float(success), "customer": float(success)},
+            "outcome": {"winners": ["agent", "customer"] if success else [], "details": {"task_id": task, "success": success}},
+        }
 
     records = [record("t1", True), record("t1", True), record("t1", False), record("t2", True), record("t2", True), record("t2", True)]
     assert task_trials(records)["a"] == {"t1": [True, True, False], "t2": [True, True, True]}
@@ -399,8 +414,15 @@ def test_pass_hat_k_is_the_chance_that_k_trials_of_a_task_all_succeed():
 
 
 def test_evaluate_reports_pass_hat_k_over_repeated_tasks():
-    results = parlour.evaluate(ENV, {"agent": "expert", "customer": "customer"}, episodes=12, seed=1, rotate_seats=False,
-                               env_kwargs={"difficulty": 1, "tasks": 2}, progress=False)
+    results = parlour.evaluate(
+        ENV,
+        {"agent": "expert", "customer": "customer"},
+        episodes=12,
+        seed=1,
+        rotate_seats=False,
+        env_kwargs={"difficulty": 1, "tasks": 2},
+        progress=False,
+    )
     trials = task_trials(results.records)["expert"]
     assert len(trials) == 2 and sum(map(len, trials.values())) == 12
     assert results.pass_hat_k(2) == {"expert": 1.0, "customer": 1.0}

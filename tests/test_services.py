@@ -22,8 +22,13 @@ def call(tool: str, **arguments) -> str:
 
 
 def openai(*calls: tuple[str, dict]) -> dict:
-    return {"role": "assistant", "content": None, "tool_calls": [
-        {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}} for i, (name, args) in enumerate(calls)]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}} for i, (name, args) in enumerate(calls)
+        ],
+    }
 
 
 def started(seed: int = 1, **options) -> Match:
@@ -63,8 +68,10 @@ def test_worlds_are_a_function_of_the_seed_and_their_goals_are_reachable(difficu
     level = LEVELS[difficulty]
     for seed in range(60):
         world, again = generate(seed, difficulty), generate(seed, difficulty)
-        assert (world.initial, [(t.instruction, t.goal, t.answers) for t in world.turns]) == \
-               (again.initial, [(t.instruction, t.goal, t.answers) for t in again.turns])
+        assert (world.initial, [(t.instruction, t.goal, t.answers) for t in world.turns]) == (
+            again.initial,
+            [(t.instruction, t.goal, t.answers) for t in again.turns],
+        )
         assert len(world.services) == level.services and len(world.turns) == level.turns
         assert level.turns == 1 or not all(t.impossible for t in world.turns)
         state = copy.deepcopy(world.initial)
@@ -84,8 +91,9 @@ def test_train_and_test_splits_draw_disjoint_world_seeds():
     assert max(train) < TEST_SEEDS_FROM <= min(test)
 
 
-@pytest.mark.parametrize("options, message", [({"difficulty": 0}, "difficulty"), ({"difficulty": 6}, "difficulty"),
-                                               ({"split": "dev"}, "split must be one of")])
+@pytest.mark.parametrize(
+    "options, message", [({"difficulty": 0}, "difficulty"), ({"difficulty": 6}, "difficulty"), ({"split": "dev"}, "split must be one of")]
+)
 def test_bad_options_are_refused_with_their_name(options, message):
     with pytest.raises(ValueError, match=message):
         Services(**options)
@@ -102,7 +110,8 @@ def test_the_expert_carries_out_every_turn_and_random_almost_never(difficulty):
 
 def test_the_literal_agent_is_honest_and_weak():
     assert literal_calls('Add the event "Dentist" on 2025-03-04 at 09:30. Cancel the event "Yoga class" on 2025-03-05.') == [
-        ("create_event", {"title": "Dentist", "date": "2025-03-04", "time": "09:30"})]
+        ("create_event", {"title": "Dentist", "date": "2025-03-04", "time": "09:30"})
+    ]
     wins = [play("literal", seed, difficulty=1).returns["player_0"] == 1.0 for seed in range(40)]
     assert 0 < sum(wins) < 20
 
@@ -128,8 +137,10 @@ def test_hermes_blocks_run_in_order_and_a_finish_after_them_ends_the_turn():
     match = find(1, ["move_file"])
     sub = match.game.world.turns[0].instruction
     folder, source = sub.split()[4], sub.split()[7]
-    blocks = "".join(f"<tool_call>{json.dumps({'name': n, 'arguments': a})}</tool_call>" for n, a in
-                     [("make_dir", {"path": folder}), ("move_file", {"source": source, "destination": folder}), ("finish", {})])
+    blocks = "".join(
+        f"<tool_call>{json.dumps({'name': n, 'arguments': a})}</tool_call>"
+        for n, a in [("make_dir", {"path": folder}), ("move_file", {"source": source, "destination": folder}), ("finish", {})]
+    )
     match.submit("player_0", "I will do it.\n" + blocks)
     assert match.over and match.returns["player_0"] == 1.0
     assert [c["name"] for c in match.steps[-1]["calls"]] == ["make_dir", "move_file", "finish"]
@@ -137,8 +148,14 @@ def test_hermes_blocks_run_in_order_and_a_finish_after_them_ends_the_turn():
 
 def test_a_bad_call_among_parallel_calls_stops_there_and_the_calls_before_it_stand():
     match = find(1, ["write_file"])
-    match.submit("player_0", openai(("write_file", {"path": "/home/a.txt", "content": "x"}), ("list_dir", {"path": 5}),
-                                    ("write_file", {"path": "/home/b.txt", "content": "y"})))
+    match.submit(
+        "player_0",
+        openai(
+            ("write_file", {"path": "/home/a.txt", "content": "x"}),
+            ("list_dir", {"path": 5}),
+            ("write_file", {"path": "/home/b.txt", "content": "y"}),
+        ),
+    )
     assert "Bad call of list_dir" in match.last_error["player_0"]
     files = match.game.state["files"]["files"]
     assert "/home/a.txt" in files and "/home/b.txt" not in files
@@ -159,18 +176,21 @@ def test_a_refused_call_is_a_tool_error_that_changes_nothing():
     assert match.game.state == before and not match.last_error and not match.over
 
 
-@pytest.mark.parametrize("action, hint", [
-    ("I would rather chat.", "No tool call found"),
-    ("<tool_call>{not json}</tool_call>", "must hold a JSON object"),
-    (call("book_flight", to="Lima"), "There is no tool 'book_flight'"),
-    (call("list_dir"), "Bad call of list_dir"),
-    (call("list_dir", path="/home", recursive=True), "Additional properties"),
-    (call("list_dir", path=7), "Bad call of list_dir"),
-    (call("finish", answer="x" * 600), "Bad call of finish"),
-    (call("write_file", path="/home/big.txt", content="x" * 1_000_000), "No tool call found"),
-    ({"tool_calls": [{"type": "function", "function": {"name": "list_dir", "arguments": "{not json"}}]}, "not valid JSON"),
-    ({"content": "hello"}, "tool_calls"),
-])
+@pytest.mark.parametrize(
+    "action, hint",
+    [
+        ("I would rather chat.", "No tool call found"),
+        ("<tool_call>{not json}</tool_call>", "must hold a JSON object"),
+        (call("book_flight", to="Lima"), "There is no tool 'book_flight'"),
+        (call("list_dir"), "Bad call of list_dir"),
+        (call("list_dir", path="/home", recursive=True), "Additional properties"),
+        (call("list_dir", path=7), "Bad call of list_dir"),
+        (call("finish", answer="x" * 600), "Bad call of finish"),
+        (call("write_file", path="/home/big.txt", content="x" * 1_000_000), "No tool call found"),
+        ({"tool_calls": [{"type": "function", "function": {"name": "list_dir", "arguments": "{not json"}}]}, "not valid JSON"),
+        ({"content": "hello"}, "tool_calls"),
+    ],
+)
 def test_malformed_calls_are_invalid_actions_with_a_hint(action, hint):
     match = find(1, ["write_file"])
     match.submit("player_0", action)
@@ -233,10 +253,24 @@ def test_a_change_not_asked_for_fails_the_turn():
 
 def test_states_compare_without_order_or_new_ids_and_answers_read_loosely():
     first_new = {"calendar": 3}
-    state = {"calendar": {"events": [{"id": 1, "title": "A", "date": "2025-01-01", "time": "09:00"},
-                                     {"id": 3, "title": "B", "date": "2025-01-02", "time": "10:00"}], "next_id": 4}}
-    other = {"calendar": {"events": [{"id": 7, "title": "B", "date": "2025-01-02", "time": "10:00"},
-                                     {"id": 1, "title": "A", "date": "2025-01-01", "time": "09:00"}], "next_id": 8}}
+    state = {
+        "calendar": {
+            "events": [
+                {"id": 1, "title": "A", "date": "2025-01-01", "time": "09:00"},
+                {"id": 3, "title": "B", "date": "2025-01-02", "time": "10:00"},
+            ],
+            "next_id": 4,
+        }
+    }
+    other = {
+        "calendar": {
+            "events": [
+                {"id": 7, "title": "B", "date": "2025-01-02", "time": "10:00"},
+                {"id": 1, "title": "A", "date": "2025-01-01", "time": "09:00"},
+            ],
+            "next_id": 8,
+        }
+    }
     assert same_state(state, other, first_new)
     other["calendar"]["events"][1]["id"] = 2
     assert not same_state(state, other, first_new)

@@ -43,8 +43,14 @@ def debate(match: Match, player: str, index: int) -> str:
 SCRIPTS = {
     "parlour/IteratedPrisonersDilemma-v0": ({"rounds": 5, "communication": True}, ["hi", "hello", "cooperate", "defect"] * 3),
     "parlour/Bargaining-v0": ({"deadline": 12}, ["Mine. [propose] 0, 0, 0", "No. [pass]", "Take it. [propose] 0, 0, 0", "[pass]"] * 2),
-    "parlour/PriceNegotiation-v0": ({"deadline": 12, "critic": True}, ["[offer] 190", "Too much. [offer] 20", "be firm", "[offer] 180", "[pass]", "hold"] * 2),
-    "parlour/ResourceTrade-v0": ({"deadline": 12}, ["[offer] I give 1 wheat; you give 1 ore", "[deny]", "[offer] I give 1 wood; you give 1 brick", "[pass]"] * 2),
+    "parlour/PriceNegotiation-v0": (
+        {"deadline": 12, "critic": True},
+        ["[offer] 190", "Too much. [offer] 20", "be firm", "[offer] 180", "[pass]", "hold"] * 2,
+    ),
+    "parlour/ResourceTrade-v0": (
+        {"deadline": 12},
+        ["[offer] I give 1 wheat; you give 1 ore", "[deny]", "[offer] I give 1 wood; you give 1 brick", "[pass]"] * 2,
+    ),
     "parlour/Ultimatum-v0": ({"rounds": 6}, ["Fair? [offer] 4", "[reject]", "[offer] 5", "[accept]"] * 3),
     "parlour/GraphCoordination-v0": ({"num_players": 4, "rounds": 3}, ["[all] group 1 here"] * 12),
     "parlour/ColonelBlotto-v0": ({"rounds": 6}, ["10 0 0", "3 3 4", "2 4 4", "5 5 0"] * 3),
@@ -54,7 +60,16 @@ SCRIPTS = {
     "parlour/Hanabi-v0": ({}, hanabi),
     "parlour/AskOrSearch-v0": (
         {"world_seed": 3, "world_size": 600},
-        ["<search>city</search>", "<ask>What do you know?</ask>", "Little.", "<search>river</search>", "<ask>And rivers?</ask>", "None.", "<search>author</search>", "<ask>Any name?</ask>"],
+        [
+            "<search>city</search>",
+            "<ask>What do you know?</ask>",
+            "Little.",
+            "<search>river</search>",
+            "<ask>And rivers?</ask>",
+            "None.",
+            "<search>author</search>",
+            "<ask>Any name?</ask>",
+        ],
     ),
 }
 
@@ -168,11 +183,19 @@ def test_views_hold_what_they_held_before_for_known_positions():
     assert bargaining["proposals"] == ({"player": "player_0", "keep": (0, 0, 0)}, {"player": "player_0", "keep": (0, 0, 0)})
     assert bargaining["standing"] == {"player": "player_0", "keep": (0, 0, 0)}
     price = play("parlour/PriceNegotiation-v0", 4)
-    assert price.game.view("buyer")["offers"] == ({"player": "seller", "price": 190}, {"player": "buyer", "price": 20}, {"player": "seller", "price": 180})
+    assert price.game.view("buyer")["offers"] == (
+        {"player": "seller", "price": 190},
+        {"player": "buyer", "price": 20},
+        {"player": "seller", "price": 180},
+    )
     assert price.game.view("buyer")["standing"] == {"player": "seller", "price": 180}
     assert len(price.game.view("critic")["dialogue"]) == 4
     trade = play("parlour/ResourceTrade-v0", 3).game.view("player_0")
-    assert [(e["turn"], e["player"], e["type"]) for e in trade["history"]] == [(0, "player_0", "offer"), (1, "player_1", "deny"), (2, "player_0", "offer")]
+    assert [(e["turn"], e["player"], e["type"]) for e in trade["history"]] == [
+        (0, "player_0", "offer"),
+        (1, "player_1", "deny"),
+        (2, "player_0", "offer"),
+    ]
     assert trade["standing_offer"]["from"] == "player_0" and trade["standing_offer"]["to"] == "player_1"
     ultimatum = play("parlour/Ultimatum-v0", 4).game.view("responder")
     assert ultimatum["history"] == ({"proposer": "proposer", "offer": 4, "accepted": False}, {"proposer": "proposer", "offer": 5, "accepted": True})

@@ -44,8 +44,10 @@ def shampoo_goal(**changes) -> Goal:
     """A difficulty-1 goal written from the first shampoo of the catalogue: two of its attributes, its first option values."""
     target = next(p for p in products(1) if p.type == "shampoo" and len(p.attributes) >= 3)
     fields: dict[str, Any] = {
-        "type": "shampoo", "attributes": tuple(a for a in TYPE_BY_NAME["shampoo"].attributes if a in target.attributes[:2]),
-        "options": tuple((name, values[0]) for name, values in target.options), "price_upper": float(10 * (int(target.price // 10) + 2)),
+        "type": "shampoo",
+        "attributes": tuple(a for a in TYPE_BY_NAME["shampoo"].attributes if a in target.attributes[:2]),
+        "options": tuple((name, values[0]) for name, values in target.options),
+        "price_upper": float(10 * (int(target.price // 10) + 2)),
     }
     fields.update(changes)
     request = Request(**fields)
@@ -82,6 +84,7 @@ def open_target(game: Shop, ctx: Context, goal: Goal) -> None:
 
 
 # ------------------------------------------------------------------------------------------------- reward
+
 
 def test_buying_the_target_with_its_options_pays_one(monkeypatch):
     goal = shampoo_goal()
@@ -129,22 +132,27 @@ def test_reward_terms_follow_webshops_formula():
     assert terms["category_match"] and terms["title_score"] == 0.0 and terms["reward"] == 0.0, "WebShop: no shared noun, no reward"
 
 
-@pytest.mark.parametrize("bought_nouns, asked_nouns, same_subcategory, r_type", [
-    ("a", "a", True, 1.0),
-    ("a x y z", "a b c d", False, 1.0),          # title score 0.25 > 0.2
-    ("a x", "a b c d e f", False, 0.5),          # 0.167: no match of any kind
-    ("a x", "a b c d e f", True, 1.0),           # the same subcategory is a match
-    ("a x", "a b c d e f g h i j k", True, 0.1),  # 0.09 < 0.1
-    ("x", "a", True, 0.0),                       # no shared noun
-])
+@pytest.mark.parametrize(
+    "bought_nouns, asked_nouns, same_subcategory, r_type",
+    [
+        ("a", "a", True, 1.0),
+        ("a x y z", "a b c d", False, 1.0),  # title score 0.25 > 0.2
+        ("a x", "a b c d e f", False, 0.5),  # 0.167: no match of any kind
+        ("a x", "a b c d e f", True, 1.0),  # the same subcategory is a match
+        ("a x", "a b c d e f g h i j k", True, 0.1),  # 0.09 < 0.1
+        ("x", "a", True, 0.0),  # no shared noun
+    ],
+)
 def test_type_reward_keeps_webshops_thresholds(bought_nouns, asked_nouns, same_subcategory, r_type):
     asked = ProductType("asked", ("c", "s", "asked"), tuple(asked_nouns.split()), "", ("q",), (("o", ("v",)),), (1, 2))
-    bought = ProductType("bought", ("c", "s" if same_subcategory else "t", "bought"), tuple(bought_nouns.split()), "", ("q",),
-                         (("o", ("v",)),), (1, 2))
+    bought = ProductType(
+        "bought", ("c", "s" if same_subcategory else "t", "bought"), tuple(bought_nouns.split()), "", ("q",), (("o", ("v",)),), (1, 2)
+    )
     assert type_reward(bought, asked)["r_type"] == r_type
 
 
 # ------------------------------------------------------------------------------------------------- pages
+
 
 def test_pages_paginate_and_prev_goes_back_one_page(monkeypatch):
     game, ctx = started(monkeypatch, shampoo_goal())
@@ -207,13 +215,17 @@ def test_clone_is_independent(monkeypatch):
 
 # ------------------------------------------------------------------------------------------ reading text
 
-@pytest.mark.parametrize("text, move", [
-    ("Thought: the first one looks right.\nAction: click[Description]", "click[description]"),
-    ("CLICK [ Buy  Now ]", "click[buy now]"),
-    ("click[buy]", "click[buy now]"),
-    ("reviews", "click[reviews]"),
-    ("I will go back. click[< prev]", "click[< prev]"),
-])
+
+@pytest.mark.parametrize(
+    "text, move",
+    [
+        ("Thought: the first one looks right.\nAction: click[Description]", "click[description]"),
+        ("CLICK [ Buy  Now ]", "click[buy now]"),
+        ("click[buy]", "click[buy now]"),
+        ("reviews", "click[reviews]"),
+        ("I will go back. click[< prev]", "click[< prev]"),
+    ],
+)
 def test_free_text_reads_as_the_action_it_names(monkeypatch, text, move):
     goal = shampoo_goal()
     game, ctx = started(monkeypatch, goal)
@@ -232,17 +244,21 @@ def test_items_are_read_by_id_in_any_case_or_by_title(monkeypatch):
 
 # ------------------------------------------------------------------------------------------ invalid actions
 
-@pytest.mark.parametrize("text, reason", [
-    ("", "The reply is empty."),
-    ("dance", "No action found: reply with search[keywords] or click[name]."),
-    ("search[shampoo]", "You can search only on the search page: click[back to search] first."),
-    ("click[buy now]", "There is no [buy now] on this page."),
-    ("click[next >]", "There is no [next >] on this page."),
-    ("click[B0ZZZZZZZZ]", "That item is not on this page: click one of the items listed."),
-    ("click[lavender]", "Options are chosen on an item's page."),
-    ("click[purple unicorn]", "There is nothing by that name to click on this page."),
-    ("click[]", "Say what to click: click[name]."),
-])
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("", "The reply is empty."),
+        ("dance", "No action found: reply with search[keywords] or click[name]."),
+        ("search[shampoo]", "You can search only on the search page: click[back to search] first."),
+        ("click[buy now]", "There is no [buy now] on this page."),
+        ("click[next >]", "There is no [next >] on this page."),
+        ("click[B0ZZZZZZZZ]", "That item is not on this page: click one of the items listed."),
+        ("click[lavender]", "Options are chosen on an item's page."),
+        ("click[purple unicorn]", "There is nothing by that name to click on this page."),
+        ("click[]", "Say what to click: click[name]."),
+    ],
+)
 def test_what_cannot_be_done_is_refused_with_the_reason(monkeypatch, text, reason):
     game, ctx = started(monkeypatch, shampoo_goal())
     play(game, ctx, "search[shampoo]")
@@ -251,11 +267,14 @@ def test_what_cannot_be_done_is_refused_with_the_reason(monkeypatch, text, reaso
     assert str(refused.value).startswith(reason)
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("search[   ]", "The search is empty: search[a few keywords]."),
-    ("search[" + "shampoo " * 60 + "]", f"The search is longer than {MAX_QUERY_CHARS} characters"),
-    ("click[back to search]", "There is nothing to click on the search page: search[keywords] first."),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("search[   ]", "The search is empty: search[a few keywords]."),
+        ("search[" + "shampoo " * 60 + "]", f"The search is longer than {MAX_QUERY_CHARS} characters"),
+        ("click[back to search]", "There is nothing to click on the search page: search[keywords] first."),
+    ],
+)
 def test_searches_are_checked_on_the_search_page(monkeypatch, text, reason):
     game, _ = started(monkeypatch, shampoo_goal())
     with pytest.raises(InvalidMove) as refused:
@@ -275,8 +294,14 @@ def test_refusals_never_echo_the_players_words(monkeypatch):
     goal = shampoo_goal()
     game, ctx = started(monkeypatch, goal)
     open_target(game, ctx, goal)
-    for text in ["zqspoof", "click[zqspoof]", "search[zqspoof]", "click[zqspoof] and more zqspoof", "x" * 400 + " zqspoof",
-                 "click[" + "zqspoof" * 50 + "]"]:
+    for text in [
+        "zqspoof",
+        "click[zqspoof]",
+        "search[zqspoof]",
+        "click[zqspoof] and more zqspoof",
+        "x" * 400 + " zqspoof",
+        "click[" + "zqspoof" * 50 + "]",
+    ]:
         with pytest.raises(InvalidMove) as refused:
             game.parse("player_0", text)
         assert "zqspoof" not in str(refused.value) and "xxx" not in str(refused.value), text[:30]
@@ -285,8 +310,17 @@ def test_refusals_never_echo_the_players_words(monkeypatch):
 def test_bad_input_is_an_invalid_action_never_an_exception():
     env = parlour.make_aec(ENV_ID, difficulty=3)
     env.reset(seed=5)
-    for text in ["x" * 1_000_000, "search[" + "y" * 1_000_000 + "]", "click[" * 50_000, "\x00\ud800\u2028", '{"tool": "search"}',
-                 "click[buy now]", "search[]", "🙂", "click[[next >]]"]:
+    for text in [
+        "x" * 1_000_000,
+        "search[" + "y" * 1_000_000 + "]",
+        "click[" * 50_000,
+        "\x00\ud800\u2028",
+        '{"tool": "search"}',
+        "click[buy now]",
+        "search[]",
+        "🙂",
+        "click[[next >]]",
+    ]:
         env.step(text)
         assert env.infos["player_0"]["invalid_action"] and not env.terminations["player_0"], text[:20]
         env.reset(seed=5)
@@ -301,6 +335,7 @@ def test_past_the_allowance_the_player_forfeits():
 
 
 # ------------------------------------------------------------------------------------------ hidden state
+
 
 def channels(match: Match) -> list[str]:
     """Everything the player and a spectator get: the observation's text, the view, the render and the infos."""
@@ -345,6 +380,7 @@ def test_the_players_query_reaches_no_frame_of_the_environment():
 
 
 # ------------------------------------------------------------------------------------------ instructions, splits
+
 
 @pytest.mark.parametrize("difficulty", [1, 2, 3, 4, 5])
 def test_every_instruction_reads_back_to_exactly_what_it_asks(difficulty):
@@ -416,6 +452,7 @@ def test_options_are_checked():
 
 # ------------------------------------------------------------------------------------------ agents, records, vector
 
+
 @pytest.mark.parametrize("difficulty", [1, 2, 3, 4, 5])
 def test_the_expert_buys_exactly_what_is_asked(difficulty):
     results = parlour.evaluate(ENV_ID, ["expert"], episodes=15, seed=difficulty, env_kwargs={"difficulty": difficulty}, progress=False)
@@ -461,7 +498,7 @@ def test_vector_mode_masks_exactly_the_pages_moves_and_reads_the_instruction():
         assert [moves[i] for i in np.flatnonzero(mask)] == sorted(game.legal_moves("player_0"), key=game.index.__getitem__)
         vector = observation["observation"]
         assert vector.shape == (game.vector_size,) and 0.0 <= vector.min() and vector.max() <= 1.0
-        goal_type = vector[shop_module.OFFSET["goal_type"]: shop_module.OFFSET["goal_type"] + len(TYPES)]
+        goal_type = vector[shop_module.OFFSET["goal_type"] : shop_module.OFFSET["goal_type"] + len(TYPES)]
         assert TYPES[int(np.argmax(goal_type))].name == game.goal.request.type
         legal = np.flatnonzero(mask)
         env.step(int(legal[rng.integers(len(legal))]))

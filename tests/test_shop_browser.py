@@ -74,6 +74,7 @@ def bid_of(observation: dict, role: str, name: str) -> str:
 
 # ------------------------------------------------------------------------------------------------ same game
 
+
 @pytest.mark.parametrize("seed", [3, 11])
 def test_the_expert_in_the_browser_plays_the_text_games_episode_record_and_reward(env, seed):
     seen, total = play_expert(env, seed)
@@ -97,16 +98,30 @@ def test_a_search_is_the_box_and_its_button_and_enter_does_the_same(env):
 
 # ------------------------------------------------------------------------------------------------ bad input
 
+
 def test_browser_only_actions_play_nothing_and_actions_on_nothing_are_invalid(env):
     observation, _ = env.reset(seed=8)
     box, button = bid_of(observation, "textbox", "Search the catalogue"), bid_of(observation, "button", "Search")
-    for action in ["noop()", f"hover('{button}')", f"focus('{box}')", "scroll(0, 200)", "go_back()", f"clear('{box}')",
-                   f"goto('{env.origin}/')", "go_forward()"]:
+    for action in [
+        "noop()",
+        f"hover('{button}')",
+        f"focus('{box}')",
+        "scroll(0, 200)",
+        "go_back()",
+        f"clear('{box}')",
+        f"goto('{env.origin}/')",
+        "go_forward()",
+    ]:
         observation, reward, terminated, _, info = env.step(action)
         assert info["game_action"] is None and "invalid_action" not in info and reward == 0.0 and not terminated, action
     assert env.match.steps == [] and env.match.game.steps == 0
-    refusals = [("click('9999')", "bid"), (f"fill('{button}', 'x')", "failed"), ("goto('http://example.com/')", "origin"),
-                ("click[buy now]", "syntax"), (f"click('{button}') click('{button}')", "syntax")]
+    refusals = [
+        ("click('9999')", "bid"),
+        (f"fill('{button}', 'x')", "failed"),
+        ("goto('http://example.com/')", "origin"),
+        ("click[buy now]", "syntax"),
+        (f"click('{button}') click('{button}')", "syntax"),
+    ]
     for number, (action, why) in enumerate(refusals, start=1):
         observation, reward, terminated, _, info = env.step(action)
         assert info["game_action"] == UNMAPPED[why] and info["invalid_action"] == observation["last_action_error"], action
@@ -164,14 +179,31 @@ def test_fuzzed_browser_actions_never_crash_and_replay(env):
     rng = np.random.default_rng(0)
     observation, _ = env.reset(seed=9)
     verbs = ["click", "dblclick", "fill", "press", "hover", "focus", "clear", "select_option"]
-    junk = ["", "click(", "click(12)", "fill('1')", "goto(None)", "go_back(1, 2)", "x" * 20000, "click('1', button='middle')",
-            "press('1', 'Control+A')", "noop(wait_ms=-5)", "click(\"\u2028\")", "fill('1', '\ud800')"]
+    junk = [
+        "",
+        "click(",
+        "click(12)",
+        "fill('1')",
+        "goto(None)",
+        "go_back(1, 2)",
+        "x" * 20000,
+        "click('1', button='middle')",
+        "press('1', 'Control+A')",
+        "noop(wait_ms=-5)",
+        'click("\u2028")',
+        "fill('1', '\ud800')",
+    ]
     for step in range(40):
         bids = re.findall(r"\[(\w+)\]", observation["axtree_txt"]) + ["0", "424242", "a1"]
         bid = bids[int(rng.integers(len(bids)))]
         verb = verbs[int(rng.integers(len(verbs)))]
-        action = (junk[step % len(junk)] if step % 4 == 3 else
-                  f"{verb}('{bid}', 'zq search]')" if verb in ("fill", "press", "select_option") else f"{verb}('{bid}')")
+        action = (
+            junk[step % len(junk)]
+            if step % 4 == 3
+            else f"{verb}('{bid}', 'zq search]')"
+            if verb in ("fill", "press", "select_option")
+            else f"{verb}('{bid}')"
+        )
         observation, _, terminated, truncated, _ = env.step(action)
         assert set(observation) == set(env.observation_space.spaces) and env.observation_space.contains(observation)
         if terminated or truncated:
@@ -180,6 +212,7 @@ def test_fuzzed_browser_actions_never_crash_and_replay(env):
 
 
 # ------------------------------------------------------------------------------------------------ hidden state, attribution
+
 
 def test_the_accessibility_tree_holds_no_hidden_state(env):
     for seed in (1, 6):
@@ -206,6 +239,7 @@ def test_the_players_query_reaches_no_page(env):
 
 
 # ------------------------------------------------------------------------------------------------ snapshots, conformance
+
 
 def test_snapshot_and_restore_replay_the_same_episode(env):
     env.reset(seed=3)

@@ -12,11 +12,7 @@ from parlour.envs.puzzles.sokoban import LEVELS, Sokoban, deltas, step
 ENV_ID = "parlour/Sokoban-v0"
 
 #: A corridor level: the box must go right twice onto the goal.
-CORRIDOR = ["#######",
-            "#-----#",
-            "#@-$-.#",
-            "#-----#",
-            "#######"]
+CORRIDOR = ["#######", "#-----#", "#@-$-.#", "#-----#", "#######"]
 
 
 def load(match: Match, rows: list[str]) -> None:
@@ -24,8 +20,7 @@ def load(match: Match, rows: list[str]) -> None:
     game = match.game
     size = game.size
     padded = rows + ["#" * size] * (size - len(rows))
-    cells = {symbol: {r * size + c for r, row in enumerate(padded) for c, s in enumerate(row.ljust(size, "#")) if s == symbol}
-             for symbol in "#.$*@+"}
+    cells = {symbol: {r * size + c for r, row in enumerate(padded) for c, s in enumerate(row.ljust(size, "#")) if s == symbol} for symbol in "#.$*@+"}
     game.walls = frozenset(cells["#"])
     game.goals = frozenset(cells["."] | cells["*"] | cells["+"])
     game.boxes = frozenset(cells["$"] | cells["*"])

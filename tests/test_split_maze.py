@@ -204,9 +204,7 @@ def test_forfeit_costs_the_offender_one_and_its_partner_nothing():
     assert match.over and match.returns == {"player_0": 0.0, "player_1": -1.0} and match.outcome.winners == []
 
 
-@pytest.mark.parametrize(
-    "options", [{"size": 3}, {"size": 13}, {"mode": "trio"}, {"turn_limit": 0}, {"size": True}]
-)
+@pytest.mark.parametrize("options", [{"size": 3}, {"size": 13}, {"mode": "trio"}, {"turn_limit": 0}, {"size": True}])
 def test_bad_options_are_rejected(options):
     with pytest.raises(ValueError):
         SplitMaze(**options)

@@ -83,8 +83,10 @@ def test_train_and_test_splits_draw_disjoint_world_seeds():
     assert started(5).game.world.program == started(5).game.world.program
 
 
-@pytest.mark.parametrize("options, message", [({"difficulty": 0}, "difficulty"), ({"split": "dev"}, "split"),
-                                              ({"partial_credit": "yes"}, "partial_credit"), ({"max_rows": 0}, "max_rows")])
+@pytest.mark.parametrize(
+    "options, message",
+    [({"difficulty": 0}, "difficulty"), ({"split": "dev"}, "split"), ({"partial_credit": "yes"}, "partial_credit"), ({"max_rows": 0}, "max_rows")],
+)
 def test_bad_options_are_refused_with_their_name(options, message):
     with pytest.raises(ValueError, match=message):
         Match(SQL, options)
@@ -131,12 +133,27 @@ def test_rows_are_capped():
     assert last_result(match).endswith("(3 row(s) shown; more rows were left out)")
 
 
-@pytest.mark.parametrize("sql", [
-    "INSERT INTO {t} (id) VALUES (999)", "UPDATE {t} SET id = id + 100", "DELETE FROM {t}", "DROP TABLE {t}",
-    "CREATE TABLE x (a)", "ATTACH DATABASE '/tmp/parlour_sql_attack.db' AS x", "PRAGMA writable_schema = ON",
-    "SELECT load_extension('/tmp/evil')", "SELECT random()", "SELECT date('now')", "SELECT current_timestamp",
-    "BEGIN", "VACUUM", "CREATE TEMP VIEW v AS SELECT 1", "SELECT 1; DELETE FROM {t}", "REPLACE INTO {t} (id) VALUES (1)",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "INSERT INTO {t} (id) VALUES (999)",
+        "UPDATE {t} SET id = id + 100",
+        "DELETE FROM {t}",
+        "DROP TABLE {t}",
+        "CREATE TABLE x (a)",
+        "ATTACH DATABASE '/tmp/parlour_sql_attack.db' AS x",
+        "PRAGMA writable_schema = ON",
+        "SELECT load_extension('/tmp/evil')",
+        "SELECT random()",
+        "SELECT date('now')",
+        "SELECT current_timestamp",
+        "BEGIN",
+        "VACUUM",
+        "CREATE TEMP VIEW v AS SELECT 1",
+        "SELECT 1; DELETE FROM {t}",
+        "REPLACE INTO {t} (id) VALUES (1)",
+    ],
+)
 def test_sql_that_writes_attaches_or_reads_the_clock_is_a_tool_error_and_changes_nothing(sql, tmp_path):
     match = started(3)
     before = counts(match)
@@ -148,17 +165,25 @@ def test_sql_that_writes_attaches_or_reads_the_clock_is_a_tool_error_and_changes
     assert match.errors["player_0"] == 0
 
 
-@pytest.mark.parametrize("sql, reason", [
-    ("WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT COUNT(*) FROM r", "stopped"),
-    ("SELECT COUNT(*) FROM {every}", "stopped"),
-    ("SELECT randomblob(1000000000)", "not allowed"),
-    ("SELECT zeroblob(1000000000)", "not allowed"),
-    ("WITH RECURSIVE r(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM r) SELECT length(s) FROM r", "too big"),
-    ("WITH RECURSIVE r(x, y) AS (SELECT 1, hex(randomblob(4000)) UNION ALL SELECT x + 1, y FROM r) SELECT x, y FROM r ORDER BY x DESC",
-     "not allowed"),
-    ("WITH RECURSIVE r(x, y) AS (SELECT 1, printf('%.*c', 9000, 'x') UNION ALL SELECT x + 1, y || '' FROM r) "
-     "SELECT x, y FROM r ORDER BY x DESC", "stopped"),
-])
+@pytest.mark.parametrize(
+    "sql, reason",
+    [
+        ("WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT COUNT(*) FROM r", "stopped"),
+        ("SELECT COUNT(*) FROM {every}", "stopped"),
+        ("SELECT randomblob(1000000000)", "not allowed"),
+        ("SELECT zeroblob(1000000000)", "not allowed"),
+        ("WITH RECURSIVE r(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM r) SELECT length(s) FROM r", "too big"),
+        (
+            "WITH RECURSIVE r(x, y) AS (SELECT 1, hex(randomblob(4000)) UNION ALL SELECT x + 1, y FROM r) SELECT x, y FROM r ORDER BY x DESC",
+            "not allowed",
+        ),
+        (
+            "WITH RECURSIVE r(x, y) AS (SELECT 1, printf('%.*c', 9000, 'x') UNION ALL SELECT x + 1, y || '' FROM r) "
+            "SELECT x, y FROM r ORDER BY x DESC",
+            "stopped",
+        ),
+    ],
+)
 def test_hostile_queries_stop_at_a_cap_with_a_clear_error(sql, reason):
     match = started(4, difficulty=5)
     every = ", ".join(spec.name for spec in match.game.world.tables)
@@ -171,17 +196,20 @@ def test_hostile_queries_stop_at_a_cap_with_a_clear_error(sql, reason):
     assert last_result(match).startswith('["1"]')
 
 
-@pytest.mark.parametrize("action, hint", [
-    ("SELECT name FROM products", "No tool call found"),
-    (call("drop_database"), "There is no tool"),
-    (call("query"), "Bad call of query"),
-    (call("query", sql=7), "Bad call of query"),
-    (call("describe", table="x" * 300), "Bad call of describe"),
-    ('{"tool": "query", "arguments": {"sql": "SELECT 1"', "No tool call found"),
-    (call("query", sql="SELECT '" + "x" * 1_000_000 + "'"), "No tool call found"),
-    (call("answer", rows="everything"), "Bad call of answer"),
-    ({"tool_calls": [{"type": "function", "function": {"name": "query", "arguments": "{not json"}}]}, "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "action, hint",
+    [
+        ("SELECT name FROM products", "No tool call found"),
+        (call("drop_database"), "There is no tool"),
+        (call("query"), "Bad call of query"),
+        (call("query", sql=7), "Bad call of query"),
+        (call("describe", table="x" * 300), "Bad call of describe"),
+        ('{"tool": "query", "arguments": {"sql": "SELECT 1"', "No tool call found"),
+        (call("query", sql="SELECT '" + "x" * 1_000_000 + "'"), "No tool call found"),
+        (call("answer", rows="everything"), "Bad call of answer"),
+        ({"tool_calls": [{"type": "function", "function": {"name": "query", "arguments": "{not json"}}]}, "not valid JSON"),
+    ],
+)
 def test_malformed_calls_are_invalid_actions_with_a_hint(action, hint):
     match = started(5)
     match.submit("player_0", action)
@@ -240,8 +268,7 @@ def test_nothing_of_the_gold_reaches_the_player_or_the_spectator():
         world = match.game.world
         match.submit("player_0", call("list_tables"))
         match.submit("player_0", call("query", sql="SELECT bad"))
-        texts = [json.dumps(match.agent_observation("player_0"), default=str), match.render(),
-                 json.dumps(match.info("player_0"), default=str)]
+        texts = [json.dumps(match.agent_observation("player_0"), default=str), match.render(), json.dumps(match.info("player_0"), default=str)]
         match.submit("player_0", call("submit", sql="SELECT 1"))
         texts += [json.dumps(match.outcome.to_dict(), default=str), json.dumps(match.record(), default=str), match.render()]
         for text in texts:
@@ -266,8 +293,14 @@ def test_snapshots_and_clones_rebuild_the_connection():
 def test_records_replay_every_tool_call():
     match = started(9, difficulty=2)
     table = match.game.world.tables[1].name
-    for action in (call("list_tables"), call("describe", table=table), call("query", sql=f"SELECT * FROM {table} LIMIT 3"),
-                   call("query", sql="DELETE FROM " + table), "no call", call("submit", sql=f"SELECT id FROM {table}")):
+    for action in (
+        call("list_tables"),
+        call("describe", table=table),
+        call("query", sql=f"SELECT * FROM {table} LIMIT 3"),
+        call("query", sql="DELETE FROM " + table),
+        "no call",
+        call("submit", sql=f"SELECT id FROM {table}"),
+    ):
         match.submit("player_0", action)
     record = match.record()
     assert parlour.replay(record)["returns"] == record["returns"]

@@ -63,7 +63,7 @@ def test_forfeit_costs_one():
 
 def test_the_classic_solution_takes_two_to_the_n_minus_one_moves():
     for disks in range(1, 8):
-        assert len(solution([0] * disks)) == 2 ** disks - 1
+        assert len(solution([0] * disks)) == 2**disks - 1
     assert solution([0, 0]) == [(0, 1), (0, 2), (1, 2)]
 
 

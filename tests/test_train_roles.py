@@ -11,8 +11,23 @@ from parlour.cli import main
 from parlour.commands.train import read_roles
 
 #: Small enough to run in seconds: one update of four Nim games, two evaluation games.
-SMALL = ["--updates", "1", "--episodes", "4", "--group-size", "2", "--eval-episodes", "2", "--opponent", "random",
-         "--device", "cpu", "--dtype", "float32", "--quiet"]
+SMALL = [
+    "--updates",
+    "1",
+    "--episodes",
+    "4",
+    "--group-size",
+    "2",
+    "--eval-episodes",
+    "2",
+    "--opponent",
+    "random",
+    "--device",
+    "cpu",
+    "--dtype",
+    "float32",
+    "--quiet",
+]
 
 
 def roles_file(tmp_path: Path, text: str) -> str:
@@ -28,17 +43,20 @@ def test_a_table_per_role_gives_its_model_and_whether_it_is_frozen(tmp_path: Pat
     assert read_roles(roles_file(tmp_path, '[a]\nmodel = "x"\n')) == ({"a": "x"}, [])
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('[solver]\nmodel = "a"\n\n[solver]\nmodel = "b"\n', "not valid TOML"),  # a role given twice
-    ('[solver]\nmodel = "a"\nmodel = "b"\n', "not valid TOML"),  # a key given twice
-    ('[solver]\nmodel = "a"\nfrozn = true\n', "role 'solver' has unknown keys 'frozn' (did you mean 'frozen'?); a role takes model and frozen"),
-    ('[solver]\nfrozen = true\n', "role 'solver' has no model"),
-    ('[solver]\nmodel = ""\n', "role 'solver' has no model"),
-    ('[solver]\nmodel = "a"\nfrozen = "yes"\n', "write frozen = true or false"),
-    ('solver = "models/a"\n', "'solver' is not a role table"),
-    ("", "no roles"),
-    ("[solver\n", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[solver]\nmodel = "a"\n\n[solver]\nmodel = "b"\n', "not valid TOML"),  # a role given twice
+        ('[solver]\nmodel = "a"\nmodel = "b"\n', "not valid TOML"),  # a key given twice
+        ('[solver]\nmodel = "a"\nfrozn = true\n', "role 'solver' has unknown keys 'frozn' (did you mean 'frozen'?); a role takes model and frozen"),
+        ("[solver]\nfrozen = true\n", "role 'solver' has no model"),
+        ('[solver]\nmodel = ""\n', "role 'solver' has no model"),
+        ('[solver]\nmodel = "a"\nfrozen = "yes"\n', "write frozen = true or false"),
+        ('solver = "models/a"\n', "'solver' is not a role table"),
+        ("", "no roles"),
+        ("[solver\n", "not valid TOML"),
+    ],
+)
 def test_a_bad_file_is_refused_with_what_to_write(tmp_path: Path, text: str, message: str) -> None:
     path = roles_file(tmp_path, text)
     with pytest.raises(ValueError, match="--roles .*roles.toml: ") as refused:

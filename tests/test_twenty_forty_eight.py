@@ -149,8 +149,9 @@ def openspiel_legal(board: tuple[int, ...], flagged: set[int], legal: list[int])
         for line in LINES[direction]:
             tiles = [(slot, line[slot]) for slot in range(SIZE) if board[line[slot]]]
             # A tile moves if a gap lies ahead of it, or merges with the tile ahead unless that one is flagged.
-            if any(slot != k or (k and board[tiles[k - 1][1]] == board[cell] and tiles[k - 1][1] not in flagged)
-                   for k, (slot, cell) in enumerate(tiles)):
+            if any(
+                slot != k or (k and board[tiles[k - 1][1]] == board[cell] and tiles[k - 1][1] not in flagged) for k, (slot, cell) in enumerate(tiles)
+            ):
                 allowed.append(direction)
                 break
     return allowed

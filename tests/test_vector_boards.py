@@ -70,14 +70,28 @@ CONFIGS = [
     ("Clobber", {"rows": 3, "columns": 4}, no_events, 24, 150, {"won by seat 0", "won by seat 1"}),
     ("Mancala", {}, said_events("moves again", "capturing"), 24, 150, {"moves again", "capturing", "won by seat 0", "won by seat 1", "draw"}),
     ("Mancala", {"seeds": 12}, said_events("moves again", "capturing"), 24, 150, {"moves again", "capturing", "won by seat 0", "won by seat 1"}),
-    ("Oware", {}, OWARE_EVENTS, 24, 200, {"capturing", "the position repeated", "has no legal move", "more than half", "won by seat 0", "won by seat 1", "draw"}),
+    (
+        "Oware",
+        {},
+        OWARE_EVENTS,
+        24,
+        200,
+        {"capturing", "the position repeated", "has no legal move", "more than half", "won by seat 0", "won by seat 1", "draw"},
+    ),
     ("DotsAndBoxes", {}, DOTS_EVENTS, 24, 150, {"closes 1 box", "closes 2 boxes", "won by seat 0", "won by seat 1"}),  # 9 boxes: no draw
     ("DotsAndBoxes", {"num_rows": 1, "num_cols": 4}, DOTS_EVENTS, 24, 150, {"closes 1 box", "won by seat 0", "won by seat 1", "draw"}),
     ("Pig", {}, PIG_EVENTS, 24, 150, {"rolls a 1", "stops and banks", "won by seat 0", "won by seat 1"}),
     ("Pig", {"num_players": 3, "win_score": 20, "dice_outcomes": 3}, PIG_EVENTS, 24, 150, {"rolls a 1", "stops and banks", "won by seat 2"}),
     # So slow a climb that the games reach the horizon: draws.
     ("Pig", {"win_score": 200, "dice_outcomes": 2, "piglet": True}, PIG_EVENTS, 4, 1100, {"rolls a 1", "without a winner"}),
-    ("Oware", {"houses": 3, "seeds": 2}, OWARE_EVENTS, 24, 150, {"capturing", "the position repeated", "has no legal move", "won by seat 0", "won by seat 1", "draw"}),
+    (
+        "Oware",
+        {"houses": 3, "seeds": 2},
+        OWARE_EVENTS,
+        24,
+        150,
+        {"capturing", "the position repeated", "has no legal move", "won by seat 0", "won by seat 1", "draw"},
+    ),
 ]
 
 

@@ -236,7 +236,9 @@ def test_batched_face_agrees_with_the_gymnasium_env_step_by_step(name, options, 
             batch.rng = dice
 
         monkeypatch.setattr(game_cls.batch, "reset", reset_with_queued_dice)
-    envs = gymnasium.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point", obs_mode="vector", opponent=batched_pick, seat=seat, **options)
+    envs = gymnasium.make_vec(
+        env_id, num_envs=n, vectorization_mode="vector_entry_point", obs_mode="vector", opponent=batched_pick, seat=seat, **options
+    )
     game = envs.unwrapped
     assert isinstance(game, VectorGame)
     rng = random.Random(3)
@@ -268,7 +270,11 @@ def test_batched_face_agrees_with_the_gymnasium_env_step_by_step(name, options, 
                 assert rewards[i] == 0.0 and not terminated[i] and not truncated[i] and not infos["invalid_action"][i]
                 continue
             observation, reward, single_terminated, single_truncated, info = singles[i].step(int(actions[i]))
-            assert np.array_equal(observations["observation"][i], observation["observation"]), (i, observations["observation"][i], observation["observation"])
+            assert np.array_equal(observations["observation"][i], observation["observation"]), (
+                i,
+                observations["observation"][i],
+                observation["observation"],
+            )
             assert np.array_equal(observations["action_mask"][i], observation["action_mask"])
             assert rewards[i] == reward, (i, rewards[i], reward)
             assert (terminated[i], truncated[i]) == (single_terminated, single_truncated)

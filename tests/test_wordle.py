@@ -23,16 +23,19 @@ def new_match(answer: str | None = None, difficulty: int = 3, seed: int = 0) -> 
     return match
 
 
-@pytest.mark.parametrize("guess, answer, marks", [
-    ("crane", "crane", "GGGGG"),
-    ("crane", "tower", "-Y--Y"),
-    # One a in the answer: the guess's first a is yellow, its second grey.
-    ("papal", "apple", "YYG-Y"),
-    # A green takes the letter first, so an earlier copy of it is grey.
-    ("geese", "those", "---GG"),
-    ("eerie", "sheep", "YY---"),
-    ("level", "hello", "YG--Y"),
-])
+@pytest.mark.parametrize(
+    "guess, answer, marks",
+    [
+        ("crane", "crane", "GGGGG"),
+        ("crane", "tower", "-Y--Y"),
+        # One a in the answer: the guess's first a is yellow, its second grey.
+        ("papal", "apple", "YYG-Y"),
+        # A green takes the letter first, so an earlier copy of it is grey.
+        ("geese", "those", "---GG"),
+        ("eerie", "sheep", "YY---"),
+        ("level", "hello", "YG--Y"),
+    ],
+)
 def test_marks_follow_the_repeated_letter_rule(guess, answer, marks):
     assert feedback(guess, answer) == marks
 

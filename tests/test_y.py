@@ -114,13 +114,14 @@ def disagreements(episodes: int, seed: int = 0, board_size: int = 7) -> tuple[in
     actions = [x + y * board_size for x, y in cells]  # OpenSpiel's action of each parlour move
 
     def observations(match: Match, state, seat: int) -> bool:
-        tensors = (np.asarray(state.observation_tensor(observer), dtype=np.float32).reshape(3, -1)[:, actions].reshape(-1)
-                   for observer in range(len(match.players)))
+        tensors = (
+            np.asarray(state.observation_tensor(observer), dtype=np.float32).reshape(3, -1)[:, actions].reshape(-1)
+            for observer in range(len(match.players))
+        )
         return all(np.array_equal(match.game.vector(name), tensor) for name, tensor in zip(match.players, tensors))
 
     size = {"board_size": board_size}
-    return turn_based_disagreements(episodes, seed, Y, size, "y", size, observations,
-                                    to_spiel=lambda game, seat, action: actions[action], names=True)
+    return turn_based_disagreements(episodes, seed, Y, size, "y", size, observations, to_spiel=lambda game, seat, action: actions[action], names=True)
 
 
 def test_matches_openspiel_on_random_play():

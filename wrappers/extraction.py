@@ -56,19 +56,19 @@ _JSON_BRACKETS = r'(?P<objects>\{++)|(?P<arrays>\[++)|(?P<close_objects>\}++)|(?
 # step), or a run of one kind of bracket, or a quote whose string meets a newline or the end, which no JSON
 # string does.
 _JSON_STEP = re.compile(
-    rf'{_JSON_FLAT}(?:(?P<flat>\{{{_JSON_FLAT}\}})'
+    rf"{_JSON_FLAT}(?:(?P<flat>\{{{_JSON_FLAT}\}})"
     rf'|(?P<whole>\{{(?:[^{{}}\[\]"]++|{_JSON_STRING}|\{{{_JSON_FLAT}\}}|\[{_JSON_FLAT}\])*+\}})|{_JSON_BRACKETS})'
 )
 # The same with objects taken whole only when they hold no brackets: to find the objects inside a whole one.
-_JSON_STEP_FLAT = re.compile(rf'{_JSON_FLAT}(?:(?P<flat>\{{{_JSON_FLAT}\}})|{_JSON_BRACKETS})')
+_JSON_STEP_FLAT = re.compile(rf"{_JSON_FLAT}(?:(?P<flat>\{{{_JSON_FLAT}\}})|{_JSON_BRACKETS})")
 # From a brace, the first brace inside a string (strings as a scan from that brace sees them).
 _BRACE_IN_STRING = re.compile(r'(?:[^"]++|"(?:[^"\\\n{]++|\\.)*+")*+"(?:[^"\\\n{]++|\\.)*+(?=\{)')
-_JSON_PAIR = rf'\{{{_JSON_FLAT}\}}|\[{_JSON_FLAT}\]'
+_JSON_PAIR = rf"\{{{_JSON_FLAT}\}}|\[{_JSON_FLAT}\]"
 # Through an object nested too deep only the depth matters: one step takes everything up to the next run of
 # closing brackets or a broken string, with strings and innermost bracket pairs whole; the opening brackets left
 # in what it took are counted afterwards, once those are cut out.
 _JSON_SKIP = re.compile(rf'(?:[^{{}}\[\]"]++|{_JSON_STRING}|{_JSON_PAIR}|[{{\[])*+(?:(?P<close>[}}\]]++)|(?P<broken>"))')
-_JSON_SKIPPED = re.compile(rf'{_JSON_STRING}|{_JSON_PAIR}')
+_JSON_SKIPPED = re.compile(rf"{_JSON_STRING}|{_JSON_PAIR}")
 _DECODER = json.JSONDecoder()
 #: JSON nested deeper than this (objects and arrays together) is never an action: such an object is ignored,
 #: though the objects that closed inside it before that depth was reached still count. (An object taken whole
@@ -286,9 +286,7 @@ def _object_spans(text: str, start: int = 0, end: int | None = None, whole: bool
     return roots
 
 
-def _candidate(
-    text: str, start: int, end: int, step: Callable[[str, int, int], re.Match[str] | None]
-) -> tuple[list[_Span], int, bool]:
+def _candidate(text: str, start: int, end: int, step: Callable[[str, int, int], re.Match[str] | None]) -> tuple[list[_Span], int, bool]:
     """Scan the candidate opened by the brace at ``start``: ``(spans, stop, closed)``.
 
     ``closed`` tells whether it closed: ``spans`` is then the candidate, or

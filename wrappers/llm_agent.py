@@ -211,9 +211,7 @@ class LLMAgent(EpisodeConversations):
         return AgentFailure(error)
 
     def _generate(self, conversations: list[Conversation]) -> list[Completion]:
-        prompts: list[list[Message]] = [
-            c.messages(self.max_turns, self.max_context_tokens, self.backend.count_tokens) for c in conversations
-        ]
+        prompts: list[list[Message]] = [c.messages(self.max_turns, self.max_context_tokens, self.backend.count_tokens) for c in conversations]
         seed = int(self.rng.integers(1 << 31))
         started = time.perf_counter()
         try:
@@ -254,8 +252,10 @@ def checkpoint_settings(spec: str) -> dict[str, Any]:
     except ValueError as error:
         raise ValueError(f"{path} is not JSON ({error}); delete it to play the model without its training settings") from None
     if not isinstance(saved, dict) or saved.get("mode") not in MODES or any(key not in saved for key in CHECKPOINT_KEYS):
-        raise ValueError(f"{path} must be an object with {', '.join(CHECKPOINT_KEYS)} and a mode among {', '.join(MODES)}; "
-                         "delete it to play the model without its training settings")
+        raise ValueError(
+            f"{path} must be an object with {', '.join(CHECKPOINT_KEYS)} and a mode among {', '.join(MODES)}; "
+            "delete it to play the model without its training settings"
+        )
     return {key: saved[key] for key in CHECKPOINT_KEYS}
 
 
@@ -305,16 +305,22 @@ def llm_options(spec: str, options: Mapping[str, Any]) -> tuple[str, dict[str, A
             continue
         other = [m for m in MODES if m != mode and kind == "hf" and key in sum(_mode_options(kind, m), [])]
         if other:
-            raise ValueError(f"{key} is an option of mode={other[0]}, not of mode={mode} ({spec}); its options: "
-                             f"{', '.join(agent_keys + backend_keys)}")
+            raise ValueError(
+                f"{key} is an option of mode={other[0]}, not of mode={mode} ({spec}); its options: {', '.join(agent_keys + backend_keys)}"
+            )
         close = difflib.get_close_matches(key, agent_keys + backend_keys, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ValueError(f"no option {key!r} for agent {spec!r} in mode={mode}{hint}; its options: {', '.join(agent_keys + backend_keys)}")
     if saved:
         saved.pop("mode")
         if mode == "generate":
-            saved = {"temperature": saved["temperature"], "do_sample": not saved["greedy"], "max_new_tokens": saved["max_new_tokens"],
-                     "max_turns": saved["history_turns"], "max_retries": 0}
+            saved = {
+                "temperature": saved["temperature"],
+                "do_sample": not saved["greedy"],
+                "max_new_tokens": saved["max_new_tokens"],
+                "max_turns": saved["history_turns"],
+                "max_retries": 0,
+            }
         options = {**saved, **options}
     agent_options = {key: value for key, value in options.items() if key in agent_keys}
     backend_options = {key: value for key, value in options.items() if key not in agent_keys}

@@ -335,7 +335,11 @@ class CompletionScores:
 
 
 def completion_scores(
-    model: Any, prompts: Sequence[Sequence[int]], completions: Sequence[Sequence[int]], pad_id: int, temperature: float = 1.0,
+    model: Any,
+    prompts: Sequence[Sequence[int]],
+    completions: Sequence[Sequence[int]],
+    pad_id: int,
+    temperature: float = 1.0,
     entropies: bool = False,
 ) -> CompletionScores:
     """The completions' token log-probabilities (and per-token entropies) under ``softmax(logits / temperature)``, in one pass.
@@ -552,7 +556,9 @@ class LMPolicy(EpisodeConversations):
                 for i, action in zip(scored, self._score([observations[i]["legal_moves"] for i in scored], [prompts[i] for i in scored])):
                     actions[i] = action
             if free:
-                for i, action in zip(free, self._generate([prompts[i] for i in free], [observations[i] for i in free], [extractors[i][1] for i in free])):
+                for i, action in zip(
+                    free, self._generate([prompts[i] for i in free], [observations[i] for i in free], [extractors[i][1] for i in free])
+                ):
                     actions[i] = action
         # The scored and the free observations together are all of them: every slot holds an Action now.
         decided = cast(list[Action], actions)
@@ -621,7 +627,9 @@ class LMPolicy(EpisodeConversations):
 
         device = next(self.model.parameters()).device
         ids, mask, _ = _pad_left(prompts, self.pad_id, device)
-        sampling: dict[str, Any] = {"do_sample": False} if self.greedy else {"do_sample": True, "temperature": self.temperature, "top_k": 0, "top_p": 1.0}
+        sampling: dict[str, Any] = (
+            {"do_sample": False} if self.greedy else {"do_sample": True, "temperature": self.temperature, "top_k": 0, "top_p": 1.0}
+        )
         devices = [device.index or 0] if device.type == "cuda" else []
         with self._model_time(), torch.random.fork_rng(devices=devices), attention_kernels(device):
             torch.manual_seed(int(self.rng.integers(1 << 31)))
@@ -662,4 +670,3 @@ class LMPolicy(EpisodeConversations):
     def _extractor(self, observation: Mapping[str, Any]) -> tuple[str, Extractor]:
         choice = self.extraction if self.extraction is not None else default_extraction(observation.get("env_id"))
         return resolve_extractor(choice)
-

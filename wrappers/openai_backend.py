@@ -258,9 +258,7 @@ class OpenAIBackend:
         return Completion(
             text=text,
             prompt_tokens=estimate_tokens(messages) if prompt_tokens is None else prompt_tokens,
-            completion_tokens=estimate_tokens([{"role": "assistant", "content": text}])
-            if completion_tokens is None
-            else completion_tokens,
+            completion_tokens=estimate_tokens([{"role": "assistant", "content": text}]) if completion_tokens is None else completion_tokens,
         )
 
     def close(self) -> None:

@@ -58,9 +58,7 @@ def system_prompt(observation: Mapping[str, Any], format_hint: str, template: st
     ``template`` may use ``{player}``, ``{env_id}`` and ``{format}``; the rules
     are appended to it when :func:`split_rules` can separate them.
     """
-    header = template.format(
-        player=observation.get("player") or "a player", env_id=observation.get("env_id") or "an environment", format=format_hint
-    )
+    header = template.format(player=observation.get("player") or "a player", env_id=observation.get("env_id") or "an environment", format=format_hint)
     rules, rest = split_rules(observation)
     if rules is None:
         return header, rest

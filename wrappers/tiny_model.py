@@ -20,7 +20,7 @@ CHAT_TEMPLATE = (
 CORPUS = [
     "You are playing Tic-tac-toe. Reply with the cell you choose, for example: b2",
     "Board: a1 a2 a3 b1 b2 b3 c1 c2 c3. Empty cells: a1, b2, c3. Invalid action: No move found. Try again.",
-    "I think the best move is \\boxed{b2}. Let me play [accept] or {\"tool\": \"search\", \"arguments\": {}}",
+    'I think the best move is \\boxed{b2}. Let me play [accept] or {"tool": "search", "arguments": {}}',
     "<think>The centre is strong.</think> My move: c3. The opponent plays a1; you are X, your opponent O.",
 ]
 
@@ -77,9 +77,7 @@ def make_tiny_model(
         vocab_size=vocab_size, special_tokens=special, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
     )
     tokenizer.train_from_iterator((corpus or CORPUS) * 4, trainer=trainer)
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token="<|im_start|>"
-    )
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token="<|im_start|>")
     fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(folder)
 

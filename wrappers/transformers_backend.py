@@ -144,9 +144,7 @@ class TransformersBackend:
                 return cast(str, self.tokenizer.apply_chat_template(messages, add_generation_prompt=generation_prompt, tokenize=False))
             except TemplateError:
                 # Some templates (Gemma, Mistral) reject a system role: fold it into the first user message.
-                return cast(str, self.tokenizer.apply_chat_template(
-                    fold_system(messages), add_generation_prompt=generation_prompt, tokenize=False
-                ))
+                return cast(str, self.tokenizer.apply_chat_template(fold_system(messages), add_generation_prompt=generation_prompt, tokenize=False))
         transcript = "\n\n".join(f"{m['role']}: {m['content']}" for m in messages)
         return f"{transcript}\n\nassistant:" if generation_prompt else transcript
 
@@ -258,10 +256,7 @@ def _split_token_ids(tokenizer: Any) -> frozenset[int]:
     if not getattr(tokenizer, "is_fast", False):
         return frozenset()
     added = getattr(tokenizer, "added_tokens_decoder", {})
-    return frozenset(
-        index for index, token in added.items()
-        if token.special and not token.lstrip and not token.normalized and not token.single_word
-    )
+    return frozenset(index for index, token in added.items() if token.special and not token.lstrip and not token.normalized and not token.single_word)
 
 
 def fold_system(messages: list[Message]) -> list[Message]:

@@ -160,9 +160,7 @@ def turn_rtg(table: Table, state: Any = None, *, gamma: float = 1.0, eps: float 
     return _normalise(returns, _keys(table, "env_id", "seat"), eps), state
 
 
-def gigpo(
-    table: Table, state: Any = None, *, gamma: float = 0.95, step_weight: float = 1.0, eps: float = 1e-6
-) -> tuple[np.ndarray, Any]:
+def gigpo(table: Table, state: Any = None, *, gamma: float = 0.95, step_weight: float = 1.0, eps: float = 1e-6) -> tuple[np.ndarray, Any]:
     """GiGPO's two-level advantage (Feng et al. 2025, "Group-in-Group Policy Optimization", arXiv:2505.10978).
 
     Episode level: the GRPO advantage of the episode within its group

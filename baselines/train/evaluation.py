@@ -23,8 +23,21 @@ STRONG_AGENTS = ("minimax", "nash", "nim_sum", "probabilistic", "heuristic", "ti
 TRAINED_AGENTS = ("ppo",)
 #: The columns of an evaluation row, in CSV order.
 EVAL_COLUMNS = (
-    "update", "timesteps", "wall_s", "opponent", "episodes", "wins", "draws", "losses", "win_rate", "win_low",
-    "win_high", "non_loss_rate", "mean_return", "invalid_rate", "entropy",
+    "update",
+    "timesteps",
+    "wall_s",
+    "opponent",
+    "episodes",
+    "wins",
+    "draws",
+    "losses",
+    "win_rate",
+    "win_low",
+    "win_high",
+    "non_loss_rate",
+    "mean_return",
+    "invalid_rate",
+    "entropy",
 )
 
 

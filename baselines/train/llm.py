@@ -105,13 +105,42 @@ from parlour.wrappers.llm_policy import MODES, LMPolicy, candidate_batch, candid
 LOSSES = ("reinforce", "ppo")
 #: The columns of ``train.csv``.
 TRAIN_COLUMNS = (
-    "update", "role", "wall_s", "episodes", "decisions", "tokens", "mean_return", "win_rate", "invalid_rate", "entropy",
-    "response_tokens", "loss", "kl", "clip_fraction", "rollout_s", "rollout_model_s", "update_s",
+    "update",
+    "role",
+    "wall_s",
+    "episodes",
+    "decisions",
+    "tokens",
+    "mean_return",
+    "win_rate",
+    "invalid_rate",
+    "entropy",
+    "response_tokens",
+    "loss",
+    "kl",
+    "clip_fraction",
+    "rollout_s",
+    "rollout_model_s",
+    "update_s",
 )
 #: The columns of ``eval.csv``.
 EVAL_COLUMNS = (
-    "update", "role", "wall_s", "opponent", "episodes", "wins", "draws", "losses", "win_rate", "win_low", "win_high",
-    "mean_return", "invalid_rate", "entropy", "response_tokens", "exploitability",
+    "update",
+    "role",
+    "wall_s",
+    "opponent",
+    "episodes",
+    "wins",
+    "draws",
+    "losses",
+    "win_rate",
+    "win_low",
+    "win_high",
+    "mean_return",
+    "invalid_rate",
+    "entropy",
+    "response_tokens",
+    "exploitability",
 )
 #: Game seeds whose deal is a given one, per environment: ``{(env_id, cards): seed}`` (see :func:`seed_for_deal`).
 _DEAL_SEEDS: dict[tuple[str, tuple[Any, ...]], int] = {}
@@ -205,7 +234,9 @@ class LLMTrainConfig:
             raise ValueError("give one shared model (--model PATH) or a model per role (--model ROLE=PATH ...), not both or neither")
         unknown = sorted(set(self.frozen) - set(self.roles))
         if unknown:
-            raise ValueError(f"--frozen names roles given a model: {', '.join(unknown)} is not one of {sorted(self.roles) or 'them (no roles given)'}")
+            raise ValueError(
+                f"--frozen names roles given a model: {', '.join(unknown)} is not one of {sorted(self.roles) or 'them (no roles given)'}"
+            )
         if self.roles:
             role_seats(game.players, self.roles)
             if set(self.frozen) == set(self.roles):
@@ -223,7 +254,9 @@ def role_seats(players: Sequence[str], roles: Mapping[str, Any]) -> dict[str, li
     for player in players:
         owners = [role for role in roles if player == role or (player.startswith(f"{role}_") and player[len(role) + 1 :].isdigit())]
         if len(owners) > 1:
-            raise ValueError(f"seat {player!r}: roles {', '.join(owners)} both claim it; the seats are {list(players)}, and role R plays seat R and seats R_0, R_1, ...")
+            raise ValueError(
+                f"seat {player!r}: roles {', '.join(owners)} both claim it; the seats are {list(players)}, and role R plays seat R and seats R_0, R_1, ..."
+            )
         if owners:
             seats[owners[0]].append(player)
         else:
@@ -427,7 +460,9 @@ class LLMTrainer:
             if config.lora:
                 from peft import LoraConfig, get_peft_model
 
-                model = get_peft_model(model, LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"))
+                model = get_peft_model(
+                    model, LoraConfig(r=config.lora_rank, lora_alpha=config.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM")
+                )
             if config.kl_coef > 0 and not config.lora:
                 reference = copy.deepcopy(model).eval()
                 reference.requires_grad_(False)
@@ -744,9 +779,22 @@ class LLMTrainer:
                 plan = make_plan(config.env_id, agents, dict(config.env_kwargs), seed=config.eval_seed, in_flight=config.eval_episodes)
                 played = list(Rollout(plan).play(range(config.eval_episodes), track={plan.names.index(name)}))
                 rows.append(self._summary(update, learner.role, opponent, played, name))
-        if not self.seat_roles and config.exploitability and config.mode == "score_legal" and exploitability_supported(config.env_id, config.env_kwargs):
+        if (
+            not self.seat_roles
+            and config.exploitability
+            and config.mode == "score_legal"
+            and exploitability_supported(config.env_id, config.env_kwargs)
+        ):
             value = llm_exploitability(config.env_id, self.policy.copy_with(self.policy.model, greedy=config.eval_greedy))
-            rows.append({"update": update, "role": "", "wall_s": round(time.perf_counter() - self.started, 3), "opponent": "best response", "exploitability": value})
+            rows.append(
+                {
+                    "update": update,
+                    "role": "",
+                    "wall_s": round(time.perf_counter() - self.started, 3),
+                    "opponent": "best response",
+                    "exploitability": value,
+                }
+            )
         self.eval_rows.extend(rows)
         return rows
 
@@ -771,10 +819,21 @@ class LLMTrainer:
         n = len(played)
         low, high = wilson(wins, n)
         return {
-            "update": update, "role": role, "wall_s": round(time.perf_counter() - self.started, 3), "opponent": opponent, "episodes": n,
-            "wins": wins, "draws": draws, "losses": losses, "win_rate": wins / n if n else 0.0, "win_low": low, "win_high": high,
-            "mean_return": float(np.mean(returns)) if returns else 0.0, "invalid_rate": float(np.mean(invalid)) if invalid else 0.0,
-            "entropy": float(np.mean(entropy)) if entropy else 0.0, "response_tokens": float(np.mean(lengths)) if lengths else 0.0,
+            "update": update,
+            "role": role,
+            "wall_s": round(time.perf_counter() - self.started, 3),
+            "opponent": opponent,
+            "episodes": n,
+            "wins": wins,
+            "draws": draws,
+            "losses": losses,
+            "win_rate": wins / n if n else 0.0,
+            "win_low": low,
+            "win_high": high,
+            "mean_return": float(np.mean(returns)) if returns else 0.0,
+            "invalid_rate": float(np.mean(invalid)) if invalid else 0.0,
+            "entropy": float(np.mean(entropy)) if entropy else 0.0,
+            "response_tokens": float(np.mean(lengths)) if lengths else 0.0,
         }
 
     # -------------------------------------------------------------------- loop
@@ -817,8 +876,16 @@ class LLMTrainer:
         return rows
 
     def _train_row(
-        self, update: int, role: str, played: Sequence[Played], table: Mapping[str, np.ndarray], metadata: Sequence[Mapping[str, Any]],
-        stats: Mapping[str, float], rollout_s: float, rollout_model_s: float, update_s: float,
+        self,
+        update: int,
+        role: str,
+        played: Sequence[Played],
+        table: Mapping[str, np.ndarray],
+        metadata: Sequence[Mapping[str, Any]],
+        stats: Mapping[str, float],
+        rollout_s: float,
+        rollout_model_s: float,
+        update_s: float,
     ) -> dict[str, Any]:
         """The ``train.csv`` row of one role: its play in the update's games (``table``, its turns) and its update."""
         returns, wins = [], []
@@ -828,14 +895,21 @@ class LLMTrainer:
                 returns.append(episode.record["returns"][seat])
                 wins.append(seat in winners)
         return {
-            "update": update, "role": role, "wall_s": round(time.perf_counter() - self.started, 3), "episodes": len(played),
-            "decisions": len(metadata), "tokens": int(sum(len(m.get("prompt_ids", ())) + len(m.get("completion_ids", ())) for m in metadata)),
+            "update": update,
+            "role": role,
+            "wall_s": round(time.perf_counter() - self.started, 3),
+            "episodes": len(played),
+            "decisions": len(metadata),
+            "tokens": int(sum(len(m.get("prompt_ids", ())) + len(m.get("completion_ids", ())) for m in metadata)),
             "mean_return": float(np.mean(returns)) if returns else 0.0,
             "win_rate": float(np.mean(wins)) if wins else 0.0,
             "invalid_rate": float(np.mean(~table["valid"].astype(bool))) if len(metadata) else 0.0,
             "entropy": float(np.mean([m.get("entropy", 0.0) for m in metadata])) if metadata else 0.0,
             "response_tokens": float(np.mean([len(m.get("completion_ids", ())) for m in metadata])) if metadata else 0.0,
-            "rollout_s": round(rollout_s, 3), "rollout_model_s": round(rollout_model_s, 3), "update_s": round(update_s, 3), **stats,
+            "rollout_s": round(rollout_s, 3),
+            "rollout_model_s": round(rollout_model_s, 3),
+            "update_s": round(update_s, 3),
+            **stats,
         }
 
     def _snapshot(self, update: int) -> None:
@@ -924,8 +998,15 @@ class LLMTrainer:
             model = copy.deepcopy(model).merge_and_unload()
         model.save_pretrained(folder)
         learner.backend.tokenizer.save_pretrained(folder)
-        write_checkpoint_settings(folder, mode=config.mode, temperature=config.temperature, greedy=config.eval_greedy,
-                                  max_new_tokens=config.max_new_tokens, history_turns=config.history_turns, env_id=config.env_id)
+        write_checkpoint_settings(
+            folder,
+            mode=config.mode,
+            temperature=config.temperature,
+            greedy=config.eval_greedy,
+            max_new_tokens=config.max_new_tokens,
+            history_turns=config.history_turns,
+            env_id=config.env_id,
+        )
 
 
 def _suffix(role: str) -> str:

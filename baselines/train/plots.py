@@ -70,7 +70,7 @@ def plot_learning(eval_csv: str | Path, out: str | Path, title: str = "") -> lis
         columns = min(3, len(panels))
         lines = math.ceil(len(panels) / columns)
         figure, axes = plt.subplots(lines, columns, figsize=(3.6 * columns, 2.8 * lines), squeeze=False)
-        for axis in axes.flat[len(panels):]:
+        for axis in axes.flat[len(panels) :]:
             axis.set_visible(False)
         for axis, (column, label) in zip(axes.flat, panels):
             for role, opponent in lines_of:

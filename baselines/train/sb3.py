@@ -61,8 +61,20 @@ from parlour.envs.registry import game_class
 
 #: The columns of ``train.csv``.
 TRAIN_COLUMNS = (
-    "update", "timesteps", "wall_s", "steps_per_s", "episodes", "mean_return", "win_rate", "entropy", "approx_kl",
-    "clip_fraction", "value_loss", "policy_loss", "league_size", "env_share",
+    "update",
+    "timesteps",
+    "wall_s",
+    "steps_per_s",
+    "episodes",
+    "mean_return",
+    "win_rate",
+    "entropy",
+    "approx_kl",
+    "clip_fraction",
+    "value_loss",
+    "policy_loss",
+    "league_size",
+    "env_share",
 )
 #: SB3 logger keys read into ``train.csv`` after each update.
 _SB3_KEYS = {

@@ -109,8 +109,13 @@ class ParlourPositions:
                 reset_agent(agents[player], seat_seed)
             conversations: dict[str, Conversation] = {}
 
-            def decide(player: str, match: Match = match, agents: dict[str, Any] = agents, episode: int = episode,
-                       conversations: dict[str, Conversation] = conversations) -> Any:
+            def decide(
+                player: str,
+                match: Match = match,
+                agents: dict[str, Any] = agents,
+                episode: int = episode,
+                conversations: dict[str, Conversation] = conversations,
+            ) -> Any:
                 observation = {**match.agent_observation(player), "episode": episode}
                 conversation = conversations.get(player)
                 text = observation["text"]

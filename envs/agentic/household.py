@@ -128,10 +128,24 @@ MOVES = _commands()
 INDEX = {move: index for index, move in enumerate(MOVES)}
 
 # Vector layout: offsets of each block (see the module docstring).
-_BLOCKS = [("family", len(FAMILIES)), ("target", len(OBJECT_KINDS)), ("destination", len(RECEPTACLE_KINDS)), ("room", len(ROOMS)),
-           ("at", len(RECEPTACLES)), ("held", len(OBJECT_KINDS)), ("held_state", len(STATE_BITS)), ("held_fit", 2), ("open_here", 1),
-           ("in_sight", len(OBJECT_KINDS)), ("target_seen", len(RECEPTACLES)), ("known", len(RECEPTACLES)), ("visited", len(ROOMS)),
-           ("lamp", 2), ("placed", 1), ("steps", 1)]
+_BLOCKS = [
+    ("family", len(FAMILIES)),
+    ("target", len(OBJECT_KINDS)),
+    ("destination", len(RECEPTACLE_KINDS)),
+    ("room", len(ROOMS)),
+    ("at", len(RECEPTACLES)),
+    ("held", len(OBJECT_KINDS)),
+    ("held_state", len(STATE_BITS)),
+    ("held_fit", 2),
+    ("open_here", 1),
+    ("in_sight", len(OBJECT_KINDS)),
+    ("target_seen", len(RECEPTACLES)),
+    ("known", len(RECEPTACLES)),
+    ("visited", len(ROOMS)),
+    ("lamp", 2),
+    ("placed", 1),
+    ("steps", 1),
+]
 OFFSET: dict[str, int] = {}
 VECTOR_SIZE = 0
 for _name, _width in _BLOCKS:
@@ -153,8 +167,10 @@ Commands:
 You see what a receptacle holds when you arrive at it (or open it). Every command costs a step; you have {limit} steps.
 Reward: 1 when the task is done, 0 if the steps run out first{shaping}. Each turn lists the admissible commands: reply with one of them."""
 
-SHAPED_NOTE = (", plus 0.1 (once each) when you first hold an object of the task's kind, first give it the task's "
-               "treatment, and (two-object tasks) first put one in place")
+SHAPED_NOTE = (
+    ", plus 0.1 (once each) when you first hold an object of the task's kind, first give it the task's "
+    "treatment, and (two-object tasks) first put one in place"
+)
 
 TASKS = {
     "pick_and_place": "put {article} {target} {prep} {destination}.",
@@ -169,13 +185,36 @@ TASKS = {
 
 #: Two-word spellings of the catalogue's one-word names.
 _SPELLINGS = {
-    "living room": "livingroom", "bed room": "bedroom", "bath room": "bathroom", "dining table": "diningtable", "side table": "sidetable",
-    "coffee table": "coffeetable", "sink basin": "sinkbasin", "bathtub basin": "bathtubbasin", "bath tub": "bathtubbasin",
-    "stove burner": "stoveburner", "garbage can": "garbagecan", "desk lamp": "desklamp", "tv stand": "tvstand", "arm chair": "armchair",
-    "laundry hamper": "laundryhamper", "towel holder": "towelholder", "counter top": "countertop", "wine bottle": "winebottle",
-    "salt shaker": "saltshaker", "pepper shaker": "peppershaker", "dish sponge": "dishsponge", "cell phone": "cellphone",
-    "credit card": "creditcard", "key chain": "keychain", "alarm clock": "alarmclock", "remote control": "remotecontrol",
-    "tissue box": "tissuebox", "soap bar": "soapbar", "toilet paper": "toiletpaper", "spray bottle": "spraybottle",
+    "living room": "livingroom",
+    "bed room": "bedroom",
+    "bath room": "bathroom",
+    "dining table": "diningtable",
+    "side table": "sidetable",
+    "coffee table": "coffeetable",
+    "sink basin": "sinkbasin",
+    "bathtub basin": "bathtubbasin",
+    "bath tub": "bathtubbasin",
+    "stove burner": "stoveburner",
+    "garbage can": "garbagecan",
+    "desk lamp": "desklamp",
+    "tv stand": "tvstand",
+    "arm chair": "armchair",
+    "laundry hamper": "laundryhamper",
+    "towel holder": "towelholder",
+    "counter top": "countertop",
+    "wine bottle": "winebottle",
+    "salt shaker": "saltshaker",
+    "pepper shaker": "peppershaker",
+    "dish sponge": "dishsponge",
+    "cell phone": "cellphone",
+    "credit card": "creditcard",
+    "key chain": "keychain",
+    "alarm clock": "alarmclock",
+    "remote control": "remotecontrol",
+    "tissue box": "tissuebox",
+    "soap bar": "soapbar",
+    "toilet paper": "toiletpaper",
+    "spray bottle": "spraybottle",
     "soap bottle": "soapbottle",
 }
 _SPELLING = re.compile(r"\b(" + "|".join(re.escape(s).replace(r"\ ", r"\s+") for s in _SPELLINGS) + r")\b")
@@ -183,18 +222,52 @@ _TOKEN = re.compile(r"[a-z]+|\d+")
 #: Words that carry nothing for the command.
 _FILLER = frozenset({"the", "a", "an", "some", "please", "now", "then", "i", "will", "lets", "let", "us", "me", "my", "your"})
 _VERBS = {
-    "go": "go", "goto": "go", "walk": "go", "enter": "go", "visit": "go", "navigate": "go",
-    "open": "open", "close": "close", "shut": "close",
-    "take": "take", "pick": "take", "get": "take", "grab": "take",
-    "put": "put", "place": "put", "move": "put", "drop": "put", "insert": "put",
-    "clean": "clean", "wash": "clean", "rinse": "clean", "heat": "heat", "warm": "heat", "cool": "cool", "chill": "cool",
-    "use": "use", "turn": "use", "switch": "use", "toggle": "use",
-    "examine": "examine", "x": "examine", "inspect": "examine", "check": "examine",
-    "inventory": "inventory", "inv": "inventory", "look": "look", "l": "look",
+    "go": "go",
+    "goto": "go",
+    "walk": "go",
+    "enter": "go",
+    "visit": "go",
+    "navigate": "go",
+    "open": "open",
+    "close": "close",
+    "shut": "close",
+    "take": "take",
+    "pick": "take",
+    "get": "take",
+    "grab": "take",
+    "put": "put",
+    "place": "put",
+    "move": "put",
+    "drop": "put",
+    "insert": "put",
+    "clean": "clean",
+    "wash": "clean",
+    "rinse": "clean",
+    "heat": "heat",
+    "warm": "heat",
+    "cool": "cool",
+    "chill": "cool",
+    "use": "use",
+    "turn": "use",
+    "switch": "use",
+    "toggle": "use",
+    "examine": "examine",
+    "x": "examine",
+    "inspect": "examine",
+    "check": "examine",
+    "inventory": "inventory",
+    "inv": "inventory",
+    "look": "look",
+    "l": "look",
 }
 #: The words that part a command's object from its place, per verb.
-_SEPARATORS = {"take": ("from", "off", "out"), "put": ("in", "on", "into", "onto", "to", "inside", "at"),
-               "clean": ("with", "using", "in", "at"), "heat": ("with", "using", "in", "at"), "cool": ("with", "using", "in", "at")}
+_SEPARATORS = {
+    "take": ("from", "off", "out"),
+    "put": ("in", "on", "into", "onto", "to", "inside", "at"),
+    "clean": ("with", "using", "in", "at"),
+    "heat": ("with", "using", "in", "at"),
+    "cool": ("with", "using", "in", "at"),
+}
 _KINDS = frozenset(OBJECT_KINDS) | frozenset(RECEPTACLE_KINDS) | frozenset(ROOMS) | {"desklamp"}
 _OBJECT_KINDS = frozenset(OBJECT_KINDS)
 _NAMES = frozenset(OBJECT_NAMES) | frozenset(RECEPTACLES) | frozenset(LAMPS) | frozenset(ROOMS)
@@ -235,8 +308,10 @@ class Household(SoloPuzzle, Game):
     """An ALFWorld-style household generated from the seed; see the module docstring for the rules and rewards."""
 
     name = "Household"
-    description = ("An ALFWorld-style house generated from the seed: find, treat (clean, heat, cool) and place objects, or examine "
-                   "one under a lamp; admissible commands listed each turn; difficulty 1-5 (rooms, distractors), train/test split.")
+    description = (
+        "An ALFWorld-style house generated from the seed: find, treat (clean, heat, cool) and place objects, or examine "
+        "one under a lamp; admissible commands listed each turn; difficulty 1-5 (rooms, distractors), train/test split."
+    )
     category = "agentic"
     reference_agents = ("expert", "random")
     default_error_allowance = 5
@@ -297,8 +372,10 @@ class Household(SoloPuzzle, Game):
         """The task, where the player is, what it carries, the steps left and the admissible commands."""
         where = f"at the {self.at} in the {self.room}" if self.at else f"in the middle of the {self.room}"
         carrying = f"carrying the {self.holding}" if self.holding else "carrying nothing"
-        return (f"Your task is to: {self.task()}\nYou are {where}, {carrying}. Steps left: {self.max_steps - self.steps}.\n"
-                f"Admissible commands: {', '.join(legal or [])}.")
+        return (
+            f"Your task is to: {self.task()}\nYou are {where}, {carrying}. Steps left: {self.max_steps - self.steps}.\n"
+            f"Admissible commands: {', '.join(legal or [])}."
+        )
 
     # ------------------------------------------------------------------------------------------ what is in reach
     def visible(self) -> tuple[str, ...]:
@@ -387,7 +464,7 @@ class Household(SoloPuzzle, Game):
         if rest[:1] in (["at"], ["to"], ["up"], ["on"], ["off"]):
             rest = rest[1:]
         split = next((i for i, token in enumerate(rest) if token in _SEPARATORS.get(verb, ())), len(rest))
-        thing, place = self.name_in(rest[:split]), self.name_in(rest[split + 1:])
+        thing, place = self.name_in(rest[:split]), self.name_in(rest[split + 1 :])
         if not thing:
             return verb
         if verb in ("go", "open", "close", "use", "examine"):
@@ -436,8 +513,11 @@ class Household(SoloPuzzle, Game):
                 return self.unseen(target)
             if verb == "use":
                 return "Only a desklamp can be used."
-            return self.at_check(target) or (f"The {target} does not open." if kind_of(target) not in OPENABLE
-                                             else f"The {target} is already {'open' if verb == 'open' else 'closed'}.")
+            return self.at_check(target) or (
+                f"The {target} does not open."
+                if kind_of(target) not in OPENABLE
+                else f"The {target} is already {'open' if verb == 'open' else 'closed'}."
+            )
         if verb == "take":
             thing, _, place = rest.partition(" from ")
         elif verb in APPLIANCES:
@@ -445,8 +525,11 @@ class Household(SoloPuzzle, Game):
         else:
             thing, _, place = re.sub(r" (?:in|on) ", " | ", rest, count=1).partition(" | ")
         if verb == "take":
-            return self.at_check(place) or self.closed_check(place) or (
-                f"You are already carrying the {self.holding}: put it somewhere first." if self.holding else self.unseen(thing))
+            return (
+                self.at_check(place)
+                or self.closed_check(place)
+                or (f"You are already carrying the {self.holding}: put it somewhere first." if self.holding else self.unseen(thing))
+            )
         if self.holding is None:
             return "You are not carrying anything."
         if thing != self.holding:
@@ -555,8 +638,11 @@ class Household(SoloPuzzle, Game):
     def room_text(self) -> str:
         """The room's furniture and doors, as on entering it."""
         doors = self.doors[self.room]
-        leads = f"A door leads to the {doors[0]}." if len(doors) == 1 else (
-            f"Doors lead to the {', the '.join(doors[:-1])} and the {doors[-1]}." if doors else "There are no other rooms.")
+        leads = (
+            f"A door leads to the {doors[0]}."
+            if len(doors) == 1
+            else (f"Doors lead to the {', the '.join(doors[:-1])} and the {doors[-1]}." if doors else "There are no other rooms.")
+        )
         return f"You are in the middle of the {self.room}. Looking quickly around you, you see {_listing(self.receptacles[self.room])}. {leads}"
 
     def look(self) -> str:
@@ -580,8 +666,13 @@ class Household(SoloPuzzle, Game):
 
     def placed(self) -> int:
         """How many objects of the task's kind, treated as asked, are in or on receptacles of the destination kind."""
-        return sum(1 for rec, held in self.contents.items() if kind_of(rec) == self.destination
-                   for obj in held if kind_of(obj) == self.target and self.treated(obj))
+        return sum(
+            1
+            for rec, held in self.contents.items()
+            if kind_of(rec) == self.destination
+            for obj in held
+            if kind_of(obj) == self.target and self.treated(obj)
+        )
 
     def shape(self, ctx: Context, player: str) -> None:
         """Note the shaping milestones reached (and pay them under ``reward="shaped"``)."""
@@ -601,8 +692,17 @@ class Household(SoloPuzzle, Game):
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""
-        return {"difficulty": self.difficulty, "split": self.split, "family": self.family, "task": self.task(), "success": success,
-                "steps": self.steps, "max_steps": self.max_steps, "milestones": sorted(self.milestones), "world": self.fingerprint}
+        return {
+            "difficulty": self.difficulty,
+            "split": self.split,
+            "family": self.family,
+            "task": self.task(),
+            "success": success,
+            "steps": self.steps,
+            "max_steps": self.max_steps,
+            "milestones": sorted(self.milestones),
+            "world": self.fingerprint,
+        }
 
     # ------------------------------------------------------------------------------------------ views
     def view(self, player: str) -> dict[str, Any]:
@@ -612,14 +712,19 @@ class Household(SoloPuzzle, Game):
         visited = [room for room in self.rooms if room in self.visited]
         lamps = {lamp: {"at": rec, "on": lamp in self.lamps_on} for lamp, rec in self.lamps.items() if rec in self.seen}
         return {
-            "difficulty": self.difficulty, "task": self.task(),
+            "difficulty": self.difficulty,
+            "task": self.task(),
             "goal": {"family": self.family, "object": self.target, "receptacle": self.destination},
-            "room": self.room, "at": self.at, "holding": self.holding,
+            "room": self.room,
+            "at": self.at,
+            "holding": self.holding,
             "rooms": {room: {"receptacles": list(self.receptacles[room]), "doors": list(self.doors[room])} for room in visited},
             "seen": {rec: list(self.contents[rec]) for rec in sorted(self.seen)},
-            "open": sorted(self.opened), "lamps": lamps,
+            "open": sorted(self.opened),
+            "lamps": lamps,
             "states": {obj: [STATE_WORDS[v] for v, bit in STATE_BITS.items() if bits & bit] for obj, bits in sorted(self.states.items())},
-            "steps": self.steps, "max_steps": self.max_steps,
+            "steps": self.steps,
+            "max_steps": self.max_steps,
         }
 
     def render(self) -> str:

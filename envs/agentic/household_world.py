@@ -26,16 +26,60 @@ import numpy as np
 
 #: Room kinds and the receptacles each holds: kind -> (fewest, most).
 ROOM_TEMPLATES: dict[str, dict[str, tuple[int, int]]] = {
-    "kitchen": {"countertop": (1, 3), "cabinet": (2, 5), "drawer": (1, 3), "fridge": (1, 1), "microwave": (1, 1), "sinkbasin": (1, 1),
-                "stoveburner": (1, 2), "diningtable": (0, 1), "shelf": (0, 2), "garbagecan": (1, 1)},
-    "livingroom": {"sofa": (1, 1), "coffeetable": (1, 1), "sidetable": (1, 2), "armchair": (0, 1), "tvstand": (0, 1), "cabinet": (0, 2),
-                   "drawer": (0, 2), "shelf": (0, 2), "garbagecan": (0, 1)},
-    "bedroom": {"bed": (1, 1), "dresser": (1, 1), "sidetable": (1, 2), "desk": (0, 1), "drawer": (1, 3), "shelf": (0, 2), "safe": (0, 1),
-                "laundryhamper": (0, 1), "garbagecan": (0, 1)},
-    "bathroom": {"sinkbasin": (1, 1), "bathtubbasin": (0, 1), "toilet": (1, 1), "countertop": (0, 1), "cabinet": (1, 3), "drawer": (0, 2),
-                 "towelholder": (1, 1), "garbagecan": (1, 1)},
-    "office": {"desk": (1, 1), "shelf": (1, 2), "drawer": (1, 3), "sidetable": (0, 1), "armchair": (0, 1), "safe": (0, 1),
-               "cabinet": (0, 2), "garbagecan": (1, 1)},
+    "kitchen": {
+        "countertop": (1, 3),
+        "cabinet": (2, 5),
+        "drawer": (1, 3),
+        "fridge": (1, 1),
+        "microwave": (1, 1),
+        "sinkbasin": (1, 1),
+        "stoveburner": (1, 2),
+        "diningtable": (0, 1),
+        "shelf": (0, 2),
+        "garbagecan": (1, 1),
+    },
+    "livingroom": {
+        "sofa": (1, 1),
+        "coffeetable": (1, 1),
+        "sidetable": (1, 2),
+        "armchair": (0, 1),
+        "tvstand": (0, 1),
+        "cabinet": (0, 2),
+        "drawer": (0, 2),
+        "shelf": (0, 2),
+        "garbagecan": (0, 1),
+    },
+    "bedroom": {
+        "bed": (1, 1),
+        "dresser": (1, 1),
+        "sidetable": (1, 2),
+        "desk": (0, 1),
+        "drawer": (1, 3),
+        "shelf": (0, 2),
+        "safe": (0, 1),
+        "laundryhamper": (0, 1),
+        "garbagecan": (0, 1),
+    },
+    "bathroom": {
+        "sinkbasin": (1, 1),
+        "bathtubbasin": (0, 1),
+        "toilet": (1, 1),
+        "countertop": (0, 1),
+        "cabinet": (1, 3),
+        "drawer": (0, 2),
+        "towelholder": (1, 1),
+        "garbagecan": (1, 1),
+    },
+    "office": {
+        "desk": (1, 1),
+        "shelf": (1, 2),
+        "drawer": (1, 3),
+        "sidetable": (0, 1),
+        "armchair": (0, 1),
+        "safe": (0, 1),
+        "cabinet": (0, 2),
+        "garbagecan": (1, 1),
+    },
 }
 ROOMS = list(ROOM_TEMPLATES)
 #: Receptacles that open and close; they start closed and hide what they hold until opened.
@@ -59,24 +103,69 @@ _DECOR = ("shelf", "coffeetable", "sidetable", "dresser", "tvstand", "desk")
 _BATH = ("countertop", "cabinet", "toilet", "shelf")
 #: Portable objects: kind -> (receptacle kinds it is kept in, treatments a task may ask of it: clean, heat, cool).
 OBJECTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "apple": (_FOOD, ("clean", "heat", "cool")), "bread": (_FOOD, ("heat", "cool")), "egg": (_FOOD, ("clean", "heat", "cool")),
-    "lettuce": (_FOOD, ("clean", "cool")), "potato": (_FOOD, ("clean", "heat", "cool")), "tomato": (_FOOD, ("clean", "heat", "cool")),
-    "mug": (_DISHES, ("clean", "heat", "cool")), "cup": (_DISHES, ("clean", "heat", "cool")), "plate": (_DISHES, ("clean", "heat", "cool")),
-    "bowl": (_DISHES, ("clean", "heat", "cool")), "pan": (_COOKWARE, ("clean", "cool")), "pot": (_COOKWARE, ("clean", "cool")),
-    "knife": (_CUTLERY, ("clean",)), "fork": (_CUTLERY, ("clean",)), "spoon": (_CUTLERY, ("clean",)), "spatula": (_CUTLERY, ("clean",)),
-    "saltshaker": (_PANTRY, ()), "peppershaker": (_PANTRY, ()), "winebottle": (_PANTRY, ("cool",)), "dishsponge": (_PANTRY, ("clean",)),
-    "book": (_SMALL + ("bed",), ()), "cellphone": (_SMALL + ("bed", "sofa"), ()), "creditcard": (_SMALL, ()), "keychain": (_SMALL, ()),
-    "pen": (_SMALL, ()), "pencil": (_SMALL, ()), "cd": (_SMALL, ()), "alarmclock": (_SMALL, ()), "watch": (_SMALL, ()),
-    "remotecontrol": (("sofa", "coffeetable", "armchair", "tvstand", "sidetable"), ()), "vase": (_DECOR, ()), "statue": (_DECOR, ()),
-    "candle": (_DECOR + ("countertop", "toilet"), ()), "pillow": (("bed", "sofa", "armchair"), ()),
-    "laptop": (("desk", "bed", "sofa", "coffeetable"), ()), "newspaper": (("sofa", "coffeetable", "armchair", "sidetable"), ()),
-    "tissuebox": (("sidetable", "dresser", "toilet", "shelf", "desk"), ()), "soapbar": (("sinkbasin", "bathtubbasin") + _BATH, ("clean",)),
-    "cloth": (("bathtubbasin", "laundryhamper", "drawer") + _BATH, ("clean",)), "toiletpaper": (_BATH, ()),
-    "spraybottle": (_BATH + ("garbagecan",), ()), "soapbottle": (_BATH + ("sinkbasin",), ()),
+    "apple": (_FOOD, ("clean", "heat", "cool")),
+    "bread": (_FOOD, ("heat", "cool")),
+    "egg": (_FOOD, ("clean", "heat", "cool")),
+    "lettuce": (_FOOD, ("clean", "cool")),
+    "potato": (_FOOD, ("clean", "heat", "cool")),
+    "tomato": (_FOOD, ("clean", "heat", "cool")),
+    "mug": (_DISHES, ("clean", "heat", "cool")),
+    "cup": (_DISHES, ("clean", "heat", "cool")),
+    "plate": (_DISHES, ("clean", "heat", "cool")),
+    "bowl": (_DISHES, ("clean", "heat", "cool")),
+    "pan": (_COOKWARE, ("clean", "cool")),
+    "pot": (_COOKWARE, ("clean", "cool")),
+    "knife": (_CUTLERY, ("clean",)),
+    "fork": (_CUTLERY, ("clean",)),
+    "spoon": (_CUTLERY, ("clean",)),
+    "spatula": (_CUTLERY, ("clean",)),
+    "saltshaker": (_PANTRY, ()),
+    "peppershaker": (_PANTRY, ()),
+    "winebottle": (_PANTRY, ("cool",)),
+    "dishsponge": (_PANTRY, ("clean",)),
+    "book": (_SMALL + ("bed",), ()),
+    "cellphone": (_SMALL + ("bed", "sofa"), ()),
+    "creditcard": (_SMALL, ()),
+    "keychain": (_SMALL, ()),
+    "pen": (_SMALL, ()),
+    "pencil": (_SMALL, ()),
+    "cd": (_SMALL, ()),
+    "alarmclock": (_SMALL, ()),
+    "watch": (_SMALL, ()),
+    "remotecontrol": (("sofa", "coffeetable", "armchair", "tvstand", "sidetable"), ()),
+    "vase": (_DECOR, ()),
+    "statue": (_DECOR, ()),
+    "candle": (_DECOR + ("countertop", "toilet"), ()),
+    "pillow": (("bed", "sofa", "armchair"), ()),
+    "laptop": (("desk", "bed", "sofa", "coffeetable"), ()),
+    "newspaper": (("sofa", "coffeetable", "armchair", "sidetable"), ()),
+    "tissuebox": (("sidetable", "dresser", "toilet", "shelf", "desk"), ()),
+    "soapbar": (("sinkbasin", "bathtubbasin") + _BATH, ("clean",)),
+    "cloth": (("bathtubbasin", "laundryhamper", "drawer") + _BATH, ("clean",)),
+    "toiletpaper": (_BATH, ()),
+    "spraybottle": (_BATH + ("garbagecan",), ()),
+    "soapbottle": (_BATH + ("sinkbasin",), ()),
 }
 #: What an examine-in-light task may ask to look at: the small things of the lamp rooms.
-EXAMINABLE = ("book", "cellphone", "creditcard", "keychain", "pen", "pencil", "cd", "alarmclock", "watch", "remotecontrol", "vase",
-              "statue", "candle", "pillow", "laptop", "newspaper", "tissuebox")
+EXAMINABLE = (
+    "book",
+    "cellphone",
+    "creditcard",
+    "keychain",
+    "pen",
+    "pencil",
+    "cd",
+    "alarmclock",
+    "watch",
+    "remotecontrol",
+    "vase",
+    "statue",
+    "candle",
+    "pillow",
+    "laptop",
+    "newspaper",
+    "tissuebox",
+)
 #: The most objects of one kind in a house (names run from ``mug 1`` to ``mug 3``).
 MAX_COPIES = 3
 #: The task families, as ALFWorld names them.
@@ -110,6 +199,7 @@ def preposition(receptacle: str) -> str:
 
 # ---------------------------------------------------------------------------------------------- difficulty
 
+
 @dataclass(frozen=True)
 class Level:
     """What a difficulty sets: rooms in the house, distractor objects, and the step limit."""
@@ -123,6 +213,7 @@ LEVELS = {1: Level(1, 6, 30), 2: Level(2, 10, 50), 3: Level(3, 16, 70), 4: Level
 
 
 # ------------------------------------------------------------------------------------------------- a world
+
 
 @dataclass
 class World:

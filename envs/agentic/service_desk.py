@@ -100,28 +100,53 @@ _ADDRESS = {"street": _TEXT, "city": _TEXT, "zip": {"type": "string", "minLength
 
 def _tool(name: str, description: str, properties: dict[str, Any], final: bool = False) -> Tool:
     """A tool whose arguments are all required and nothing else is accepted."""
-    return Tool(name, description, {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}, final=final)
+    return Tool(
+        name, description, {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}, final=final
+    )
 
 
 AGENT_TOOLS = [
     _tool("find_user_by_email", "Find a user's id by their email address (verifies the customer's identity).", {"email": _TEXT}),
-    _tool("find_user_by_name_zip", "Find a user's id by their first name, last name and zip code (verifies the customer's identity).",
-          {"first_name": _TEXT, "last_name": _TEXT, "zip": _ADDRESS["zip"]}),
+    _tool(
+        "find_user_by_name_zip",
+        "Find a user's id by their first name, last name and zip code (verifies the customer's identity).",
+        {"first_name": _TEXT, "last_name": _TEXT, "zip": _ADDRESS["zip"]},
+    ),
     _tool("get_user", "A user's profile: name, email, default address, payment methods and order ids.", {"user_id": _TEXT}),
-    _tool("get_order", "An order: owner, status, items (ids, products, prices), total, payment method, shipping address, dates, refunds.",
-          {"order_id": _TEXT}),
-    _tool("cancel_order", "Cancel an order; its total is refunded to its payment method.",
-          {"order_id": _TEXT, "reason": {"type": "string", "enum": list(CANCEL_REASONS)}}),
-    _tool("return_items", "Request the return of some items of an order; their price is refunded to the payment method given.",
-          {"order_id": _TEXT, "item_ids": {"type": "array", "minItems": 1, "maxItems": 20, "items": {"type": "string", "minLength": 1, "maxLength": 40}},
-           "payment_method_id": _TEXT}),
+    _tool(
+        "get_order",
+        "An order: owner, status, items (ids, products, prices), total, payment method, shipping address, dates, refunds.",
+        {"order_id": _TEXT},
+    ),
+    _tool(
+        "cancel_order",
+        "Cancel an order; its total is refunded to its payment method.",
+        {"order_id": _TEXT, "reason": {"type": "string", "enum": list(CANCEL_REASONS)}},
+    ),
+    _tool(
+        "return_items",
+        "Request the return of some items of an order; their price is refunded to the payment method given.",
+        {
+            "order_id": _TEXT,
+            "item_ids": {"type": "array", "minItems": 1, "maxItems": 20, "items": {"type": "string", "minLength": 1, "maxLength": 40}},
+            "payment_method_id": _TEXT,
+        },
+    ),
     _tool("change_shipping_address", "Change where an order ships.", {"order_id": _TEXT, **_ADDRESS}),
     _tool("change_profile_address", "Change a user's default address.", {"user_id": _TEXT, **_ADDRESS}),
-    _tool("transfer_to_human", "Hand the customer over to a human agent, with a summary of the case. Ends the chat.",
-          {"summary": {"type": "string", "minLength": 1, "maxLength": MAX_MESSAGE_CHARS}}, final=True),
+    _tool(
+        "transfer_to_human",
+        "Hand the customer over to a human agent, with a summary of the case. Ends the chat.",
+        {"summary": {"type": "string", "minLength": 1, "maxLength": MAX_MESSAGE_CHARS}},
+        final=True,
+    ),
 ]
-END_CHAT = _tool("end_chat", "Say a last message and leave the chat (when all your requests are settled). Ends the chat.",
-                 {"message": {"type": "string", "maxLength": MAX_MESSAGE_CHARS}}, final=True)
+END_CHAT = _tool(
+    "end_chat",
+    "Say a last message and leave the chat (when all your requests are settled). Ends the chat.",
+    {"message": {"type": "string", "maxLength": MAX_MESSAGE_CHARS}},
+    final=True,
+)
 
 #: A reply that starts as a yes: the consent rule's reading of the customer's latest message.
 AFFIRMATIVE = re.compile(r"^\W*(?:yes|yeah|yep|go ahead|i confirm|confirmed|please (?:do|go ahead|proceed))\b", re.IGNORECASE)
@@ -160,8 +185,11 @@ def brief(world: World) -> str:
     """The customer's private brief: who it is, how it identifies, and its requests with their facts."""
     customer = world.customer
     who = f"You are {customer['first_name']} {customer['last_name']}, email {customer['email']}, zip code {customer['zip']}."
-    how = ("Identify yourself by your email." if customer["identify_by"] == "email" else
-           "You do not remember which email you used: identify yourself by your name and zip code.")
+    how = (
+        "Identify yourself by your email."
+        if customer["identify_by"] == "email"
+        else "You do not remember which email you used: identify yourself by your name and zip code."
+    )
     lines = [f"Your brief. {who} {how}", "Your requests, in this order:"]
     insist = []
     for number, request in enumerate(world.requests, 1):
@@ -191,9 +219,11 @@ class ServiceDesk(Game):
 
     name = "ServiceDesk"
     version = 0
-    description = ("τ-bench-style service desk: an agent follows a policy and uses tools over a generated shop database to serve "
-                   "a customer (a scripted simulator by default) who holds private facts and goals; reward = final database "
-                   "equals the goal and no policy rule broken.")
+    description = (
+        "τ-bench-style service desk: an agent follows a policy and uses tools over a generated shop database to serve "
+        "a customer (a scripted simulator by default) who holds private facts and goals; reward = final database "
+        "equals the goal and no policy rule broken."
+    )
     category = "agentic"
     zero_sum = False
     fixed_rules = True
@@ -266,8 +296,10 @@ class ServiceDesk(Game):
     def parse(self, player: str, text: str) -> str:
         """Plain text is a message to the other seat; an unreadable call, an empty or an over-long message is invalid."""
         if _CALL_LIKE.search(text):
-            raise InvalidMove('This looks like a tool call that could not be read. Write {"tool": NAME, "arguments": {...}} with valid JSON, '
-                              "or plain text for a message.")
+            raise InvalidMove(
+                'This looks like a tool call that could not be read. Write {"tool": NAME, "arguments": {...}} with valid JSON, '
+                "or plain text for a message."
+            )
         message = text.strip()
         if _CONTROL.search(message):
             raise InvalidMove("The message holds control characters (such as escape sequences); write plain text.")
@@ -284,13 +316,22 @@ class ServiceDesk(Game):
             text = self.write(name, arguments)
         elif name == "find_user_by_email":
             email = arguments["email"].strip().lower()
-            text = self.found([uid for uid, user in self.db["users"].items() if user["email"] == email], name,
-                              f"no user has the email {arguments['email'][:80]!r}. Ask the customer to check it, or use find_user_by_name_zip.")
+            text = self.found(
+                [uid for uid, user in self.db["users"].items() if user["email"] == email],
+                name,
+                f"no user has the email {arguments['email'][:80]!r}. Ask the customer to check it, or use find_user_by_name_zip.",
+            )
         elif name == "find_user_by_name_zip":
             first, last, zip_code = (arguments[key].strip().lower() for key in ("first_name", "last_name", "zip"))
-            text = self.found([uid for uid, user in self.db["users"].items()
-                               if (user["first_name"].lower(), user["last_name"].lower(), user["zip"]) == (first, last, zip_code)], name,
-                              "no user has that name and zip code. Ask the customer to check them, or use find_user_by_email.")
+            text = self.found(
+                [
+                    uid
+                    for uid, user in self.db["users"].items()
+                    if (user["first_name"].lower(), user["last_name"].lower(), user["zip"]) == (first, last, zip_code)
+                ],
+                name,
+                "no user has that name and zip code. Ask the customer to check them, or use find_user_by_email.",
+            )
         elif name == "get_user":
             user_id = arguments["user_id"].strip()
             user = self.db["users"].get(user_id)
@@ -397,35 +438,65 @@ class ServiceDesk(Game):
         else:
             verdict = f"the database does not match the goal ({len(differ)} record(s) differ)"
         reward = 1.0 if success else 0.0
-        ctx.finish({player: reward for player in self.players}, winners=list(self.players) if success else [],
-                   reason=f"{reason}: {verdict}", details=self.details(success, differ))
+        ctx.finish(
+            {player: reward for player in self.players},
+            winners=list(self.players) if success else [],
+            reason=f"{reason}: {verdict}",
+            details=self.details(success, differ),
+        )
 
     def details(self, success: bool | None = None, differ: list[str] | None = None) -> dict[str, Any]:
         """The outcome's details (see the module docstring)."""
         world = self.world
         assert world is not None
-        return {"task_id": f"{self.split}-d{self.difficulty}-{self.world_seed}", "success": success, "difficulty": self.difficulty,
-                "split": self.split, "requests": [{"kind": r["kind"], "allowed": r["allowed"]} for r in world.requests],
-                "differences": list(differ or []), "violations": [dict(v) for v in self.violations], "messages": self.messages,
-                "tool_calls": len(self.calls), "writes": sum(call["tool"] in WRITES for call in self.calls), "ended_by": self.ended_by}
+        return {
+            "task_id": f"{self.split}-d{self.difficulty}-{self.world_seed}",
+            "success": success,
+            "difficulty": self.difficulty,
+            "split": self.split,
+            "requests": [{"kind": r["kind"], "allowed": r["allowed"]} for r in world.requests],
+            "differences": list(differ or []),
+            "violations": [dict(v) for v in self.violations],
+            "messages": self.messages,
+            "tool_calls": len(self.calls),
+            "writes": sum(call["tool"] in WRITES for call in self.calls),
+            "ended_by": self.ended_by,
+        }
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """-1 to the offender, 0 to the other seat; nobody wins, since the customer was not served."""
         other = "customer" if player == "agent" else "agent"
-        ctx.finish({player: -1.0, other: 0.0}, winners=[], reason=reason, details=self.details(False, differences(self.db, goal_state(self.world_seed, self.difficulty))))
+        ctx.finish(
+            {player: -1.0, other: 0.0},
+            winners=[],
+            reason=reason,
+            details=self.details(False, differences(self.db, goal_state(self.world_seed, self.difficulty))),
+        )
 
     # ----------------------------------------------------------- views
     def view(self, player: str) -> dict[str, Any]:
         """The agent's dialogue and calls (with their results), or the customer's brief, dialogue and notices."""
-        common = {"role": player, "difficulty": self.difficulty, "messages": self.messages, "max_messages": self.max_messages,
-                  "dialogue": [dict(entry) for entry in self.dialogue]}
+        common = {
+            "role": player,
+            "difficulty": self.difficulty,
+            "messages": self.messages,
+            "max_messages": self.max_messages,
+            "dialogue": [dict(entry) for entry in self.dialogue],
+        }
         if player == "agent":
-            return {**common, "today": TODAY.isoformat(), "verified_user": self.verified,
-                    "calls": [{"tool": c["tool"], "arguments": c["arguments"], "result": c["result"]} for c in self.calls]}
+            return {
+                **common,
+                "today": TODAY.isoformat(),
+                "verified_user": self.verified,
+                "calls": [{"tool": c["tool"], "arguments": c["arguments"], "result": c["result"]} for c in self.calls],
+            }
         world = self.world
-        return {**common, "customer": dict(world.customer) if world else None,
-                "requests": [customer_request(r) for r in world.requests] if world else [],
-                "notices": [{"kind": n["kind"], "order_id": n["order_id"], "text": n["text"]} for n in self.notices]}
+        return {
+            **common,
+            "customer": dict(world.customer) if world else None,
+            "requests": [customer_request(r) for r in world.requests] if world else [],
+            "notices": [{"kind": n["kind"], "order_id": n["order_id"], "text": n["text"]} for n in self.notices],
+        }
 
     def render(self) -> str:
         """The conversation and the calls so far (nothing of the customer's brief or the goal)."""
@@ -433,7 +504,9 @@ class ServiceDesk(Game):
             return "not started"
         lines = [f"ServiceDesk, difficulty {self.difficulty}: {self.messages}/{self.max_messages} messages, verified user: {self.verified or '-'}"]
         lines += [f"  {entry['sender']}: {entry['text']!r}" for entry in self.dialogue[-6:]]
-        lines += [f"  call {c['tool']}({json.dumps(c['arguments'])[:120]}){' -> error' if c['result'].startswith('Error') else ''}" for c in self.calls[-6:]]
+        lines += [
+            f"  call {c['tool']}({json.dumps(c['arguments'])[:120]}){' -> error' if c['result'].startswith('Error') else ''}" for c in self.calls[-6:]
+        ]
         return "\n".join(lines)
 
 
@@ -444,4 +517,3 @@ def customer_request(request: dict[str, Any]) -> dict[str, Any]:
         if key in request:
             shown[key] = request[key]
     return shown
-

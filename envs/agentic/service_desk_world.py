@@ -70,16 +70,88 @@ POLICY = f"""Service desk policy (today is {TODAY.isoformat()}).
 8. Transfer to a human agent (transfer_to_human) only when the customer asks for something none of your tools
    does."""
 
-FIRST_NAMES = ("Ada", "Bram", "Cleo", "Dario", "Elin", "Farid", "Greta", "Hugo", "Ines", "Jonas", "Kaia", "Lior", "Mila",
-               "Nils", "Oona", "Pavel", "Quinn", "Rosa", "Sami", "Tove", "Umar", "Vera", "Wim", "Xenia", "Yusuf", "Zora")
-LAST_NAMES = ("Holm", "Brask", "Castell", "Dunmore", "Evander", "Falk", "Garrow", "Hale", "Ibsen", "Jarl", "Kestrel",
-              "Lund", "Marlow", "Nyberg", "Orme", "Pryce", "Quill", "Rask", "Sorell", "Tamm", "Ulver", "Vane", "Wren")
+FIRST_NAMES = (
+    "Ada",
+    "Bram",
+    "Cleo",
+    "Dario",
+    "Elin",
+    "Farid",
+    "Greta",
+    "Hugo",
+    "Ines",
+    "Jonas",
+    "Kaia",
+    "Lior",
+    "Mila",
+    "Nils",
+    "Oona",
+    "Pavel",
+    "Quinn",
+    "Rosa",
+    "Sami",
+    "Tove",
+    "Umar",
+    "Vera",
+    "Wim",
+    "Xenia",
+    "Yusuf",
+    "Zora",
+)
+LAST_NAMES = (
+    "Holm",
+    "Brask",
+    "Castell",
+    "Dunmore",
+    "Evander",
+    "Falk",
+    "Garrow",
+    "Hale",
+    "Ibsen",
+    "Jarl",
+    "Kestrel",
+    "Lund",
+    "Marlow",
+    "Nyberg",
+    "Orme",
+    "Pryce",
+    "Quill",
+    "Rask",
+    "Sorell",
+    "Tamm",
+    "Ulver",
+    "Vane",
+    "Wren",
+)
 STREETS = ("Alder", "Birch", "Cedar", "Elm", "Fennel", "Hazel", "Juniper", "Larch", "Maple", "Oak", "Rowan", "Willow")
 STREET_KINDS = ("Street", "Road", "Lane", "Avenue")
 CITIES = ("Ashford", "Brindle", "Corvale", "Dunmere", "Eastwick", "Fairholm", "Glenrock", "Harwood", "Ivybridge")
-PRODUCTS = ("backpack", "kettle", "desk lamp", "rain jacket", "water bottle", "headphones", "yoga mat", "teapot",
-            "wall clock", "blender", "notebook", "umbrella", "scarf", "toaster", "phone case", "bike light",
-            "cutting board", "thermos", "sunglasses", "wool socks", "alarm clock", "picture frame", "pillow", "mug")
+PRODUCTS = (
+    "backpack",
+    "kettle",
+    "desk lamp",
+    "rain jacket",
+    "water bottle",
+    "headphones",
+    "yoga mat",
+    "teapot",
+    "wall clock",
+    "blender",
+    "notebook",
+    "umbrella",
+    "scarf",
+    "toaster",
+    "phone case",
+    "bike light",
+    "cutting board",
+    "thermos",
+    "sunglasses",
+    "wool socks",
+    "alarm clock",
+    "picture frame",
+    "pillow",
+    "mug",
+)
 COLOURS = ("black", "blue", "green", "grey", "red", "white", "yellow")
 
 
@@ -165,12 +237,15 @@ class _Builder:
 
     def digits(self, n: int) -> str:
         """``n`` random decimal digits."""
-        return f"{self.rng.randrange(10 ** n):0{n}d}"
+        return f"{self.rng.randrange(10**n):0{n}d}"
 
     def address(self) -> dict[str, str]:
         rng = self.rng
-        return {"street": f"{rng.randrange(1, 200)} {rng.choice(STREETS)} {rng.choice(STREET_KINDS)}",
-                "city": rng.choice(CITIES), "zip": self.digits(5)}
+        return {
+            "street": f"{rng.randrange(1, 200)} {rng.choice(STREETS)} {rng.choice(STREET_KINDS)}",
+            "city": rng.choice(CITIES),
+            "zip": self.digits(5),
+        }
 
     def user(self) -> str:
         rng = self.rng
@@ -185,8 +260,15 @@ class _Builder:
         for kind in ["credit_card", *rng.sample(["paypal", "gift_card", "credit_card"], rng.randrange(1, 3))]:
             method_id = self.unique(lambda kind=kind: f"{kind}_{self.digits(7)}")
             methods[method_id] = {"kind": kind, "balance": rng.randrange(0, 200) * 100} if kind == "gift_card" else {"kind": kind}
-        self.users[user_id] = {"first_name": first, "last_name": last, "email": self.unique(lambda: f"{first}.{last}{rng.randrange(10, 100)}@example.com".lower()),
-                               "zip": address["zip"], "address": address, "payment_methods": methods, "orders": []}
+        self.users[user_id] = {
+            "first_name": first,
+            "last_name": last,
+            "email": self.unique(lambda: f"{first}.{last}{rng.randrange(10, 100)}@example.com".lower()),
+            "zip": address["zip"],
+            "address": address,
+            "payment_methods": methods,
+            "orders": [],
+        }
         return user_id
 
     def order(self, user_id: str, status: str, age: int | None = None, items: int = 1) -> str:
@@ -195,16 +277,32 @@ class _Builder:
         user = self.users[user_id]
         order_id = self.unique(lambda: f"#W{self.digits(7)}")
         products = rng.sample(PRODUCTS, items)
-        lines = [{"item_id": self.unique(lambda: self.digits(10)), "product": f"{rng.choice(COLOURS)} {product}",
-                  "price": rng.randrange(5, 300) * 100 + rng.choice((0, 49, 99)), "returned": False} for product in products]
+        lines = [
+            {
+                "item_id": self.unique(lambda: self.digits(10)),
+                "product": f"{rng.choice(COLOURS)} {product}",
+                "price": rng.randrange(5, 300) * 100 + rng.choice((0, 49, 99)),
+                "returned": False,
+            }
+            for product in products
+        ]
         if status == "delivered":
             delivered = age if age is not None else rng.randrange(1, 120)
             placed, delivered_on = day(-delivered - rng.randrange(2, 8)), day(-delivered)
         else:
             placed, delivered_on = day(-(age if age is not None else rng.randrange(0, 6))), None
-        self.orders[order_id] = {"user_id": user_id, "status": status, "items": lines, "total": sum(line["price"] for line in lines),
-                                 "payment_method": rng.choice(sorted(user["payment_methods"])), "address": dict(user["address"]),
-                                 "placed": placed, "delivered": delivered_on, "refunds": [], "cancel_reason": None}
+        self.orders[order_id] = {
+            "user_id": user_id,
+            "status": status,
+            "items": lines,
+            "total": sum(line["price"] for line in lines),
+            "payment_method": rng.choice(sorted(user["payment_methods"])),
+            "address": dict(user["address"]),
+            "placed": placed,
+            "delivered": delivered_on,
+            "refunds": [],
+            "cancel_reason": None,
+        }
         user["orders"].append(order_id)
         return order_id
 
@@ -243,7 +341,9 @@ def _request(builder: _Builder, level: Level, user_id: str, other_id: str, kind:
         request["items"] = [line["product"] for line in lines if line in chosen]
         request["item_ids"] = [line["item_id"] for line in lines if line in chosen]
         order = builder.orders[order_id]
-        gift_cards = sorted(m for m, spec in builder.users[owner]["payment_methods"].items() if spec["kind"] == "gift_card" and m != order["payment_method"])
+        gift_cards = sorted(
+            m for m, spec in builder.users[owner]["payment_methods"].items() if spec["kind"] == "gift_card" and m != order["payment_method"]
+        )
         request["refund_to"] = gift_cards[0] if gift_cards and rng.random() < level.gift_refund else order["payment_method"]
         request["refund_original"] = request["refund_to"] == order["payment_method"]
     else:
@@ -277,8 +377,14 @@ def generate_world(seed: int, difficulty: int) -> World:
     # The users are keyed in id order too: the customer is not the first one generated in any visible way.
     db = {"users": dict(sorted(builder.users.items())), "orders": dict(sorted(builder.orders.items()))}
     user = db["users"][customer_id]
-    customer = {"user_id": customer_id, "first_name": user["first_name"], "last_name": user["last_name"], "email": user["email"],
-                "zip": user["zip"], "identify_by": "name_zip" if rng.random() < level.name_zip else "email"}
+    customer = {
+        "user_id": customer_id,
+        "first_name": user["first_name"],
+        "last_name": user["last_name"],
+        "email": user["email"],
+        "zip": user["zip"],
+        "identify_by": "name_zip" if rng.random() < level.name_zip else "email",
+    }
     return World(seed, difficulty, db, customer, requests)
 
 

@@ -98,8 +98,11 @@ FINISH = Tool(
     "finish",
     "End this turn. Put any value the user asked for in answer; set impossible to true if the request cannot be done "
     "with the tools (then change nothing).",
-    {"type": "object", "properties": {"answer": {"type": "string", "maxLength": ANSWER_CHARS}, "impossible": {"type": "boolean"}},
-     "additionalProperties": False},
+    {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "maxLength": ANSWER_CHARS}, "impossible": {"type": "boolean"}},
+        "additionalProperties": False,
+    },
     final=True,
 )
 TOOLS = [Tool(name, description, parameters) for _, name, description, parameters in TOOL_SPECS] + [FINISH]
@@ -125,8 +128,10 @@ class Services(SoloPuzzle, Game):
 
     name = "Services"
     version = 0
-    description = ("Stateful services (files, messages, calendar, bank, tickets) with JSON-schema tools, BFCL v3 multi-turn style: "
-                   "ordered and parallel calls, arguments from earlier results, impossible requests; difficulty 1-5, train/test split.")
+    description = (
+        "Stateful services (files, messages, calendar, bank, tickets) with JSON-schema tools, BFCL v3 multi-turn style: "
+        "ordered and parallel calls, arguments from earlier results, impossible requests; difficulty 1-5, train/test split."
+    )
     category = "agentic"
     fixed_rules = False
     reference_agents = ("expert", "random")
@@ -176,8 +181,14 @@ class Services(SoloPuzzle, Game):
         world = self.world
         services = world.services if world else ()
         signatures = "\n".join(f"  {tool.signature()}: {tool.description}" for tool in self._offered if tool is not FINISH)
-        return RULES.format(player=player, services=", ".join(services) or "none yet", turns=len(world.turns) if world else "some",
-                            signatures=signatures, budget=f"max_tool_calls ({self.default_max_tool_calls} unless the episode sets another)", chars=ANSWER_CHARS)
+        return RULES.format(
+            player=player,
+            services=", ".join(services) or "none yet",
+            turns=len(world.turns) if world else "some",
+            signatures=signatures,
+            budget=f"max_tool_calls ({self.default_max_tool_calls} unless the episode sets another)",
+            chars=ANSWER_CHARS,
+        )
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
         """Which turn it is and the calls made in it."""
@@ -186,8 +197,10 @@ class Services(SoloPuzzle, Game):
 
     def parse(self, player: str, text: str) -> Any:
         """Text without a tool call is no move here."""
-        raise InvalidMove('No tool call found. Call a tool, e.g. <tool_call>{"name": "finish", "arguments": {"answer": "..."}}</tool_call> '
-                          'or {"tool": "list_dir", "arguments": {"path": "/home"}}, or OpenAI tool_calls.')
+        raise InvalidMove(
+            'No tool call found. Call a tool, e.g. <tool_call>{"name": "finish", "arguments": {"answer": "..."}}</tool_call> '
+            'or {"tool": "list_dir", "arguments": {"path": "/home"}}, or OpenAI tool_calls.'
+        )
 
     def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
         """Answer a service's tool on the episode's state; a refusal is a JSON ``{"error": ...}``."""
@@ -205,10 +218,13 @@ class Services(SoloPuzzle, Game):
         turn = world.turns[self.turn]
         answer = arguments.get("answer", "")
         said_impossible = bool(arguments.get("impossible", False))
-        verdict = {"turn": self.turn + 1, "families": list(turn.families),
-                   "state": same_state(self.state, turn.goal, world.first_new),
-                   "answer": all(answer_holds(answer, kind, value) for kind, value in turn.answers),
-                   "impossible": said_impossible == turn.impossible}
+        verdict = {
+            "turn": self.turn + 1,
+            "families": list(turn.families),
+            "state": same_state(self.state, turn.goal, world.first_new),
+            "answer": all(answer_holds(answer, kind, value) for kind, value in turn.answers),
+            "impossible": said_impossible == turn.impossible,
+        }
         self.verdicts.append(verdict)
         self.turn_calls = 0
         if not all(verdict[key] for key in ("state", "answer", "impossible")):
@@ -225,8 +241,11 @@ class Services(SoloPuzzle, Game):
         """What was wrong with a turn, in words that give away no goal."""
         faults = []
         if not verdict["impossible"]:
-            faults.append("finish said the request was impossible, but the tools could do it" if said_impossible
-                          else "no tool could do the request, and finish did not say impossible")
+            faults.append(
+                "finish said the request was impossible, but the tools could do it"
+                if said_impossible
+                else "no tool could do the request, and finish did not say impossible"
+            )
         if not verdict["state"]:
             faults.append("the services' state is not what was asked")
         if not verdict["answer"]:
@@ -236,18 +255,31 @@ class Services(SoloPuzzle, Game):
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome's details (see the module docstring)."""
         world = self.world
-        return {"difficulty": self.difficulty, "split": self.split, "services": list(world.services) if world else [],
-                "turns": len(world.turns) if world else 0, "turns_done": self.turn, "success": success,
-                "verdicts": [dict(v) for v in self.verdicts], "calls": [dict(c) for c in self.calls]}
+        return {
+            "difficulty": self.difficulty,
+            "split": self.split,
+            "services": list(world.services) if world else [],
+            "turns": len(world.turns) if world else 0,
+            "turns_done": self.turn,
+            "success": success,
+            "verdicts": [dict(v) for v in self.verdicts],
+            "calls": [dict(c) for c in self.calls],
+        }
 
     # ----------------------------------------------------------- views
     def view(self, player: str) -> dict[str, Any]:
         """The current request, the turn, the services, the opaque task handle and the calls made (the results are in the messages)."""
         world = self.world
-        return {"difficulty": self.difficulty, "services": list(world.services) if world else [],
-                "turn": self.turn + 1, "turns": len(world.turns) if world else 0,
-                "instruction": world.turns[self.turn].instruction if world and self.turn < len(world.turns) else None,
-                "task_id": self.task_id, "turn_calls": self.turn_calls, "calls": [dict(c) for c in self.calls]}
+        return {
+            "difficulty": self.difficulty,
+            "services": list(world.services) if world else [],
+            "turn": self.turn + 1,
+            "turns": len(world.turns) if world else 0,
+            "instruction": world.turns[self.turn].instruction if world and self.turn < len(world.turns) else None,
+            "task_id": self.task_id,
+            "turn_calls": self.turn_calls,
+            "calls": [dict(c) for c in self.calls],
+        }
 
     def render(self) -> str:
         """The services, the current request and the calls made (no goal state)."""
@@ -256,5 +288,7 @@ class Services(SoloPuzzle, Game):
             return "not started"
         request = world.turns[self.turn].instruction if self.turn < len(world.turns) else "(done)"
         calls = ", ".join(c["tool"] + (" (error)" if c["error"] else "") for c in self.calls) or "none"
-        return (f"services: {', '.join(world.services)} (difficulty {self.difficulty})\n"
-                f"turn {min(self.turn + 1, len(world.turns))} of {len(world.turns)}: {request}\ncalls: {calls}")
+        return (
+            f"services: {', '.join(world.services)} (difficulty {self.difficulty})\n"
+            f"turn {min(self.turn + 1, len(world.turns))} of {len(world.turns)}: {request}\ncalls: {calls}"
+        )

@@ -91,68 +91,222 @@ def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
 
 #: Every tool: (service, name, description, parameters schema).
 TOOL_SPECS: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
-    ("files", "list_dir", "List the folders and files directly inside a folder (absolute path, e.g. /home).",
-     _object({"path": _PATH}, ("path",))),
+    ("files", "list_dir", "List the folders and files directly inside a folder (absolute path, e.g. /home).", _object({"path": _PATH}, ("path",))),
     ("files", "read_file", "Read a file's content.", _object({"path": _PATH}, ("path",))),
-    ("files", "write_file", "Create a file, or replace its content; its folder must exist.",
-     _object({"path": _PATH, "content": {"type": "string", "maxLength": 2000}}, ("path", "content"))),
+    (
+        "files",
+        "write_file",
+        "Create a file, or replace its content; its folder must exist.",
+        _object({"path": _PATH, "content": {"type": "string", "maxLength": 2000}}, ("path", "content")),
+    ),
     ("files", "make_dir", "Create a folder; its parent folder must exist.", _object({"path": _PATH}, ("path",))),
-    ("files", "move_file", "Move a file to another path, or into a folder (keeping its name); nothing may be there already.",
-     _object({"source": _PATH, "destination": _PATH}, ("source", "destination"))),
+    (
+        "files",
+        "move_file",
+        "Move a file to another path, or into a folder (keeping its name); nothing may be there already.",
+        _object({"source": _PATH, "destination": _PATH}, ("source", "destination")),
+    ),
     ("files", "delete_file", "Delete a file.", _object({"path": _PATH}, ("path",))),
     ("messages", "list_contacts", "List the contacts: each name with its user id.", _object({})),
     ("messages", "list_inbox", "List the received messages: id, sender's user id and text, oldest first.", _object({})),
-    ("messages", "send_message", "Send a text message to a user id.",
-     _object({"to": {"type": "string", "minLength": 1, "maxLength": 40}, "text": {"type": "string", "minLength": 1, "maxLength": 1000}},
-             ("to", "text"))),
+    (
+        "messages",
+        "send_message",
+        "Send a text message to a user id.",
+        _object(
+            {"to": {"type": "string", "minLength": 1, "maxLength": 40}, "text": {"type": "string", "minLength": 1, "maxLength": 1000}}, ("to", "text")
+        ),
+    ),
     ("messages", "delete_message", "Delete a received message by its id.", _object({"message_id": _ID}, ("message_id",))),
     ("calendar", "list_events", "List the calendar's events (id, title, date, time), of one date if given.", _object({"date": _DATE})),
-    ("calendar", "create_event", "Add an event.",
-     _object({"title": {"type": "string", "minLength": 1, "maxLength": 200}, "date": _DATE, "time": _TIME}, ("title", "date", "time"))),
-    ("calendar", "reschedule_event", "Move an event to another date and time.",
-     _object({"event_id": _ID, "date": _DATE, "time": _TIME}, ("event_id", "date", "time"))),
+    (
+        "calendar",
+        "create_event",
+        "Add an event.",
+        _object({"title": {"type": "string", "minLength": 1, "maxLength": 200}, "date": _DATE, "time": _TIME}, ("title", "date", "time")),
+    ),
+    (
+        "calendar",
+        "reschedule_event",
+        "Move an event to another date and time.",
+        _object({"event_id": _ID, "date": _DATE, "time": _TIME}, ("event_id", "date", "time")),
+    ),
     ("calendar", "cancel_event", "Remove an event.", _object({"event_id": _ID}, ("event_id",))),
     ("bank", "list_accounts", "List your own accounts: number, name and balance.", _object({})),
     ("bank", "list_payees", "List the saved payees: name and account number.", _object({})),
-    ("bank", "transfer", "Transfer an amount (at most 2 decimals) from one of your accounts to an account number.",
-     _object({"from_account": _ACCOUNT, "to_account": _ACCOUNT,
-              "amount": {"type": "number", "exclusiveMinimum": 0, "maximum": 1_000_000_000}}, ("from_account", "to_account", "amount"))),
+    (
+        "bank",
+        "transfer",
+        "Transfer an amount (at most 2 decimals) from one of your accounts to an account number.",
+        _object(
+            {"from_account": _ACCOUNT, "to_account": _ACCOUNT, "amount": {"type": "number", "exclusiveMinimum": 0, "maximum": 1_000_000_000}},
+            ("from_account", "to_account", "amount"),
+        ),
+    ),
     ("bank", "list_transactions", "List the transfers made from or to one of your accounts.", _object({"account": _ACCOUNT}, ("account",))),
-    ("tickets", "list_tickets", "List the support tickets (id, title, status, priority), of one status if given.",
-     _object({"status": {"type": "string", "enum": list(STATUSES)}})),
+    (
+        "tickets",
+        "list_tickets",
+        "List the support tickets (id, title, status, priority), of one status if given.",
+        _object({"status": {"type": "string", "enum": list(STATUSES)}}),
+    ),
     ("tickets", "get_ticket", "Show one ticket, its description included.", _object({"ticket_id": _ID}, ("ticket_id",))),
-    ("tickets", "create_ticket", "Open a new ticket (status open).",
-     _object({"title": {"type": "string", "minLength": 1, "maxLength": 200}, "priority": {"type": "integer", "minimum": 1, "maximum": 5},
-              "description": {"type": "string", "maxLength": 1000}}, ("title", "priority", "description"))),
-    ("tickets", "update_ticket", "Change a ticket's status and/or priority.",
-     _object({"ticket_id": _ID, "status": {"type": "string", "enum": list(STATUSES)},
-              "priority": {"type": "integer", "minimum": 1, "maximum": 5}}, ("ticket_id",))),
+    (
+        "tickets",
+        "create_ticket",
+        "Open a new ticket (status open).",
+        _object(
+            {
+                "title": {"type": "string", "minLength": 1, "maxLength": 200},
+                "priority": {"type": "integer", "minimum": 1, "maximum": 5},
+                "description": {"type": "string", "maxLength": 1000},
+            },
+            ("title", "priority", "description"),
+        ),
+    ),
+    (
+        "tickets",
+        "update_ticket",
+        "Change a ticket's status and/or priority.",
+        _object(
+            {"ticket_id": _ID, "status": {"type": "string", "enum": list(STATUSES)}, "priority": {"type": "integer", "minimum": 1, "maximum": 5}},
+            ("ticket_id",),
+        ),
+    ),
 )
 SERVICE_OF = {name: service for service, name, _, _ in TOOL_SPECS}
 
 # ----------------------------------------------------------------------------------------------- vocabulary
 
-FIRST = ("Ana", "Ben", "Carla", "Dev", "Elif", "Femi", "Greta", "Hugo", "Iris", "Jonas", "Kira", "Luis", "Maya", "Nils",
-         "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tara", "Umar", "Vera", "Wen", "Yusuf")
-LAST = ("Lopez", "Ortiz", "Diaz", "Nair", "Kaya", "Adeyemi", "Berg", "Moreau", "Costa", "Weber", "Sato", "Silva", "Okafor",
-        "Lind", "Haddad", "Rao", "Novak", "Reyes", "Holm", "Iyer")
+FIRST = (
+    "Ana",
+    "Ben",
+    "Carla",
+    "Dev",
+    "Elif",
+    "Femi",
+    "Greta",
+    "Hugo",
+    "Iris",
+    "Jonas",
+    "Kira",
+    "Luis",
+    "Maya",
+    "Nils",
+    "Omar",
+    "Priya",
+    "Quinn",
+    "Rosa",
+    "Sven",
+    "Tara",
+    "Umar",
+    "Vera",
+    "Wen",
+    "Yusuf",
+)
+LAST = (
+    "Lopez",
+    "Ortiz",
+    "Diaz",
+    "Nair",
+    "Kaya",
+    "Adeyemi",
+    "Berg",
+    "Moreau",
+    "Costa",
+    "Weber",
+    "Sato",
+    "Silva",
+    "Okafor",
+    "Lind",
+    "Haddad",
+    "Rao",
+    "Novak",
+    "Reyes",
+    "Holm",
+    "Iyer",
+)
 FOLDERS = ("docs", "notes", "projects", "photos", "recipes", "travel")
 STEMS = ("report", "budget", "todo", "draft", "invoice", "summary", "minutes", "plan", "letter", "checklist", "ideas", "log")
 EXTENSIONS = (".txt", ".md", ".csv", ".log")
-LINES = ("Quarterly numbers are in.", "Call the plumber on Monday.", "Buy oat milk and rice.", "Slides need one more chart.",
-         "Renew the passport before May.", "The garden hose leaks.", "Ask about the parking permit.", "Book the hall for June.",
-         "Water the ferns twice a week.", "Send the signed lease back.", "Keep receipts for the repairs.", "Pick a paint colour.")
-MESSAGES = ("Can you send me the slides?", "Running late, start without me.", "Lunch on Friday?", "The keys are under the mat.",
-            "Thanks for yesterday!", "Did you get my invoice?", "Meeting moved to the small room.", "Call me when you land.",
-            "Happy birthday!", "Please review my draft.", "The package arrived.", "Are we still on for tonight?")
-REPLIES = ("Thanks, got it.", "On my way.", "Sounds good to me.", "I will call you tonight.", "Done, see you soon.",
-           "Sorry, I cannot make it.", "Yes, Friday works.", "I sent it this morning.")
-EVENTS = ("Dentist", "Team sync", "Budget review", "Yoga class", "Car service", "Parent meeting", "Piano lesson", "Haircut",
-          "Book club", "Tax advisor", "Gym session", "Vet visit", "Design review", "Flat viewing")
-TICKETS = ("Printer jam", "VPN drops", "Laptop battery", "Password reset", "Email sync", "Monitor flicker", "Slow wifi",
-           "Broken chair", "Projector bulb", "Access badge", "Disk full", "Phone headset", "Calendar invites", "Door sensor")
-DESCRIPTIONS = ("Happens every morning.", "Started after the update.", "Affects the whole floor.", "Urgent before Friday.",
-                "Spare part ordered.", "Only on the third floor.")
+LINES = (
+    "Quarterly numbers are in.",
+    "Call the plumber on Monday.",
+    "Buy oat milk and rice.",
+    "Slides need one more chart.",
+    "Renew the passport before May.",
+    "The garden hose leaks.",
+    "Ask about the parking permit.",
+    "Book the hall for June.",
+    "Water the ferns twice a week.",
+    "Send the signed lease back.",
+    "Keep receipts for the repairs.",
+    "Pick a paint colour.",
+)
+MESSAGES = (
+    "Can you send me the slides?",
+    "Running late, start without me.",
+    "Lunch on Friday?",
+    "The keys are under the mat.",
+    "Thanks for yesterday!",
+    "Did you get my invoice?",
+    "Meeting moved to the small room.",
+    "Call me when you land.",
+    "Happy birthday!",
+    "Please review my draft.",
+    "The package arrived.",
+    "Are we still on for tonight?",
+)
+REPLIES = (
+    "Thanks, got it.",
+    "On my way.",
+    "Sounds good to me.",
+    "I will call you tonight.",
+    "Done, see you soon.",
+    "Sorry, I cannot make it.",
+    "Yes, Friday works.",
+    "I sent it this morning.",
+)
+EVENTS = (
+    "Dentist",
+    "Team sync",
+    "Budget review",
+    "Yoga class",
+    "Car service",
+    "Parent meeting",
+    "Piano lesson",
+    "Haircut",
+    "Book club",
+    "Tax advisor",
+    "Gym session",
+    "Vet visit",
+    "Design review",
+    "Flat viewing",
+)
+TICKETS = (
+    "Printer jam",
+    "VPN drops",
+    "Laptop battery",
+    "Password reset",
+    "Email sync",
+    "Monitor flicker",
+    "Slow wifi",
+    "Broken chair",
+    "Projector bulb",
+    "Access badge",
+    "Disk full",
+    "Phone headset",
+    "Calendar invites",
+    "Door sensor",
+)
+DESCRIPTIONS = (
+    "Happens every morning.",
+    "Started after the update.",
+    "Affects the whole floor.",
+    "Urgent before Friday.",
+    "Spare part ordered.",
+    "Only on the third floor.",
+)
 ACCOUNT_NAMES = ("checking", "savings", "travel")
 IMPOSSIBLE = (
     "Book me a flight from {city} to {city2} on {date}.",
@@ -222,8 +376,11 @@ def _files(state: dict[str, Any], name: str, args: dict[str, Any]) -> Any:
         if path not in dirs and path != "/":
             raise CallError(f"there is no folder {_quote(path)}. Start from list_dir('/').")
         prefix = path.rstrip("/") + "/"
-        return {"path": path, "folders": sorted(d for d in dirs if _parent(d) == path and d != path),
-                "files": sorted(f[len(prefix):] for f in files if _parent(f) == path)}
+        return {
+            "path": path,
+            "folders": sorted(d for d in dirs if _parent(d) == path and d != path),
+            "files": sorted(f[len(prefix) :] for f in files if _parent(f) == path),
+        }
     if name == "read_file":
         path = _norm_path(args["path"])
         if path not in files:
@@ -341,8 +498,13 @@ def _bank(state: dict[str, Any], name: str, args: dict[str, Any]) -> Any:
     transaction = {"id": state["next_id"], "from": source, "to": target, "amount": cents}
     state["next_id"] += 1
     state["transactions"].append(transaction)
-    return {"transferred": _money(cents), "from": source, "to": target, "transaction_id": transaction["id"],
-            "balance": _money(accounts[source]["balance"])}
+    return {
+        "transferred": _money(cents),
+        "from": source,
+        "to": target,
+        "transaction_id": transaction["id"],
+        "balance": _money(accounts[source]["balance"]),
+    }
 
 
 def _tickets(state: dict[str, Any], name: str, args: dict[str, Any]) -> Any:
@@ -352,8 +514,7 @@ def _tickets(state: dict[str, Any], name: str, args: dict[str, Any]) -> Any:
         status = args.get("status")
         return [{key: t[key] for key in ("id", "title", "status", "priority")} for t in tickets if status is None or t["status"] == status]
     if name == "create_ticket":
-        ticket = {"id": state["next_id"], "title": args["title"], "status": "open", "priority": args["priority"],
-                  "description": args["description"]}
+        ticket = {"id": state["next_id"], "title": args["title"], "status": "open", "priority": args["priority"], "description": args["description"]}
         state["next_id"] += 1
         tickets.append(ticket)
         return {"created": True, "ticket_id": ticket["id"]}
@@ -371,7 +532,12 @@ def _tickets(state: dict[str, Any], name: str, args: dict[str, Any]) -> Any:
 
 
 _HANDLERS: dict[str, Callable[[dict[str, Any], str, dict[str, Any]], Any]] = {
-    "files": _files, "messages": _messages, "calendar": _calendar, "bank": _bank, "tickets": _tickets}
+    "files": _files,
+    "messages": _messages,
+    "calendar": _calendar,
+    "bank": _bank,
+    "tickets": _tickets,
+}
 
 
 def execute(state: dict[str, dict[str, Any]], name: str, args: dict[str, Any]) -> Any:
@@ -503,7 +669,9 @@ def _initial(draw: _Draw, services: tuple[str, ...], month: str) -> dict[str, An
             files = {}
             for _ in range(draw.int(4, 7)):
                 path = f"{draw.pick(folders[1:])}/{draw.pick(STEMS)}{draw.pick(EXTENSIONS)}"
-                files[path] = draw.pick(LINES) if draw.rng.random() < 0.6 else f"Access code: {draw.pick('ABCDEFGHJKMNPQRSTUVWXYZ')}{draw.int(1000, 9999)}"
+                files[path] = (
+                    draw.pick(LINES) if draw.rng.random() < 0.6 else f"Access code: {draw.pick('ABCDEFGHJKMNPQRSTUVWXYZ')}{draw.int(1000, 9999)}"
+                )
             state["files"] = {"dirs": sorted(folders), "files": dict(sorted(files.items()))}
         elif service == "messages":
             contacts = {person: f"USR-{draw.int(1000, 9999)}" for person in people[: draw.int(4, 6)]}
@@ -513,8 +681,15 @@ def _initial(draw: _Draw, services: tuple[str, ...], month: str) -> dict[str, An
             state["messages"] = {"contacts": contacts, "inbox": inbox, "sent": [], "next_id": len(inbox) + 1}
         elif service == "calendar":
             titles = draw.some(EVENTS, draw.int(3, 6))
-            events = [{"id": i + 1, "title": title, "date": f"{month}-{draw.int(1, 28):02d}", "time": f"{draw.int(8, 19):02d}:{draw.pick(('00', '15', '30', '45'))}"}
-                      for i, title in enumerate(titles)]
+            events = [
+                {
+                    "id": i + 1,
+                    "title": title,
+                    "date": f"{month}-{draw.int(1, 28):02d}",
+                    "time": f"{draw.int(8, 19):02d}:{draw.pick(('00', '15', '30', '45'))}",
+                }
+                for i, title in enumerate(titles)
+            ]
             state["calendar"] = {"events": events, "next_id": len(events) + 1}
         elif service == "bank":
             names = ACCOUNT_NAMES[: draw.int(2, 3)]
@@ -523,8 +698,10 @@ def _initial(draw: _Draw, services: tuple[str, ...], month: str) -> dict[str, An
             state["bank"] = {"accounts": accounts, "payees": payees, "transactions": [], "next_id": 1}
         else:
             titles = draw.some(TICKETS, draw.int(3, 6))
-            tickets = [{"id": 100 + i, "title": title, "status": draw.pick(STATUSES), "priority": draw.int(1, 5), "description": draw.pick(DESCRIPTIONS)}
-                       for i, title in enumerate(titles)]
+            tickets = [
+                {"id": 100 + i, "title": title, "status": draw.pick(STATUSES), "priority": draw.int(1, 5), "description": draw.pick(DESCRIPTIONS)}
+                for i, title in enumerate(titles)
+            ]
             state["tickets"] = {"tickets": tickets, "next_id": 100 + len(tickets)}
     return state
 
@@ -546,8 +723,11 @@ def _f_move(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
     folder = f"/home/{draw.pick(('archive', 'old', 'backup', 'shared'))}"
     if folder in s["files"]["dirs"] or f"{folder}/{source.rsplit('/', 1)[1]}" in s["files"]["files"]:
         return None
-    return Sub(f"Make a new folder {folder} and move {source} into it, keeping the file's name.",
-               [("make_dir", {"path": folder}), ("move_file", {"source": source, "destination": folder})], cost=2)
+    return Sub(
+        f"Make a new folder {folder} and move {source} into it, keeping the file's name.",
+        [("make_dir", {"path": folder}), ("move_file", {"source": source, "destination": folder})],
+        cost=2,
+    )
 
 
 def _f_clean(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
@@ -557,8 +737,11 @@ def _f_clean(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
     doomed = [path for path in files if _parent(path) == folder and path.endswith(extension)]
     if not 1 <= len(doomed) <= 3:
         return None
-    return Sub(f"Delete every file in the folder {folder} whose name ends with {extension} (and nothing else).",
-               [("delete_file", {"path": path}) for path in doomed], cost=1 + len(doomed))
+    return Sub(
+        f"Delete every file in the folder {folder} whose name ends with {extension} (and nothing else).",
+        [("delete_file", {"path": path}) for path in doomed],
+        cost=1 + len(doomed),
+    )
 
 
 def _f_code(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
@@ -584,8 +767,11 @@ def _m_reply(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
         return None
     person = draw.pick(senders)
     text = draw.pick(REPLIES)
-    return Sub(f'Reply to {person}, who wrote to me, with the message "{text}".',
-               [("send_message", {"to": s["messages"]["contacts"][person], "text": text})], cost=2)
+    return Sub(
+        f'Reply to {person}, who wrote to me, with the message "{text}".',
+        [("send_message", {"to": s["messages"]["contacts"][person], "text": text})],
+        cost=2,
+    )
 
 
 def _m_purge(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
@@ -627,8 +813,11 @@ def _c_move(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
     date, time = f"{month}-{draw.int(1, 28):02d}", f"{draw.int(7, 20):02d}:{draw.pick(('00', '30'))}"
     if (date, time) == (event["date"], event["time"]):
         return None
-    return Sub(f'Move the event "{event["title"]}" to {date} at {time}.',
-               [("reschedule_event", {"event_id": event["id"], "date": date, "time": time})], cost=2)
+    return Sub(
+        f'Move the event "{event["title"]}" to {date} at {time}.',
+        [("reschedule_event", {"event_id": event["id"], "date": date, "time": time})],
+        cost=2,
+    )
 
 
 def _c_when(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
@@ -647,9 +836,11 @@ def _b_move(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
     cents = draw.int(1, min(_account(s, source)["balance"], 200_000) // 100) * 100 + draw.pick((0, 0, 25, 50, 99))
     if cents > _account(s, source)["balance"]:
         return None
-    return Sub(f"Transfer {money_text(cents)} from my {source} account to my {target} account.",
-               [("transfer", {"from_account": _account(s, source)["account"], "to_account": _account(s, target)["account"], "amount": cents / 100})],
-               cost=2)
+    return Sub(
+        f"Transfer {money_text(cents)} from my {source} account to my {target} account.",
+        [("transfer", {"from_account": _account(s, source)["account"], "to_account": _account(s, target)["account"], "amount": cents / 100})],
+        cost=2,
+    )
 
 
 def _b_pay(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
@@ -658,8 +849,11 @@ def _b_pay(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
     cents = draw.int(5, 300) * 100 + draw.pick((0, 50))
     if cents > _account(s, source)["balance"]:
         return None
-    return Sub(f"Pay {payee['name']} {money_text(cents)} from my {source} account.",
-               [("transfer", {"from_account": _account(s, source)["account"], "to_account": payee["account"], "amount": cents / 100})], cost=3)
+    return Sub(
+        f"Pay {payee['name']} {money_text(cents)} from my {source} account.",
+        [("transfer", {"from_account": _account(s, source)["account"], "to_account": payee["account"], "amount": cents / 100})],
+        cost=3,
+    )
 
 
 def _b_sweep(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
@@ -668,9 +862,11 @@ def _b_sweep(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
     extra = _account(s, source)["balance"] - keep
     if extra <= 0:
         return None
-    return Sub(f"Leave exactly {money_text(keep)} in my {source} account and transfer all the rest of it to my {target} account.",
-               [("transfer", {"from_account": _account(s, source)["account"], "to_account": _account(s, target)["account"], "amount": extra / 100})],
-               cost=2)
+    return Sub(
+        f"Leave exactly {money_text(keep)} in my {source} account and transfer all the rest of it to my {target} account.",
+        [("transfer", {"from_account": _account(s, source)["account"], "to_account": _account(s, target)["account"], "amount": extra / 100})],
+        cost=2,
+    )
 
 
 def _b_balance(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
@@ -683,8 +879,10 @@ def _t_open(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
     if any(t["title"] == title for t in s["tickets"]["tickets"]):
         return None
     priority, description = draw.int(1, 5), draw.pick(DESCRIPTIONS)
-    return Sub(f'Open a ticket titled "{title}" with priority {priority} and the description "{description}".',
-               [("create_ticket", {"title": title, "priority": priority, "description": description})])
+    return Sub(
+        f'Open a ticket titled "{title}" with priority {priority} and the description "{description}".',
+        [("create_ticket", {"title": title, "priority": priority, "description": description})],
+    )
 
 
 def _t_close(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
@@ -699,8 +897,11 @@ def _t_raise(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
     raised = [t["id"] for t in s["tickets"]["tickets"] if t["status"] == "open" and t["priority"] == level]
     if not 1 <= len(raised) <= 3:
         return None
-    return Sub(f"Set the priority of every open ticket that has priority {level} to 5.",
-               [("update_ticket", {"ticket_id": i, "priority": 5}) for i in raised], cost=1 + len(raised))
+    return Sub(
+        f"Set the priority of every open ticket that has priority {level} to 5.",
+        [("update_ticket", {"ticket_id": i, "priority": 5}) for i in raised],
+        cost=1 + len(raised),
+    )
 
 
 def _t_count(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
@@ -715,8 +916,11 @@ def _x_forward(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
         return None
     path, text = draw.pick(plain)
     person = draw.pick(s["messages"]["contacts"])
-    return Sub(f"Send {person} a message whose text is exactly the content of the file {path}.",
-               [("send_message", {"to": s["messages"]["contacts"][person], "text": text})], cost=3)
+    return Sub(
+        f"Send {person} a message whose text is exactly the content of the file {path}.",
+        [("send_message", {"to": s["messages"]["contacts"][person], "text": text})],
+        cost=3,
+    )
 
 
 def _x_save(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
@@ -729,8 +933,11 @@ def _x_save(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
     path = f"{folder}/from-{ids[message['from']].split()[0].lower()}.txt"
     if path in s["files"]["files"]:
         return None
-    return Sub(f"Save the text of the most recent message in my inbox (the one with the highest id) as the file {path}.",
-               [("write_file", {"path": path, "content": message["text"]})], cost=2)
+    return Sub(
+        f"Save the text of the most recent message in my inbox (the one with the highest id) as the file {path}.",
+        [("write_file", {"path": path, "content": message["text"]})],
+        cost=2,
+    )
 
 
 def _x_ticket_event(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
@@ -738,8 +945,11 @@ def _x_ticket_event(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
     if ticket is None:
         return None
     date, time = f"{month}-{draw.int(1, 28):02d}", f"{draw.int(8, 17):02d}:00"
-    return Sub(f'Add a calendar event on {date} at {time} whose title is "Fix ticket N", where N is the id of the ticket '
-               f'titled "{ticket["title"]}".', [("create_event", {"title": f"Fix ticket {ticket['id']}", "date": date, "time": time})], cost=2)
+    return Sub(
+        f'Add a calendar event on {date} at {time} whose title is "Fix ticket N", where N is the id of the ticket titled "{ticket["title"]}".',
+        [("create_event", {"title": f"Fix ticket {ticket['id']}", "date": date, "time": time})],
+        cost=2,
+    )
 
 
 def _x_refund(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
@@ -751,30 +961,55 @@ def _x_refund(draw: _Draw, s: dict[str, Any], month: str) -> Sub | None:
     cents = draw.int(5, 150) * 100
     if cents > source["balance"]:
         return None
-    return Sub(f'Pay {person} {money_text(cents)} from my checking account, then send {person} the message "Paid {money_text(cents)}".',
-               [("transfer", {"from_account": source["account"], "to_account": payee["account"], "amount": cents / 100}),
-                ("send_message", {"to": s["messages"]["contacts"][person], "text": f"Paid {money_text(cents)}"})], cost=4)
+    return Sub(
+        f'Pay {person} {money_text(cents)} from my checking account, then send {person} the message "Paid {money_text(cents)}".',
+        [
+            ("transfer", {"from_account": source["account"], "to_account": payee["account"], "amount": cents / 100}),
+            ("send_message", {"to": s["messages"]["contacts"][person], "text": f"Paid {money_text(cents)}"}),
+        ],
+        cost=4,
+    )
 
 
 FAMILIES: dict[str, tuple[tuple[str, ...], Callable[[_Draw, dict[str, Any], str], Sub | None]]] = {
-    "write_file": (("files",), _f_write), "move_file": (("files",), _f_move), "delete_files": (("files",), _f_clean),
+    "write_file": (("files",), _f_write),
+    "move_file": (("files",), _f_move),
+    "delete_files": (("files",), _f_clean),
     "read_code": (("files",), _f_code),
-    "send": (("messages",), _m_send), "reply": (("messages",), _m_reply), "delete_messages": (("messages",), _m_purge),
-    "add_event": (("calendar",), _c_create), "cancel_event": (("calendar",), _c_cancel), "move_event": (("calendar",), _c_move),
+    "send": (("messages",), _m_send),
+    "reply": (("messages",), _m_reply),
+    "delete_messages": (("messages",), _m_purge),
+    "add_event": (("calendar",), _c_create),
+    "cancel_event": (("calendar",), _c_cancel),
+    "move_event": (("calendar",), _c_move),
     "event_time": (("calendar",), _c_when),
-    "transfer": (("bank",), _b_move), "pay": (("bank",), _b_pay), "sweep": (("bank",), _b_sweep), "balance": (("bank",), _b_balance),
-    "open_ticket": (("tickets",), _t_open), "close_ticket": (("tickets",), _t_close), "raise_tickets": (("tickets",), _t_raise),
+    "transfer": (("bank",), _b_move),
+    "pay": (("bank",), _b_pay),
+    "sweep": (("bank",), _b_sweep),
+    "balance": (("bank",), _b_balance),
+    "open_ticket": (("tickets",), _t_open),
+    "close_ticket": (("tickets",), _t_close),
+    "raise_tickets": (("tickets",), _t_raise),
     "count_tickets": (("tickets",), _t_count),
-    "forward_file": (("files", "messages"), _x_forward), "save_message": (("files", "messages"), _x_save),
-    "ticket_event": (("tickets", "calendar"), _x_ticket_event), "pay_and_tell": (("bank", "messages"), _x_refund),
+    "forward_file": (("files", "messages"), _x_forward),
+    "save_message": (("files", "messages"), _x_save),
+    "ticket_event": (("tickets", "calendar"), _x_ticket_event),
+    "pay_and_tell": (("bank", "messages"), _x_refund),
 }
 
 
 def _impossible(draw: _Draw, month: str) -> str:
     """A request none of the services can carry out."""
     return draw.pick(IMPOSSIBLE).format(
-        city=(cities := draw.some(CITIES, 2))[0], city2=cities[1], date=f"{month}-{draw.int(1, 28):02d}", street=draw.pick(STREETS),
-        number=draw.int(1, 99), time=f"{draw.int(11, 22):02d}:00", degrees=draw.int(17, 24), song=draw.pick(SONGS))
+        city=(cities := draw.some(CITIES, 2))[0],
+        city2=cities[1],
+        date=f"{month}-{draw.int(1, 28):02d}",
+        street=draw.pick(STREETS),
+        number=draw.int(1, 99),
+        time=f"{draw.int(11, 22):02d}:00",
+        degrees=draw.int(17, 24),
+        song=draw.pick(SONGS),
+    )
 
 
 def generate(seed: int, difficulty: int) -> World:
@@ -849,8 +1084,10 @@ class GoalChannel:
         with self._lock:
             found = self._worlds.get(handle)
         if found is None:
-            raise LookupError(f"no Services episode of this process has the task handle {handle!r}: the channel knows only "
-                              "the tasks of games running in the privileged agent's own process")
+            raise LookupError(
+                f"no Services episode of this process has the task handle {handle!r}: the channel knows only "
+                "the tasks of games running in the privileged agent's own process"
+            )
         return found
 
     def __deepcopy__(self, memo: dict) -> GoalChannel:

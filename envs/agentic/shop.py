@@ -122,8 +122,15 @@ BUTTONS = ("back to search", "next >", "< prev", "description", "reviews", "buy 
 MAX_QUERY_CHARS = 300
 #: The search page's legal moves: one search per product type.
 TYPE_SEARCHES = tuple(f"search[{ptype.name}]" for ptype in TYPES)
-_ALIASES = {"next": "next >", "next page": "next >", "prev": "< prev", "previous": "< prev", "< previous": "< prev",
-            "buy": "buy now", "back": "< prev"}
+_ALIASES = {
+    "next": "next >",
+    "next page": "next >",
+    "prev": "< prev",
+    "previous": "< prev",
+    "< previous": "< prev",
+    "buy": "buy now",
+    "back": "< prev",
+}
 _ACTION = re.compile(r"\b(search|click)\s*\[([^\[\]\r\n]*)\]", re.IGNORECASE)
 _PRODUCT_ID = re.compile(r"b0[a-z0-9]{8}")
 
@@ -131,9 +138,21 @@ _PRODUCT_ID = re.compile(r"b0[a-z0-9]{8}")
 _TYPE_INDEX = {ptype.name: i for i, ptype in enumerate(TYPES)}
 _ATTRIBUTE_INDEX = {name: i for i, name in enumerate(ATTRIBUTE_NAMES)}
 _VALUE_INDEX = {value: i for i, value in enumerate(OPTION_VALUES)}
-_BLOCKS = [("page", len(PAGES)), ("results", 2), ("goal_type", len(TYPES)), ("goal_attributes", len(ATTRIBUTE_NAMES)),
-           ("goal_values", len(OPTION_VALUES)), ("cap", 1), ("item_type", len(TYPES)), ("item_attributes", len(ATTRIBUTE_NAMES)),
-           ("item_offered", len(OPTION_VALUES)), ("item_chosen", len(OPTION_VALUES)), ("item_price", 2), ("described", 1), ("steps", 1)]
+_BLOCKS = [
+    ("page", len(PAGES)),
+    ("results", 2),
+    ("goal_type", len(TYPES)),
+    ("goal_attributes", len(ATTRIBUTE_NAMES)),
+    ("goal_values", len(OPTION_VALUES)),
+    ("cap", 1),
+    ("item_type", len(TYPES)),
+    ("item_attributes", len(ATTRIBUTE_NAMES)),
+    ("item_offered", len(OPTION_VALUES)),
+    ("item_chosen", len(OPTION_VALUES)),
+    ("item_price", 2),
+    ("described", 1),
+    ("steps", 1),
+]
 OFFSET: dict[str, int] = {}
 VECTOR_SIZE = 0
 for _name, _width in _BLOCKS:
@@ -157,8 +176,12 @@ Reward when you buy: r_type x (attributes the product has + options chosen as as
 @functools.cache
 def move_table(difficulty: int) -> tuple[list[str], dict[str, int]]:
     """Every move of ``difficulty`` (the ``Discrete`` action of vector mode) and each move's index."""
-    moves = [*TYPE_SEARCHES, *(f"click[{button}]" for button in BUTTONS), *(f"click[{value}]" for value in OPTION_VALUES),
-             *(f"click[{product.id}]" for product in products(difficulty))]
+    moves = [
+        *TYPE_SEARCHES,
+        *(f"click[{button}]" for button in BUTTONS),
+        *(f"click[{value}]" for value in OPTION_VALUES),
+        *(f"click[{product.id}]" for product in products(difficulty)),
+    ]
     return moves, {move: index for index, move in enumerate(moves)}
 
 
@@ -175,9 +198,11 @@ class Shop(SoloPuzzle, Game):
     """WebShop in text over a generated catalogue; see the module docstring for the pages, the actions and the reward."""
 
     name = "Shop"
-    description = ("WebShop in text: search a generated catalogue (BM25), open items, read descriptions and reviews, choose "
-                   "options and buy what the instruction asks; WebShop's reward; difficulty 1-5 (catalogue size, look-alikes, "
-                   "vagueness), train/test split.")
+    description = (
+        "WebShop in text: search a generated catalogue (BM25), open items, read descriptions and reviews, choose "
+        "options and buy what the instruction asks; WebShop's reward; difficulty 1-5 (catalogue size, look-alikes, "
+        "vagueness), train/test split."
+    )
     category = "agentic"
     reference_agents = ("expert", "first_result", "random")
     default_error_allowance = 5
@@ -245,7 +270,7 @@ class Shop(SoloPuzzle, Game):
 
     def listed(self) -> tuple[str, ...]:
         """The ids on the results page shown."""
-        return self.results[self.result_page * PAGE_SIZE: (self.result_page + 1) * PAGE_SIZE]
+        return self.results[self.result_page * PAGE_SIZE : (self.result_page + 1) * PAGE_SIZE]
 
     def clickables(self) -> list[str]:
         """What can be clicked on this page, in the order the page shows it."""
@@ -271,8 +296,13 @@ class Shop(SoloPuzzle, Game):
             product = self.item()
             model.update(id=product.id, title=product.title)
             if self.page == "item":
-                model.update(category=product.category, price=product.price, rating=product.rating, selected=dict(self.selected),
-                             options=[{"name": name, "values": list(values)} for name, values in product.options])
+                model.update(
+                    category=product.category,
+                    price=product.price,
+                    rating=product.rating,
+                    selected=dict(self.selected),
+                    options=[{"name": name, "values": list(values)} for name, values in product.options],
+                )
             elif self.page == "description":
                 model.update(description=product.description, features=product.features)
             else:
@@ -293,18 +323,27 @@ class Shop(SoloPuzzle, Game):
             lines += [f"[{item['id']}] {item['title']} | {_money(item['price'])}" for item in model["items"]]
             return "\n".join(lines)
         if kind == "item":
-            lines = [f"[Item {model['id']}] {model['title']}", f"Category: {model['category']}",
-                     f"Price: {_money(model['price'])} | Rating: {model['rating']} out of 5"]
+            lines = [
+                f"[Item {model['id']}] {model['title']}",
+                f"Category: {model['category']}",
+                f"Price: {_money(model['price'])} | Rating: {model['rating']} out of 5",
+            ]
             lines += [f"{option['name']}: {' '.join(f'[{value}]' for value in option['values'])}" for option in model["options"]]
             chosen = ", ".join(f"{name} {value}" for name, value in model["selected"].items())
             lines.append(f"Chosen: {chosen or 'nothing yet'}")
             lines.append(buttons)
             return "\n".join(lines)
         if kind == "description":
-            return "\n".join([f"[Description of {model['id']}] {model['title']}", model["description"],
-                              "Features: " + "; ".join(model["features"]), buttons])
-        return "\n".join([f"[Reviews of {model['id']}] {model['title']}",
-                          *(f"{review['stars']} out of 5 stars: {review['text']}" for review in model["reviews"]), buttons])
+            return "\n".join(
+                [f"[Description of {model['id']}] {model['title']}", model["description"], "Features: " + "; ".join(model["features"]), buttons]
+            )
+        return "\n".join(
+            [
+                f"[Reviews of {model['id']}] {model['title']}",
+                *(f"{review['stars']} out of 5 stars: {review['text']}" for review in model["reviews"]),
+                buttons,
+            ]
+        )
 
     # ------------------------------------------------------------------------------------------ moves
     def legal_actions(self, player: str) -> list[int]:
@@ -385,7 +424,7 @@ class Shop(SoloPuzzle, Game):
         ((player, move),) = moves.items()
         self.steps += 1
         bracket = move.index("[")
-        verb, argument = move[:bracket], move[bracket + 1: -1]
+        verb, argument = move[:bracket], move[bracket + 1 : -1]
         if verb == "search":
             self.results, self.result_page, self.page, self.product = catalogue(self.difficulty).search(argument), 0, "results", None
             self.searches += 1
@@ -428,31 +467,56 @@ class Shop(SoloPuzzle, Game):
         self.bought, self.terms = product.id, reward_terms(product, self.selected, self.goal.request)
         reward = self.terms["reward"]
         success = reward == 1.0
-        ctx.finish({player: reward}, winners=[player] if success else [], reason=f"{player} bought {product.id} (reward {reward:.3f})",
-                   details=self.report(success))
+        ctx.finish(
+            {player: reward},
+            winners=[player] if success else [],
+            reason=f"{player} bought {product.id} (reward {reward:.3f})",
+            details=self.report(success),
+        )
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring); the reward terms are 0 when nothing was bought."""
         terms = self.terms or {"reward": 0.0}
-        return {"difficulty": self.difficulty, "split": self.split, "success": success, **terms, "bought": self.bought,
-                "chosen": dict(self.selected) if self.bought else {}, "steps": self.steps, "max_steps": self.max_steps,
-                "searches": self.searches, "goal": self.goal.digest if self.goal else ""}
+        return {
+            "difficulty": self.difficulty,
+            "split": self.split,
+            "success": success,
+            **terms,
+            "bought": self.bought,
+            "chosen": dict(self.selected) if self.bought else {},
+            "steps": self.steps,
+            "max_steps": self.max_steps,
+            "searches": self.searches,
+            "goal": self.goal.digest if self.goal else "",
+        }
 
     # ------------------------------------------------------------------------------------------ views
     def known(self, pid: str) -> dict[str, Any]:
         """What the player has seen of a product it opened: its title, category, price, rating and options, and its
         features once its description was shown (``None`` before)."""
         product = catalogue(self.difficulty).by_id[pid]
-        return {"title": product.title, "category": product.category, "price": product.price, "rating": product.rating,
-                "options": {name: list(values) for name, values in product.options},
-                "features": product.features if pid in self.described else None}
+        return {
+            "title": product.title,
+            "category": product.category,
+            "price": product.price,
+            "rating": product.rating,
+            "options": {name: list(values) for name, values in product.options},
+            "features": product.features if pid in self.described else None,
+        }
 
     def view(self, player: str) -> dict[str, Any]:
         """What the player knows: the instruction, the page (as data), the products it opened (as seen), the options
         chosen, the searches made and the steps used. Nothing it has not been shown, and not its own query's words."""
-        return {"difficulty": self.difficulty, "instruction": self.instruction, "page": self.page_model(),
-                "known": {pid: self.known(pid) for pid in sorted(self.opened)}, "selected": dict(self.selected),
-                "searches": self.searches, "steps": self.steps, "max_steps": self.max_steps}
+        return {
+            "difficulty": self.difficulty,
+            "instruction": self.instruction,
+            "page": self.page_model(),
+            "known": {pid: self.known(pid) for pid in sorted(self.opened)},
+            "selected": dict(self.selected),
+            "searches": self.searches,
+            "steps": self.steps,
+            "max_steps": self.max_steps,
+        }
 
     def render(self) -> str:
         """The instruction, the page and the steps: what the player sees, no more."""

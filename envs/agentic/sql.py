@@ -166,16 +166,28 @@ class SQL(Game):
         self.players = ["player_0"]
         self.tools = [
             Tool("list_tables", "List the database's tables with their row counts and columns."),
-            Tool("describe", "Show one table's columns, types and keys, and a few of its rows.",
-                 {"type": "object", "properties": {"table": {"type": "string", "maxLength": 200}}, "required": ["table"]}),
-            Tool("query", "Run one read-only SELECT and see its first rows.",
-                 {"type": "object", "properties": {"sql": _SQL}, "required": ["sql"]}),
-            Tool("submit", "Your final answer as one SELECT; it is run and its result scored. Ends the episode.",
-                 {"type": "object", "properties": {"sql": _SQL}, "required": ["sql"]}, final=True),
-            Tool("answer", "Your final answer as a list of rows, each a list of values in the asked column order. Ends the episode.",
-                 {"type": "object", "properties": {"rows": {"type": "array", "maxItems": SUBMIT_ROWS,
-                                                             "items": {"type": "array", "maxItems": 100, "items": _CELL}}},
-                  "required": ["rows"]}, final=True),
+            Tool(
+                "describe",
+                "Show one table's columns, types and keys, and a few of its rows.",
+                {"type": "object", "properties": {"table": {"type": "string", "maxLength": 200}}, "required": ["table"]},
+            ),
+            Tool("query", "Run one read-only SELECT and see its first rows.", {"type": "object", "properties": {"sql": _SQL}, "required": ["sql"]}),
+            Tool(
+                "submit",
+                "Your final answer as one SELECT; it is run and its result scored. Ends the episode.",
+                {"type": "object", "properties": {"sql": _SQL}, "required": ["sql"]},
+                final=True,
+            ),
+            Tool(
+                "answer",
+                "Your final answer as a list of rows, each a list of values in the asked column order. Ends the episode.",
+                {
+                    "type": "object",
+                    "properties": {"rows": {"type": "array", "maxItems": SUBMIT_ROWS, "items": {"type": "array", "maxItems": 100, "items": _CELL}}},
+                    "required": ["rows"],
+                },
+                final=True,
+            ),
         ]
         self.world_seed = 0
         self.world: World | None = None
@@ -217,8 +229,11 @@ class SQL(Game):
 
     def rules(self, player: str) -> str:
         """The tools, the call syntaxes and the scoring."""
-        scoring = ("A result that does not match earns the F1 of its rows against the correct rows (the right rows out "
-                   "of the asked order earn 0.5)." if self.partial_credit else "A result that does not match scores 0.")
+        scoring = (
+            "A result that does not match earns the F1 of its rows against the correct rows (the right rows out of the asked order earn 0.5)."
+            if self.partial_credit
+            else "A result that does not match scores 0."
+        )
         return RULES.format(player=player, sample=SAMPLE_ROWS, max_rows=self.caps.rows, scoring=scoring)
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
@@ -227,8 +242,10 @@ class SQL(Game):
 
     def parse(self, player: str, text: str) -> Any:
         """Text without a tool call is no move here."""
-        raise InvalidMove('No tool call found. Call a tool, e.g. <query>SELECT name FROM products LIMIT 5</query> or '
-                          '{"tool": "submit", "arguments": {"sql": "SELECT ..."}}.')
+        raise InvalidMove(
+            "No tool call found. Call a tool, e.g. <query>SELECT name FROM products LIMIT 5</query> or "
+            '{"tool": "submit", "arguments": {"sql": "SELECT ..."}}.'
+        )
 
     def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
         """Answer list_tables, describe or query; failures are results that start with ``Error:``."""
@@ -251,8 +268,7 @@ class SQL(Game):
         """Every table with its row count and columns."""
         assert self.world is not None
         rows = self.world.rows
-        return "\n".join(f"{spec.name} ({len(rows[spec.name])} rows): {', '.join(c.name for c in spec.columns)}"
-                         for spec in self.world.tables)
+        return "\n".join(f"{spec.name} ({len(rows[spec.name])} rows): {', '.join(c.name for c in spec.columns)}" for spec in self.world.tables)
 
     def describe(self, table: str) -> str:
         """One table's columns, types, keys and first rows; an ``Error:`` naming the tables for an unknown one."""
@@ -298,9 +314,17 @@ class SQL(Game):
         """The outcome's details (nothing of the gold SQL or result)."""
         world = self.world
         assert world is not None
-        return {"family": world.program.family, "difficulty": self.difficulty, "split": self.split, "theme": world.theme,
-                "tables": len(world.tables), "question": world.program.question, "ordered": world.program.ordered,
-                "answer": dict(self.answered) if self.answered else None, "calls": [dict(c) for c in self.calls]}
+        return {
+            "family": world.program.family,
+            "difficulty": self.difficulty,
+            "split": self.split,
+            "theme": world.theme,
+            "tables": len(world.tables),
+            "question": world.program.question,
+            "ordered": world.program.ordered,
+            "answer": dict(self.answered) if self.answered else None,
+            "calls": [dict(c) for c in self.calls],
+        }
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """-1 to the player."""
@@ -308,8 +332,13 @@ class SQL(Game):
 
     def view(self, player: str) -> dict[str, Any]:
         """The question, its opaque handle, the difficulty and the calls made (the results are in the messages)."""
-        return {"question": self.world.program.question if self.world else None, "question_id": self.question_id,
-                "difficulty": self.difficulty, "max_rows": self.caps.rows, "calls": [dict(c) for c in self.calls]}
+        return {
+            "question": self.world.program.question if self.world else None,
+            "question_id": self.question_id,
+            "difficulty": self.difficulty,
+            "max_rows": self.caps.rows,
+            "calls": [dict(c) for c in self.calls],
+        }
 
     def render(self) -> str:
         """The question, the schema, the calls and the answer (nothing of the gold)."""

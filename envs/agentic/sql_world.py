@@ -35,27 +35,140 @@ import numpy as np
 
 # --------------------------------------------------------------------------- the themes
 
-PEOPLE_GIVEN = ("Ada", "Bram", "Cleo", "Dara", "Emil", "Fenna", "Goran", "Hedda", "Ines", "Jory", "Kaia", "Lior", "Mira",
-                "Nils", "Odile", "Piet", "Quinn", "Rosa", "Sven", "Tove", "Ugo", "Vera", "Wim", "Xena", "Yuki", "Zora")
-PEOPLE_FAMILY = ("Alder", "Brook", "Castell", "Dunmore", "Everly", "Falk", "Greer", "Holm", "Ivers", "Jansen", "Kettle",
-                 "Lund", "Marsh", "Norrow", "Oakes", "Pell", "Quist", "Rowan", "Strand", "Thorne", "Ulver", "Vance")
+PEOPLE_GIVEN = (
+    "Ada",
+    "Bram",
+    "Cleo",
+    "Dara",
+    "Emil",
+    "Fenna",
+    "Goran",
+    "Hedda",
+    "Ines",
+    "Jory",
+    "Kaia",
+    "Lior",
+    "Mira",
+    "Nils",
+    "Odile",
+    "Piet",
+    "Quinn",
+    "Rosa",
+    "Sven",
+    "Tove",
+    "Ugo",
+    "Vera",
+    "Wim",
+    "Xena",
+    "Yuki",
+    "Zora",
+)
+PEOPLE_FAMILY = (
+    "Alder",
+    "Brook",
+    "Castell",
+    "Dunmore",
+    "Everly",
+    "Falk",
+    "Greer",
+    "Holm",
+    "Ivers",
+    "Jansen",
+    "Kettle",
+    "Lund",
+    "Marsh",
+    "Norrow",
+    "Oakes",
+    "Pell",
+    "Quist",
+    "Rowan",
+    "Strand",
+    "Thorne",
+    "Ulver",
+    "Vance",
+)
 CITIES = ("Arden", "Belmor", "Corvik", "Dunhal", "Estwick", "Farrow", "Galen", "Harwick", "Isel", "Jorvale")
 COUNTRIES = ("Avaria", "Brenland", "Cortesia", "Dovenia", "Estmark", "Falvoria")
-COMPANY_WORDS = ("Acme", "Bright", "Copper", "Delta", "Ember", "Fable", "Granite", "Harbor", "Iris", "Juniper", "Kestrel",
-                 "Lumen", "Maple", "Nimbus", "Orbit", "Pioneer")
+COMPANY_WORDS = (
+    "Acme",
+    "Bright",
+    "Copper",
+    "Delta",
+    "Ember",
+    "Fable",
+    "Granite",
+    "Harbor",
+    "Iris",
+    "Juniper",
+    "Kestrel",
+    "Lumen",
+    "Maple",
+    "Nimbus",
+    "Orbit",
+    "Pioneer",
+)
 COMPANY_KINDS = ("Works", "Traders", "Supply", "Goods", "Partners", "Foundry")
-ADJECTIVES = ("Amber", "Brisk", "Calm", "Dusky", "Eager", "Fleet", "Grand", "Hollow", "Ivory", "Jolly", "Keen", "Lucid",
-              "Mellow", "Noble", "Opal", "Prime", "Quiet", "Rustic", "Silver", "Tidy")
-PRODUCT_NOUNS = ("Lamp", "Kettle", "Chair", "Blanket", "Mug", "Clock", "Satchel", "Lantern", "Teapot", "Scarf", "Basket",
-                 "Candle", "Notebook", "Umbrella", "Vase", "Whistle")
+ADJECTIVES = (
+    "Amber",
+    "Brisk",
+    "Calm",
+    "Dusky",
+    "Eager",
+    "Fleet",
+    "Grand",
+    "Hollow",
+    "Ivory",
+    "Jolly",
+    "Keen",
+    "Lucid",
+    "Mellow",
+    "Noble",
+    "Opal",
+    "Prime",
+    "Quiet",
+    "Rustic",
+    "Silver",
+    "Tidy",
+)
+PRODUCT_NOUNS = (
+    "Lamp",
+    "Kettle",
+    "Chair",
+    "Blanket",
+    "Mug",
+    "Clock",
+    "Satchel",
+    "Lantern",
+    "Teapot",
+    "Scarf",
+    "Basket",
+    "Candle",
+    "Notebook",
+    "Umbrella",
+    "Vase",
+    "Whistle",
+)
 CATEGORIES = ("Home", "Garden", "Kitchen", "Outdoor", "Office", "Toys", "Travel", "Crafts", "Music", "Sports")
-SUBJECTS = ("Algebra", "Botany", "Chemistry", "Drama", "Economics", "Geology", "History", "Logic", "Optics", "Poetry",
-            "Statistics", "Zoology")
+SUBJECTS = ("Algebra", "Botany", "Chemistry", "Drama", "Economics", "Geology", "History", "Logic", "Optics", "Poetry", "Statistics", "Zoology")
 COURSE_LEVELS = ("I", "II", "III", "Seminar", "Workshop")
 DEPARTMENTS = ("Sciences", "Humanities", "Arts", "Mathematics", "Languages", "Engineering", "Medicine", "Law")
 BUILDINGS = ("North Hall", "South Hall", "East Wing", "West Wing", "Tower")
-TITLE_NOUNS = ("River", "Garden", "Winter", "Lantern", "Harbor", "Mirror", "Orchard", "Signal", "Meadow", "Compass",
-               "Ember", "Falcon", "Glacier", "Island")
+TITLE_NOUNS = (
+    "River",
+    "Garden",
+    "Winter",
+    "Lantern",
+    "Harbor",
+    "Mirror",
+    "Orchard",
+    "Signal",
+    "Meadow",
+    "Compass",
+    "Ember",
+    "Falcon",
+    "Glacier",
+    "Island",
+)
 TITLE_FRAMES = ("The {} Keeper", "Beyond the {}", "A {} in Spring", "The Last {}", "{} of Ash", "Songs of the {}")
 GENRES = ("mystery", "fantasy", "history", "poetry", "science", "travel")
 STATUSES = ("paid", "shipped", "cancelled")
@@ -111,8 +224,11 @@ class TableSpec:
     @property
     def label(self) -> str:
         """The column that names a row in results: its unique name column, or its id."""
-        return "name" if any(c.kind == "name" and c.name == "name" for c in self.columns) else (
-            next((c.name for c in self.columns if c.kind == "name"), "id"))
+        return (
+            "name"
+            if any(c.kind == "name" and c.name == "name" for c in self.columns)
+            else (next((c.name for c in self.columns if c.kind == "name"), "id"))
+        )
 
     @property
     def refs(self) -> tuple[str, ...]:
@@ -129,55 +245,183 @@ THEMES: dict[str, tuple[TableSpec, ...]] = {
     "shop": (
         TableSpec("categories", "category", "category", (5, 8), (_id(), Column("name", "name"))),
         TableSpec("suppliers", "supplier", "company", (4, 8), (_id(), Column("name", "name"), Column("country", "label", COUNTRIES))),
-        TableSpec("products", "product", "product", (15, 30), (
-            _id(), Column("name", "name"), Column("category_id", "fk", ref="categories"), Column("supplier_id", "fk", ref="suppliers"),
-            Column("price", "real", low=2, high=150), Column("stock", "int", low=0, high=400))),
-        TableSpec("customers", "customer", "person", (12, 25), (
-            _id(), Column("name", "name"), Column("city", "label", CITIES), Column("join_date", "date", low=2018, high=2024))),
-        TableSpec("orders", "order", "", (20, 40), (
-            _id(), Column("customer_id", "fk", ref="customers"), Column("order_date", "date", low=2023, high=2024),
-            Column("status", "label", STATUSES))),
-        TableSpec("order_items", "order item", "", (30, 70), (
-            _id(), Column("order_id", "fk", ref="orders"), Column("product_id", "fk", ref="products"), Column("quantity", "int", low=1, high=12))),
-        TableSpec("employees", "employee", "person", (6, 14), (
-            _id(), Column("name", "name"), Column("role", "label", ROLES), Column("salary", "int", low=28000, high=95000))),
-        TableSpec("reviews", "review", "", (15, 40), (
-            _id(), Column("product_id", "fk", ref="products"), Column("customer_id", "fk", ref="customers"), Column("rating", "int", low=1, high=5))),
+        TableSpec(
+            "products",
+            "product",
+            "product",
+            (15, 30),
+            (
+                _id(),
+                Column("name", "name"),
+                Column("category_id", "fk", ref="categories"),
+                Column("supplier_id", "fk", ref="suppliers"),
+                Column("price", "real", low=2, high=150),
+                Column("stock", "int", low=0, high=400),
+            ),
+        ),
+        TableSpec(
+            "customers",
+            "customer",
+            "person",
+            (12, 25),
+            (_id(), Column("name", "name"), Column("city", "label", CITIES), Column("join_date", "date", low=2018, high=2024)),
+        ),
+        TableSpec(
+            "orders",
+            "order",
+            "",
+            (20, 40),
+            (
+                _id(),
+                Column("customer_id", "fk", ref="customers"),
+                Column("order_date", "date", low=2023, high=2024),
+                Column("status", "label", STATUSES),
+            ),
+        ),
+        TableSpec(
+            "order_items",
+            "order item",
+            "",
+            (30, 70),
+            (_id(), Column("order_id", "fk", ref="orders"), Column("product_id", "fk", ref="products"), Column("quantity", "int", low=1, high=12)),
+        ),
+        TableSpec(
+            "employees",
+            "employee",
+            "person",
+            (6, 14),
+            (_id(), Column("name", "name"), Column("role", "label", ROLES), Column("salary", "int", low=28000, high=95000)),
+        ),
+        TableSpec(
+            "reviews",
+            "review",
+            "",
+            (15, 40),
+            (_id(), Column("product_id", "fk", ref="products"), Column("customer_id", "fk", ref="customers"), Column("rating", "int", low=1, high=5)),
+        ),
     ),
     "school": (
-        TableSpec("departments", "department", "department", (4, 7), (
-            _id(), Column("name", "name"), Column("building", "label", BUILDINGS), Column("budget", "int", low=50000, high=400000))),
-        TableSpec("teachers", "teacher", "person", (6, 14), (
-            _id(), Column("name", "name"), Column("department_id", "fk", ref="departments"), Column("salary", "int", low=35000, high=90000),
-            Column("hired", "date", low=2005, high=2023))),
-        TableSpec("courses", "course", "course", (8, 18), (
-            _id(), Column("name", "name"), Column("department_id", "fk", ref="departments"), Column("teacher_id", "fk", ref="teachers"),
-            Column("credits", "int", low=1, high=6))),
-        TableSpec("students", "student", "person", (15, 30), (
-            _id(), Column("name", "name"), Column("city", "label", CITIES), Column("year", "int", low=1, high=4))),
-        TableSpec("enrollments", "enrollment", "", (30, 70), (
-            _id(), Column("student_id", "fk", ref="students"), Column("course_id", "fk", ref="courses"), Column("grade", "int", low=40, high=100))),
+        TableSpec(
+            "departments",
+            "department",
+            "department",
+            (4, 7),
+            (_id(), Column("name", "name"), Column("building", "label", BUILDINGS), Column("budget", "int", low=50000, high=400000)),
+        ),
+        TableSpec(
+            "teachers",
+            "teacher",
+            "person",
+            (6, 14),
+            (
+                _id(),
+                Column("name", "name"),
+                Column("department_id", "fk", ref="departments"),
+                Column("salary", "int", low=35000, high=90000),
+                Column("hired", "date", low=2005, high=2023),
+            ),
+        ),
+        TableSpec(
+            "courses",
+            "course",
+            "course",
+            (8, 18),
+            (
+                _id(),
+                Column("name", "name"),
+                Column("department_id", "fk", ref="departments"),
+                Column("teacher_id", "fk", ref="teachers"),
+                Column("credits", "int", low=1, high=6),
+            ),
+        ),
+        TableSpec(
+            "students",
+            "student",
+            "person",
+            (15, 30),
+            (_id(), Column("name", "name"), Column("city", "label", CITIES), Column("year", "int", low=1, high=4)),
+        ),
+        TableSpec(
+            "enrollments",
+            "enrollment",
+            "",
+            (30, 70),
+            (_id(), Column("student_id", "fk", ref="students"), Column("course_id", "fk", ref="courses"), Column("grade", "int", low=40, high=100)),
+        ),
         TableSpec("rooms", "room", "room", (4, 10), (_id(), Column("name", "name"), Column("capacity", "int", low=10, high=120))),
-        TableSpec("clubs", "club", "club", (3, 8), (
-            _id(), Column("name", "name"), Column("room_id", "fk", ref="rooms"), Column("fee", "real", low=0, high=60))),
-        TableSpec("memberships", "membership", "", (15, 40), (
-            _id(), Column("student_id", "fk", ref="students"), Column("club_id", "fk", ref="clubs"), Column("join_date", "date", low=2021, high=2024))),
+        TableSpec(
+            "clubs",
+            "club",
+            "club",
+            (3, 8),
+            (_id(), Column("name", "name"), Column("room_id", "fk", ref="rooms"), Column("fee", "real", low=0, high=60)),
+        ),
+        TableSpec(
+            "memberships",
+            "membership",
+            "",
+            (15, 40),
+            (
+                _id(),
+                Column("student_id", "fk", ref="students"),
+                Column("club_id", "fk", ref="clubs"),
+                Column("join_date", "date", low=2021, high=2024),
+            ),
+        ),
     ),
     "library": (
         TableSpec("branches", "branch", "branch", (3, 6), (_id(), Column("name", "name"), Column("city", "label", CITIES))),
         TableSpec("publishers", "publisher", "company", (4, 8), (_id(), Column("name", "name"), Column("country", "label", COUNTRIES))),
-        TableSpec("authors", "author", "person", (8, 16), (
-            _id(), Column("name", "name"), Column("country", "label", COUNTRIES), Column("birth_year", "int", low=1920, high=1995))),
-        TableSpec("books", "book", "title", (15, 30), (
-            _id(), Column("title", "name"), Column("author_id", "fk", ref="authors"), Column("publisher_id", "fk", ref="publishers"),
-            Column("genre", "label", GENRES), Column("pages", "int", low=80, high=900), Column("year", "int", low=1950, high=2024))),
-        TableSpec("members", "member", "person", (12, 25), (
-            _id(), Column("name", "name"), Column("city", "label", CITIES), Column("join_date", "date", low=2015, high=2024))),
-        TableSpec("loans", "loan", "", (30, 70), (
-            _id(), Column("book_id", "fk", ref="books"), Column("member_id", "fk", ref="members"), Column("branch_id", "fk", ref="branches"),
-            Column("loan_date", "date", low=2023, high=2024), Column("days", "int", low=1, high=60))),
-        TableSpec("events", "event", "event", (4, 10), (
-            _id(), Column("name", "name"), Column("branch_id", "fk", ref="branches"), Column("seats", "int", low=10, high=200))),
+        TableSpec(
+            "authors",
+            "author",
+            "person",
+            (8, 16),
+            (_id(), Column("name", "name"), Column("country", "label", COUNTRIES), Column("birth_year", "int", low=1920, high=1995)),
+        ),
+        TableSpec(
+            "books",
+            "book",
+            "title",
+            (15, 30),
+            (
+                _id(),
+                Column("title", "name"),
+                Column("author_id", "fk", ref="authors"),
+                Column("publisher_id", "fk", ref="publishers"),
+                Column("genre", "label", GENRES),
+                Column("pages", "int", low=80, high=900),
+                Column("year", "int", low=1950, high=2024),
+            ),
+        ),
+        TableSpec(
+            "members",
+            "member",
+            "person",
+            (12, 25),
+            (_id(), Column("name", "name"), Column("city", "label", CITIES), Column("join_date", "date", low=2015, high=2024)),
+        ),
+        TableSpec(
+            "loans",
+            "loan",
+            "",
+            (30, 70),
+            (
+                _id(),
+                Column("book_id", "fk", ref="books"),
+                Column("member_id", "fk", ref="members"),
+                Column("branch_id", "fk", ref="branches"),
+                Column("loan_date", "date", low=2023, high=2024),
+                Column("days", "int", low=1, high=60),
+            ),
+        ),
+        TableSpec(
+            "events",
+            "event",
+            "event",
+            (4, 10),
+            (_id(), Column("name", "name"), Column("branch_id", "fk", ref="branches"), Column("seats", "int", low=10, high=200)),
+        ),
     ),
 }
 
@@ -358,8 +602,9 @@ class Drafter:
 
     def chains(self) -> list[tuple[TableSpec, Column, TableSpec, Column, TableSpec]]:
         """Every path of two foreign keys: child -> parent -> grandparent."""
-        return [(child, key, parent, key2, self.by_name[key2.ref])
-                for child, key, parent in self.links() for key2 in parent.columns if key2.kind == "fk"]
+        return [
+            (child, key, parent, key2, self.by_name[key2.ref]) for child, key, parent in self.links() for key2 in parent.columns if key2.kind == "fk"
+        ]
 
     @staticmethod
     def role(key: Column, parent: TableSpec) -> str:
@@ -380,9 +625,9 @@ class Drafter:
             return None
         return Program(
             f"SELECT {label}, {column} FROM {spec.name} WHERE {sql_cond}",
-            f"List the {label} and the {column.replace('_', ' ')} of every {spec.noun} whose {words}. "
-            f"Return two columns: {label}, {column}.",
-            "select_filter")
+            f"List the {label} and the {column.replace('_', ' ')} of every {spec.noun} whose {words}. Return two columns: {label}, {column}.",
+            "select_filter",
+        )
 
     def count_filter(self) -> Program | None:
         """Single-table count of the rows meeting a condition."""
@@ -391,9 +636,11 @@ class Drafter:
         if condition is None:
             return None
         sql_cond, words = condition
-        return Program(f"SELECT COUNT(*) FROM {spec.name} WHERE {sql_cond}",
-                       f"How many {_plural(spec.noun)} are there whose {words}? Return one number.",
-                       "count_filter")
+        return Program(
+            f"SELECT COUNT(*) FROM {spec.name} WHERE {sql_cond}",
+            f"How many {_plural(spec.noun)} are there whose {words}? Return one number.",
+            "count_filter",
+        )
 
     def select_labels(self) -> Program | None:
         """Single-table filter on a text column, returning the labels."""
@@ -403,10 +650,11 @@ class Drafter:
         spec = self.pick(candidates)
         column = self.pick([c for c in spec.columns if c.kind == "label"])
         value = self.pick(sorted(set(self.values(spec, column))))
-        return Program(f"SELECT {spec.label} FROM {spec.name} WHERE {column.name} = {_quote(value)}",
-                       f"List the {spec.label} of every {spec.noun} whose {column.phrase} is {_shown(value)}. "
-                       f"Return one column: {spec.label}.",
-                       "select_labels")
+        return Program(
+            f"SELECT {spec.label} FROM {spec.name} WHERE {column.name} = {_quote(value)}",
+            f"List the {spec.label} of every {spec.noun} whose {column.phrase} is {_shown(value)}. Return one column: {spec.label}.",
+            "select_labels",
+        )
 
     # ---------------------------------------------------------------- difficulty 2
     def top_k(self) -> Program | None:
@@ -422,7 +670,10 @@ class Drafter:
             f"SELECT {spec.label}, {column.name} FROM {spec.name} ORDER BY {column.name} {direction} LIMIT {k}",
             f"Which {k} {_plural(spec.noun)} have the {word} {column.phrase}? Return two columns, {spec.label} and "
             f"{column.name}, ordered by {column.phrase} from {order}.",
-            "top_k", ordered=True, order_key=(1,))
+            "top_k",
+            ordered=True,
+            order_key=(1,),
+        )
 
     def aggregate(self) -> Program | None:
         """An aggregate of a number column over the rows meeting a condition."""
@@ -434,10 +685,11 @@ class Drafter:
         function = self.pick(list(AGGREGATES))
         sql_cond, words = condition
         rounding = " (rounded to 2 decimals)" if function == "AVG" else ""
-        return Program(f"SELECT {function}({column.name}) FROM {spec.name} WHERE {sql_cond}",
-                       f"What is the {AGGREGATES[function]} {column.phrase} of the {_plural(spec.noun)} whose {words}? "
-                       f"Return one number{rounding}.",
-                       "aggregate")
+        return Program(
+            f"SELECT {function}({column.name}) FROM {spec.name} WHERE {sql_cond}",
+            f"What is the {AGGREGATES[function]} {column.phrase} of the {_plural(spec.noun)} whose {words}? Return one number{rounding}.",
+            "aggregate",
+        )
 
     def two_conditions(self) -> Program | None:
         """Two conditions joined by AND or OR, the labels sorted alphabetically."""
@@ -452,7 +704,10 @@ class Drafter:
             f"SELECT {spec.label} FROM {spec.name} WHERE {first[0]} {joiner} {second[0]} ORDER BY {spec.label}",
             f"List the {spec.label} of every {spec.noun} for which {words} its {first[1]} {link} its {second[1]}. "
             f"Return one column, {spec.label}, sorted in ascending order.",
-            "two_conditions", ordered=True, order_key=(0,))
+            "two_conditions",
+            ordered=True,
+            order_key=(0,),
+        )
 
     # ---------------------------------------------------------------- difficulty 3
     def join_filter(self) -> Program | None:
@@ -467,11 +722,11 @@ class Drafter:
         sql_cond, words = condition
         role = self.role(key, parent)
         return Program(
-            f"SELECT c.{child.label}, p.{parent.label} FROM {child.name} AS c JOIN {parent.name} AS p ON c.{key.name} = p.id "
-            f"WHERE {sql_cond}",
+            f"SELECT c.{child.label}, p.{parent.label} FROM {child.name} AS c JOIN {parent.name} AS p ON c.{key.name} = p.id WHERE {sql_cond}",
             f"For every {child.noun} whose {role}'s {words}, give the {child.noun}'s {child.label} and its {role}'s "
             f"{parent.label}. Return two columns: {child.noun} {child.label}, {role} {parent.label}.",
-            "join_filter")
+            "join_filter",
+        )
 
     def group_count(self) -> Program | None:
         """The number of children of each parent that has any."""
@@ -481,11 +736,11 @@ class Drafter:
         child, key, parent = self.pick(links)
         role = self.role(key, parent)
         return Program(
-            f"SELECT p.{parent.label}, COUNT(*) FROM {child.name} AS c JOIN {parent.name} AS p ON c.{key.name} = p.id "
-            f"GROUP BY p.id",
+            f"SELECT p.{parent.label}, COUNT(*) FROM {child.name} AS c JOIN {parent.name} AS p ON c.{key.name} = p.id GROUP BY p.id",
             f"For each {parent.noun} that is the {role} of at least one {child.noun}, give its {parent.label} and the number "
             f"of {_plural(child.noun)} whose {role} it is. Return two columns: {parent.label}, count.",
-            "group_count")
+            "group_count",
+        )
 
     def group_aggregate(self) -> Program | None:
         """An aggregate of the children's numbers per parent."""
@@ -504,7 +759,8 @@ class Drafter:
             f"For each {parent.noun} that is the {role} of at least one {child.noun}, give its {parent.label} and the "
             f"{AGGREGATES[function]} {column.phrase} of the {_plural(child.noun)} whose {role} it is{rounding}. "
             f"Return two columns: {parent.label}, {AGGREGATES[function]} {column.phrase}.",
-            "group_aggregate")
+            "group_aggregate",
+        )
 
     # ---------------------------------------------------------------- difficulty 4
     def having_count(self) -> Program | None:
@@ -521,7 +777,10 @@ class Drafter:
             f"Which {_plural(parent.noun)} are the {role} of at least {k} {_plural(child.noun)}? Return two columns, "
             f"{parent.label} and the number of such {_plural(child.noun)}, ordered by that number from highest to lowest, "
             f"ties by {parent.label} in ascending order.",
-            "having_count", ordered=True, order_key=(1, 0))
+            "having_count",
+            ordered=True,
+            order_key=(1, 0),
+        )
 
     def above_average(self) -> Program | None:
         """Rows whose number is above the average of the rows meeting a condition (a nested query)."""
@@ -530,11 +789,11 @@ class Drafter:
         if column is None:
             return None
         return Program(
-            f"SELECT {spec.label}, {column.name} FROM {spec.name} WHERE {column.name} > "
-            f"(SELECT AVG({column.name}) FROM {spec.name})",
+            f"SELECT {spec.label}, {column.name} FROM {spec.name} WHERE {column.name} > (SELECT AVG({column.name}) FROM {spec.name})",
             f"Which {_plural(spec.noun)} have a {column.phrase} above the average {column.phrase} of all "
             f"{_plural(spec.noun)}? Return two columns: {spec.label}, {column.name}.",
-            "above_average")
+            "above_average",
+        )
 
     def without_children(self) -> Program | None:
         """Parents that no child points to (NOT IN a subquery)."""
@@ -546,7 +805,8 @@ class Drafter:
         return Program(
             f"SELECT {parent.label} FROM {parent.name} WHERE id NOT IN (SELECT {key.name} FROM {child.name})",
             f"Which {_plural(parent.noun)} are not the {role} of any {child.noun}? Return one column: {parent.label}.",
-            "without_children")
+            "without_children",
+        )
 
     def filtered_group(self) -> Program | None:
         """A per-parent sum of the children that meet a condition."""
@@ -567,7 +827,8 @@ class Drafter:
             f"Considering only the {_plural(child.noun)} whose {words}: for each {parent.noun} that is the {role} of at "
             f"least one of them, give its {parent.label} and the total {column.phrase} of those {_plural(child.noun)}. "
             f"Return two columns: {parent.label}, total {column.phrase}.",
-            "filtered_group")
+            "filtered_group",
+        )
 
     # ---------------------------------------------------------------- difficulty 5
     def two_hop_group(self) -> Program | None:
@@ -583,7 +844,8 @@ class Drafter:
             f"Each {child.noun} has a {role}, and each {parent.noun} a {role2}. For each {grand.noun} that is the {role2} "
             f"of the {role} of at least one {child.noun}, give its {grand.label} and how many {_plural(child.noun)} have a "
             f"{role} whose {role2} it is. Return two columns: {grand.label}, count.",
-            "two_hop_group")
+            "two_hop_group",
+        )
 
     def top_groups(self) -> Program | None:
         """The k parents with the largest sum of a child number, largest first (grouping, ordering, limit)."""
@@ -600,7 +862,10 @@ class Drafter:
             f"ON c.{key.name} = p.id GROUP BY p.id ORDER BY total DESC LIMIT {k}",
             f"Which {k} {_plural(parent.noun)} have the largest total {column.phrase} over the {_plural(child.noun)} whose "
             f"{role} they are? Return two columns, {parent.label} and that total, ordered by that total from highest to lowest.",
-            "top_groups", ordered=True, order_key=(1,))
+            "top_groups",
+            ordered=True,
+            order_key=(1,),
+        )
 
     def above_average_count(self) -> Program | None:
         """Parents with more children than the average per parent (correlated and scalar subqueries)."""
@@ -616,7 +881,10 @@ class Drafter:
             f"Which {_plural(parent.noun)} are the {role} of more {_plural(child.noun)} than the average number of "
             f"{_plural(child.noun)} per {parent.noun} (counting every {parent.noun}, including those with none)? Return two "
             f"columns, {parent.label} and its number of {_plural(child.noun)}, ordered by that number from highest to lowest.",
-            "above_average_count", ordered=True, order_key=(1,))
+            "above_average_count",
+            ordered=True,
+            order_key=(1,),
+        )
 
     #: The families of each difficulty.
     FAMILIES: dict[int, tuple[str, ...]] = {
@@ -638,10 +906,25 @@ class Drafter:
 
 #: The functions a player's SQL may not call: extension loading, pointers, randomness and the clock (they would
 #: make a replay differ), and huge zero blobs.
-DENIED_FUNCTIONS = frozenset({
-    "load_extension", "fts3_tokenizer", "random", "randomblob", "zeroblob", "date", "time", "datetime", "julianday",
-    "strftime", "unixepoch", "timediff", "current_date", "current_time", "current_timestamp",
-})
+DENIED_FUNCTIONS = frozenset(
+    {
+        "load_extension",
+        "fts3_tokenizer",
+        "random",
+        "randomblob",
+        "zeroblob",
+        "date",
+        "time",
+        "datetime",
+        "julianday",
+        "strftime",
+        "unixepoch",
+        "timediff",
+        "current_date",
+        "current_time",
+        "current_timestamp",
+    }
+)
 #: The authorizer actions a player's SQL may take: a SELECT, reading columns, calling functions, recursive CTEs.
 ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE})
 #: Virtual-machine instructions between two checks of the caps.
@@ -785,13 +1068,17 @@ class Database:
         """A player-facing message for a failed query, with what to do."""
         text = str(error)[:300]
         if self._stopped:
-            return (f"the query was stopped: {self._stopped}. Every table here is small; avoid unbounded recursive CTEs "
-                    f"and cross joins of many tables, and add join conditions or a LIMIT.")
+            return (
+                f"the query was stopped: {self._stopped}. Every table here is small; avoid unbounded recursive CTEs "
+                f"and cross joins of many tables, and add join conditions or a LIMIT."
+            )
         if "not authorized" in text or "prohibited" in text:
-            return ("not allowed: the database is read-only and only SELECT queries may run (no INSERT, UPDATE, DELETE, "
-                    "CREATE, DROP, ATTACH, PRAGMA or transactions) and these functions are denied: "
-                    f"{', '.join(sorted(DENIED_FUNCTIONS))}. Dates are ISO text ('YYYY-MM-DD'): compare them as text "
-                    "or use substr().")
+            return (
+                "not allowed: the database is read-only and only SELECT queries may run (no INSERT, UPDATE, DELETE, "
+                "CREATE, DROP, ATTACH, PRAGMA or transactions) and these functions are denied: "
+                f"{', '.join(sorted(DENIED_FUNCTIONS))}. Dates are ISO text ('YYYY-MM-DD'): compare them as text "
+                "or use substr()."
+            )
         if "too big" in text or "too long" in text or "too many" in text or "too deep" in text:
             return f"{text}: a value, the SQL text or the query is over the database's limits; make it smaller."
         if "readonly" in text:
@@ -959,8 +1246,10 @@ class GoldChannel:
         with self._lock:
             found = self._gold.get(handle)
         if found is None:
-            raise LookupError(f"no SQL episode of this process has the question handle {handle!r}: the channel knows only "
-                              "the questions of games running in the privileged agent's own process")
+            raise LookupError(
+                f"no SQL episode of this process has the question handle {handle!r}: the channel knows only "
+                "the questions of games running in the privileged agent's own process"
+            )
         return found
 
     def __deepcopy__(self, memo: dict) -> GoldChannel:

@@ -90,14 +90,25 @@ class Code(PosesTask, Game):
     """Write code for a task with scratch runs and visible tests, then submit it for hidden tests; see the module docstring."""
 
     name = "Code"
-    reference_agents = ('reference', 'random')
-    description = ("Write a function for a generated task: run code and visible tests in a sandbox, then submit for hidden tests "
-                   "(tasks='CODE_V1' is a practice set).")
+    reference_agents = ("reference", "random")
+    description = (
+        "Write a function for a generated task: run code and visible tests in a sandbox, then submit for hidden tests "
+        "(tasks='CODE_V1' is a practice set)."
+    )
     category = "coding"
     zero_sum = False
 
-    def __init__(self, *, tasks: str = "procgen", depth: int | None = None, size: int | None = None, family: str | None = None,
-                 reward: str = "binary", tool_cost: float = 0.0, allow_unsafe: bool = False):
+    def __init__(
+        self,
+        *,
+        tasks: str = "procgen",
+        depth: int | None = None,
+        size: int | None = None,
+        family: str | None = None,
+        reward: str = "binary",
+        tool_cost: float = 0.0,
+        allow_unsafe: bool = False,
+    ):
         self.source = TaskSource.from_options(tasks, depth, size, family)
         self.reward_mode = choice_option("reward", reward, REWARD_MODES)
         self.tool_cost = float_option("tool_cost", tool_cost, 0.0, 1.0)
@@ -141,12 +152,19 @@ class Code(PosesTask, Game):
             judgement = self.task.judge(sandbox, code)
         reward = reward_of(self.reward_mode, judgement) - self.tool_cost * ctx.tool_calls["coder"]
         self.result = judgement.summary()
-        ctx.tell(f"Submitted: {judgement.verdict.replace('_', ' ')}, {judgement.passed} of {judgement.total} hidden tests passed.",
-                 to="coder", kind="move", sender="coder")
+        ctx.tell(
+            f"Submitted: {judgement.verdict.replace('_', ' ')}, {judgement.passed} of {judgement.total} hidden tests passed.",
+            to="coder",
+            kind="move",
+            sender="coder",
+        )
         self.scratch.close()
-        ctx.finish({"coder": reward}, reason=f"the coder submitted ({judgement.verdict.replace('_', ' ')}, "
-                   f"{judgement.passed}/{judgement.total} hidden tests)", winners=["coder"] if judgement.verdict == "pass" else [],
-                   details=self._details(ctx, self.result))
+        ctx.finish(
+            {"coder": reward},
+            reason=f"the coder submitted ({judgement.verdict.replace('_', ' ')}, {judgement.passed}/{judgement.total} hidden tests)",
+            winners=["coder"] if judgement.verdict == "pass" else [],
+            details=self._details(ctx, self.result),
+        )
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """Too many replies without a valid tool call: -1 minus the tool costs."""
@@ -155,8 +173,13 @@ class Code(PosesTask, Game):
 
     def _details(self, ctx: Context, result: dict[str, Any] | None) -> dict[str, Any]:
         assert self.task is not None
-        details: dict[str, Any] = {"task": self.task.task_id, "family": self.task.family, "steps": list(self.task.steps),
-                                   "scratch_calls": ctx.tool_calls["coder"], "rateable": self.rateable}
+        details: dict[str, Any] = {
+            "task": self.task.task_id,
+            "family": self.task.family,
+            "steps": list(self.task.steps),
+            "scratch_calls": ctx.tool_calls["coder"],
+            "rateable": self.rateable,
+        }
         if result is not None:
             details.update(result)
         return details
@@ -166,8 +189,14 @@ class Code(PosesTask, Game):
         """The task as the coder sees it (its opaque handle, statement, function, visible examples) and the result."""
         if self.task is None:
             return {}
-        return {"task_id": self.handle, "kind": self.task.kind, "entry_point": self.task.entry_point,
-                "statement": self.task.statement, "examples": self.task.examples(), "result": self.result}
+        return {
+            "task_id": self.handle,
+            "kind": self.task.kind,
+            "entry_point": self.task.entry_point,
+            "statement": self.task.statement,
+            "examples": self.task.examples(),
+            "result": self.result,
+        }
 
     def render(self) -> str:
         """The task's handle and, once submitted, the verdict."""

@@ -76,13 +76,22 @@ class CodeProposerSolver(Game):
     """A proposer writes programs and inputs, the solver predicts outputs or writes the program; see the module docstring."""
 
     name = "CodeProposerSolver"
-    reference_agents = ('tracer', 'random')
+    reference_agents = ("tracer", "random")
     description = "A proposer writes small programs and inputs; the solver predicts their output (or writes the program from examples)."
     category = "coding"
     zero_sum = False
 
-    def __init__(self, *, rounds: int = 4, mode: str = "output", inputs: int = 4, max_program_chars: int = 2000,
-                 max_output_chars: int = 500, cpu_seconds: float = 1.0, allow_unsafe: bool = False):
+    def __init__(
+        self,
+        *,
+        rounds: int = 4,
+        mode: str = "output",
+        inputs: int = 4,
+        max_program_chars: int = 2000,
+        max_output_chars: int = 500,
+        cpu_seconds: float = 1.0,
+        allow_unsafe: bool = False,
+    ):
         self.rounds = int_option("rounds", rounds, 2, 10)
         self.mode = choice_option("mode", mode, MODES)
         self.n_inputs = int_option("inputs", inputs, 2, 8)
@@ -93,18 +102,38 @@ class CodeProposerSolver(Game):
         self.scratch = ScratchSandboxes(self.allow_unsafe)
         self.players = ["proposer", "solver"]
         if self.mode == "output":
-            propose = Tool("propose", "Propose a program and the input it reads; the sandbox computes its output. Your move.",
-                           {"type": "object", "properties": {"program": {"type": "string"}, "input": {"type": "string"}},
-                            "required": ["program", "input"], "additionalProperties": False}, final=True)
-            answer = Tool("answer", "Answer the exact output the program prints for the input. Your move.",
-                          {"type": "object", "properties": {"output": {"type": "string"}}, "required": ["output"],
-                           "additionalProperties": False}, final=True)
+            propose = Tool(
+                "propose",
+                "Propose a program and the input it reads; the sandbox computes its output. Your move.",
+                {
+                    "type": "object",
+                    "properties": {"program": {"type": "string"}, "input": {"type": "string"}},
+                    "required": ["program", "input"],
+                    "additionalProperties": False,
+                },
+                final=True,
+            )
+            answer = Tool(
+                "answer",
+                "Answer the exact output the program prints for the input. Your move.",
+                {"type": "object", "properties": {"output": {"type": "string"}}, "required": ["output"], "additionalProperties": False},
+                final=True,
+            )
         else:
-            propose = Tool("propose", f"Propose a program and {self.n_inputs} inputs; the sandbox computes the outputs. Your move.",
-                           {"type": "object", "properties": {"program": {"type": "string"},
-                                                             "inputs": {"type": "array", "items": {"type": "string"},
-                                                                        "minItems": self.n_inputs, "maxItems": self.n_inputs}},
-                            "required": ["program", "inputs"], "additionalProperties": False}, final=True)
+            propose = Tool(
+                "propose",
+                f"Propose a program and {self.n_inputs} inputs; the sandbox computes the outputs. Your move.",
+                {
+                    "type": "object",
+                    "properties": {
+                        "program": {"type": "string"},
+                        "inputs": {"type": "array", "items": {"type": "string"}, "minItems": self.n_inputs, "maxItems": self.n_inputs},
+                    },
+                    "required": ["program", "inputs"],
+                    "additionalProperties": False,
+                },
+                final=True,
+            )
             answer = code_tool("answer", "Answer with a program that prints the right output for each hidden input. Your move.", final=True)
         self.tools = [RUN_PYTHON, propose, answer]
         self.round = 0
@@ -140,17 +169,31 @@ class CodeProposerSolver(Game):
             answer_call = '{"tool": "answer", "arguments": {"output": "..."}}, or <answer>...</answer>'
         else:
             input_words, propose_call = f"{self.n_inputs} inputs", "propose(program, inputs)"
-            solver_task = (f"the solver sees {self.shown} of the inputs with their outputs, never the program, and must write a program "
-                           f"that prints the right output for the other {self.n_inputs - self.shown}.")
+            solver_task = (
+                f"the solver sees {self.shown} of the inputs with their outputs, never the program, and must write a program "
+                f"that prints the right output for the other {self.n_inputs - self.shown}."
+            )
             solver_tools = "run_python(code, stdin) tries a program in a scratch sandbox; answer(code) is your move."
             answer_call = '{"tool": "answer", "arguments": {"code": "..."}}, or <answer>...</answer>'
-        syntax = ("Call a tool in your reply: an OpenAI tool call, a JSON object such as "
-                  + ('{"tool": "propose", "arguments": {...}}, or <tool_call>{"name": "propose", "arguments": {...}}</tool_call>.'
-                     if player == "proposer" else answer_call + "."))
-        values = dict(rounds=self.rounds, input_words=input_words, solver_task=solver_task[0].upper() + solver_task[1:],
-                      solver_duty=solver_task, penalty=1 / self.rounds, max_program=self.max_program_chars, cpu=self.cpu_seconds,
-                      max_output=self.max_output_chars, propose_call=propose_call, syntax=syntax, share=1 / self.rounds,
-                      solver_tools=solver_tools)
+        syntax = "Call a tool in your reply: an OpenAI tool call, a JSON object such as " + (
+            '{"tool": "propose", "arguments": {...}}, or <tool_call>{"name": "propose", "arguments": {...}}</tool_call>.'
+            if player == "proposer"
+            else answer_call + "."
+        )
+        values = dict(
+            rounds=self.rounds,
+            input_words=input_words,
+            solver_task=solver_task[0].upper() + solver_task[1:],
+            solver_duty=solver_task,
+            penalty=1 / self.rounds,
+            max_program=self.max_program_chars,
+            cpu=self.cpu_seconds,
+            max_output=self.max_output_chars,
+            propose_call=propose_call,
+            syntax=syntax,
+            share=1 / self.rounds,
+            solver_tools=solver_tools,
+        )
         return RULES[player].format(**values)
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
@@ -166,8 +209,7 @@ class CodeProposerSolver(Game):
     def parse(self, player: str, text: str) -> Any:
         """Only tool calls are moves here."""
         move = "propose(...)" if player == "proposer" else "answer(...)"
-        raise InvalidMove(f"Reply with a tool call: {move} is your move, for example "
-                          f"{{\"tool\": \"{move[:-5]}\", \"arguments\": {{...}}}}.")
+        raise InvalidMove(f'Reply with a tool call: {move} is your move, for example {{"tool": "{move[:-5]}", "arguments": {{...}}}}.')
 
     def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
         """Scratch runs, except for the solver of output prediction, who must read the program."""
@@ -190,8 +232,15 @@ class CodeProposerSolver(Game):
         program = arguments.get("program", "") if move["tool"] == "propose" else ""
         inputs = [arguments["input"]] if "input" in arguments else list(arguments.get("inputs", []))
         reason, outputs = self._check(program, inputs) if move["tool"] == "propose" else ("the proposer must call propose", [])
-        entry = {"round": self.round + 1, "program": program, "inputs": inputs, "valid": reason is None, "reason": reason,
-                 "output_hashes": [_digest(o) for o in outputs], "solved": None}
+        entry = {
+            "round": self.round + 1,
+            "program": program,
+            "inputs": inputs,
+            "valid": reason is None,
+            "reason": reason,
+            "output_hashes": [_digest(o) for o in outputs],
+            "solved": None,
+        }
         if reason is not None:
             self.history.append(entry)
             ctx.reward("proposer", -1 / self.rounds)
@@ -227,8 +276,9 @@ class CodeProposerSolver(Game):
             return f"the program is longer than {self.max_program_chars} characters", []
         if any(len(text) > MAX_INPUT_CHARS for text in inputs):
             return f"an input is longer than {MAX_INPUT_CHARS} characters", []
-        limits = Limits(cpu_seconds=self.cpu_seconds, wall_seconds=max(5.0, 4 * self.cpu_seconds), memory_mb=256,
-                        max_output_bytes=4 * self.max_output_chars + 64)
+        limits = Limits(
+            cpu_seconds=self.cpu_seconds, wall_seconds=max(5.0, 4 * self.cpu_seconds), memory_mb=256, max_output_bytes=4 * self.max_output_chars + 64
+        )
         outputs = []
         with judge.fresh_sandbox(self.allow_unsafe) as sandbox:
             for number, text in enumerate(inputs, 1):
@@ -279,8 +329,11 @@ class CodeProposerSolver(Game):
         ctx.reward("proposer", learnability)
         winners = ["solver"] if valid and solved == len(valid) else (["proposer"] if learnability > 0 else [])
         self.scratch.close()
-        ctx.finish(reason=f"{self.rounds} rounds played: the solver solved {solved} of {len(valid)} valid programs",
-                   winners=winners, details=self._details(rate, learnability))
+        ctx.finish(
+            reason=f"{self.rounds} rounds played: the solver solved {solved} of {len(valid)} valid programs",
+            winners=winners,
+            details=self._details(rate, learnability),
+        )
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """Too many replies without a valid tool call: -1 for the offender, 0 for the other."""
@@ -294,15 +347,24 @@ class CodeProposerSolver(Game):
     def view(self, player: str) -> dict[str, Any]:
         """The round, the player's role and the rounds so far; the solver also sees the current challenge
         (in induction mode only the shown pairs, never the program)."""
-        seen = {"role": player, "mode": self.mode, "round": self.round + 1, "rounds": self.rounds, "inputs": self.n_inputs, "phase": self.phase,
-                "history": [dict(entry) for entry in self.history] if player == "proposer" or self.mode == "output"
-                else [{k: v for k, v in entry.items() if k != "program"} for entry in self.history]}
+        seen = {
+            "role": player,
+            "mode": self.mode,
+            "round": self.round + 1,
+            "rounds": self.rounds,
+            "inputs": self.n_inputs,
+            "phase": self.phase,
+            "history": [dict(entry) for entry in self.history]
+            if player == "proposer" or self.mode == "output"
+            else [{k: v for k, v in entry.items() if k != "program"} for entry in self.history],
+        }
         if player == "solver" and self.current is not None:
             if self.mode == "output":
                 seen["program"], seen["input"] = self.current["program"], self.current["inputs"][0]
             else:
-                seen["pairs"] = [{"input": i, "output": o} for i, o in
-                                 zip(self.current["inputs"][: self.shown], self.current["outputs"][: self.shown])]
+                seen["pairs"] = [
+                    {"input": i, "output": o} for i, o in zip(self.current["inputs"][: self.shown], self.current["outputs"][: self.shown])
+                ]
         return seen
 
     def render(self) -> str:

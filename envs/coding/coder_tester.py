@@ -90,8 +90,7 @@ MUTANT_FLOOR = 0.1
 #: Longest literal text of one test's arguments and expected value.
 MAX_TEST_CHARS = 2000
 
-SUBMIT = code_tool("submit", "Submit your work and end your turn: the coder submits its solution, the tester its tests "
-                   "(assert lines).", final=True)
+SUBMIT = code_tool("submit", "Submit your work and end your turn: the coder submits its solution, the tester its tests (assert lines).", final=True)
 
 RULES = {
     "coder": """You are the coder in a coder-tester game. Write the function the task asks for; a tester is writing tests for it at the same time.
@@ -127,9 +126,15 @@ def parse_tests(text: str, entry: str, limit: int) -> tuple[list[tuple[tuple, An
             return tests, invalid, len(statements) - counted
         counted += 1
         test = statement.test if isinstance(statement, ast.Assert) else None
-        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
-                and isinstance(test.left, ast.Call) and isinstance(test.left.func, ast.Name) and test.left.func.id == entry
-                and not test.left.keywords):
+        if not (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.left, ast.Call)
+            and isinstance(test.left.func, ast.Name)
+            and test.left.func.id == entry
+            and not test.left.keywords
+        ):
             invalid.append(f"test {counted} is not of the form assert {entry}(...) == ...")
             continue
         try:
@@ -168,15 +173,28 @@ class CoderTester(PosesTask, Game):
     """A coder and a tester work on the same task at once; mutants of the reference score the tests. See the module docstring."""
 
     name = "CoderTester"
-    reference_agents = ('reference', 'random')
+    reference_agents = ("reference", "random")
     description = "A coder writes a function while a tester writes asserts; the tests are scored by the mutants of the reference they kill."
     category = "coding"
     zero_sum = False
     simultaneous = True
 
-    def __init__(self, *, tasks: str = "procgen", depth: int | None = None, size: int | None = None, family: str | None = None,
-                 reward: str = "binary", tool_cost: float = 0.0, max_tests: int = 10, mutants: int = 12,
-                 invalid_cost: float = 0.2, bonus: float = 0.5, cpu_budget: float = 5.0, allow_unsafe: bool = False):
+    def __init__(
+        self,
+        *,
+        tasks: str = "procgen",
+        depth: int | None = None,
+        size: int | None = None,
+        family: str | None = None,
+        reward: str = "binary",
+        tool_cost: float = 0.0,
+        max_tests: int = 10,
+        mutants: int = 12,
+        invalid_cost: float = 0.2,
+        bonus: float = 0.5,
+        cpu_budget: float = 5.0,
+        allow_unsafe: bool = False,
+    ):
         self.source = TaskSource.from_options(tasks, depth, size, family, function_only=True)
         self.reward_mode = choice_option("reward", reward, REWARD_MODES)
         self.tool_cost = float_option("tool_cost", tool_cost, 0.0, 1.0)
@@ -206,8 +224,9 @@ class CoderTester(PosesTask, Game):
         if player == "coder":
             return RULES["coder"].format(syntax=TOOL_SYNTAX, reward=REWARD_TEXT[self.reward_mode])
         entry = self.task.entry_point if self.task is not None else "solve"
-        return RULES["tester"].format(entry=entry, max_tests=self.max_tests, invalid_cost=self.invalid_cost, bonus=self.bonus,
-                                      cpu_budget=self.cpu_budget, syntax=TOOL_SYNTAX)
+        return RULES["tester"].format(
+            entry=entry, max_tests=self.max_tests, invalid_cost=self.invalid_cost, bonus=self.bonus, cpu_budget=self.cpu_budget, syntax=TOOL_SYNTAX
+        )
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
         """What to submit."""
@@ -234,20 +253,29 @@ class CoderTester(PosesTask, Game):
             for (args, expected), outcome in zip(tests, on_reference.outcomes):
                 if _fails(outcome, expected):
                     got = judge.show(outcome.value, 120) if outcome.status == "ok" else outcome.detail[:120]
-                    invalid.append(f"a correct solution fails {task.entry_point}({', '.join(judge.show(a, 80) for a in args)}) "
-                                   f"== {judge.show(expected, 80)} (it gives {got})")
+                    invalid.append(
+                        f"a correct solution fails {task.entry_point}({', '.join(judge.show(a, 80) for a in args)}) "
+                        f"== {judge.show(expected, 80)} (it gives {got})"
+                    )
                 else:
                     valid.append((args, expected))
                     budgets.append(max(MUTANT_FLOOR, MUTANT_FACTOR * outcome.cpu))
-            budgets += [max(MUTANT_FLOOR, MUTANT_FACTOR * outcome.cpu) for outcome in on_reference.outcomes[len(tests):]]
+            budgets += [max(MUTANT_FLOOR, MUTANT_FACTOR * outcome.cpu) for outcome in on_reference.outcomes[len(tests) :]]
             expected_all = [expected for _, expected in valid] + [expected for _, expected in task.hidden]
             # The tester's cost: the reference's CPU on its tests, then each mutant's on its valid tests (see the module docstring).
             spent = sum(outcome.cpu for outcome in on_reference.outcomes[: len(tests)])
             told_apart = killed = 0
             # Without a valid test the tester kills nothing, whatever the mutants do: they need not run.
             for index in chosen if valid and spent <= self.cpu_budget else []:
-                run = judge.execute(sandbox, pool[index], "call", [args for args, _ in valid] + hidden_args, entry=task.entry_point,
-                                    cpu=budgets, limits=_mutant_limits(budgets))
+                run = judge.execute(
+                    sandbox,
+                    pool[index],
+                    "call",
+                    [args for args, _ in valid] + hidden_args,
+                    entry=task.entry_point,
+                    cpu=budgets,
+                    limits=_mutant_limits(budgets),
+                )
                 spent += sum(outcome.cpu for outcome in run.outcomes[: len(valid)])
                 if spent > self.cpu_budget:
                     break
@@ -269,33 +297,57 @@ class CoderTester(PosesTask, Game):
             tester = share + (self.bonus if caught else 0.0) - self.invalid_cost * len(invalid) - self.tool_cost * ctx.tool_calls["tester"]
         self.result = {
             "coder": hidden.summary(),
-            "tester": {"tests": written, "valid": len(valid), "invalid": invalid[:10],
-                       "invalid_count": len(invalid), "ignored": ignored, "mutants": len(chosen), "told_apart": told_apart,
-                       "killed": killed, "kill_share": round(share, 6), "caught_coder": caught, "overran": overran,
-                       "coder_on_tests": against_tests.summary()["tests"] if against_tests is not None else ""},
+            "tester": {
+                "tests": written,
+                "valid": len(valid),
+                "invalid": invalid[:10],
+                "invalid_count": len(invalid),
+                "ignored": ignored,
+                "mutants": len(chosen),
+                "told_apart": told_apart,
+                "killed": killed,
+                "kill_share": round(share, 6),
+                "caught_coder": caught,
+                "overran": overran,
+                "coder_on_tests": against_tests.summary()["tests"] if against_tests is not None else "",
+            },
         }
         over = f"the tests cost more than the tester's budget of {self.cpu_budget:g} CPU seconds"
-        ctx.tell(f"The coder's solution: {hidden.verdict.replace('_', ' ')}, {hidden.passed} of {hidden.total} hidden tests passed. "
-                 + (f"The tester's tests: {over}." if overran else
-                    f"The tester's tests: {len(valid)} valid, {len(invalid)} invalid; they killed {killed} of the {told_apart} "
-                    f"mutants told apart" + ("; one of them fails on the coder's solution." if caught else ".")), kind="move")
+        ctx.tell(
+            f"The coder's solution: {hidden.verdict.replace('_', ' ')}, {hidden.passed} of {hidden.total} hidden tests passed. "
+            + (
+                f"The tester's tests: {over}."
+                if overran
+                else f"The tester's tests: {len(valid)} valid, {len(invalid)} invalid; they killed {killed} of the {told_apart} "
+                f"mutants told apart" + ("; one of them fails on the coder's solution." if caught else ".")
+            ),
+            kind="move",
+        )
         winners = ["tester"] if caught else (["coder"] if hidden.verdict == "pass" else [])
         self.scratch.close()
-        ctx.finish({"coder": coder, "tester": tester}, reason=f"both submitted: the solution {hidden.verdict.replace('_', ' ')}, "
-                   + (over if overran else f"the tests killed {killed}/{told_apart} mutants" + (" and caught the coder" if caught else "")),
-                   winners=winners, details=self._details(ctx))
+        ctx.finish(
+            {"coder": coder, "tester": tester},
+            reason=f"both submitted: the solution {hidden.verdict.replace('_', ' ')}, "
+            + (over if overran else f"the tests killed {killed}/{told_apart} mutants" + (" and caught the coder" if caught else "")),
+            winners=winners,
+            details=self._details(ctx),
+        )
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """Too many replies without a valid tool call: -1 (minus tool costs) for the offender, 0 for the other."""
         other = self.other(player)
         self.scratch.close()
-        ctx.finish({player: -1.0 - self.tool_cost * ctx.tool_calls[player], other: 0.0}, reason=reason, winners=[other],
-                   details=self._details(ctx))
+        ctx.finish({player: -1.0 - self.tool_cost * ctx.tool_calls[player], other: 0.0}, reason=reason, winners=[other], details=self._details(ctx))
 
     def _details(self, ctx: Context) -> dict[str, Any]:
         assert self.task is not None
-        return {"task": self.task.task_id, "family": self.task.family, "steps": list(self.task.steps),
-                "scratch_calls": {player: ctx.tool_calls[player] for player in self.players}, **(self.result or {})}
+        return {
+            "task": self.task.task_id,
+            "family": self.task.family,
+            "steps": list(self.task.steps),
+            "scratch_calls": {player: ctx.tool_calls[player] for player in self.players},
+            **(self.result or {}),
+        }
 
     # ------------------------------------------------------------------ views
     def view(self, player: str) -> dict[str, Any]:
@@ -303,8 +355,15 @@ class CoderTester(PosesTask, Game):
         both have submitted."""
         if self.task is None:
             return {}
-        return {"role": player, "task_id": self.handle, "entry_point": self.task.entry_point, "statement": self.task.statement,
-                "examples": self.task.examples(), "max_tests": self.max_tests, "result": self.result}
+        return {
+            "role": player,
+            "task_id": self.handle,
+            "entry_point": self.task.entry_point,
+            "statement": self.task.statement,
+            "examples": self.task.examples(),
+            "max_tests": self.max_tests,
+            "result": self.result,
+        }
 
     def render(self) -> str:
         """The task's handle and the result."""
@@ -313,6 +372,7 @@ class CoderTester(PosesTask, Game):
         if self.result is None:
             return f"task {self.handle} [{self.task.family}]: working"
         tester = self.result["tester"]
-        return (f"task {self.handle}: coder {self.result['coder']['verdict']}, tester {tester['valid']} valid tests, "
-                f"killed {tester['killed']}/{tester['told_apart']} mutants")
-
+        return (
+            f"task {self.handle}: coder {self.result['coder']['verdict']}, tester {tester['valid']} valid tests, "
+            f"killed {tester['killed']}/{tester['told_apart']} mutants"
+        )

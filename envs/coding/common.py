@@ -33,7 +33,7 @@ REWARD_TEXT = {
     "binary": "1 if your submission passes every hidden test, otherwise 0.",
     "fraction": "the share of hidden tests your submission passes.",
     "coderl": "+1 if your submission passes every hidden test, -0.3 if it fails one, -0.6 if it raises an error or runs out "
-              "of time, -1 if it does not compile.",
+    "of time, -1 if it does not compile.",
 }
 
 
@@ -42,14 +42,24 @@ def code_tool(name: str, description: str, final: bool = False, stdin: bool = Fa
     properties: dict[str, Any] = {"code": {"type": "string", "description": "Python source code"}}
     if stdin:
         properties["stdin"] = {"type": "string", "description": "text the program reads from standard input"}
-    return Tool(name, description, {"type": "object", "properties": properties, "required": ["code"], "additionalProperties": False},
-                final=final, recorded=recorded)
+    return Tool(
+        name,
+        description,
+        {"type": "object", "properties": properties, "required": ["code"], "additionalProperties": False},
+        final=final,
+        recorded=recorded,
+    )
 
 
 # A program's output need not reproduce (it may print the clock), so the scratch tools' answers are kept whole in
 # the record and played back on replay: a player cannot void its match with them.
-RUN_PYTHON = code_tool("run_python", "Run a Python program in a scratch sandbox (standard library only, no network) and see "
-                       "its exit status, stdout and stderr. Nothing run here is judged.", stdin=True, recorded=True)
+RUN_PYTHON = code_tool(
+    "run_python",
+    "Run a Python program in a scratch sandbox (standard library only, no network) and see "
+    "its exit status, stdout and stderr. Nothing run here is judged.",
+    stdin=True,
+    recorded=True,
+)
 RUN_TESTS = code_tool("run_tests", "Run your solution on the task's visible examples and see the result of each.", recorded=True)
 
 
@@ -89,8 +99,9 @@ class TaskSource:
     def from_options(cls, tasks: Any, depth: Any, size: Any, family: Any, function_only: bool = False) -> TaskSource:
         """Check the options (clear errors) and return the source."""
         if not isinstance(tasks, str) or not tasks:
-            raise ValueError(f"tasks must be 'procgen', the name of a frozen set ({', '.join(FROZEN_SETS)}) or the path of a "
-                             f"JSONL task file, got {tasks!r}")
+            raise ValueError(
+                f"tasks must be 'procgen', the name of a frozen set ({', '.join(FROZEN_SETS)}) or the path of a JSONL task file, got {tasks!r}"
+            )
         if tasks != "procgen" and (depth is not None or size is not None or family is not None):
             raise ValueError("depth, size and family choose procgen tasks; leave them out with tasks=" + repr(tasks))
         depth = 2 if depth is None else int_option("depth", depth, 1, MAX_DEPTH)
@@ -101,8 +112,9 @@ class TaskSource:
         if tasks not in ("procgen", *FROZEN_SETS):
             loaded = source.loaded()
             if function_only and any(task.kind != "function" for task in loaded):
-                raise ValueError(f"{tasks} holds tasks that are not function tasks with test values; this environment needs "
-                                 "procgen or frozen-set tasks")
+                raise ValueError(
+                    f"{tasks} holds tasks that are not function tasks with test values; this environment needs procgen or frozen-set tasks"
+                )
         return source
 
     @property
@@ -115,8 +127,7 @@ class TaskSource:
     def loaded(self) -> tuple[Task, ...]:
         """The tasks of the file (read again only when it changes)."""
         if not os.path.isfile(os.path.expanduser(self.tasks)):
-            raise ValueError(f"tasks={self.tasks!r} is neither 'procgen', a frozen set ({', '.join(FROZEN_SETS)}) nor "
-                             "an existing JSONL task file")
+            raise ValueError(f"tasks={self.tasks!r} is neither 'procgen', a frozen set ({', '.join(FROZEN_SETS)}) nor an existing JSONL task file")
         return file_tasks(self.tasks)
 
     def draw(self, rng: np.random.Generator) -> Task:
@@ -185,8 +196,13 @@ class ScratchSandboxes:
 def scratch_run(sandbox: Sandbox, code: str, stdin: str) -> str:
     """Run a program in a player's scratch sandbox; what the agent is told (no timings: replay compares this text)."""
     result = sandbox.run(code, stdin)
-    status = {"ok": "ran to the end", "error": "failed", "timeout": "ran out of time", "memory": "ran out of memory",
-              "output_limit": "wrote too much output and was stopped"}[result.verdict]
+    status = {
+        "ok": "ran to the end",
+        "error": "failed",
+        "timeout": "ran out of time",
+        "memory": "ran out of memory",
+        "output_limit": "wrote too much output and was stopped",
+    }[result.verdict]
     exit_text = f"exit status {result.exit_code}" if result.exit_code is not None else f"killed by signal {result.signal}"
     text = f"The program {status} ({exit_text}).\nstdout:\n" + (_cut(result.stdout) if result.stdout else "(empty)\n")
     if result.stderr:

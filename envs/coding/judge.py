@@ -502,8 +502,7 @@ class Judgement:
         """The JSON-ready account kept in outcome details (and compared on replay): the verdict, the counts and
         one letter per test (``P`` pass, ``W`` wrong, ``E`` error, ``T`` timeout, ``N`` not run). It holds
         nothing a program returned or printed, which need not reproduce."""
-        return {"verdict": self.verdict, "passed": self.passed, "total": self.total,
-                "tests": "".join(LETTERS[test.status] for test in self.tests)}
+        return {"verdict": self.verdict, "passed": self.passed, "total": self.total, "tests": "".join(LETTERS[test.status] for test in self.tests)}
 
 
 # ------------------------------------------------------------------------------ sandboxes
@@ -552,9 +551,9 @@ def require_sandbox(env_name: str, allow_unsafe: bool = False) -> None:
 
 # ------------------------------------------------------------------------------ running
 
+
 def _payload(code: str, mode: str, tests: Sequence[Any], entry: str, setup: str, cpu: Sequence[float]) -> str:
-    return repr({"code": code, "mode": mode, "entry": entry, "setup": setup, "tests": list(tests), "cpu": list(cpu),
-                 "load_cpu": TEST_CPU_SECONDS})
+    return repr({"code": code, "mode": mode, "entry": entry, "setup": setup, "tests": list(tests), "cpu": list(cpu), "load_cpu": TEST_CPU_SECONDS})
 
 
 def _lines(stdout: str) -> list[Any]:
@@ -601,8 +600,17 @@ def _test_run(line: list[Any], mode: str) -> TestRun:
         return TestRun("error", detail=f"the result could not be read back ({show(error, 200)})", printed=printed)
 
 
-def execute(sandbox: Sandbox, code: str, mode: str, tests: Sequence[Any], *, entry: str = "", setup: str = "",
-            cpu: float | Sequence[float] = TEST_CPU_SECONDS, limits: Limits | None = None) -> Execution:
+def execute(
+    sandbox: Sandbox,
+    code: str,
+    mode: str,
+    tests: Sequence[Any],
+    *,
+    entry: str = "",
+    setup: str = "",
+    cpu: float | Sequence[float] = TEST_CPU_SECONDS,
+    limits: Limits | None = None,
+) -> Execution:
     """Run ``code`` in ``sandbox`` through the harness: ``mode`` ``"call"`` calls ``entry`` with each test's
     argument tuple; ``"probes"`` evaluates each test's list of expressions (see :func:`assert_plan`) and
     returns their values; ``"asserts"`` executes each test's code after the solution (and ``setup``).
@@ -615,8 +623,9 @@ def execute(sandbox: Sandbox, code: str, mode: str, tests: Sequence[Any], *, ent
         if not isinstance(line, list):
             continue
         if len(line) == 3 and line[0] == "load" and load == "crash":
-            load, load_detail = (line[1], str(line[2])) if line[1] in LOAD_STATUSES else \
-                ("error", f"the run reported an unknown status {show(line[1], 40)}")
+            load, load_detail = (
+                (line[1], str(line[2])) if line[1] in LOAD_STATUSES else ("error", f"the run reported an unknown status {show(line[1], 40)}")
+            )
         elif len(line) == 5 and type(line[0]) is int and 0 <= line[0] < len(tests) and line[0] not in outcomes:
             outcomes[line[0]] = _test_run(line, mode)
     if load == "crash":
@@ -669,8 +678,7 @@ def _verdict(load: str, statuses: Sequence[str]) -> str:
 
 
 def _judgement(execution: Execution, verdicts: list[TestVerdict]) -> Judgement:
-    return Judgement(_verdict(execution.load, [v.status for v in verdicts]), tuple(verdicts),
-                     execution.load_detail if execution.load != "ok" else "")
+    return Judgement(_verdict(execution.load, [v.status for v in verdicts]), tuple(verdicts), execution.load_detail if execution.load != "ok" else "")
 
 
 def _not_passed(outcome: TestRun) -> TestVerdict:
@@ -678,8 +686,9 @@ def _not_passed(outcome: TestRun) -> TestVerdict:
     return TestVerdict(outcome.status if outcome.status in ("timeout", "not_run") else "error", outcome.detail, printed=outcome.printed)
 
 
-def judge_function(sandbox: Sandbox, code: str, entry: str, tests: Sequence[tuple[tuple, Any]],
-                   cpu: float | Sequence[float] = TEST_CPU_SECONDS) -> Judgement:
+def judge_function(
+    sandbox: Sandbox, code: str, entry: str, tests: Sequence[tuple[tuple, Any]], cpu: float | Sequence[float] = TEST_CPU_SECONDS
+) -> Judgement:
     """Call ``entry`` on each test's arguments and compare with the expected value (on the host)."""
     execution = execute(sandbox, code, "call", [args for args, _ in tests], entry=entry, cpu=cpu)
     verdicts = []
@@ -703,7 +712,9 @@ PROBE = "__probe"
 #: raises what the probe raised. Probes are looked up only where the expression's own evaluation reaches them,
 #: so a probe behind ``or``, ``and``, a conditional expression or a chained comparison that is not reached
 #: does not count, as in Python (each still ran, under the test's time limit, in the solution's sandbox).
-CHECKER = WIRE + r'''
+CHECKER = (
+    WIRE
+    + r'''
 import json, sys
 
 
@@ -747,6 +758,7 @@ for expression, raw in payload["tests"]:
         results.append(["error", (type(error).__name__ + ": " + str(error))[:300]])
 sys.stdout.write("\x1e" + json.dumps(results) + "\n")
 '''
+)
 
 _SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -894,17 +906,21 @@ def _check(pending: list[tuple[str, list[Any]]], setup: str, allow_unsafe: bool)
     return [(status, str(detail)) if status in ("pass", "fail", "error") else ("error", "the checker failed") for status, detail in found]
 
 
-def judge_asserts(sandbox: Sandbox, code: str, tests: Sequence[str], setup: str = "", entry: str = "",
-                  cpu: float = TEST_CPU_SECONDS) -> Judgement:
+def judge_asserts(sandbox: Sandbox, code: str, tests: Sequence[str], setup: str = "", entry: str = "", cpu: float = TEST_CPU_SECONDS) -> Judgement:
     """Judge ``code`` on assert tests: split between the solution's sandbox and a checker's where
     :func:`assert_plan` can split them; otherwise each snippet runs after the solution in its process and
     passes if it raises nothing (which a solution can defeat: see the module docstring)."""
     plan = assert_plan(tests, setup, entry)
     if plan is None:
         execution = execute(sandbox, code, "asserts", list(tests), setup=setup, cpu=cpu)
-        verdicts = [TestVerdict("pass", printed=o.printed) if o.status == "ok" else
-                    TestVerdict("wrong", o.detail, printed=o.printed) if o.status == "fail" else _not_passed(o)
-                    for o in execution.outcomes]
+        verdicts = [
+            TestVerdict("pass", printed=o.printed)
+            if o.status == "ok"
+            else TestVerdict("wrong", o.detail, printed=o.printed)
+            if o.status == "fail"
+            else _not_passed(o)
+            for o in execution.outcomes
+        ]
         return _judgement(execution, verdicts)
     execution = execute(sandbox, code, "probes", [probes for _, probes in plan], setup=setup, cpu=cpu)
     ran = [index for index, outcome in enumerate(execution.outcomes) if outcome.status == "ok"]
@@ -916,8 +932,14 @@ def judge_asserts(sandbox: Sandbox, code: str, tests: Sequence[str], setup: str 
             continue
         status, detail = checked[index]
         got = show(outcome.value)
-        verdicts.append(TestVerdict({"pass": "pass", "fail": "wrong"}.get(status, "error"),
-                                    detail if status == "error" else f"the calls gave {got}" if status == "fail" else "", got, outcome.printed))
+        verdicts.append(
+            TestVerdict(
+                {"pass": "pass", "fail": "wrong"}.get(status, "error"),
+                detail if status == "error" else f"the calls gave {got}" if status == "fail" else "",
+                got,
+                outcome.printed,
+            )
+        )
     return _judgement(execution, verdicts)
 
 
@@ -952,8 +974,7 @@ def same_output(got: str, expected: str, tolerance: float = 1e-6) -> bool:
     return True
 
 
-def judge_stdio(sandbox: Sandbox, code: str, tests: Sequence[tuple[str, str]], tolerance: float = 1e-6,
-                cpu: float = 2.0) -> Judgement:
+def judge_stdio(sandbox: Sandbox, code: str, tests: Sequence[tuple[str, str]], tolerance: float = 1e-6, cpu: float = 2.0) -> Judgement:
     """Run the program once per test with its input on stdin and compare stdout token by token (on the host)."""
     limits = Limits(cpu_seconds=cpu, wall_seconds=max(10.0, 4 * cpu), memory_mb=512)
     # Compiled in the sandbox too: the host never parses an agent's program.

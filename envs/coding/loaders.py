@@ -103,8 +103,11 @@ def _split_check(test: str, entry: str) -> tuple[str, tuple[str, ...]] | None:
             if node.id == parameter:
                 node.id = entry
         asserts.append(ast.unparse(ast.Assert(statement.test)))
-    calls_check = [s for s in module.body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
-                   and isinstance(s.value.func, ast.Name) and s.value.func.id == "check"]
+    calls_check = [
+        s
+        for s in module.body
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name) and s.value.func.id == "check"
+    ]
     setup = [s for s in module.body if s is not check and s not in calls_check]
     return (ast.unparse(ast.Module(setup, [])), tuple(asserts)) if asserts else None
 
@@ -114,11 +117,9 @@ def _humaneval(record: dict[str, Any], where: str, task_id: str, tolerance: floa
     if not entry.isidentifier():
         raise TaskFormatError(f"{where}: entry_point {entry!r} is not a Python name")
     solution = record.get("canonical_solution")
-    statement = ("Complete this Python function (write the whole function, with any imports it needs):\n\n"
-                 f"```python\n{prompt.rstrip()}\n```")
+    statement = f"Complete this Python function (write the whole function, with any imports it needs):\n\n```python\n{prompt.rstrip()}\n```"
     setup, tests = split_check(test, entry) or ("", (f"{test}\ncheck({entry})\n",))
-    return Task(task_id, "asserts", "humaneval", statement, entry, (), tests,
-                prompt + solution if isinstance(solution, str) else "", setup=setup)
+    return Task(task_id, "asserts", "humaneval", statement, entry, (), tests, prompt + solution if isinstance(solution, str) else "", setup=setup)
 
 
 #: Calls that wrap the tested function in MBPP asserts (``assert set(f(x)) == ...``, ``math.isclose(f(x), y)``).
@@ -142,8 +143,9 @@ def _mbpp(record: dict[str, Any], where: str, task_id: str, tolerance: float) ->
         raise TaskFormatError(f"{where}: 'test_setup_code' must be a string")
     statement = f"{text.strip()}\nWrite the Python function `{entry}`. Your code should pass this test:\n    {tests[0].strip()}"
     code = record.get("code")
-    return Task(task_id, "asserts", "mbpp", statement, entry, (tests[0],), tuple(tests) + tuple(challenge),
-                code if isinstance(code, str) else "", setup=setup)
+    return Task(
+        task_id, "asserts", "mbpp", statement, entry, (tests[0],), tuple(tests) + tuple(challenge), code if isinstance(code, str) else "", setup=setup
+    )
 
 
 def _json_field(record: dict[str, Any], key: str, where: str) -> Any:
@@ -170,8 +172,9 @@ def _apps(record: dict[str, Any], where: str, task_id: str, tolerance: float) ->
     if not isinstance(io, dict) or not isinstance(io.get("inputs"), list) or not isinstance(io.get("outputs"), list):
         raise TaskFormatError(f"{where}: 'input_output' must hold lists 'inputs' and 'outputs'")
     if io.get("fn_name"):
-        raise TaskFormatError(f"{where}: call-based APPS problems (fn_name {io['fn_name']!r}) are not supported; "
-                              "keep the stdin/stdout problems of the file")
+        raise TaskFormatError(
+            f"{where}: call-based APPS problems (fn_name {io['fn_name']!r}) are not supported; keep the stdin/stdout problems of the file"
+        )
     if len(io["inputs"]) != len(io["outputs"]) or not io["inputs"]:
         raise TaskFormatError(f"{where}: 'input_output' needs as many outputs as inputs, and at least one")
     tests = tuple((_io_text(i, where), _io_text(o, where)) for i, o in zip(io["inputs"], io["outputs"]))
@@ -183,9 +186,13 @@ def _apps(record: dict[str, Any], where: str, task_id: str, tolerance: float) ->
 
 def _contest_tests(record: dict[str, Any], key: str, where: str) -> tuple[tuple[str, str], ...]:
     block = record.get(key) or {"input": [], "output": []}
-    if not isinstance(block, dict) or not isinstance(block.get("input"), list) or not isinstance(block.get("output"), list) \
-            or len(block["input"]) != len(block["output"]):
-        raise TaskFormatError(f"{where}: {key!r} must be {{\"input\": [...], \"output\": [...]}} of equal lengths")
+    if (
+        not isinstance(block, dict)
+        or not isinstance(block.get("input"), list)
+        or not isinstance(block.get("output"), list)
+        or len(block["input"]) != len(block["output"])
+    ):
+        raise TaskFormatError(f'{where}: {key!r} must be {{"input": [...], "output": [...]}} of equal lengths')
     return tuple((_io_text(i, where), _io_text(o, where)) for i, o in zip(block["input"], block["output"]))
 
 
@@ -198,8 +205,14 @@ def _codecontests(record: dict[str, Any], where: str, task_id: str, tolerance: f
     solutions = record.get("solutions") or {}
     reference = ""
     if isinstance(solutions, dict) and isinstance(solutions.get("language"), list) and isinstance(solutions.get("solution"), list):
-        reference = next((code for language, code in zip(solutions["language"], solutions["solution"])
-                          if language == CODECONTESTS_PYTHON3 and isinstance(code, str)), "")
+        reference = next(
+            (
+                code
+                for language, code in zip(solutions["language"], solutions["solution"])
+                if language == CODECONTESTS_PYTHON3 and isinstance(code, str)
+            ),
+            "",
+        )
     statement = f"{description.strip()}\n\nWrite a Python program that reads the input from stdin and prints the answer to stdout."
     return Task(task_id, "stdio", "codecontests", statement, "", public, hidden, reference, tolerance=tolerance)
 
@@ -231,9 +244,11 @@ def load_tasks(path: str | os.PathLike[str], format: str | None = None, float_to
                 raise TaskFormatError(f"{where}: a task is a JSON object, got {type(record).__name__}")
             kind = format or _detect(record)
             if kind is None:
-                raise TaskFormatError(f"{where}: unrecognised task record with fields {sorted(record)[:8]}; expected HumanEval "
-                                      "(prompt, entry_point, test), MBPP (text, test_list), APPS (question, input_output) "
-                                      "or CodeContests (description, public_tests)")
+                raise TaskFormatError(
+                    f"{where}: unrecognised task record with fields {sorted(record)[:8]}; expected HumanEval "
+                    "(prompt, entry_point, test), MBPP (text, test_list), APPS (question, input_output) "
+                    "or CodeContests (description, public_tests)"
+                )
             tasks.append(READERS[kind](record, where, f"file:{file}#{number}", float(float_tolerance)))
     if not tasks:
         raise TaskFormatError(f"{file}: the file holds no tasks")
@@ -253,7 +268,7 @@ def file_tasks(path: str | os.PathLike[str]) -> tuple[Task, ...]:
 
 def task_from_file_id(task_id: str) -> Task:
     """The task ``file:PATH#LINE`` (the file is read again if it changed)."""
-    path, _, _line = task_id[len("file:"):].rpartition("#")
+    path, _, _line = task_id[len("file:") :].rpartition("#")
     if not path:
         raise ValueError(f"a file task id is file:PATH#LINE, got {task_id!r}")
     for task in file_tasks(path):

@@ -23,11 +23,23 @@ import copy
 from typing import Any, Callable, Iterator
 
 _COMPARE_FLIPS: dict[type[ast.cmpop], tuple[type[ast.cmpop], ...]] = {
-    ast.Lt: (ast.LtE, ast.Gt), ast.LtE: (ast.Lt, ast.GtE), ast.Gt: (ast.GtE, ast.Lt), ast.GtE: (ast.Gt, ast.LtE),
-    ast.Eq: (ast.NotEq,), ast.NotEq: (ast.Eq,), ast.In: (ast.NotIn,), ast.NotIn: (ast.In,), ast.Is: (ast.IsNot,), ast.IsNot: (ast.Is,),
+    ast.Lt: (ast.LtE, ast.Gt),
+    ast.LtE: (ast.Lt, ast.GtE),
+    ast.Gt: (ast.GtE, ast.Lt),
+    ast.GtE: (ast.Gt, ast.LtE),
+    ast.Eq: (ast.NotEq,),
+    ast.NotEq: (ast.Eq,),
+    ast.In: (ast.NotIn,),
+    ast.NotIn: (ast.In,),
+    ast.Is: (ast.IsNot,),
+    ast.IsNot: (ast.Is,),
 }
 _ARITHMETIC: dict[type[ast.operator], tuple[type[ast.operator], ...]] = {
-    ast.Add: (ast.Sub,), ast.Sub: (ast.Add,), ast.Mult: (ast.Add,), ast.FloorDiv: (ast.Mult,), ast.Mod: (ast.FloorDiv,),
+    ast.Add: (ast.Sub,),
+    ast.Sub: (ast.Add,),
+    ast.Mult: (ast.Add,),
+    ast.FloorDiv: (ast.Mult,),
+    ast.Mod: (ast.FloorDiv,),
 }
 _NON_COMMUTATIVE = (ast.Sub, ast.FloorDiv, ast.Mod, ast.Div, ast.Pow)
 
@@ -44,19 +56,26 @@ def _sites(node: ast.AST) -> Iterator[Mutation]:
                 # The defaults bind this iteration's values (a closure would see the last ones).
                 def flip(n: ast.Compare, i: int = index, r: type[ast.cmpop] = replacement) -> None:
                     n.ops[i] = r()
+
                 yield flip
         if len(node.ops) == 1:
+
             def swap_compare(n: ast.Compare) -> None:
                 n.left, n.comparators[0] = n.comparators[0], n.left
+
             yield swap_compare
     elif isinstance(node, (ast.BinOp, ast.AugAssign)):
         for swapped in _ARITHMETIC.get(type(node.op), ()):
+
             def swap_operator(n: ast.BinOp | ast.AugAssign, r: type[ast.operator] = swapped) -> None:
                 n.op = r()
+
             yield swap_operator
         if isinstance(node, ast.BinOp) and isinstance(node.op, _NON_COMMUTATIVE):
+
             def swap_operands(n: ast.BinOp) -> None:
                 n.left, n.right = n.right, n.left
+
             yield swap_operands
     elif isinstance(node, ast.Constant):
         if isinstance(node.value, bool):
@@ -70,8 +89,10 @@ def _sites(node: ast.AST) -> Iterator[Mutation]:
         yield lambda n: setattr(n, "test", ast.UnaryOp(ast.Not(), n.test))
     elif isinstance(node, ast.comprehension):
         for index in range(len(node.ifs)):
+
             def negate_filter(n: ast.comprehension, i: int = index) -> None:
                 n.ifs[i] = ast.UnaryOp(ast.Not(), n.ifs[i])
+
             yield negate_filter
     elif isinstance(node, ast.Name) and node.id in ("min", "max"):
         yield lambda n: setattr(n, "id", "max" if n.id == "min" else "min")

@@ -50,8 +50,10 @@ class Oracle:
         with self._lock:
             found = self._tasks.get(handle)
         if found is None:
-            raise LookupError(f"no episode of this process posed a task with handle {handle!r}: the oracle knows only the "
-                              "tasks of environments running in the same process as the privileged agent")
+            raise LookupError(
+                f"no episode of this process posed a task with handle {handle!r}: the oracle knows only the "
+                "tasks of environments running in the same process as the privileged agent"
+            )
         return found
 
     def __deepcopy__(self, memo: dict) -> Oracle:

@@ -68,8 +68,20 @@ class Task:
 
     def to_json(self) -> dict[str, Any]:
         """Everything about the task as JSON (tuples become lists), for fingerprints and exports."""
-        return json.loads(json.dumps({
-            "task_id": self.task_id, "kind": self.kind, "family": self.family, "statement": self.statement,
-            "entry_point": self.entry_point, "visible": self.visible, "hidden": self.hidden, "reference": self.reference,
-            "setup": self.setup, "tolerance": self.tolerance, "steps": self.steps,
-        }))
+        return json.loads(
+            json.dumps(
+                {
+                    "task_id": self.task_id,
+                    "kind": self.kind,
+                    "family": self.family,
+                    "statement": self.statement,
+                    "entry_point": self.entry_point,
+                    "visible": self.visible,
+                    "hidden": self.hidden,
+                    "reference": self.reference,
+                    "setup": self.setup,
+                    "tolerance": self.tolerance,
+                    "steps": self.steps,
+                }
+            )
+        )

@@ -62,6 +62,7 @@ CODE_V1_SHA256 = "63b61bb95bc68fc722da7ecc12a124032dfe551e2fb526bd92b35b26324dd9
 
 # ----------------------------------------------------------------------------- inputs
 
+
 def _text(rng: random.Random, size: int) -> str:
     tokens = []
     for _ in range(rng.randint(0, max(1, size // 2 + 1))):
@@ -121,6 +122,7 @@ def _edges(first: Block) -> tuple[Any, ...]:
 
 # ----------------------------------------------------------------------------- composing
 
+
 def _continues(kind: str) -> bool:
     return any(block.takes == kind and not block.first_only for block in BLOCKS)
 
@@ -132,8 +134,9 @@ def _draw_chain(rng: random.Random, depth: int, family: str | None) -> list[tupl
     chain = [(first, first.draw(rng))]
     for position in range(1, depth):
         last = position == depth - 1
-        options = [b for b in BLOCKS if not b.first_only and b.takes == chain[-1][0].gives and b.name != chain[-1][0].name
-                   and (last or _continues(b.gives))]
+        options = [
+            b for b in BLOCKS if not b.first_only and b.takes == chain[-1][0].gives and b.name != chain[-1][0].name and (last or _continues(b.gives))
+        ]
         block = rng.choice(options)
         chain.append((block, block.draw(rng)))
     return chain
@@ -169,8 +172,9 @@ def _distinct(values: Sequence[Any]) -> int:
 def _statement(first: Block, gives: str, texts: Sequence[str], visible: Sequence[tuple[tuple, Any]]) -> str:
     parameter = PARAMETER[first.takes]
     count = "one step" if len(texts) == 1 else f"{len(texts)} steps"
-    lines = [f"Write a Python function `{ENTRY}({parameter})` that takes {TYPE_WORDS[first.takes]} and returns "
-             f"{TYPE_WORDS[gives]}, computed in {count}:"]
+    lines = [
+        f"Write a Python function `{ENTRY}({parameter})` that takes {TYPE_WORDS[first.takes]} and returns {TYPE_WORDS[gives]}, computed in {count}:"
+    ]
     lines += [f"{index}. {text}" for index, text in enumerate(texts, 1)]
     lines.append("")
     lines.append("Examples:")
@@ -224,8 +228,17 @@ def _attempt(rng: random.Random, depth: int, size: int, family: str | None, task
                 return None
     visible = tuple(((value,), output) for value, output in zip(visible_inputs, visible_outputs))
     hidden = tuple(((value,), output) for value, output in zip(hidden_inputs, hidden_outputs))
-    return Task(task_id, "function", first.family, _statement(first, last.gives, [text for _, text in steps], visible), ENTRY,
-                visible, hidden, source, steps=tuple(block.name for block, _ in chain))
+    return Task(
+        task_id,
+        "function",
+        first.family,
+        _statement(first, last.gives, [text for _, text in steps], visible),
+        ENTRY,
+        visible,
+        hidden,
+        source,
+        steps=tuple(block.name for block, _ in chain),
+    )
 
 
 def generate_task(seed: int, depth: int = 2, size: int = 8, family: str | None = None) -> Task:
@@ -281,5 +294,6 @@ def task_from_id(task_id: str) -> Task:
             return tasks[index]
     if task_id.startswith("file:"):
         return task_from_file_id(task_id)
-    raise ValueError(f"no task {task_id!r}: ids are procgen:SEED:DEPTH:SIZE:FAMILY, CODE_V1:0 to "
-                     f"CODE_V1:{FROZEN_SETS['CODE_V1'] - 1}, or file:PATH#LINE")
+    raise ValueError(
+        f"no task {task_id!r}: ids are procgen:SEED:DEPTH:SIZE:FAMILY, CODE_V1:0 to CODE_V1:{FROZEN_SETS['CODE_V1'] - 1}, or file:PATH#LINE"
+    )

@@ -78,8 +78,18 @@ MAX_DIGITS = 100000
 #: Operations that build a container of the last n values (1) or n pairs (2), and those of a fixed number of values.
 SIZED = {"l": 1, "t": 1, "s": 1, "fs": 1, "dq": 1, "kv": 1, "vv": 1, "it": 1, "d": 2, "od": 2, "C": 2, "dd": 2, "iv": 2}
 FIXED = {"c": 2, "r": 3, "q": 2}
-FACTORIES = {"list": list, "int": int, "set": set, "str": str, "float": float, "dict": dict, "tuple": tuple,
-             "frozenset": frozenset, "bool": bool, None: None}
+FACTORIES = {
+    "list": list,
+    "int": int,
+    "set": set,
+    "str": str,
+    "float": float,
+    "dict": dict,
+    "tuple": tuple,
+    "frozenset": frozenset,
+    "bool": bool,
+    None: None,
+}
 
 
 def _number(value, kinds):
@@ -118,6 +128,7 @@ def _fixed(tag, items):
     if tag == "r":
         return range(*[_number(item, (int,)) for item in items])
     import fractions
+
     if _number(items[1], (int,)) == 0:
         raise ValueError("a fraction's denominator cannot be 0")
     return fractions.Fraction(_number(items[0], (int,)), items[1])
@@ -134,6 +145,7 @@ def _leaf(tag, op):
         return bytearray.fromhex(_word(op, 1))
     if tag == "D":
         import decimal
+
         try:
             return decimal.Decimal(_word(op, 1))
         except decimal.InvalidOperation:
@@ -155,8 +167,12 @@ def decode(ops):
             stack.append(op)
             depths.append(0)
             continue
-        if type(op) is not list or not 1 <= len(op) <= 3 or type(op[0]) is not str or \
-                any(arg is not None and type(arg) not in (bool, int, str) for arg in op):
+        if (
+            type(op) is not list
+            or not 1 <= len(op) <= 3
+            or type(op[0]) is not str
+            or any(arg is not None and type(arg) not in (bool, int, str) for arg in op)
+        ):
             raise ValueError("not an operation")
         tag = op[0]
         width = FIXED.get(tag)

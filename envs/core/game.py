@@ -130,9 +130,7 @@ def lettered_board(cells: list[int], rows: int, columns: int, symbols: dict[int,
     ``symbols`` maps each cell value to the character shown for it.
     """
     width = len(str(rows))
-    lines = [
-        f"{str(rows - r).rjust(width)} {' '.join(symbols[cell] for cell in cells[r * columns : (r + 1) * columns])}" for r in range(rows)
-    ]
+    lines = [f"{str(rows - r).rjust(width)} {' '.join(symbols[cell] for cell in cells[r * columns : (r + 1) * columns])}" for r in range(rows)]
     lines.append(" " * (width + 1) + " ".join(chr(ord("a") + c) for c in range(columns)))
     return "\n".join(lines)
 

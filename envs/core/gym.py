@@ -66,8 +66,10 @@ def resolve_agent(spec: Any, env_id: str) -> Any:
         return _agent_resolver(spec, env_id=env_id)
     if hasattr(spec, "act"):
         return spec
-    raise RuntimeError(f"no agent resolver is installed to turn {spec!r} into an agent: `import parlour` installs "
-                       "parlour.make_agent, or pass an object with act(observation) -> str")
+    raise RuntimeError(
+        f"no agent resolver is installed to turn {spec!r} into an agent: `import parlour` installs "
+        "parlour.make_agent, or pass an object with act(observation) -> str"
+    )
 
 
 #: An environment's opponent ladder, rung 1 (weakest) first: the opponent specs ``difficulty=k`` picks in games that

@@ -112,9 +112,7 @@ def game_options(game_cls: type[Game]) -> list[str]:
     return sorted(name for name, p in parameters.items() if name != "self" and p.kind == inspect.Parameter.KEYWORD_ONLY)
 
 
-def split_options(
-    game_cls: type[Game], options: dict[str, Any], face_options: tuple[str, ...] = ()
-) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_options(game_cls: type[Game], options: dict[str, Any], face_options: tuple[str, ...] = ()) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(game's options, engine's options)``; a ``TypeError`` listing every known option for an unknown one.
 
     ``face_options`` are the options the calling face took before handing on the rest (the Gymnasium face's
@@ -302,8 +300,11 @@ class Match:
         if self.last_error:
             self.last_error.pop(player, None)
         if (
-            type(action) is str and not game.simultaneous and game.moves is not None
-            and action in (self._legal.get(player) or self._legal_of(player))[1] and len(action) <= self.settings.max_action_chars
+            type(action) is str
+            and not game.simultaneous
+            and game.moves is not None
+            and action in (self._legal.get(player) or self._legal_of(player))[1]
+            and len(action) <= self.settings.max_action_chars
         ):
             # The usual step of a turn-based game, a legal move's own name (well formed and short, as move names are), is
             # played here without the general path's checks; it is recorded and settled the same.
@@ -399,7 +400,9 @@ class Match:
         """
         game = self.game
         if (
-            type(action) is str and game.moves is not None and len(action) <= self.settings.max_action_chars
+            type(action) is str
+            and game.moves is not None
+            and len(action) <= self.settings.max_action_chars
             and action in (self._legal.get(player) or self._legal_of(player))[1]
         ):
             # The usual action, a legal move's own name (well formed, as move names are), read without the checks below.
@@ -422,7 +425,10 @@ class Match:
                 action = json.dumps(action, ensure_ascii=False, allow_nan=False)
             except (TypeError, ValueError, RecursionError) as error:
                 step["action"] = None
-                return None, f"The message could not be read as JSON ({str(error)[:200]}); its values must be strings, numbers, booleans, null, lists or objects."
+                return (
+                    None,
+                    f"The message could not be read as JSON ({str(error)[:200]}); its values must be strings, numbers, booleans, null, lists or objects.",
+                )
         if not isinstance(action, str):
             step["action"] = None
             return None, NOT_AN_ACTION

@@ -55,9 +55,7 @@ class Observer:
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be one of {RENDER_MODES} or None, got {render_mode!r}")
         if obs_mode == "vector" and not game.enumerable:
-            raise ValueError(
-                f"{game.name} has no enumerable moves in this configuration, so it has no vector mode; use obs_mode='text'"
-            )
+            raise ValueError(f"{game.name} has no enumerable moves in this configuration, so it has no vector mode; use obs_mode='text'")
         self.match = match
         self.obs_mode = obs_mode
         self.render_mode = render_mode

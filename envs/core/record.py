@@ -166,9 +166,7 @@ def replay(record: dict[str, Any] | str, agents: Mapping[str, Any] | None = None
     except KeyError as error:
         raise ReplayMismatch(str(error.args[0])) from None
     if record.get("env_version") != game_cls.version:
-        raise ReplayMismatch(
-            f"record is for {env_id} version {record.get('env_version')!r}, installed version is {game_cls.version}"
-        )
+        raise ReplayMismatch(f"record is for {env_id} version {record.get('env_version')!r}, installed version is {game_cls.version}")
     if not isinstance(steps, list) or not isinstance(options, dict):
         raise ReplayMismatch("record 'steps' must be a list and 'options' an object")
     try:

@@ -28,7 +28,7 @@ from parlour.envs.core.context import MESSAGE_KINDS
 #: Bytes of shared memory per environment for one text-like observation entry (async vector environments).
 SHARED_BYTES = 1 << 20
 
-_SAMPLE_ALPHABET = np.array(list("abcdefghijklmnopqrstuvwxyz0123456789 ,.!?-[]{}\":é中\n\t\x00"))
+_SAMPLE_ALPHABET = np.array(list('abcdefghijklmnopqrstuvwxyz0123456789 ,.!?-[]{}":é中\n\t\x00'))
 
 
 class TextSpace(spaces.Space[str]):

@@ -75,9 +75,7 @@ class Tool:
         """A one-line summary such as ``search(query: string, k?: integer)``, for error messages."""
         properties = self.parameters.get("properties", {})
         required = set(self.parameters.get("required", []))
-        arguments = ", ".join(
-            f"{name}{'' if name in required else '?'}: {schema.get('type', 'any')}" for name, schema in properties.items()
-        )
+        arguments = ", ".join(f"{name}{'' if name in required else '?'}: {schema.get('type', 'any')}" for name, schema in properties.items())
         return f"{self.name}({arguments})"
 
     @property

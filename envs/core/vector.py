@@ -271,7 +271,9 @@ def explore(game: G, key: Callable[[G], Hashable]) -> Tree[G]:
                 endings.append(ctx.ending)
                 rewards.append([ctx.step_rewards.get(p, 0.0) for p in players])
             row[action] = index[name]
-    return Tree(positions, np.array(children, dtype=np.int64), np.array(turns, dtype=np.int64), np.array(via, dtype=np.int64), endings, np.array(rewards))
+    return Tree(
+        positions, np.array(children, dtype=np.int64), np.array(turns, dtype=np.int64), np.array(via, dtype=np.int64), endings, np.array(rewards)
+    )
 
 
 class BettingTreeBatch(GameBatch, Generic[G]):
@@ -474,7 +476,9 @@ class VectorGame(VectorEnv):
             raise RuntimeError("call reset() before step()")
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
-            raise ValueError(f"actions must be {self.num_envs} move indices (an int array of shape ({self.num_envs},)), got {actions.dtype} {actions.shape}")
+            raise ValueError(
+                f"actions must be {self.num_envs} move indices (an int array of shape ({self.num_envs},)), got {actions.dtype} {actions.shape}"
+            )
         return actions.astype(np.int64, copy=False)
 
     def _move(self, live: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -162,15 +162,23 @@ class Battleship(Game):
         first = "you place and fire first" if player == self.players[0] else "your opponent places and fires first"
         repeats = " (you may fire at a cell again)" if self.allow_repeated_shots else " (each cell at most once)"
         return RULES.format(
-            player=player, first=first, width=self.width, height=self.height, columns=f"a-{'abcdefghij'[self.width - 1]}",
-            ships=", ".join(map(str, self.ship_sizes)), shots=self.num_shots, repeats=repeats,
+            player=player,
+            first=first,
+            width=self.width,
+            height=self.height,
+            columns=f"a-{'abcdefghij'[self.width - 1]}",
+            ships=", ".join(map(str, self.ship_sizes)),
+            shots=self.num_shots,
+            repeats=repeats,
         )
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
         """Both grids as the player knows them, and what to do now."""
         me = self.players.index(player)
-        boards = f"Your grid (letters: your ships, capital when hit; *: opponent's misses):\n{self.own_text(me)}\n" \
-                 f"Your shots (o: miss, x: hit, #: the hit that sank a ship):\n{self.shots_text(me)}\n"
+        boards = (
+            f"Your grid (letters: your ships, capital when hit; *: opponent's misses):\n{self.own_text(me)}\n"
+            f"Your shots (o: miss, x: hit, #: the hit that sank a ship):\n{self.shots_text(me)}\n"
+        )
         if self.placing:
             length = self.ship_sizes[len(self.fleets[me])]
             return f"{boards}Place your {length}-cell ship. Legal placements: {', '.join(legal or [])}."

@@ -187,9 +187,16 @@ class Breakthrough(Game):
             front = self.home_rows
             example, direction, goal = f"{column}{front}{column}{front + 1}", "up", self.rows
         return RULES.format(
-            mark=MARKS[index], colour=COLOURS[index], player=player, first=first, rows=self.rows, columns=self.columns,
+            mark=MARKS[index],
+            colour=COLOURS[index],
+            player=player,
+            first=first,
+            rows=self.rows,
+            columns=self.columns,
             home="two full rows" if self.home_rows == 2 else "one full row",
-            direction=direction, goal=goal, example=example,
+            direction=direction,
+            goal=goal,
+            example=example,
         )
 
     def prompt(self, player: str, legal: list[str] | None) -> str:

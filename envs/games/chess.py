@@ -437,8 +437,10 @@ class Chess(Game):
         tail = 12 * 64
         out[tail] = me == chess.WHITE
         out[tail + 1 : tail + 5] = [
-            board.has_kingside_castling_rights(me), board.has_queenside_castling_rights(me),
-            board.has_kingside_castling_rights(not me), board.has_queenside_castling_rights(not me),
+            board.has_kingside_castling_rights(me),
+            board.has_queenside_castling_rights(me),
+            board.has_kingside_castling_rights(not me),
+            board.has_queenside_castling_rights(not me),
         ]
         if board.has_legal_en_passant():
             out[tail + 5 + board.ep_square % 8] = 1.0

@@ -179,19 +179,13 @@ class Clobber(Game):
         mark = self.players.index(player)
         board = self.board
         return [
-            index
-            for cell, steps in enumerate(self._steps) if board[cell] == mark
-            for destination, index in steps if board[destination] == 1 - mark
+            index for cell, steps in enumerate(self._steps) if board[cell] == mark for destination, index in steps if board[destination] == 1 - mark
         ]
 
     def has_move(self, mark: int) -> bool:
         """Whether a stone of ``mark`` has an opponent stone beside it."""
         board = self.board
-        return any(
-            board[destination] == 1 - mark
-            for cell, steps in enumerate(self._steps) if board[cell] == mark
-            for destination, _ in steps
-        )
+        return any(board[destination] == 1 - mark for cell, steps in enumerate(self._steps) if board[cell] == mark for destination, _ in steps)
 
     def apply(self, ctx: Context, moves: dict[str, str]) -> None:
         """Clobber the neighbouring stone; the game ends when the next player has no move."""

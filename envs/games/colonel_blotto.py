@@ -84,7 +84,7 @@ class ColonelBlotto(Game):
     """Colonel Blotto for two players over one or more rounds; see the module docstring."""
 
     name = "ColonelBlotto"
-    reference_agents = ('nash', 'random')
+    reference_agents = ("nash", "random")
     description = "Secretly split soldiers over battlefields; win more fields than the opponent to win the round."
     zero_sum = True
     fixed_rules = True
@@ -133,9 +133,7 @@ class ColonelBlotto(Game):
     def rules(self, player: str) -> str:
         """Rules, the sizes and an example allocation."""
         labels = ", ".join(self.labels)
-        return RULES.format(
-            player=player, rounds=self.rounds, soldiers=self.soldiers, fields=self.fields, labels=labels, example=self.example()
-        )
+        return RULES.format(player=player, rounds=self.rounds, soldiers=self.soldiers, fields=self.fields, labels=labels, example=self.example())
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
         """The round and the score."""

@@ -145,7 +145,9 @@ class ConnectFourBatch(GameBatch):
             )
         self.size = self.rows * self.columns
         #: Entry ``i``: the ``i``-th shift of each direction's :func:`line_shifts` (as many for every direction), a ``(4, 1)`` column.
-        self.shifts = list(np.array([shifts for shifts, _ in game._layout.lines], dtype=np.uint64).reshape(len(DIRECTIONS), -1, 1).transpose(1, 0, 2).copy())
+        self.shifts = list(
+            np.array([shifts for shifts, _ in game._layout.lines], dtype=np.uint64).reshape(len(DIRECTIONS), -1, 1).transpose(1, 0, 2).copy()
+        )
         self.full = np.uint64(game._layout.full)
         #: The bit of the disc dropped into column ``c`` at height ``h``, at ``c * rows + h``.
         self.bits = np.array([1 << (c * height + h) for c in range(self.columns) for h in range(self.rows)], dtype=np.uint64)
@@ -210,7 +212,7 @@ class ConnectFour(Game):
     """
 
     name = "ConnectFour"
-    reference_agents = ('minimax', 'random')
+    reference_agents = ("minimax", "random")
     description = "Drop discs into a 6x7 grid; four in a line wins."
     zero_sum = True
     fixed_rules = True

@@ -191,8 +191,13 @@ class DotsAndBoxes(Game):
         """Rules and the grid's size."""
         first = "you move first" if player == self.players[0] else "your opponent moves first"
         return RULES.format(
-            player=player, first=first, rows=self.rows, columns=self.columns, dot_rows=self.rows + 1,
-            dot_columns=self.columns + 1, corner=dot_name(self.rows, self.columns),
+            player=player,
+            first=first,
+            rows=self.rows,
+            columns=self.columns,
+            dot_rows=self.rows + 1,
+            dot_columns=self.columns + 1,
+            corner=dot_name(self.rows, self.columns),
         )
 
     def scores(self) -> list[int]:
@@ -232,7 +237,9 @@ class DotsAndBoxes(Game):
         for box in closed:
             self.owners[box] = mark
         if closed:
-            ctx.tell(f"{player} draws {move} and closes {len(closed)} box{'es' if len(closed) > 1 else ''}; it draws again.", kind="move", sender=player)
+            ctx.tell(
+                f"{player} draws {move} and closes {len(closed)} box{'es' if len(closed) > 1 else ''}; it draws again.", kind="move", sender=player
+            )
         else:
             ctx.tell(f"{player} draws {move}.", kind="move", sender=player)
             self.turn = 1 - mark
@@ -243,8 +250,12 @@ class DotsAndBoxes(Game):
     def view(self, player: str) -> dict:
         """The lines drawn (OpenSpiel's order), the box owners (-1 open, else the seat), the player's seat, the size."""
         return {
-            "lines": list(self.lines), "owners": list(self.owners), "mark": self.players.index(player),
-            "to_move": self.turn, "num_rows": self.rows, "num_cols": self.columns,
+            "lines": list(self.lines),
+            "owners": list(self.owners),
+            "mark": self.players.index(player),
+            "to_move": self.turn,
+            "num_rows": self.rows,
+            "num_cols": self.columns,
         }
 
     def vector(self, player: str) -> np.ndarray:

@@ -179,9 +179,18 @@ class Hex(Game):
         index = self.players.index(player)
         first = "you move first" if index == 0 else "your opponent moves first"
         last = chr(ord("a") + self.size - 1)
-        goal = f"the top edge (row 1) to the bottom edge (row {self.size})" if index == 0 else f"the left edge (column a) to the right edge (column {last})"
+        goal = (
+            f"the top edge (row 1) to the bottom edge (row {self.size})"
+            if index == 0
+            else f"the left edge (column a) to the right edge (column {last})"
+        )
         return RULES.format(
-            mark=MARKS[index], player=player, first=first, size=self.size, last=last, goal=goal,
+            mark=MARKS[index],
+            player=player,
+            first=first,
+            size=self.size,
+            last=last,
+            goal=goal,
             example=self.moves[(self.size // 2) * (self.size + 1)],
         )
 

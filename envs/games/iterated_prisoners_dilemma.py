@@ -67,7 +67,7 @@ class IteratedPrisonersDilemma(Game):
     """The repeated prisoner's dilemma, optionally with a talk phase each round; see the module docstring."""
 
     name = "IteratedPrisonersDilemma"
-    reference_agents = ('always_defect', 'random')
+    reference_agents = ("always_defect", "random")
     description = "Repeated simultaneous choice to cooperate or defect, optionally with cheap talk before each round."
     zero_sum = False
     fixed_rules = True

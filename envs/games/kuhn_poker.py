@@ -94,7 +94,7 @@ class KuhnPoker(Game):
     """Two-player Kuhn poker; see the module docstring for moves and rewards."""
 
     name = "KuhnPoker"
-    reference_agents = ('nash', 'random')
+    reference_agents = ("nash", "random")
     description = "Three-card poker (J, Q, K): one private card each, ante 1, one bet of 1."
     zero_sum = True
     fixed_rules = True
@@ -138,10 +138,7 @@ class KuhnPoker(Game):
         """The player's card, the pot and its options."""
         card = self.cards[self.players.index(player)]
         situation = "You face a bet." if self.facing_bet() else "There is no bet to face."
-        return (
-            f"Your card: {CARD_NAMES[card]} ({card}). Pot: {sum(self.contributions)} chips. {situation}\n"
-            f"Legal moves: {', '.join(legal or [])}."
-        )
+        return f"Your card: {CARD_NAMES[card]} ({card}). Pot: {sum(self.contributions)} chips. {situation}\nLegal moves: {', '.join(legal or [])}."
 
     def legal_actions(self, player: str) -> list[int]:
         """Check or bet with no bet pending; fold or call facing one."""

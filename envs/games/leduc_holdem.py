@@ -132,7 +132,7 @@ class LeducHoldem(Game):
     """Two-player Leduc hold'em; see the module docstring for moves and rewards."""
 
     name = "LeducHoldem"
-    reference_agents = ('heuristic', 'random')
+    reference_agents = ("heuristic", "random")
     description = "Two-player poker with a six-card deck, one private and one public card, two betting rounds."
     category = "game"
     zero_sum = True

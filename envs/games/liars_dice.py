@@ -65,8 +65,7 @@ FACE_PLURALS = ["ones", "twos", "threes", "fours", "fives", "sixes"]
 NUMBER_WORDS = {
     word: value
     for value, word in enumerate(
-        "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-        "sixteen seventeen eighteen nineteen twenty".split(),
+        "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty".split(),
         start=1,
     )
 } | {"thirty": 30}
@@ -120,7 +119,7 @@ class LiarsDice(Game):
     """Liar's dice, elimination or single round; see the module docstring for moves and rewards."""
 
     name = "LiarsDice"
-    reference_agents = ('probabilistic', 'random')
+    reference_agents = ("probabilistic", "random")
     description = "Bluffing dice game: bid on the dice under everyone's cups or call the last bid a lie."
     category = "game"
     zero_sum = True

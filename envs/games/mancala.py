@@ -66,7 +66,10 @@ def first_pit(seat: int) -> int:
 #: pit itself last), so that ``seeds`` seeds give ``seeds // 13`` to each and one more to the first ``seeds % 13``.
 SOWN = np.array(
     [
-        [[place % PLACES for place in range(first_pit(seat) + k + 1, first_pit(seat) + k + PLACES + 1) if place % PLACES != STORES[1 - seat]] for k in range(PITS)]
+        [
+            [place % PLACES for place in range(first_pit(seat) + k + 1, first_pit(seat) + k + PLACES + 1) if place % PLACES != STORES[1 - seat]]
+            for k in range(PITS)
+        ]
         for seat in (0, 1)
     ],
     dtype=np.int64,
@@ -224,7 +227,9 @@ class Mancala(Game):
             event = f", capturing {captured} seed{'s' if captured != 1 else ''}"
         again = place == store
         self.played += 1
-        ctx.tell(f"{player} sows {move} ({seeds} seed{'s' if seeds != 1 else ''}){event}{' and moves again' if again else ''}.", kind="move", sender=player)
+        ctx.tell(
+            f"{player} sows {move} ({seeds} seed{'s' if seeds != 1 else ''}){event}{' and moves again' if again else ''}.", kind="move", sender=player
+        )
         if not again:
             self.turn = 1 - seat
         rows = [sum(board[first_pit(s) : first_pit(s) + PITS]) for s in (0, 1)]

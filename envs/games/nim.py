@@ -95,7 +95,7 @@ class Nim(Game):
     """Nim for two players, normal or misère; see the module docstring for moves and rewards."""
 
     name = "Nim"
-    reference_agents = ('nim_sum', 'random')
+    reference_agents = ("nim_sum", "random")
     description = "Take objects from heaps in turn; whoever takes the last object wins (or loses, in misère)."
     zero_sum = True
     fixed_rules = True
@@ -118,7 +118,9 @@ class Nim(Game):
         width = max(self.initial)
         #: ``_heap_lines[h][size]``: heap ``h``'s line of :meth:`heaps_text` at that size, drawn once, since a text
         #: episode shows the heaps every move.
-        self._heap_lines = [[f"heap {h + 1}: {'|' * size:<{width}} ({size})" for size in range(initial + 1)] for h, initial in enumerate(self.initial)]
+        self._heap_lines = [
+            [f"heap {h + 1}: {'|' * size:<{width}} ({size})" for size in range(initial + 1)] for h, initial in enumerate(self.initial)
+        ]
         self.vector_size = len(self.initial)
         self.heaps = list(self.initial)
         self.turn = 0

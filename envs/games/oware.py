@@ -230,11 +230,7 @@ class OwareBatch(GameBatch):
         self.moves_of[rows] = moves
         half = self.total // 2
         ended = (
-            (scores.max(axis=1) > half)
-            | ((scores[:, 0] == half) & (scores[:, 1] == half))
-            | repeated
-            | ~moves.any(axis=1)
-            | (played >= MAX_MOVES)
+            (scores.max(axis=1) > half) | ((scores[:, 0] == half) & (scores[:, 1] == half)) | repeated | ~moves.any(axis=1) | (played >= MAX_MOVES)
         )
         going = (~ended).nonzero()[0]
         self.remember(rows[going], position[going], free[going])
@@ -375,9 +371,9 @@ class Oware(Game):
         captured = self.capture(last) if last // self.houses != seat else 0
         self.played += 1
         ctx.tell(
-            f"{player} sows {move} ({seeds} seed{'s' if seeds != 1 else ''})"
-            f"{f', capturing {captured} seeds' if captured else ''}.",
-            kind="move", sender=player,
+            f"{player} sows {move} ({seeds} seed{'s' if seeds != 1 else ''}){f', capturing {captured} seeds' if captured else ''}.",
+            kind="move",
+            sender=player,
         )
         self.turn = 1 - seat
         if captured:
@@ -407,8 +403,13 @@ class Oware(Game):
         """The whole board in OpenSpiel's order, the seeds captured, the player's seat, whose turn it is, the moves
         played, the options and the positions since the last capture (a repeat ends the game)."""
         return {
-            "board": list(self.board), "scores": list(self.scores), "seat": self.players.index(player), "to_move": self.turn,
-            "moves_played": self.played, "houses": self.houses, "seeds": self.seeds,
+            "board": list(self.board),
+            "scores": list(self.scores),
+            "seat": self.players.index(player),
+            "to_move": self.turn,
+            "moves_played": self.played,
+            "houses": self.houses,
+            "seeds": self.seeds,
             "since_capture": sorted(list(position) for position in self.seen),
         }
 
@@ -431,5 +432,10 @@ class Oware(Game):
 
     def render(self) -> str:
         """The board from ``player_0``'s side, player_1's row on top."""
-        return self.board_text(0).replace("Opponent's", "player_1's").replace("Your", "player_0's").replace(
-            "you ", "player_0 ").replace("opponent ", "player_1 ")
+        return (
+            self.board_text(0)
+            .replace("Opponent's", "player_1's")
+            .replace("Your", "player_0's")
+            .replace("you ", "player_0 ")
+            .replace("opponent ", "player_1 ")
+        )

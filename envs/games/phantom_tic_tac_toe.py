@@ -84,7 +84,9 @@ class PhantomTicTacToe(Game):
     def prompt(self, player: str, legal: list[str] | None) -> str:
         """What the player has seen of the board and the cells it may try."""
         me = self.players.index(player)
-        return f"What you have seen of the board:\n{self.board_text(self.seen[me])}\nYou are {MARKS[me]}. Cells you may try: {', '.join(legal or [])}."
+        return (
+            f"What you have seen of the board:\n{self.board_text(self.seen[me])}\nYou are {MARKS[me]}. Cells you may try: {', '.join(legal or [])}."
+        )
 
     def legal_actions(self, player: str) -> list[int]:
         """The cells the player has not seen filled."""

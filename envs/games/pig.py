@@ -195,8 +195,13 @@ class Pig(Game):
         """Rules, the options and the player's seat."""
         first = "you move first" if player == self.players[0] else f"{self.players[0]} moves first, then each player in seat order"
         return RULES.format(
-            player=player, count=self.num_players, first=first, faces=self.dice_outcomes,
-            gain="1 point" if self.piglet else "its face", win=self.win_score, horizon=HORIZON,
+            player=player,
+            count=self.num_players,
+            first=first,
+            faces=self.dice_outcomes,
+            gain="1 point" if self.piglet else "its face",
+            win=self.win_score,
+            horizon=HORIZON,
         )
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
@@ -243,9 +248,15 @@ class Pig(Game):
     def view(self, player: str) -> dict:
         """The scores, the player's seat, whose turn it is, its turn total, the last face rolled, the decisions made and the options."""
         return {
-            "scores": list(self.scores), "seat": self.players.index(player), "to_move": self.turn, "turn_total": self.turn_total,
-            "last_roll": self.last_roll, "decisions": self.decisions,
-            "win_score": self.win_score, "dice_outcomes": self.dice_outcomes, "piglet": self.piglet,
+            "scores": list(self.scores),
+            "seat": self.players.index(player),
+            "to_move": self.turn,
+            "turn_total": self.turn_total,
+            "last_roll": self.last_roll,
+            "decisions": self.decisions,
+            "win_score": self.win_score,
+            "dice_outcomes": self.dice_outcomes,
+            "piglet": self.piglet,
         }
 
     def vector(self, player: str) -> np.ndarray:

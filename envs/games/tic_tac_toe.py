@@ -109,7 +109,7 @@ class TicTacToe(Game):
     """Tic-tac-toe for two players; see the module docstring for moves and rewards."""
 
     name = "TicTacToe"
-    reference_agents = ('minimax', 'random')
+    reference_agents = ("minimax", "random")
     description = "Classic 3x3 noughts and crosses; three in a line wins."
     zero_sum = True
     fixed_rules = True

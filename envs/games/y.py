@@ -111,7 +111,11 @@ class Y(Game):
         first = "you move first" if index == 0 else "your opponent moves first"
         middle = self.size // 3
         return RULES.format(
-            mark=MARKS[index], player=player, first=first, size=self.size, last=chr(ord("a") + self.size - 1),
+            mark=MARKS[index],
+            player=player,
+            first=first,
+            size=self.size,
+            last=chr(ord("a") + self.size - 1),
             example=f"{chr(ord('a') + middle)}{middle + 1}",
         )
 

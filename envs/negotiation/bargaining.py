@@ -148,7 +148,7 @@ class Bargaining(PoolSplit, Game):
     """Two-player multi-issue bargaining over a pool of items; see the module docstring."""
 
     name = "Bargaining"
-    reference_agents = ('boulware', 'random')
+    reference_agents = ("boulware", "random")
     description = "Deal-or-No-Deal: split a pool of items, each side with private values; talk, propose, accept."
     category = "negotiation"
     zero_sum = False
@@ -222,11 +222,13 @@ class Bargaining(PoolSplit, Game):
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
         """Turns left and the standing proposal, valued with this player's own values."""
-        return "\n".join([
-            f"Turn {self.turn + 1} of {self.deadline}. Pool: {bundle_text(self.pool, self.names)}.",
-            self.standing_text(player),
-            "Write your message and end with [propose] ..., [accept] or [pass].",
-        ])
+        return "\n".join(
+            [
+                f"Turn {self.turn + 1} of {self.deadline}. Pool: {bundle_text(self.pool, self.names)}.",
+                self.standing_text(player),
+                "Write your message and end with [propose] ..., [accept] or [pass].",
+            ]
+        )
 
     # ------------------------------------------------------------------- rules
     def accept(self, ctx: Context, player: str, standing: FrozenDict) -> None:

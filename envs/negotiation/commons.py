@@ -63,7 +63,7 @@ class Commons(Game):
     """A shared regrowing stock with talk and simultaneous harvests; see the module docstring."""
 
     name = "Commons"
-    reference_agents = ('reciprocator', 'random')
+    reference_agents = ("reciprocator", "random")
     description = "n fishers discuss, then harvest a shared regrowing stock that collapses if over-fished."
     category = "negotiation"
     zero_sum = False
@@ -138,8 +138,9 @@ class Commons(Game):
         requests = HARVEST_PATTERN.findall(text)
         if not requests:
             raise InvalidMove('No harvest found. Reply "[harvest] N" with N a whole number of tons, e.g. [harvest] 10.')
-        tons = whole_number(requests[-1], 0, None, 'Harvest a whole number of tons, 0 or more, got {written}. Reply "[harvest] N", e.g. [harvest] 10.',
-                            "[harvest] 10")
+        tons = whole_number(
+            requests[-1], 0, None, 'Harvest a whole number of tons, 0 or more, got {written}. Reply "[harvest] N", e.g. [harvest] 10.', "[harvest] 10"
+        )
         return min(tons, self.stock)
 
     def apply(self, ctx: Context, moves: dict[str, Any]) -> None:

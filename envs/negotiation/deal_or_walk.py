@@ -110,8 +110,10 @@ class DealOrWalk(PoolSplit, Game):
     name = "DealOrWalk"
     version = 1
     reference_agents = ("boulware", "random")
-    description = ("Deal-or-No-Deal with 2-5 issues and a private walk-away value each: talk, propose, accept or walk; "
-                   "difficulty 1-4 (default 3) sets the number of item types and how high the walk-away values lie.")
+    description = (
+        "Deal-or-No-Deal with 2-5 issues and a private walk-away value each: talk, propose, accept or walk; "
+        "difficulty 1-4 (default 3) sets the number of item types and how high the walk-away values lie."
+    )
     category = "negotiation"
     zero_sum = False
     move_pattern = MOVE
@@ -159,12 +161,14 @@ class DealOrWalk(PoolSplit, Game):
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
         """Turns left, the walk-away value and the standing proposal, valued with this player's own values."""
-        return "\n".join([
-            f"Turn {self.turn + 1} of {self.deadline}. Pool: {bundle_text(self.pool, self.names)}. "
-            f"Your walk-away value: {self.walk[self.seat(player)]}.",
-            self.standing_text(player),
-            "Write your message and include [propose] ..., [accept], [walk] or [pass].",
-        ])
+        return "\n".join(
+            [
+                f"Turn {self.turn + 1} of {self.deadline}. Pool: {bundle_text(self.pool, self.names)}. "
+                f"Your walk-away value: {self.walk[self.seat(player)]}.",
+                self.standing_text(player),
+                "Write your message and include [propose] ..., [accept], [walk] or [pass].",
+            ]
+        )
 
     # ------------------------------------------------------------------- rules
     def own_move(self, ctx: Context, player: str, kind: str) -> None:

@@ -102,8 +102,10 @@ class Market(Game):
 
     name = "Market"
     reference_agents = ("shading", "random")
-    description = ("Several traders with private values post bids and asks in a continuous double auction; "
-                   "difficulty 1-3 (default 2): 3 traders and 2 goods, 4 and 3, or 5 and 4.")
+    description = (
+        "Several traders with private values post bids and asks in a continuous double auction; "
+        "difficulty 1-3 (default 2): 3 traders and 2 goods, 4 and 3, or 5 and 4."
+    )
     category = "negotiation"
     zero_sum = False
 
@@ -227,12 +229,19 @@ class Market(Game):
         if good not in self.goods:
             raise InvalidMove(f"Unknown good '{word}'. Goods: {', '.join(self.goods)}.")
         # 12.5, 1,200 and 1e3 are refused with a hint, never read as 12 or 1.
-        price = whole_number(match.group("price"), 1, MAX_PRICE, f"A price must be a whole number of coins from 1 to {MAX_PRICE}, got {{written}}.",
-                             f"[{side}] {good} 12")
+        price = whole_number(
+            match.group("price"),
+            1,
+            MAX_PRICE,
+            f"A price must be a whole number of coins from 1 to {MAX_PRICE}, got {{written}}.",
+            f"[{side}] {good} 12",
+        )
         if side == "bid":
             free = self.money[player] - self.committed(player, but=good)
             if price > free:
-                raise InvalidMove(f"Your coins do not cover this bid: {self.money[player]} coins, {self.money[player] - free} committed to your other bids.")
+                raise InvalidMove(
+                    f"Your coins do not cover this bid: {self.money[player]} coins, {self.money[player] - free} committed to your other bids."
+                )
             own = self.order(player, good, "ask")
             if own is not None and price >= own["price"]:
                 raise InvalidMove(f"A bid of {price} would meet your own ask of {own['price']} on {good}.")
@@ -304,8 +313,12 @@ class Market(Game):
         """Pay each trader its surplus over its initial wealth; the sole best-off trader wins."""
         rewards = {p: self.surplus(p) / self.wealth(p) for p in self.players}
         leaders = winners_by_score(rewards)
-        ctx.finish(rewards, winners=leaders if len(leaders) == 1 else [], reason=f"the market closed after {len(self.trades)} trade(s)",
-                   details=self.report())
+        ctx.finish(
+            rewards,
+            winners=leaders if len(leaders) == 1 else [],
+            reason=f"the market closed after {len(self.trades)} trade(s)",
+            details=self.report(),
+        )
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """-1 to the offender; the others are paid their rewards as they stand, the sole best-off of them wins."""
@@ -337,7 +350,9 @@ class Market(Game):
         """Every trader's values, holdings, coins and surplus, and the order book."""
         lines = [f"turn {self.turn} of {self.rounds * len(self.players)}, trades: {len(self.trades)}"]
         for player in self.players:
-            lines.append(f"{player}: values {self.values_text(player)}; holds {goods_text(self.goods, self.holdings[player])}, "
-                         f"{self.money[player]} coins; surplus {self.surplus(player):+d}")
+            lines.append(
+                f"{player}: values {self.values_text(player)}; holds {goods_text(self.goods, self.holdings[player])}, "
+                f"{self.money[player]} coins; surplus {self.surplus(player):+d}"
+            )
         lines.append(self.book_text())
         return "\n".join(lines)

@@ -105,8 +105,7 @@ class PoolSplit:
         if standing["player"] == player:
             return f"Your proposal stands: you keep {bundle_text(standing['keep'], self.names)}."
         yours = self.rest(standing["keep"])
-        return (f"{standing['player']}'s proposal stands: you would get {bundle_text(yours, self.names)}, "
-                f"worth {self.value(player, yours)} to you.")
+        return f"{standing['player']}'s proposal stands: you would get {bundle_text(yours, self.names)}, worth {self.value(player, yours)} to you."
 
     def parse(self, player: str, text: str) -> dict[str, Any]:
         """The last well-formed move, and the talk around it."""
@@ -154,8 +153,11 @@ class PoolSplit:
         if kind == "propose":
             keep = move["keep"]
             self.proposals += (FrozenDict(player=player, keep=tuple(keep)),)
-            ctx.tell(f"{player} proposes: {player} keeps {bundle_text(keep, self.names)}; {other} gets "
-                     f"{bundle_text(self.rest(keep), self.names)}.", kind="move", sender=player)
+            ctx.tell(
+                f"{player} proposes: {player} keeps {bundle_text(keep, self.names)}; {other} gets {bundle_text(self.rest(keep), self.names)}.",
+                kind="move",
+                sender=player,
+            )
         elif kind == "accept":
             standing = self.standing()
             assert standing is not None
@@ -182,12 +184,13 @@ class PoolSplit:
 
     def report(self, utilities: dict[str, float], agreed: bool) -> dict[str, Any]:
         """The negotiation report over every split of the pool, from the no-deal payoffs."""
-        outcomes = [(self.value("player_0", share), self.value("player_1", self.rest(share)))
-                    for share in itertools.product(*(range(c + 1) for c in self.pool))]
+        outcomes = [
+            (self.value("player_0", share), self.value("player_1", self.rest(share)))
+            for share in itertools.product(*(range(c + 1) for c in self.pool))
+        ]
         return negotiation_report(utilities, outcomes, self.no_deal(), agreed)
 
     def end(self, ctx: Context, utilities: dict[str, float], agreed: bool, reason: str) -> None:
         """Pay ``utilities`` and finish; a deal's sole best-off player wins, nobody wins a tie or without a deal."""
         leaders = winners_by_score(utilities)
-        ctx.finish(utilities, winners=leaders if agreed and len(leaders) == 1 else [], reason=reason,
-                   details=self.report(utilities, agreed))
+        ctx.finish(utilities, winners=leaders if agreed and len(leaders) == 1 else [], reason=reason, details=self.report(utilities, agreed))

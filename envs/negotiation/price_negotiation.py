@@ -64,6 +64,7 @@ MAX_PRICE = 10_000
 # The price is group 3, the whole number as written (1,200 and 1e3 included), for whole_number to read or refuse.
 MOVE = re.compile(rf"\[\s*+(offer|accept|pass)\s*+\](\s*+(?:\$\s*+)?(-?{NUMBER}))?", re.IGNORECASE)
 
+
 @functools.lru_cache(maxsize=256)
 def price_space(max_price: int, seller: int, buyer: int) -> NegotiationSpace:
     """The analysis of an instance (both surpluses at every whole price; no sale pays 0 each), built once per instance.
@@ -97,7 +98,7 @@ class PriceNegotiation(Game):
     """Bilateral price haggling over one item with private reservation prices; see the module docstring."""
 
     name = "PriceNegotiation"
-    reference_agents = ('boulware', 'random')
+    reference_agents = ("boulware", "random")
     description = "A buyer and a seller with private reservation prices haggle over one item; an optional critic advises one side."
     category = "negotiation"
     zero_sum = False
@@ -204,7 +205,9 @@ class PriceNegotiation(Game):
             if kind == "offer":
                 if found.group(3) is None:
                     continue
-                price = whole_number(found.group(3), 0, self.max_price, f"Prices are whole numbers from 0 to {self.max_price}, got {{written}}.", "[offer] 12")
+                price = whole_number(
+                    found.group(3), 0, self.max_price, f"Prices are whole numbers from 0 to {self.max_price}, got {{written}}.", "[offer] 12"
+                )
                 return {"move": "offer", "price": price, "talk": talk}
             if kind == "accept":
                 standing = self.standing()

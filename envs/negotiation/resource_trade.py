@@ -119,7 +119,7 @@ class ResourceTrade(Game):
     """Two-player bundle trading with private values; see the module docstring for the grammar and rewards."""
 
     name = "ResourceTrade"
-    reference_agents = ('boulware', 'random')
+    reference_agents = ("boulware", "random")
     description = "Two traders with private resource values swap bundles for a fixed number of turns."
     category = "negotiation"
     zero_sum = False
@@ -286,10 +286,7 @@ class ResourceTrade(Game):
         for i in range(len(RESOURCES)):
             held = (self.initial[first][i], self.initial[second][i])
             pooled = sum(held)
-            choices = [
-                (self.values[first][i] * (k - held[0]), self.values[second][i] * (pooled - k - held[1]))
-                for k in range(pooled + 1)
-            ]
+            choices = [(self.values[first][i] * (k - held[0]), self.values[second][i] * (pooled - k - held[1])) for k in range(pooled + 1)]
             frontier = pareto_frontier([(a + x, b + y) for a, b in frontier for x, y in choices])
         return [(a / scale[0], b / scale[1]) for a, b in frontier]
 
@@ -316,5 +313,7 @@ class ResourceTrade(Game):
                 f"{player}: values {self.values_text(player)}; inventory {inventory_text(self.inventory[player])}; gain {self.gain(player):+.3f}"
             )
         if self.standing is not None:
-            lines.append(f"standing offer: {offer_text(self.standing['give'], self.standing['get'])} ({self.standing['from']} -> {self.standing['to']})")
+            lines.append(
+                f"standing offer: {offer_text(self.standing['give'], self.standing['get'])} ({self.standing['from']} -> {self.standing['to']})"
+            )
         return "\n".join(lines)

@@ -70,7 +70,7 @@ class Ultimatum(Game):
     """The ultimatum game, one-shot or iterated, with fixed or alternating roles; see the module docstring."""
 
     name = "Ultimatum"
-    reference_agents = ('boulware', 'random')
+    reference_agents = ("boulware", "random")
     description = "Split a pie: the proposer offers a share, the responder accepts or both get nothing; one-shot or iterated."
     category = "negotiation"
     zero_sum = False

@@ -73,8 +73,10 @@ class Countdown(SoloPuzzle, Game):
     """The Countdown numbers game on numbers and a reachable target drawn from the seed; see the module docstring."""
 
     name = "Countdown"
-    description = ("Reach a target by combining numbers with + - * / (positive whole results only), as in Countdown; "
-                   "difficulty 1-5 (default 2) sets how many numbers (3 to 6) and how large the target (10 to 999).")
+    description = (
+        "Reach a target by combining numbers with + - * / (positive whole results only), as in Countdown; "
+        "difficulty 1-5 (default 2) sets how many numbers (3 to 6) and how large the target (10 to 999)."
+    )
 
     def __init__(self, *, difficulty: int = 2):
         self.difficulty = int_option("difficulty", difficulty, 1, len(LEVELS))
@@ -174,8 +176,14 @@ class Countdown(SoloPuzzle, Game):
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""
-        return {"difficulty": self.difficulty, "success": success, "target": self.target, "numbers": list(self.numbers),
-                "steps": self.steps, "closest": self.closest}
+        return {
+            "difficulty": self.difficulty,
+            "success": success,
+            "target": self.target,
+            "numbers": list(self.numbers),
+            "steps": self.steps,
+            "closest": self.closest,
+        }
 
     def view(self, player: str) -> dict[str, Any]:
         """The slots (``None`` when empty), the target and the difficulty."""

@@ -105,8 +105,10 @@ class FrozenLake(SoloPuzzle, Game):
     """FrozenLake on a lake drawn from the seed with a safe path; see the module docstring for the rules and rewards."""
 
     name = "FrozenLake"
-    description = ("Cross a generated frozen lake to the goal without falling into a hole, optionally on slippery ice; "
-                   "difficulty 1-5 (default 2) sets the lake's size (4 to 8) and its share of holes.")
+    description = (
+        "Cross a generated frozen lake to the goal without falling into a hole, optionally on slippery ice; "
+        "difficulty 1-5 (default 2) sets the lake's size (4 to 8) and its share of holes."
+    )
 
     def __init__(self, *, difficulty: int = 2, slippery: bool = False):
         self.difficulty = int_option("difficulty", difficulty, 1, len(LEVELS))
@@ -178,8 +180,15 @@ class FrozenLake(SoloPuzzle, Game):
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""
-        return {"difficulty": self.difficulty, "slippery": self.slippery, "success": success, "steps": self.steps,
-                "max_steps": self.max_steps, "fell": self.position in self.holes, "shortest": self.shortest}
+        return {
+            "difficulty": self.difficulty,
+            "slippery": self.slippery,
+            "success": success,
+            "steps": self.steps,
+            "max_steps": self.max_steps,
+            "fell": self.position in self.holes,
+            "shortest": self.shortest,
+        }
 
     @staticmethod
     def cell_name(cell: tuple[int, int]) -> str:
@@ -188,8 +197,15 @@ class FrozenLake(SoloPuzzle, Game):
 
     def view(self, player: str) -> dict[str, Any]:
         """The map rows, the player's cell (row, column from 0), the ice and the steps used and allowed."""
-        return {"difficulty": self.difficulty, "size": self.size, "slippery": self.slippery, "map": self.map_rows(),
-                "position": list(self.position), "steps": self.steps, "max_steps": self.max_steps}
+        return {
+            "difficulty": self.difficulty,
+            "size": self.size,
+            "slippery": self.slippery,
+            "map": self.map_rows(),
+            "position": list(self.position),
+            "steps": self.steps,
+            "max_steps": self.max_steps,
+        }
 
     def vector(self, player: str) -> np.ndarray:
         """Holes, goal and player planes, then the share of the step limit used."""
@@ -205,8 +221,17 @@ class FrozenLake(SoloPuzzle, Game):
     def symbol(self, row: int, col: int) -> str:
         """What the map shows of a cell: S, F, H, G, and @ for the player."""
         cell = (row, col)
-        return ("@" if cell == self.position else "H" if cell in self.holes else "S" if cell == (0, 0)
-                else "G" if cell == (self.size - 1, self.size - 1) else "F")
+        return (
+            "@"
+            if cell == self.position
+            else "H"
+            if cell in self.holes
+            else "S"
+            if cell == (0, 0)
+            else "G"
+            if cell == (self.size - 1, self.size - 1)
+            else "F"
+        )
 
     def map_rows(self) -> list[str]:
         """The lake, one string per row."""

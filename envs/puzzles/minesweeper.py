@@ -60,7 +60,9 @@ def cell_name(row: int, col: int) -> str:
 def neighbours(size: int, cell: int) -> list[int]:
     """The flat indices of a cell's up to eight neighbours on a ``size`` x ``size`` grid."""
     row, col = divmod(cell, size)
-    return [r * size + c for r in range(max(row - 1, 0), min(row + 2, size)) for c in range(max(col - 1, 0), min(col + 2, size)) if (r, c) != (row, col)]
+    return [
+        r * size + c for r in range(max(row - 1, 0), min(row + 2, size)) for c in range(max(col - 1, 0), min(col + 2, size)) if (r, c) != (row, col)
+    ]
 
 
 def flood(size: int, counts: list[int], revealed: set[int], cell: int) -> set[int]:
@@ -81,8 +83,10 @@ class Minesweeper(SoloPuzzle, Game):
     """Minesweeper with a safe first reveal; see the module docstring for the rules and rewards."""
 
     name = "Minesweeper"
-    description = ("Reveal every safe cell without hitting a mine; the first reveal is safe. "
-                   "difficulty 1-5 (default 2) sets the grid (5x5 to 10x10) and mines (3 to 20).")
+    description = (
+        "Reveal every safe cell without hitting a mine; the first reveal is safe. "
+        "difficulty 1-5 (default 2) sets the grid (5x5 to 10x10) and mines (3 to 20)."
+    )
 
     def __init__(self, *, difficulty: int = 2):
         self.difficulty = int_option("difficulty", difficulty, 1, len(LEVELS))
@@ -159,8 +163,14 @@ class Minesweeper(SoloPuzzle, Game):
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""
-        return {"difficulty": self.difficulty, "success": success, "moves": self.moves_made, "revealed": len(self.revealed),
-                "safe_cells": self.size * self.size - self.mine_count, "mines": self.mine_count}
+        return {
+            "difficulty": self.difficulty,
+            "success": success,
+            "moves": self.moves_made,
+            "revealed": len(self.revealed),
+            "safe_cells": self.size * self.size - self.mine_count,
+            "mines": self.mine_count,
+        }
 
     def symbol(self, row: int, col: int) -> str:
         """What the player sees of a cell."""

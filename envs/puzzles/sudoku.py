@@ -134,8 +134,10 @@ class Sudoku(SoloPuzzle, Game):
     """Sudoku with a unique solution; see the module docstring for the rules and rewards."""
 
     name = "Sudoku"
-    description = ("Fill a generated 9x9 Sudoku with a unique solution; a clash is refused, a dead end loses. "
-                   "difficulty 1-5 (default 2) sets the clues: 45, 38, 32, 28, 25.")
+    description = (
+        "Fill a generated 9x9 Sudoku with a unique solution; a clash is refused, a dead end loses. "
+        "difficulty 1-5 (default 2) sets the clues: 45, 38, 32, 28, 25."
+    )
 
     def __init__(self, *, difficulty: int = 2):
         self.difficulty = int_option("difficulty", difficulty, 1, len(LEVELS))
@@ -178,8 +180,9 @@ class Sudoku(SoloPuzzle, Game):
 
     def legal_actions(self, player: str) -> list[int]:
         """Every digit that fits an empty cell without a clash."""
-        return [cell * 9 + digit - 1 for cell in range(81) if not self.grid[cell]
-                for digit in range(1, 10) if candidates(self.grid, cell) >> digit & 1]
+        return [
+            cell * 9 + digit - 1 for cell in range(81) if not self.grid[cell] for digit in range(1, 10) if candidates(self.grid, cell) >> digit & 1
+        ]
 
     def parse(self, player: str, text: str) -> str:
         """The last ``r<row>c<column>=<digit>`` in the text, if the cell is empty and the digit does not clash."""
@@ -211,8 +214,14 @@ class Sudoku(SoloPuzzle, Game):
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""
-        return {"difficulty": self.difficulty, "success": success, "clues": self.clues, "placed": self.placed,
-                "empty": self.grid.count(0), "stuck": None if self.stuck is None else cell_name(self.stuck)}
+        return {
+            "difficulty": self.difficulty,
+            "success": success,
+            "clues": self.clues,
+            "placed": self.placed,
+            "empty": self.grid.count(0),
+            "stuck": None if self.stuck is None else cell_name(self.stuck),
+        }
 
     def view(self, player: str) -> dict[str, Any]:
         """The grid as 81 digits in row order (0 for empty) and the difficulty."""

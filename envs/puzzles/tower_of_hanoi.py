@@ -87,8 +87,10 @@ class TowerOfHanoi(SoloPuzzle, Game):
     """The Tower of Hanoi from a start drawn from the seed (or the classic one); see the module docstring."""
 
     name = "TowerOfHanoi"
-    description = ("Move every disk onto peg C, one at a time, never a larger on a smaller, from a start drawn from the "
-                   "seed (classic=True: all on A); difficulty 1-5 (default 2) sets the disks (3 to 7) and the move limit.")
+    description = (
+        "Move every disk onto peg C, one at a time, never a larger on a smaller, from a start drawn from the "
+        "seed (classic=True: all on A); difficulty 1-5 (default 2) sets the disks (3 to 7) and the move limit."
+    )
 
     def __init__(self, *, difficulty: int = 2, classic: bool = False):
         self.difficulty = int_option("difficulty", difficulty, 1, len(LEVELS))
@@ -96,7 +98,7 @@ class TowerOfHanoi(SoloPuzzle, Game):
             raise ValueError(f"classic must be True or False, got {classic!r}")
         self.classic = classic
         self.disks = LEVELS[self.difficulty]
-        self.max_moves = LIMIT_FACTOR * (2 ** self.disks - 1)
+        self.max_moves = LIMIT_FACTOR * (2**self.disks - 1)
         self.players = ["player_0"]
         self.moves = list(MOVES)
         self.vector_size = 3 * self.disks + 1
@@ -174,13 +176,25 @@ class TowerOfHanoi(SoloPuzzle, Game):
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""
-        return {"difficulty": self.difficulty, "success": success, "disks": self.disks, "moves": self.moves_made,
-                "max_moves": self.max_moves, "optimal": self.optimal}
+        return {
+            "difficulty": self.difficulty,
+            "success": success,
+            "disks": self.disks,
+            "moves": self.moves_made,
+            "max_moves": self.max_moves,
+            "optimal": self.optimal,
+        }
 
     def view(self, player: str) -> dict[str, Any]:
         """Each peg's disks bottom to top, each disk's peg (smallest first, 0 for A), and the moves used and allowed."""
-        return {"difficulty": self.difficulty, "disks": self.disks, "pegs": {PEGS[p]: self.stack(p) for p in range(3)},
-                "positions": list(self.pegs), "moves": self.moves_made, "max_moves": self.max_moves}
+        return {
+            "difficulty": self.difficulty,
+            "disks": self.disks,
+            "pegs": {PEGS[p]: self.stack(p) for p in range(3)},
+            "positions": list(self.pegs),
+            "moves": self.moves_made,
+            "max_moves": self.max_moves,
+        }
 
     def vector(self, player: str) -> np.ndarray:
         """Each disk's peg as a one-hot, smallest disk first, then the share of the move limit used."""

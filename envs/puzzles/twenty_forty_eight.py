@@ -128,8 +128,10 @@ class TwentyFortyEight(Game):
     """
 
     name = "TwentyFortyEight"
-    description = ("2048: slide a 4x4 grid's tiles, equal tiles merge, a new 2 or 4 appears after each move; reward = score "
-                   "(OpenSpiel's 2048; difficulty: option max_tile, the tile that ends it, a power of two 8-131072, default 2048).")
+    description = (
+        "2048: slide a 4x4 grid's tiles, equal tiles merge, a new 2 or 4 appears after each move; reward = score "
+        "(OpenSpiel's 2048; difficulty: option max_tile, the tile that ends it, a power of two 8-131072, default 2048)."
+    )
     category = "puzzle"
     zero_sum = False
     fixed_rules = True
@@ -198,8 +200,11 @@ class TwentyFortyEight(Game):
             return
         cell, value = self.spawn(ctx)
         self.spawned = ((cell, value),)
-        ctx.tell(f"{player} moves {move}, +{gained}: score {self.score}. A {value} appears at row {cell // SIZE + 1}, "
-                 f"column {cell % SIZE + 1}.", kind="move", sender=player)
+        ctx.tell(
+            f"{player} moves {move}, +{gained}: score {self.score}. A {value} appears at row {cell // SIZE + 1}, column {cell % SIZE + 1}.",
+            kind="move",
+            sender=player,
+        )
         if stuck(self.board):
             ctx.finish(reason="the grid is full and no move is left", details=self.report())
         elif self.moves_made >= self.max_moves:
@@ -211,14 +216,25 @@ class TwentyFortyEight(Game):
 
     def report(self) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""
-        return {"success": self.max_tile in self.board, "score": self.score, "highest": max(self.board),
-                "moves": self.moves_made, "max_tile": self.max_tile}
+        return {
+            "success": self.max_tile in self.board,
+            "score": self.score,
+            "highest": max(self.board),
+            "moves": self.moves_made,
+            "max_tile": self.max_tile,
+        }
 
     def view(self, player: str) -> dict[str, Any]:
         """The grid (rows from the top, 0 empty), the score, the moves played and allowed, the new tiles and the winning tile."""
         rows = [list(self.board[r * SIZE : (r + 1) * SIZE]) for r in range(SIZE)]
-        return {"board": rows, "score": self.score, "moves": self.moves_made, "max_moves": self.max_moves,
-                "spawned": [list(tile) for tile in self.spawned], "max_tile": self.max_tile}
+        return {
+            "board": rows,
+            "score": self.score,
+            "moves": self.moves_made,
+            "max_moves": self.max_moves,
+            "spawned": [list(tile) for tile in self.spawned],
+            "max_tile": self.max_tile,
+        }
 
     def vector(self, player: str) -> np.ndarray:
         """A one-hot of each cell's tile exponent, row by row."""
@@ -230,8 +246,7 @@ class TwentyFortyEight(Game):
     def grid_text(self) -> str:
         """The grid, one row a line, ``.`` for an empty cell."""
         width = len(str(max(self.board)))
-        return "\n".join(" ".join((str(tile) if tile else ".").rjust(width) for tile in self.board[r * SIZE : (r + 1) * SIZE])
-                         for r in range(SIZE))
+        return "\n".join(" ".join((str(tile) if tile else ".").rjust(width) for tile in self.board[r * SIZE : (r + 1) * SIZE]) for r in range(SIZE))
 
     def render(self) -> str:
         """The grid, the score and the moves played."""

@@ -131,8 +131,10 @@ class Wordle(SoloPuzzle, Game):
     """Wordle on a word drawn from :data:`WORDS`; see the module docstring for the rules and rewards."""
 
     name = "Wordle"
-    description = ("Find a hidden five-letter English word, each guess marked green/yellow/grey with the standard "
-                   "repeated-letter rule; difficulty 1-5 (default 3, Wordle's 6) sets the guesses allowed (8 to 4).")
+    description = (
+        "Find a hidden five-letter English word, each guess marked green/yellow/grey with the standard "
+        "repeated-letter rule; difficulty 1-5 (default 3, Wordle's 6) sets the guesses allowed (8 to 4)."
+    )
     default_error_allowance = 4
 
     def __init__(self, *, difficulty: int = 3):
@@ -151,7 +153,9 @@ class Wordle(SoloPuzzle, Game):
 
     def rules(self, player: str) -> str:
         """The rules, the guesses allowed and the word list."""
-        return RULES.format(player=player, guesses=self.max_guesses, count=len(WORDS), words=" ".join(WORDS), example=WORDS[0], capital=WORDS[0].upper())
+        return RULES.format(
+            player=player, guesses=self.max_guesses, count=len(WORDS), words=" ".join(WORDS), example=WORDS[0], capital=WORDS[0].upper()
+        )
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
         """The guesses so far with their marks, and the guesses left (every listed word is legal, so none are listed)."""
@@ -186,13 +190,17 @@ class Wordle(SoloPuzzle, Game):
 
     def report(self, success: bool) -> dict[str, Any]:
         """The outcome details (see the module docstring)."""
-        return {"difficulty": self.difficulty, "success": success, "guesses": len(self.history),
-                "max_guesses": self.max_guesses, "answer": self.answer}
+        return {
+            "difficulty": self.difficulty,
+            "success": success,
+            "guesses": len(self.history),
+            "max_guesses": self.max_guesses,
+            "answer": self.answer,
+        }
 
     def view(self, player: str) -> dict[str, Any]:
         """The guesses with their marks and the guesses allowed; never the answer."""
-        return {"difficulty": self.difficulty, "guesses": [[guess, marks] for guess, marks in self.history],
-                "max_guesses": self.max_guesses}
+        return {"difficulty": self.difficulty, "guesses": [[guess, marks] for guess, marks in self.history], "max_guesses": self.max_guesses}
 
     def vector(self, player: str) -> np.ndarray:
         """What the marks prove (see the module docstring), then the share of the guesses used."""

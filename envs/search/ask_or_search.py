@@ -92,7 +92,7 @@ class AskOrSearch(UsesCorpus, Game):
     """An asker answers a question by searching and by asking an expert who holds part of the corpus; see the module docstring."""
 
     name = "AskOrSearch"
-    reference_agents = ('asker', 'random')
+    reference_agents = ("asker", "random")
     version = 0
     description = "Answer a question by searching or by asking an expert who privately holds part of the knowledge base; shared reward minus costs."
     category = "search"
@@ -124,8 +124,7 @@ class AskOrSearch(UsesCorpus, Game):
         self.reward_name = reward
         self.max_k = max_k_option(max_k)
         self.players = ["asker", "expert"]
-        self.tools = [*retrieval_tools(self.max_k), ASK_TOOL,
-                      answer_tool("Your final answer to the question (the asker only); this ends the game.")]
+        self.tools = [*retrieval_tools(self.max_k), ASK_TOOL, answer_tool("Your final answer to the question (the asker only); this ends the game.")]
         self.question: dict[str, Any] = {}
         self.held_hops: list[int] = []
         self.note_ids: list[str] = []
@@ -190,8 +189,14 @@ class AskOrSearch(UsesCorpus, Game):
     def rules(self, player: str) -> str:
         """The asker's tools and budget, or the expert's role; both with the shared reward."""
         if player == "asker":
-            return RULES_ASKER.format(intro=WORLD_INTRO, max_k=self.max_k, max_questions=self.max_questions,
-                                      scoring=self._scoring(), ask_cost=self.ask_cost, search_cost=self.search_cost)
+            return RULES_ASKER.format(
+                intro=WORLD_INTRO,
+                max_k=self.max_k,
+                max_questions=self.max_questions,
+                scoring=self._scoring(),
+                ask_cost=self.ask_cost,
+                search_cost=self.search_cost,
+            )
         return RULES_EXPERT.format(scoring=self._scoring(), ask_cost=self.ask_cost)
 
     def questions_left(self) -> int:
@@ -213,7 +218,9 @@ class AskOrSearch(UsesCorpus, Game):
             if not reply:
                 raise InvalidMove("Reply to the asker with some text.")
             return reply[:MAX_REPLY_CHARS]
-        raise InvalidMove("No tool call found. Call a tool, e.g. <search>your keywords</search>, <ask>your question</ask> or <answer>your answer</answer>.")
+        raise InvalidMove(
+            "No tool call found. Call a tool, e.g. <search>your keywords</search>, <ask>your question</ask> or <answer>your answer</answer>."
+        )
 
     def call_tool(self, player: str, name: str, arguments: dict[str, Any]) -> str:
         """Search or open for the asker, leaving the expert's notes out; the expert has no tools."""
@@ -259,22 +266,38 @@ class AskOrSearch(UsesCorpus, Game):
         correct = exact if self.reward_name == "em" else overlap
         costs = self.ask_cost * len(self.dialogue) + self.search_cost * len(self.retrieval)
         reward = correct - costs
-        terms = {"exact_match": exact, "f1": overlap, "correct": correct, "questions_asked": len(self.dialogue),
-                 "tool_calls": len(self.retrieval), "costs": costs, "reward": reward}
+        terms = {
+            "exact_match": exact,
+            "f1": overlap,
+            "correct": correct,
+            "questions_asked": len(self.dialogue),
+            "tool_calls": len(self.retrieval),
+            "costs": costs,
+            "reward": reward,
+        }
         if answer is None:
             reason = "the asker asked with no questions left"
         else:
             # The outcome is the environment's message, so the asker's own words reach the expert framed, before it.
             ctx.say("asker", answer, to="expert")
             reason = "the asker answered right" if exact == 1.0 else f"the asker answered wrong: the answer is {' / '.join(answers)!r}"
-        ctx.finish({player: reward for player in self.players}, winners=list(self.players) if exact == 1.0 else [],
-                   reason=reason, details={**terms, **self.details()})
+        ctx.finish(
+            {player: reward for player in self.players},
+            winners=list(self.players) if exact == 1.0 else [],
+            reason=reason,
+            details={**terms, **self.details()},
+        )
 
     def details(self) -> dict[str, Any]:
         """The question, what the expert held, the dialogue, the answer and the asker's retrieval log."""
-        return {"question": dict(self.question), "held_hops": list(self.held_hops), "notes": list(self.note_ids),
-                "dialogue": [dict(turn) for turn in self.dialogue], "answer": self.answered,
-                "retrieval": [dict(entry) for entry in self.retrieval]}
+        return {
+            "question": dict(self.question),
+            "held_hops": list(self.held_hops),
+            "notes": list(self.note_ids),
+            "dialogue": [dict(turn) for turn in self.dialogue],
+            "answer": self.answered,
+            "retrieval": [dict(entry) for entry in self.retrieval],
+        }
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """-1 to the offender, 0 to the other, with the episode's details."""
@@ -299,8 +322,10 @@ class AskOrSearch(UsesCorpus, Game):
 
     def render(self) -> str:
         """The question, what the expert holds, the dialogue and the answer."""
-        lines = [f"question: {self.question.get('question')} -> {self.question.get('answers')}",
-                 f"expert holds hops {[i + 1 for i in self.held_hops]} in {len(self.note_ids)} notes"]
+        lines = [
+            f"question: {self.question.get('question')} -> {self.question.get('answers')}",
+            f"expert holds hops {[i + 1 for i in self.held_hops]} in {len(self.note_ids)} notes",
+        ]
         lines.extend(f"asker: {turn['message']}\nexpert: {turn['reply']}" for turn in self.dialogue)
         if self.answered is not None:
             lines.append(f"answer: {self.answered!r}")

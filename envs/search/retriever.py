@@ -38,8 +38,7 @@ _MANIFEST = "parlour.json"
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 # Lucene's English stop words, as bm25s ships them (bm25s.stopwords.STOPWORDS_EN).
 _STOPWORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
-    "they this to was will with".split()
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with".split()
 )
 
 
@@ -81,10 +80,7 @@ def _import_bm25() -> tuple[Any, Any]:
         import bm25s
         import Stemmer
     except ImportError as error:
-        raise ImportError(
-            f"the search retriever needs bm25s and PyStemmer ({error.name} is missing): "
-            "pip install 'parlour[search]'"
-        ) from error
+        raise ImportError(f"the search retriever needs bm25s and PyStemmer ({error.name} is missing): pip install 'parlour[search]'") from error
     return bm25s, Stemmer
 
 
@@ -178,10 +174,7 @@ class Retriever:
             kth = np.partition(scores[matching], matching.size - k)[matching.size - k]
             matching = matching[scores[matching] >= kth]
         best = matching[np.lexsort((self._id_rank[matching], -scores[matching]))[:k]]
-        return [
-            Hit(self._passages[i]["id"], float(scores[i]), self._passages[i]["title"], self._passages[i]["text"])
-            for i in best.tolist()
-        ]
+        return [Hit(self._passages[i]["id"], float(scores[i]), self._passages[i]["title"], self._passages[i]["text"]) for i in best.tolist()]
 
     def _scores(self, term_ids: Sequence[int]) -> np.ndarray:
         """Every passage's BM25 score for the query terms ``term_ids`` (repeated terms count again)."""
@@ -215,15 +208,12 @@ class Retriever:
     def _build_and_save(self) -> Any:
         """Build the index, then publish it in the cache with one rename, so readers never see half an index."""
         bm25 = self._bm25s.BM25(k1=self.k1, b=self.b)
-        bm25.index(
-            self._analyzer.terms([p["title"] + "\n" + p["text"] for p in self._passages]), show_progress=False
-        )
+        bm25.index(self._analyzer.terms([p["title"] + "\n" + p["text"] for p in self._passages]), show_progress=False)
         self.index_dir.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{self.hash[:16]}-", dir=self.index_dir.parent))
         try:
             bm25.save(str(staging), allow_pickle=False, show_progress=False)
-            manifest = {"format": INDEX_FORMAT, "hash": self.hash, "num_docs": len(self._passages),
-                        "k1": self.k1, "b": self.b}
+            manifest = {"format": INDEX_FORMAT, "hash": self.hash, "num_docs": len(self._passages), "k1": self.k1, "b": self.b}
             (staging / _MANIFEST).write_text(json.dumps(manifest, indent=1))
             if self.index_dir.exists() and not self._published():
                 shutil.rmtree(self.index_dir, ignore_errors=True)

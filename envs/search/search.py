@@ -154,7 +154,7 @@ class Search(UsesCorpus, Game):
     """One player searches a corpus with tools and answers a (multi-hop) question; see the module docstring."""
 
     name = "Search"
-    reference_agents = ('oracle', 'random')
+    reference_agents = ("oracle", "random")
     version = 0
     description = "Answer multi-hop questions about an invented world by searching it with tools (search, open, answer)."
     category = "search"
@@ -182,8 +182,10 @@ class Search(UsesCorpus, Game):
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
         self.reward_name = reward
-        self.weights = {name: float_option(name, value, 0.0, 1.0) for name, value in
-                        (("format_weight", format_weight), ("evidence_weight", evidence_weight), ("tool_weight", tool_weight))}
+        self.weights = {
+            name: float_option(name, value, 0.0, 1.0)
+            for name, value in (("format_weight", format_weight), ("evidence_weight", evidence_weight), ("tool_weight", tool_weight))
+        }
         self.max_k = max_k_option(max_k)
         self.max_answer_words = int_option("max_answer_words", max_answer_words, 1, 1000)
         self.players = ["player_0"]
@@ -210,17 +212,28 @@ class Search(UsesCorpus, Game):
             " after normalisation (case, punctuation and a/an/the ignored) against the accepted answers; "
             f"an empty answer or one over {self.max_answer_words} words scores 0."
         )
-        extras = [f"{weights[key]:g} x {what}" for key, what in (
-            ("format_weight", "a well-formed short answer"),
-            ("evidence_weight", "having retrieved a passage that holds the evidence"),
-        ) if weights[key]]
+        extras = [
+            f"{weights[key]:g} x {what}"
+            for key, what in (
+                ("format_weight", "a well-formed short answer"),
+                ("evidence_weight", "having retrieved a passage that holds the evidence"),
+            )
+            if weights[key]
+        ]
         if extras:
             scoring += " Bonus: " + ", ".join(extras) + "."
         if weights["tool_weight"]:
             scoring += f" A correct answer is worth less the further your number of tool calls is from the fewest needed (weight {weights['tool_weight']:g})."
         corpus = self.corpus
-        return RULES.format(player=player, size=len(corpus), intro=WORLD_INTRO if corpus.world is not None else "",
-                            k=min(DEFAULT_K, self.max_k), max_k=self.max_k, example=corpus.example_id, scoring=scoring)
+        return RULES.format(
+            player=player,
+            size=len(corpus),
+            intro=WORLD_INTRO if corpus.world is not None else "",
+            k=min(DEFAULT_K, self.max_k),
+            max_k=self.max_k,
+            example=corpus.example_id,
+            scoring=scoring,
+        )
 
     def prompt(self, player: str, legal: list[str] | None) -> str:
         """A reminder of the tools and of the calls made so far."""
@@ -278,8 +291,14 @@ class Search(UsesCorpus, Game):
 
     def details(self, terms: dict[str, Any] | None) -> dict[str, Any]:
         """The outcome details: the question, the answer, every reward term, and the retrieval log."""
-        return {**(terms or {}), "question": dict(self.question), "answer": self.answered,
-                "reward_kind": self.reward_name, "weights": dict(self.weights), "retrieval": [dict(e) for e in self.retrieval]}
+        return {
+            **(terms or {}),
+            "question": dict(self.question),
+            "answer": self.answered,
+            "reward_kind": self.reward_name,
+            "weights": dict(self.weights),
+            "retrieval": [dict(e) for e in self.retrieval],
+        }
 
     def forfeit(self, ctx: Context, player: str, reason: str) -> None:
         """-1 to the player, with the question and its retrieval log in the details."""

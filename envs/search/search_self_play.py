@@ -104,7 +104,9 @@ def propose_tool(hops: tuple[int, ...]) -> Tool:
         "Pose your question (this ends your turn). path: the relations from start to the answer; a relation followed "
         "backwards is ~relation. Relations (subject -> object): "
         + ", ".join(f"{r} ({s} -> {o})" for r, (s, o) in RELATIONS.items())
-        + ". Attributes: " + ", ".join(f"{a} ({kind})" for a, kind in ATTRIBUTES.items()) + ".",
+        + ". Attributes: "
+        + ", ".join(f"{a} ({kind})" for a, kind in ATTRIBUTES.items())
+        + ".",
         {
             "type": "object",
             "properties": {
@@ -186,7 +188,7 @@ class SearchSelfPlay(UsesCorpus, Game):
     """A proposer poses a verified multi-hop question; solvers search and answer it; see the module docstring."""
 
     name = "SearchSelfPlay"
-    reference_agents = ('proposer', 'random')
+    reference_agents = ("proposer", "random")
     version = 0
     description = "Self-play search: a proposer poses a multi-hop question, checked against the knowledge base; solvers answer it."
     category = "search"
@@ -215,8 +217,11 @@ class SearchSelfPlay(UsesCorpus, Game):
         self.max_k = max_k_option(max_k)
         self.solvers = [f"solver_{i}" for i in range(int_option("solvers", solvers, 1, MAX_SOLVERS))]
         self.players = ["proposer", *self.solvers]
-        self.tools = [*retrieval_tools(self.max_k), propose_tool(self.hops),
-                      answer_tool("Your final answer to the proposed question (solvers only); this ends your turn.")]
+        self.tools = [
+            *retrieval_tools(self.max_k),
+            propose_tool(self.hops),
+            answer_tool("Your final answer to the proposed question (solvers only); this ends your turn."),
+        ]
         self.topic = ""
         self.turn = 0
         self.retrieval: dict[str, list[dict[str, Any]]] = {}
@@ -307,8 +312,13 @@ class SearchSelfPlay(UsesCorpus, Game):
             # Only the proposer is told why (the verdict quotes its proposal); the reason is told to everyone.
             ctx.finish(rewards, reason="invalid proposal", details=self.details(verdict))
             return
-        self.question = {"question": question.question, "answers": [question.answer], "hops": question.hops,
-                         "path": list(question.path), "gold": [list(g) for g in question.gold]}
+        self.question = {
+            "question": question.question,
+            "answers": [question.answer],
+            "hops": question.hops,
+            "path": list(question.path),
+            "gold": [list(g) for g in question.gold],
+        }
         ctx.tell("The proposer has posed a valid question.", kind="move", sender="proposer")
         self.turn = 1
         ctx.say("proposer", question.question, to=self.players[1])
@@ -327,8 +337,12 @@ class SearchSelfPlay(UsesCorpus, Game):
         proposer = 1.0 - solved if 0.0 < solved < 1.0 else 0.0
         winners = ["proposer", *right] if proposer > 0 else right
         reason = f"{len(right)} of {len(self.solvers)} solver(s) answered right"
-        ctx.finish({"proposer": proposer, **scores}, winners=winners, reason=reason,
-                   details={**self.details(None), "solved": solved, "solver_scores": scores})
+        ctx.finish(
+            {"proposer": proposer, **scores},
+            winners=winners,
+            reason=reason,
+            details={**self.details(None), "solved": solved, "solver_scores": scores},
+        )
 
     def details(self, verdict: str | None) -> dict[str, Any]:
         """The proposal, the verdict, the verified question, the answers and every player's retrieval log."""

@@ -72,9 +72,7 @@ def world_corpus_spec(world_seed: int, world_size: int) -> CorpusSpec:
     return CorpusSpec("world", int_option("world_seed", world_seed, 0), int_option("world_size", world_size, 60, 1_000_000))
 
 
-def corpus_spec(
-    corpus: str, world_seed: int, world_size: int, corpus_file: str | None, questions_file: str | None
-) -> CorpusSpec:
+def corpus_spec(corpus: str, world_seed: int, world_size: int, corpus_file: str | None, questions_file: str | None) -> CorpusSpec:
     """The validated spec for a game's corpus options; ``ValueError`` saying what to change otherwise."""
     if corpus not in CORPORA:
         raise ValueError(f"corpus must be one of {CORPORA}, got {corpus!r}")
@@ -129,8 +127,7 @@ def float_option(name: str, value: Any, low: float, high: float) -> float:
 class Corpus:
     """One loaded corpus: its passages behind a BM25 retriever, and its questions (a World's, or a file's)."""
 
-    def __init__(self, spec: CorpusSpec, passages: list[dict[str, str]], world: World | None,
-                 questions: list[dict[str, Any]] | None) -> None:
+    def __init__(self, spec: CorpusSpec, passages: list[dict[str, str]], world: World | None, questions: list[dict[str, Any]] | None) -> None:
         """Index ``passages`` (or find their index in the process cache); use :func:`load_corpus` rather than this."""
         self.spec = spec
         self.world = world
@@ -169,12 +166,17 @@ class Corpus:
         """
         if self.world is not None:
             question = self.world.questions(1, hops=hops, kinds=kinds, seed=int(rng.integers(1 << 62)))[0]
-            return {"id": question.id, "question": question.question, "answers": [question.answer],
-                    "kind": question.kind, "hops": question.hops, "gold": [list(g) for g in question.gold]}
+            return {
+                "id": question.id,
+                "question": question.question,
+                "answers": [question.answer],
+                "kind": question.kind,
+                "hops": question.hops,
+                "gold": [list(g) for g in question.gold],
+            }
         assert self.questions is not None
         picked = self.questions[int(rng.integers(len(self.questions)))]
-        return {"id": picked["id"], "question": picked["question"], "answers": list(picked["answers"]),
-                "kind": None, "hops": None, "gold": None}
+        return {"id": picked["id"], "question": picked["question"], "answers": list(picked["answers"]), "kind": None, "hops": None, "gold": None}
 
 
 _CORPORA: dict[tuple, Corpus] = {}
@@ -311,8 +313,13 @@ def run_search(corpus: Corpus, arguments: Mapping[str, Any], exclude: frozenset[
     query = arguments["query"]
     k = arguments.get("k", DEFAULT_K)
     hits = corpus.search(query, k, exclude)
-    entry = {"tool": "search", "query": query, "k": k, "ids": [hit.doc_id for hit in hits],
-             "text_sha256": texts_hash({"text": hit.text} for hit in hits)}
+    entry = {
+        "tool": "search",
+        "query": query,
+        "k": k,
+        "ids": [hit.doc_id for hit in hits],
+        "text_sha256": texts_hash({"text": hit.text} for hit in hits),
+    }
     if not hits:
         return f"search {query!r}: no passage shares a word with the query; try other words (names work best).", entry
     lines = [f"search {query!r} (k={k}): {len(hits)} passage(s)"]
@@ -326,9 +333,7 @@ def run_open(corpus: Corpus, arguments: Mapping[str, Any], exclude: frozenset[st
     doc_id = arguments["doc_id"].strip()
     passage = corpus.passage(doc_id)
     if passage is None or doc_id in exclude:
-        raise InvalidMove(
-            f"open: there is no passage with id {doc_id[:80]!r}; use an id a search returned (ids look like {corpus.example_id!r})."
-        )
+        raise InvalidMove(f"open: there is no passage with id {doc_id[:80]!r}; use an id a search returned (ids look like {corpus.example_id!r}).")
     entry = {"tool": "open", "doc_id": doc_id, "ids": [doc_id], "text_sha256": texts_hash([passage])}
     return f"{doc_id} | {passage['title']}\n{passage['text']}", entry
 

@@ -126,55 +126,88 @@ _MIN_PASSAGES = 60
 _WORDS = (50, 80)
 _TRIES_PER_QUESTION = 50
 
-_ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z",
-           "br", "dr", "gr", "kr", "st", "tr", "th", "sh", "ch", "vr")
+_ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "gr", "kr", "st", "tr", "th", "sh", "ch", "vr")
 _VOWELS = ("a", "e", "i", "o", "u", "a", "e", "o", "ai", "ei", "ou")
 _CODAS = ("", "", "n", "r", "l", "s", "m", "th", "nd", "sk")
 _VOWEL_LETTERS = "aeiou"
 _CONSONANT_LETTERS = "bdfgklmnprstvz"
 
-_BOOK_NOUNS = ("Letters", "Orchard", "Tides", "Lantern", "Silence", "Harvest", "Winter", "Archive", "Mirror",
-               "Voyage", "Embers", "Gardens", "Ledger", "Salt", "Ashes", "Bells", "Compass", "Shadows")
-_FILM_NOUNS = ("Nights", "Road", "Harbour", "Summer", "Crossing", "Echoes", "Frontier", "Station", "Rain",
-               "Horizon", "Wires", "Lights")
-_ORGANISATION_KINDS = ("Institute", "Guild", "Society", "Company", "Academy", "Collective", "Union",
-                       "Foundation", "League", "Trust")
-_ADJECTIVES = ("quiet", "bright", "careful", "gentle", "restless", "stern", "lively", "modest", "remarkable",
-               "unusual", "sober", "generous", "patient", "bold", "elegant", "sombre", "playful", "austere")
+_BOOK_NOUNS = (
+    "Letters",
+    "Orchard",
+    "Tides",
+    "Lantern",
+    "Silence",
+    "Harvest",
+    "Winter",
+    "Archive",
+    "Mirror",
+    "Voyage",
+    "Embers",
+    "Gardens",
+    "Ledger",
+    "Salt",
+    "Ashes",
+    "Bells",
+    "Compass",
+    "Shadows",
+)
+_FILM_NOUNS = ("Nights", "Road", "Harbour", "Summer", "Crossing", "Echoes", "Frontier", "Station", "Rain", "Horizon", "Wires", "Lights")
+_ORGANISATION_KINDS = ("Institute", "Guild", "Society", "Company", "Academy", "Collective", "Union", "Foundation", "League", "Trust")
+_ADJECTIVES = (
+    "quiet",
+    "bright",
+    "careful",
+    "gentle",
+    "restless",
+    "stern",
+    "lively",
+    "modest",
+    "remarkable",
+    "unusual",
+    "sober",
+    "generous",
+    "patient",
+    "bold",
+    "elegant",
+    "sombre",
+    "playful",
+    "austere",
+)
 
 # Fact sentences: {s} and {o} are the relation's subject and object, {v} an attribute's value.
 _FACT_TEMPLATES: Mapping[str, tuple[str, ...]] = {
-    "located_in": ("{s} is a city in {o}.", "{s} lies within the borders of {o}.",
-                   "Situated in {o}, {s} grew from a river crossing into a sizeable city.",
-                   "The city of {s} belongs to {o}."),
-    "capital_of": ("The capital of {o} is {s}.", "{o} is governed from its capital, {s}.",
-                   "{s} has served as the capital of {o} for generations."),
-    "leader_of": ("{o} is currently led by {s}.", "The head of state of {o} is {s}.",
-                  "{s} serves as the leader of {o}."),
-    "born_in": ("{s} was born in {o}.", "{s} grew up in {o}, the city of their birth.",
-                "The birthplace of {s} is {o}.", "{s} is a native of {o}."),
-    "member_of": ("{s} is a member of {o}.", "{s} belongs to {o}.",
-                  "{s} joined {o} and has remained a member ever since.", "Among the members of {o} is {s}."),
-    "founded_by": ("{s} was founded by {o}.", "{o} founded {s}.", "The founder of {s} was {o}.",
-                   "{s} owes its existence to its founder, {o}."),
-    "headquartered_in": ("{s} has its headquarters in {o}.", "{s} is headquartered in {o}.",
-                         "The main offices of {s} are in {o}."),
-    "author_of": ("{o} is a book written by {s}.", "{s} wrote {o}.", "{o} was written by {s}.",
-                  "The author of {o} is {s}."),
+    "located_in": (
+        "{s} is a city in {o}.",
+        "{s} lies within the borders of {o}.",
+        "Situated in {o}, {s} grew from a river crossing into a sizeable city.",
+        "The city of {s} belongs to {o}.",
+    ),
+    "capital_of": ("The capital of {o} is {s}.", "{o} is governed from its capital, {s}.", "{s} has served as the capital of {o} for generations."),
+    "leader_of": ("{o} is currently led by {s}.", "The head of state of {o} is {s}.", "{s} serves as the leader of {o}."),
+    "born_in": ("{s} was born in {o}.", "{s} grew up in {o}, the city of their birth.", "The birthplace of {s} is {o}.", "{s} is a native of {o}."),
+    "member_of": (
+        "{s} is a member of {o}.",
+        "{s} belongs to {o}.",
+        "{s} joined {o} and has remained a member ever since.",
+        "Among the members of {o} is {s}.",
+    ),
+    "founded_by": ("{s} was founded by {o}.", "{o} founded {s}.", "The founder of {s} was {o}.", "{s} owes its existence to its founder, {o}."),
+    "headquartered_in": ("{s} has its headquarters in {o}.", "{s} is headquartered in {o}.", "The main offices of {s} are in {o}."),
+    "author_of": ("{o} is a book written by {s}.", "{s} wrote {o}.", "{o} was written by {s}.", "The author of {o} is {s}."),
     "director_of": ("{o} is a film directed by {s}.", "{s} directed {o}.", "The director of {o} was {s}."),
     "part_of": ("{s} is a branch of {o}.", "{s} operates as part of {o}.", "{s} was set up as a division of {o}."),
     "published_by": ("{s} was published by {o}.", "{o} brought out {s}.", "The publisher of {s} is {o}."),
     "produced_by": ("{s} was produced by {o}.", "{o} produced {s}.", "Production of {s} was financed by {o}."),
-    "birth_year": ("{s} was born in the year {v}.", "{s} came into the world in {v}.",
-                   "Records give {v} as the year of birth of {s}."),
-    "population": ("{s} has a population of about {v}.", "Around {v} people live in {s}.",
-                   "The population of {s} stands at roughly {v}."),
-    "independence_year": ("{s} declared its independence in {v}.", "{s} was established as a state in {v}.",
-                          "The founding of {s} as a nation dates to {v}."),
-    "year_founded": ("{s} was founded in {v}.", "{s} was established in {v}.",
-                     "The origins of {s} go back to {v}, the year it was set up."),
-    "year_published": ("{s} was first published in {v}.", "{s} appeared in print in {v}.",
-                       "The first edition of {s} came out in {v}."),
+    "birth_year": ("{s} was born in the year {v}.", "{s} came into the world in {v}.", "Records give {v} as the year of birth of {s}."),
+    "population": ("{s} has a population of about {v}.", "Around {v} people live in {s}.", "The population of {s} stands at roughly {v}."),
+    "independence_year": (
+        "{s} declared its independence in {v}.",
+        "{s} was established as a state in {v}.",
+        "The founding of {s} as a nation dates to {v}.",
+    ),
+    "year_founded": ("{s} was founded in {v}.", "{s} was established in {v}.", "The origins of {s} go back to {v}, the year it was set up."),
+    "year_published": ("{s} was first published in {v}.", "{s} appeared in print in {v}.", "The first edition of {s} came out in {v}."),
     "year_released": ("{s} was released in {v}.", "{s} premiered in {v}.", "{s} reached cinemas in {v}."),
 }
 
@@ -309,8 +342,7 @@ _YES_NO: Mapping[str, str] = {
     "year_published": "Was {x} first published in {c}?",
     "year_released": "Was {x} released in {c}?",
 }
-_COUNT_QUESTIONS = ("How many members does {x} have?", "How many people are members of {x}?",
-                    "How many members belong to {x}?")
+_COUNT_QUESTIONS = ("How many members does {x} have?", "How many people are members of {x}?", "How many members belong to {x}?")
 # attribute -> (question templates over two names {a} and {b}, whether the larger value wins)
 _COMPARISONS: Mapping[str, tuple[tuple[str, ...], bool]] = {
     "birth_year": (("Who was born earlier, {a} or {b}?", "Which of {a} and {b} is older?"), False),
@@ -338,18 +370,27 @@ fact: agents that read passages and proposers that write questions use it as the
 
 # bm25s's English stop words: a name equal to one would be invisible to the retriever.
 _STOPWORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
-    "they this to was will with".split()
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with".split()
 )
 # Invented names must not collide with the English the passages and questions are written in.
 _RESERVED = _STOPWORDS | frozenset(
     re.findall(
         r"[a-z]+",
         " ".join(
-            [*(t for ts in _FACT_TEMPLATES.values() for t in ts), *(t for ts in _FILLERS.values() for t in ts),
-             *(t for ts in _NOUN_PHRASES.values() for t in ts), *(t for ts in _QUESTIONS.values() for t in ts),
-             *_YES_NO.values(), *_COUNT_QUESTIONS, *(t for ts, _ in _COMPARISONS.values() for t in ts),
-             *_BOOK_NOUNS, *_FILM_NOUNS, *_ORGANISATION_KINDS, *_ADJECTIVES, "yes"]
+            [
+                *(t for ts in _FACT_TEMPLATES.values() for t in ts),
+                *(t for ts in _FILLERS.values() for t in ts),
+                *(t for ts in _NOUN_PHRASES.values() for t in ts),
+                *(t for ts in _QUESTIONS.values() for t in ts),
+                *_YES_NO.values(),
+                *_COUNT_QUESTIONS,
+                *(t for ts, _ in _COMPARISONS.values() for t in ts),
+                *_BOOK_NOUNS,
+                *_FILM_NOUNS,
+                *_ORGANISATION_KINDS,
+                *_ADJECTIVES,
+                "yes",
+            ]
         ).lower(),
     )
 )
@@ -489,7 +530,7 @@ class World:
         extras_of: dict[str, list[int]] = {}
         offset = 0
         for kind in ENTITY_KINDS:
-            words_of[kind] = words[offset:offset + counts[kind]]
+            words_of[kind] = words[offset : offset + counts[kind]]
             extras_of[kind] = rng.integers(0, 2**31 - 1, size=counts[kind]).tolist()
             offset += counts[kind]
 
@@ -747,10 +788,7 @@ class World:
                 found.append(question)
                 break
             if attempts > _TRIES_PER_QUESTION * (n + 20):
-                raise RuntimeError(
-                    f"found only {len(found)} of {n} questions with kinds {kinds} and hops {hop_counts}; "
-                    "generate a larger world"
-                )
+                raise RuntimeError(f"found only {len(found)} of {n} questions with kinds {kinds} and hops {hop_counts}; generate a larger world")
         return found
 
     def _random_entity(self, rng: np.random.Generator, kind: str | None = None) -> str:
@@ -760,9 +798,7 @@ class World:
         ids = self._by_kind[kind]
         return ids[int(rng.integers(len(ids)))]
 
-    def _walk(
-        self, rng: np.random.Generator, start: str, n_hops: int, end_on_attribute: bool | None
-    ) -> list[str] | None:
+    def _walk(self, rng: np.random.Generator, start: str, n_hops: int, end_on_attribute: bool | None) -> list[str] | None:
         """A random path of ``n_hops`` unique hops from ``start`` that never revisits a node, or None.
 
         The last hop is an attribute when ``end_on_attribute`` is True, a relation
@@ -806,8 +842,7 @@ class World:
         nodes, gold = self._trace(start, path)
         templates = _QUESTIONS[path[-1]]
         text = templates[int(rng.integers(len(templates)))].format(x=self._phrase(rng, start, path[:-1]))
-        return Question(question_id, "bridge", _capitalise(text), self.name(nodes[-1]), n_hops, tuple(path),
-                        (start,), tuple(gold))
+        return Question(question_id, "bridge", _capitalise(text), self.name(nodes[-1]), n_hops, tuple(path), (start,), tuple(gold))
 
     def _sample_yesno(self, rng: np.random.Generator, n_hops: int, question_id: str) -> Question | None:
         """A candidate yes/no question (unverified); about half are ``no``, many of those naming a decoy."""
@@ -821,8 +856,9 @@ class World:
         if candidate is None:
             return None
         text = _YES_NO[path[-1]].format(x=self._phrase(rng, start, path[:-1]), c=self.name(candidate))
-        return Question(question_id, "yesno", _capitalise(text), "yes" if candidate == truth else "no", n_hops,
-                        tuple(path), (start,), tuple(gold), candidate)
+        return Question(
+            question_id, "yesno", _capitalise(text), "yes" if candidate == truth else "no", n_hops, tuple(path), (start,), tuple(gold), candidate
+        )
 
     def _wrong_candidate(self, rng: np.random.Generator, truth: str) -> str | None:
         """A node of the same sort as ``truth`` that differs from it: a decoy of it when one exists, half the time."""
@@ -867,8 +903,7 @@ class World:
         templates, larger_wins = _COMPARISONS[attribute]
         text = templates[int(rng.integers(len(templates)))].format(a=self.name(a), b=self.name(b))
         winner = a if (values[0][0] > values[1][0]) == larger_wins else b
-        return Question(question_id, "comparison", _capitalise(text), self.name(winner), 2, (attribute,), (a, b),
-                        (values[0][1], values[1][1]))
+        return Question(question_id, "comparison", _capitalise(text), self.name(winner), 2, (attribute,), (a, b), (values[0][1], values[1][1]))
 
 
 def _capitalise(text: str) -> str:
@@ -929,8 +964,8 @@ def _mutate(rng: np.random.Generator, word: str, first_syllable: int, used: set[
         position = int(rng.integers(first_syllable, len(lower)))
         letters = _VOWEL_LETTERS if lower[position] in _VOWEL_LETTERS else _CONSONANT_LETTERS
         replacement = letters[int(rng.integers(len(letters)))]
-        candidate = lower[:position] + replacement + lower[position + 1:]
-        doubled = replacement in (lower[position - 1], lower[position + 1:position + 2])
+        candidate = lower[:position] + replacement + lower[position + 1 :]
+        doubled = replacement in (lower[position - 1], lower[position + 1 : position + 2])
         if candidate != lower and not doubled and candidate not in used and candidate not in _RESERVED:
             used.add(candidate)
             return candidate.capitalize()
@@ -1003,9 +1038,7 @@ def _invent_facts(rng: np.random.Generator, counts: Mapping[str, int]) -> list[t
     return facts
 
 
-def _write_passage(
-    entity: Entity, facts: Sequence[tuple[str, str, str]], name_of: Mapping[str, str], draws: _Draws
-) -> str:
+def _write_passage(entity: Entity, facts: Sequence[tuple[str, str, str]], name_of: Mapping[str, str], draws: _Draws) -> str:
     """A 50-to-80-word passage about ``entity`` stating exactly ``facts``, padded with filler sentences."""
     sentences = []
     for subject, relation, obj in facts:

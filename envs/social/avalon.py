@@ -153,13 +153,13 @@ class Avalon(Game):
         """The score, the phase and the reply expected."""
         score = f"Quests so far: {self.results.count(1)} succeeded, {self.results.count(0)} failed. Quest {self.quest + 1} needs {QUEST_SIZES[self.quest]} players."
         if self.phase == "propose":
-            return f"{score} You lead (rejections so far for this quest: {self.rejections}). Reply \"propose\" and {QUEST_SIZES[self.quest]} players, optionally followed by \"[say] message\"."
+            return f'{score} You lead (rejections so far for this quest: {self.rejections}). Reply "propose" and {QUEST_SIZES[self.quest]} players, optionally followed by "[say] message".'
         if self.phase == "vote":
-            return f"{score} Proposed team: {', '.join(self.team)}. Reply \"approve\" or \"reject\" (rejections so far: {self.rejections}; a fifth makes evil win)."
+            return f'{score} Proposed team: {", ".join(self.team)}. Reply "approve" or "reject" (rejections so far: {self.rejections}; a fifth makes evil win).'
         if self.phase == "quest":
             options = " or ".join(f'"{m}"' for m in legal or ["success"])
             return f"{score} You are on the quest. Reply {options}."
-        return f"Good has won three quests. Name merlin: reply \"assassinate player_N\" with one of: {', '.join(p for p in self.players if self.roles[p] not in EVIL_ROLES)}."
+        return f'Good has won three quests. Name merlin: reply "assassinate player_N" with one of: {", ".join(p for p in self.players if self.roles[p] not in EVIL_ROLES)}.'
 
     def legal_actions(self, player: str) -> list[int]:
         """Teams of the quest's size for the leader; the votes; success (and fail for evil); whom the assassin may name."""
@@ -183,7 +183,7 @@ class Avalon(Game):
                 raise InvalidMove(f"No move found. Reply with one of: {', '.join(legal)}.")
             return found[-1]
         tags = list(_SAY.finditer(text))
-        action, message = (text[: tags[-1].start()], text[tags[-1].end():].strip()) if tags else (text, "")
+        action, message = (text[: tags[-1].start()], text[tags[-1].end() :].strip()) if tags else (text, "")
         proposals = _PROPOSE.findall(action)
         size = QUEST_SIZES[self.quest]
         if not proposals:
@@ -252,8 +252,10 @@ class Avalon(Game):
         success = fails == 0
         self.results.append(int(success))
         self.quests += (freeze({"quest": self.quest + 1, "team": list(self.team), "fails": fails, "success": success}),)
-        ctx.tell(f"Quest {self.quest + 1} {'succeeds' if success else 'fails'} ({fails} fail{'s' if fails != 1 else ''} played). "
-                 f"Quests: {self.results.count(1)} succeeded, {self.results.count(0)} failed.")
+        ctx.tell(
+            f"Quest {self.quest + 1} {'succeeds' if success else 'fails'} ({fails} fail{'s' if fails != 1 else ''} played). "
+            f"Quests: {self.results.count(1)} succeeded, {self.results.count(0)} failed."
+        )
         if self.results.count(0) == 3:
             self._finish(ctx, "evil", "three quests failed")
             return

@@ -117,8 +117,10 @@ class Codenames(Game):
 
     name = "Codenames"
     reference_agents = ("thematic", "random")
-    description = ("Word association for two teams: a spymaster clues its team's words by theme, its guesser reveals them; "
-                   "difficulty 1-3 (default 3) sets the board: 16, 20 or 25 words.")
+    description = (
+        "Word association for two teams: a spymaster clues its team's words by theme, its guesser reveals them; "
+        "difficulty 1-3 (default 3) sets the board: 16, 20 or 25 words."
+    )
     category = "social"
     zero_sum = True
     fixed_rules = True
@@ -128,7 +130,9 @@ class Codenames(Game):
         self.size, self.red_count, self.blue_count, self.assassins = LEVELS[self.difficulty]
         self.players = [f"{team}_{role}" for team in TEAMS for role in ("spymaster", "guesser")]
         self.themes = list(THEMES)
-        self.moves: list[str] = [f"clue {theme} {n}" for theme in self.themes for n in range(1, MAX_CLUE + 1)] + [f"guess {w}" for w in WORDS] + ["pass"]
+        self.moves: list[str] = (
+            [f"clue {theme} {n}" for theme in self.themes for n in range(1, MAX_CLUE + 1)] + [f"guess {w}" for w in WORDS] + ["pass"]
+        )
         self._guess_base = len(self.themes) * MAX_CLUE
         self._slot = len(COLOURS) + 1 + len(COLOURS) + len(self.themes) + len(WORDS)
         self.vector_size = self.size * self._slot + len(self.themes) + 1 + 2 + 2
@@ -169,8 +173,14 @@ class Codenames(Game):
         """The rules, the theme list and the player's team and role."""
         team, role = player.split("_")
         return RULES.format(
-            player=player, role=role, team=team, size=self.size, red=self.red_count, blue=self.blue_count,
-            neutral=self.size - self.red_count - self.blue_count - self.assassins, max_clue=MAX_CLUE,
+            player=player,
+            role=role,
+            team=team,
+            size=self.size,
+            red=self.red_count,
+            blue=self.blue_count,
+            neutral=self.size - self.red_count - self.blue_count - self.assassins,
+            max_clue=MAX_CLUE,
             themes="\n".join(f"  {theme}: {', '.join(words)}" for theme, words in THEMES.items()),
         )
 
@@ -188,12 +198,16 @@ class Codenames(Game):
         """The board as the player may see it, the words left, and the reply expected."""
         left = ", ".join(f"{t} {self.left(t)}" for t in TEAMS)
         if self.phase == "clue":
-            return (f"Board (key colours in brackets):\n{self.board_text(True)}\nWords left: {left}. "
-                    f'Your clue: reply "clue THEME N" (THEME a theme word from the rules, N from 1 to {MAX_CLUE}).')
+            return (
+                f"Board (key colours in brackets):\n{self.board_text(True)}\nWords left: {left}. "
+                f'Your clue: reply "clue THEME N" (THEME a theme word from the rules, N from 1 to {MAX_CLUE}).'
+            )
         theme, n = self.clue  # type: ignore[misc]
-        more = " or \"pass\"" if self.guessed else ""
-        return (f"Board:\n{self.board_text(False)}\nWords left: {left}. Your spymaster's clue: {theme} {n}. "
-                f'Guesses left this turn: {self.guesses_left}. Reply "guess WORD"{more}.')
+        more = ' or "pass"' if self.guessed else ""
+        return (
+            f"Board:\n{self.board_text(False)}\nWords left: {left}. Your spymaster's clue: {theme} {n}. "
+            f'Guesses left this turn: {self.guesses_left}. Reply "guess WORD"{more}.'
+        )
 
     def left(self, team: str) -> int:
         """How many of ``team``'s words are still hidden."""

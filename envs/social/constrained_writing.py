@@ -63,23 +63,188 @@ from parlour.envs.core.game import Game, InvalidMove, int_option
 #: The words tasks are made of (written for parlour; free to reuse): short, common, and covering the letters the
 #: acrostics and endings use, each of those with a word of at most five letters.
 VOCABULARY: tuple[str, ...] = (
-    "air", "apple", "ash", "bay", "bear", "bell", "bells", "bird", "blue", "bread", "bright", "brook", "calm", "cedar",
-    "clay", "clear", "cloud", "cold", "dark", "dawn", "day", "deep", "deer", "door", "dream", "dry", "dusk", "dust",
-    "early", "earth", "east", "echo", "fair", "fern", "field", "fields", "fire", "flame", "flower", "fog", "frost",
-    "garden", "glass", "gold", "grass", "green", "grey", "hall", "hand", "heat", "hill", "hills", "holy", "home",
-    "honey", "hope", "hours", "ice", "iron", "island", "ivy", "kind", "lake", "land", "lark", "lawn", "leaf", "leaves",
-    "light", "lily", "line", "lion", "lonely", "long", "meadow", "milk", "mist", "moon", "morning", "moss", "nest",
-    "night", "north", "oak", "ocean", "old", "open", "owls", "park", "path", "pearl", "pine", "pond", "quiet", "rain",
-    "ray", "red", "reed", "river", "road", "rose", "salt", "sand", "sea", "seed", "seen", "shadow", "shell", "silk",
-    "silver", "sky", "slow", "small", "snow", "soft", "song", "star", "steel", "still", "stone", "storm", "stream",
-    "summer", "sun", "tall", "thorn", "tide", "time", "tower", "tree", "trees", "tune", "under", "upon", "vale",
-    "valley", "violet", "wand", "warm", "water", "wave", "waves", "ways", "west", "wheel", "white", "wide", "wild",
-    "wind", "winter", "wood", "wool", "yellow", "young",
+    "air",
+    "apple",
+    "ash",
+    "bay",
+    "bear",
+    "bell",
+    "bells",
+    "bird",
+    "blue",
+    "bread",
+    "bright",
+    "brook",
+    "calm",
+    "cedar",
+    "clay",
+    "clear",
+    "cloud",
+    "cold",
+    "dark",
+    "dawn",
+    "day",
+    "deep",
+    "deer",
+    "door",
+    "dream",
+    "dry",
+    "dusk",
+    "dust",
+    "early",
+    "earth",
+    "east",
+    "echo",
+    "fair",
+    "fern",
+    "field",
+    "fields",
+    "fire",
+    "flame",
+    "flower",
+    "fog",
+    "frost",
+    "garden",
+    "glass",
+    "gold",
+    "grass",
+    "green",
+    "grey",
+    "hall",
+    "hand",
+    "heat",
+    "hill",
+    "hills",
+    "holy",
+    "home",
+    "honey",
+    "hope",
+    "hours",
+    "ice",
+    "iron",
+    "island",
+    "ivy",
+    "kind",
+    "lake",
+    "land",
+    "lark",
+    "lawn",
+    "leaf",
+    "leaves",
+    "light",
+    "lily",
+    "line",
+    "lion",
+    "lonely",
+    "long",
+    "meadow",
+    "milk",
+    "mist",
+    "moon",
+    "morning",
+    "moss",
+    "nest",
+    "night",
+    "north",
+    "oak",
+    "ocean",
+    "old",
+    "open",
+    "owls",
+    "park",
+    "path",
+    "pearl",
+    "pine",
+    "pond",
+    "quiet",
+    "rain",
+    "ray",
+    "red",
+    "reed",
+    "river",
+    "road",
+    "rose",
+    "salt",
+    "sand",
+    "sea",
+    "seed",
+    "seen",
+    "shadow",
+    "shell",
+    "silk",
+    "silver",
+    "sky",
+    "slow",
+    "small",
+    "snow",
+    "soft",
+    "song",
+    "star",
+    "steel",
+    "still",
+    "stone",
+    "storm",
+    "stream",
+    "summer",
+    "sun",
+    "tall",
+    "thorn",
+    "tide",
+    "time",
+    "tower",
+    "tree",
+    "trees",
+    "tune",
+    "under",
+    "upon",
+    "vale",
+    "valley",
+    "violet",
+    "wand",
+    "warm",
+    "water",
+    "wave",
+    "waves",
+    "ways",
+    "west",
+    "wheel",
+    "white",
+    "wide",
+    "wild",
+    "wind",
+    "winter",
+    "wood",
+    "wool",
+    "yellow",
+    "young",
 )
 #: Acrostic words: every letter starts a word of :data:`VOCABULARY` of at most five letters.
 ACROSTICS: tuple[str, ...] = (
-    "sun", "tree", "light", "river", "stone", "cloud", "dream", "ocean", "bird", "rain", "moon", "seed", "wind",
-    "leaf", "hope", "star", "path", "snow", "field", "honey", "lake", "wave", "gold", "calm", "dawn",
+    "sun",
+    "tree",
+    "light",
+    "river",
+    "stone",
+    "cloud",
+    "dream",
+    "ocean",
+    "bird",
+    "rain",
+    "moon",
+    "seed",
+    "wind",
+    "leaf",
+    "hope",
+    "star",
+    "path",
+    "snow",
+    "field",
+    "honey",
+    "lake",
+    "wave",
+    "gold",
+    "calm",
+    "dawn",
 )
 #: Letters a line may be asked to end with: each ends a word of :data:`VOCABULARY` of at most five letters.
 ENDINGS = "estdynrlk"
@@ -193,9 +358,11 @@ class ConstrainedWriting(Game):
 
     name = "ConstrainedWriting"
     reference_agents = ("checker", "random")
-    description = ("A writer drafts a text under checkable constraints (acrostic, word and line counts, required and banned "
-                   "words, line endings, word length), a critic names violations, the writer revises; "
-                   "difficulty 1-7 (default 3) is the number of constraints.")
+    description = (
+        "A writer drafts a text under checkable constraints (acrostic, word and line counts, required and banned "
+        "words, line endings, word length), a critic names violations, the writer revises; "
+        "difficulty 1-7 (default 3) is the number of constraints."
+    )
     category = "social"
     zero_sum = False
 
@@ -232,8 +399,10 @@ class ConstrainedWriting(Game):
         if self.phase == "draft":
             return f"Constraints:\n{self.constraints_text()}\nWrite your draft between <text> and </text>."
         if self.phase == "review":
-            return (f"Constraints:\n{self.constraints_text()}\nThe writer's draft is in its message above. Reply with your comments "
-                    'and "[verdict] N, M" naming the constraints it violates, or "[verdict] none".')
+            return (
+                f"Constraints:\n{self.constraints_text()}\nThe writer's draft is in its message above. Reply with your comments "
+                'and "[verdict] N, M" naming the constraints it violates, or "[verdict] none".'
+            )
         return f"Constraints:\n{self.constraints_text()}\nWrite your final text between <text> and </text>; it is scored."
 
     def parse(self, player: str, text: str) -> dict[str, Any]:
@@ -270,8 +439,11 @@ class ConstrainedWriting(Game):
             ctx.say("writer", move["text"], to="critic")
             ctx.tell("The writer submits its final text.", kind="move", sender="writer")
             details = self.report()
-            ctx.finish({"writer": details["score"], "critic": details["critic_accuracy"]},
-                       reason=f"the final text meets {sum(details['final'])} of {len(self.constraints)} constraints", details=details)
+            ctx.finish(
+                {"writer": details["score"], "critic": details["critic_accuracy"]},
+                reason=f"the final text meets {sum(details['final'])} of {len(self.constraints)} constraints",
+                details=details,
+            )
 
     def met(self, text: str | None) -> list[bool] | None:
         """Whether ``text`` meets each constraint, ``None`` for a text never written."""
@@ -309,6 +481,7 @@ class ConstrainedWriting(Game):
 
     def render(self) -> str:
         """The constraints, the phase, and what each text meets."""
-        return (f"{self.phase}; constraints:\n{self.constraints_text()}\n"
-                f"draft meets {self.met(self.draft)}, verdict {self.verdict}, final meets {self.met(self.final)}")
-
+        return (
+            f"{self.phase}; constraints:\n{self.constraints_text()}\n"
+            f"draft meets {self.met(self.draft)}, verdict {self.verdict}, final meets {self.met(self.final)}"
+        )

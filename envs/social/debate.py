@@ -171,7 +171,7 @@ class Debate(Game):
     """Two debaters quote facts before a judge who sees only the transcript; see the module docstring."""
 
     name = "Debate"
-    reference_agents = ('verifier', 'random')
+    reference_agents = ("verifier", "random")
     description = "Two debaters argue a generated case by quoting verified facts; a judge who sees only the transcript decides."
     category = "social"
     zero_sum = False
@@ -346,7 +346,9 @@ class Debate(Game):
             ctx.finish({"judge": -1.0}, reason=reason, teams=self.teams(), details=self.report())
             return
         other = self.other_debater(player)
-        ctx.finish({player: -1.0, other: 1.0}, reason=reason, winners=[other], teams=self.teams(), winning_team=self.side_of(other), details=self.report())
+        ctx.finish(
+            {player: -1.0, other: 1.0}, reason=reason, winners=[other], teams=self.teams(), winning_team=self.side_of(other), details=self.report()
+        )
 
     def honest(self) -> str:
         """The debater defending the true answer."""

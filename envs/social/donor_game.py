@@ -81,7 +81,7 @@ class DonorGame(Game):
     """Donors give a share of their resources, multiplied, seeing the recipient's history; see the module docstring."""
 
     name = "DonorGame"
-    reference_agents = ('generous_discriminator', 'random')
+    reference_agents = ("generous_discriminator", "random")
     description = "Indirect reciprocity: donors give to recipients whose history they see; the richer half survive each generation."
     category = "cooperation"
     zero_sum = False
@@ -184,8 +184,12 @@ class DonorGame(Game):
         if self.phase == "strategy":
             lines = [f"{head}: you are a new individual. Write your strategy: [strategy] ..."]
             if self.survivors:
-                survivors = ", ".join(f"{s['player']} ({s['resources']:g} resources{'' if s['strategy'] else ', no strategy'})" for s in self.survivors)
-                lines.append(f"The survivors of the last generation, richest first: {survivors}. Their strategies were relayed to you in their own words.")
+                survivors = ", ".join(
+                    f"{s['player']} ({s['resources']:g} resources{'' if s['strategy'] else ', no strategy'})" for s in self.survivors
+                )
+                lines.append(
+                    f"The survivors of the last generation, richest first: {survivors}. Their strategies were relayed to you in their own words."
+                )
             return "\n".join(lines)
         recipient = self.recipient[player]
         lines = [f"{head}, round {self.round + 1} of {self.rounds}. You have {self.resources[player]:g} resources."]

@@ -303,7 +303,7 @@ class GraphCoordination(Game):
     """AgentsNet's distributed problems on a seeded graph; see the module docstring."""
 
     name = "GraphCoordination"
-    reference_agents = ('textbook', 'random')
+    reference_agents = ("textbook", "random")
     description = "Agents on a graph message only their neighbours, then solve colouring, leader election, matching, vertex cover or consensus."
     category = "cooperation"
     zero_sum = False
@@ -438,7 +438,9 @@ class GraphCoordination(Game):
         if found is not None:
             strangers = [key for key in found if key not in neighbours]
             if strangers:
-                raise InvalidMove(f"{', '.join(strangers)} {'is' if len(strangers) == 1 else 'are'} not your neighbor(s); you can only message {', '.join(neighbours)}.")
+                raise InvalidMove(
+                    f"{', '.join(strangers)} {'is' if len(strangers) == 1 else 'are'} not your neighbor(s); you can only message {', '.join(neighbours)}."
+                )
             bad = [key for key, value in found.items() if not isinstance(value, (str, int, float)) or isinstance(value, bool)]
             if bad:
                 raise InvalidMove(f"The message to {bad[0]} must be text.")
@@ -539,7 +541,9 @@ class GraphCoordination(Game):
 
     def render(self) -> str:
         """The graph, the round and the answers given."""
-        lines = [f"{self.task} on a {self.family} graph of {self.num_players} nodes (diameter {self.diameter}); round {min(self.round, self.rounds)} of {self.rounds}"]
+        lines = [
+            f"{self.task} on a {self.family} graph of {self.num_players} nodes (diameter {self.diameter}); round {min(self.round, self.rounds)} of {self.rounds}"
+        ]
         for u, player in enumerate(self.players):
             answer = f" -> {self.answers[player]}" if player in self.answers else ""
             lines.append(f"{player}: {', '.join(self.players[v] for v in self.adjacency[u])}{answer}")

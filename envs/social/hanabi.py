@@ -115,7 +115,7 @@ class Hanabi(Game):
     """Cooperative Hanabi with the Hanabi Learning Environment's rules; see the module docstring."""
 
     name = "Hanabi"
-    reference_agents = ('convention', 'random')
+    reference_agents = ("convention", "random")
     description = "Cooperative card game: see everyone's cards but your own, give costly hints, build the fireworks."
     category = "cooperation"
     zero_sum = False
@@ -162,7 +162,13 @@ class Hanabi(Game):
         self._rank_hints = 2 * H + num_players * self.colors
         n = num_players
         self.vector_size = (
-            (n - 1) * H * self.kinds + self.colors * self.ranks + self.max_hints + self.max_lives + 1 + self.kinds + n * H * (1 + self.colors + self.ranks)
+            (n - 1) * H * self.kinds
+            + self.colors * self.ranks
+            + self.max_hints
+            + self.max_lives
+            + 1
+            + self.kinds
+            + n * H * (1 + self.colors + self.ranks)
         )
         self._reset_state()
 
@@ -363,7 +369,11 @@ class Hanabi(Game):
         self.log += (freeze({"player": player, "type": "hint", "target": name, "value": value, "slots": slots, "touched": touched, "new": new}),)
         which = " and ".join(", ".join(map(str, slots)).rsplit(", ", 1))
         kind = "colour" if color is not None else "rank"
-        ctx.tell(f"{player} hints {name}: slot{'s' if len(slots) > 1 else ''} {which} {'are' if len(slots) > 1 else 'is'} {value} (a {kind} hint; {self.hints} hint token(s) left).", kind="move", sender=player)
+        ctx.tell(
+            f"{player} hints {name}: slot{'s' if len(slots) > 1 else ''} {which} {'are' if len(slots) > 1 else 'is'} {value} (a {kind} hint; {self.hints} hint token(s) left).",
+            kind="move",
+            sender=player,
+        )
 
     def _ending(self) -> str | None:
         """Why the game is over, in the Hanabi Learning Environment's order of checks, or None."""

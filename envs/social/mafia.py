@@ -96,7 +96,7 @@ class Mafia(Game):
     """Mafia with a detective and a doctor; see the module docstring."""
 
     name = "Mafia"
-    reference_agents = ('reasoner', 'random')
+    reference_agents = ("reasoner", "random")
     description = "Social deduction: a hidden mafia kills at night; the village talks and votes by day to find them."
     category = "social"
     zero_sum = False
@@ -208,7 +208,8 @@ class Mafia(Game):
             role=role,
             team=team,
             num_mafia=self.num_mafia,
-            special=" ".join(OWN_NIGHT[r] if r == role else OTHERS_NIGHT[r] for r in (DETECTIVE, DOCTOR) if r in self.roles.values()) or "The village has no detective and no doctor.",
+            special=" ".join(OWN_NIGHT[r] if r == role else OTHERS_NIGHT[r] for r in (DETECTIVE, DOCTOR) if r in self.roles.values())
+            or "The village has no detective and no doctor.",
             rounds=self.discussion_rounds,
             max_days=self.max_days,
             opening="The game opens with a quiet night 1: the mafia meet, only the detective acts, nobody dies; then day 1."
@@ -224,11 +225,11 @@ class Mafia(Game):
             verb = NIGHT_VERBS[role]
             targets = ", ".join(self.night_targets(player))
             extra = ' You may add "[say] message" after it for your team.' if role == MAFIA else ""
-            return f"Night {self.night}. Living players: {alive}. Reply \"{verb} player_N\" with one of: {targets}.{extra}"
+            return f'Night {self.night}. Living players: {alive}. Reply "{verb} player_N" with one of: {targets}.{extra}'
         if self.phase == "discussion":
-            return f"Day {self.day}, discussion round {self.discussion_round} of {self.discussion_rounds}. Living players: {alive}. Reply \"[say] your message\" or \"[pass]\"."
+            return f'Day {self.day}, discussion round {self.discussion_round} of {self.discussion_rounds}. Living players: {alive}. Reply "[say] your message" or "[pass]".'
         others = ", ".join(p for p in self.alive if p != player)
-        return f"Day {self.day}: vote. Living players: {alive}. Reply \"vote player_N\" (one of: {others}), optionally with \"suspect player_M\"."
+        return f'Day {self.day}: vote. Living players: {alive}. Reply "vote player_N" (one of: {others}), optionally with "suspect player_M".'
 
     def night_targets(self, player: str) -> list[str]:
         """Whom ``player`` may target tonight."""
@@ -379,7 +380,13 @@ class Mafia(Game):
             if self.roles[player] != MAFIA:
                 suspect = move["suspect"]
                 self.suspects.append(
-                    {"day": self.day, "player": player, "suspect": suspect, "mafia": self.roles[suspect] == MAFIA, "chance": living_mafia / (len(self.alive) - 1)}
+                    {
+                        "day": self.day,
+                        "player": player,
+                        "suspect": suspect,
+                        "mafia": self.roles[suspect] == MAFIA,
+                        "chance": living_mafia / (len(self.alive) - 1),
+                    }
                 )
         tally = {p: sum(moves[v]["vote"] == p for v in self.alive) for p in self.alive}
         shown = "; ".join(f"{v} -> {moves[v]['vote']}" for v in self.alive)
@@ -389,7 +396,9 @@ class Mafia(Game):
             ctx.tell(f"Votes of day {self.day}: {shown}. Tied between {', '.join(leaders)} ({top} each): nobody is voted out.")
         else:
             (out,) = leaders
-            self._remove(ctx, out, "voted out", f"Votes of day {self.day}: {shown}. {out} is voted out with {top} votes. They were {_a(self.roles[out])}.")
+            self._remove(
+                ctx, out, "voted out", f"Votes of day {self.day}: {shown}. {out} is voted out with {top} votes. They were {_a(self.roles[out])}."
+            )
         if self._settled(ctx):
             return
         if self.day >= self.max_days:

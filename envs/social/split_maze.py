@@ -140,9 +140,7 @@ def generate_maze(rng: np.random.Generator, size: int) -> np.ndarray:
 def open_neighbours(walls: np.ndarray, row: int, col: int) -> int:
     """How many of the four neighbours of (row, col) are open."""
     size = walls.shape[0]
-    return sum(
-        1 for dr, dc in ((-1, 0), (0, 1), (1, 0), (0, -1)) if 0 <= row + dr < size and 0 <= col + dc < size and not walls[row + dr, col + dc]
-    )
+    return sum(1 for dr, dc in ((-1, 0), (0, 1), (1, 0), (0, -1)) if 0 <= row + dr < size and 0 <= col + dc < size and not walls[row + dr, col + dc])
 
 
 def distances(walls: np.ndarray, source: tuple[int, int]) -> dict[tuple[int, int], int]:
@@ -164,7 +162,7 @@ class SplitMaze(Game):
     """Two players who each see half a maze agree on every step of one token; see the module docstring."""
 
     name = "SplitMaze"
-    reference_agents = ('bfs', 'random')
+    reference_agents = ("bfs", "random")
     description = "Cooperative maze: each of two players sees half the cells; a step happens only when both propose it."
     category = "cooperation"
     zero_sum = False

@@ -97,19 +97,33 @@ TICK = 1.0
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``parlour demo``."""
-    parser = subparsers.add_parser("demo", help="the built-in agents on every environment, seated by its category, served as a leaderboard while they play")
+    parser = subparsers.add_parser(
+        "demo", help="the built-in agents on every environment, seated by its category, served as a leaderboard while they play"
+    )
     parser.add_argument("--episodes", type=int, default=50, help="episodes per line-up its figure wants (default 50)")
     parser.add_argument("--seed", type=int, default=0, help="seeds the nonces of the demo's own challenges, so a demo is reproducible (default 0)")
     parser.add_argument("--env", action="append", dest="envs", metavar="ENV_ID", help="only this environment (repeatable)")
-    parser.add_argument("--out", default="results/demo", help="where bundles and the leaderboard database go (reused by a rerun with the same settings)")
-    parser.add_argument("--game-episodes", type=int, default=600, help="episodes per competitive game its figure wants at least, shared by its line-ups (default 600)")
-    parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
-                        help=f"CPU seconds of play and verification for the whole demo, shared out before play from each episode's measured "
-                             f"cost (default {DEFAULT_BUDGET:g}; 0: no limit, every line-up plays what its figure wants)")
-    parser.add_argument("--workers", type=int, default=1, help="processes playing each line-up (default 1: short runs do not repay starting processes)")
+    parser.add_argument(
+        "--out", default="results/demo", help="where bundles and the leaderboard database go (reused by a rerun with the same settings)"
+    )
+    parser.add_argument(
+        "--game-episodes", type=int, default=600, help="episodes per competitive game its figure wants at least, shared by its line-ups (default 600)"
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=DEFAULT_BUDGET,
+        help=f"CPU seconds of play and verification for the whole demo, shared out before play from each episode's measured "
+        f"cost (default {DEFAULT_BUDGET:g}; 0: no limit, every line-up plays what its figure wants)",
+    )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="processes playing each line-up (default 1: short runs do not repay starting processes)"
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address the leaderboard listens on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port the leaderboard listens on (default 8000)")
-    parser.add_argument("--export", metavar="DIR", help="also write the leaderboard as a static site to DIR once played (reuses the bundles already played)")
+    parser.add_argument(
+        "--export", metavar="DIR", help="also write the leaderboard as a static site to DIR once played (reuses the bundles already played)"
+    )
     parser.add_argument("--no-serve", action="store_true", help="play, print and exit, without serving the leaderboard")
     parser.set_defaults(handler=run_demo)
 
@@ -238,7 +252,9 @@ def seat_role(roles: dict[str, list[str]], player: str) -> str:
     return next(role for role, seats in roles.items() if player in seats)
 
 
-def allot(wants: dict[str, list[int]], floors: dict[str, list[int]], costs: dict[str, list[float]], budget: float) -> tuple[dict[str, list[int]], float | None]:
+def allot(
+    wants: dict[str, list[int]], floors: dict[str, list[int]], costs: dict[str, list[float]], budget: float
+) -> tuple[dict[str, list[int]], float | None]:
     """Episodes per line-up of each environment within ``budget`` seconds, and the level of seconds each environment was cut to.
 
     Water-filling: an environment whose line-ups want ``w`` seconds in all keeps them when ``w`` is under the level and is
@@ -308,8 +324,10 @@ def plan_demo(env_ids: list[str], args: argparse.Namespace, progress: DemoProgre
         players = list(make_game(game_class(env_id), {}).players)
         runs, oracles = counted_lineups(env_id)
         want = episodes_per_lineup(env_id, len(runs), args.episodes, args.game_episodes)
-        entries[env_id] = {"oracles": [run.label for run in oracles],
-                           "lineups": [{"label": run.label, "agents": list(run.agents), "fixed": run.fixed} for run in runs]}
+        entries[env_id] = {
+            "oracles": [run.label for run in oracles],
+            "lineups": [{"label": run.label, "agents": list(run.agents), "fixed": run.fixed} for run in runs],
+        }
         if not runs:
             continue
         wants[env_id] = [want] * len(runs)
@@ -326,7 +344,9 @@ def plan_demo(env_ids: list[str], args: argparse.Namespace, progress: DemoProgre
         entry["note"] = plan_note(entry, args.budget, level)
     budget_note = (
         f"{spent:.0f} s went to starting and measuring, {RESERVE:.0%} is kept for storing the runs and recomputing the ratings, "
-        f"and the episodes have the remaining {episodes_budget:.0f} s" if args.budget > 0 else "no budget: every line-up plays what its figure wants"
+        f"and the episodes have the remaining {episodes_budget:.0f} s"
+        if args.budget > 0
+        else "no budget: every line-up plays what its figure wants"
     )
     return {"budget": args.budget, "budget_note": budget_note, "level": level, "envs": entries}
 
@@ -417,19 +437,38 @@ class DemoProgress:
                 if self.current is not None and self.current[0] == env_id:
                     spent += now * runs[self.current[1]].get("cost", 0.0)
                 state = "done" if len(finished) == len(runs) else "playing" if self.current and self.current[0] == env_id else "waiting"
-                environments.append({"env_id": env_id, "lineups": len(runs), "lineups_done": len(finished), "episodes": episodes,
-                                     "episodes_done": done, "state": state, "note": entry.get("note", ""), "planned_s": cost, "done_s": spent})
+                environments.append(
+                    {
+                        "env_id": env_id,
+                        "lineups": len(runs),
+                        "lineups_done": len(finished),
+                        "episodes": episodes,
+                        "episodes_done": done,
+                        "state": state,
+                        "note": entry.get("note", ""),
+                        "planned_s": cost,
+                        "done_s": spent,
+                    }
+                )
                 total, played, cost_total, cost_done = total + episodes, played + done, cost_total + cost, cost_done + spent
             elapsed = time.monotonic() - (self.playing_since or self.started)
             # Planned seconds run at the pace seen so far (a loaded machine is slower than its probes said).
             pace = elapsed / cost_done if cost_done > 0 and self.playing_since else 1.0
             for item in environments:
                 item["eta_s"] = (item["planned_s"] - item["done_s"]) * pace
-            return {"state": self.state, "message": self.message, "error": self.error, "budget": (plan or {}).get("budget"),
-                    "budget_note": (plan or {}).get("budget_note", ""),
-                    "environments": environments, "episodes": total, "episodes_done": played,
-                    "environments_done": sum(item["state"] == "done" for item in environments),
-                    "eta_s": (cost_total - cost_done) * pace if plan else None, "elapsed_s": elapsed}
+            return {
+                "state": self.state,
+                "message": self.message,
+                "error": self.error,
+                "budget": (plan or {}).get("budget"),
+                "budget_note": (plan or {}).get("budget_note", ""),
+                "environments": environments,
+                "episodes": total,
+                "episodes_done": played,
+                "environments_done": sum(item["state"] == "done" for item in environments),
+                "eta_s": (cost_total - cost_done) * pace if plan else None,
+                "elapsed_s": elapsed,
+            }
 
 
 def progress_line(snapshot: dict[str, Any], env_id: str) -> str:
@@ -440,9 +479,11 @@ def progress_line(snapshot: dict[str, Any], env_id: str) -> str:
     number = next(k for k, item in enumerate(envs, 1) if item["env_id"] == env_id)
     item = envs[number - 1]
     eta = "done" if item["state"] == "done" else f"ETA {duration(item['eta_s'])}"
-    return (f"[{number:>{len(str(len(envs)))}}/{len(envs)}] {env_id:<36} {item['lineups_done']}/{item['lineups']} line-ups  "
-            f"{item['episodes_done']}/{item['episodes']} episodes  {eta}  ·  demo {snapshot['episodes_done']}/{snapshot['episodes']} "
-            f"episodes, ETA {duration(snapshot['eta_s'])}")
+    return (
+        f"[{number:>{len(str(len(envs)))}}/{len(envs)}] {env_id:<36} {item['lineups_done']}/{item['lineups']} line-ups  "
+        f"{item['episodes_done']}/{item['episodes']} episodes  {eta}  ·  demo {snapshot['episodes_done']}/{snapshot['episodes']} "
+        f"episodes, ETA {duration(snapshot['eta_s'])}"
+    )
 
 
 class ProgressPrinter:
@@ -498,8 +539,14 @@ def run_demo(args: argparse.Namespace) -> int:
     env_ids = args.envs or list_envs()
     # Each unknown id fails with the registry's "did you mean".
     versions = {env_id: game_class(env_id).version for env_id in env_ids}
-    settings = {"envs": versions, "episodes": args.episodes, "seed": args.seed, "game_episodes": args.game_episodes,
-                "budget": args.budget, "parlour_version": parlour.__version__}
+    settings = {
+        "envs": versions,
+        "episodes": args.episodes,
+        "seed": args.seed,
+        "game_episodes": args.game_episodes,
+        "budget": args.budget,
+        "parlour_version": parlour.__version__,
+    }
     out = Path(args.out)
     manifest = _read_manifest(out)
     if manifest.get("settings") != settings:
@@ -511,7 +558,9 @@ def run_demo(args: argparse.Namespace) -> int:
     # A real leaderboard draws its nonces at random; the demo's come from --seed, so the same demo plays the same games.
     nonces = random.Random(args.seed)
     board = Leaderboard(
-        f"sqlite:///{(out / 'leaderboard.db').resolve()}", min_challenge_episodes=1, max_open_challenges=10_000,
+        f"sqlite:///{(out / 'leaderboard.db').resolve()}",
+        min_challenge_episodes=1,
+        max_open_challenges=10_000,
         nonces=lambda: nonces.randbytes(32).hex(),
     )
     if board.store.submitter("demo") is None:
@@ -556,8 +605,10 @@ def play_demo(board: Any, env_ids: list[str], args: argparse.Namespace, manifest
             entry = plan["envs"][env_id]
             players = list(make_game(game_class(env_id), {}).players)
             if entry["oracles"]:
-                print(f"\n{env_id}: not played for the leaderboard: {', '.join(entry['oracles'])} (a privileged oracle, "
-                      "an upper bound to measure locally with `parlour eval`, never counted)")
+                print(
+                    f"\n{env_id}: not played for the leaderboard: {', '.join(entry['oracles'])} (a privileged oracle, "
+                    "an upper bound to measure locally with `parlour eval`, never counted)"
+                )
             if not entry["lineups"]:
                 print(f"\n{env_id}: skipped, no scripted agents can fill its seats")
                 continue

@@ -17,11 +17,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``parlour doctor`` and its checks."""
     parser = subparsers.add_parser("doctor", help="check that parts of parlour work on this machine")
     checks = parser.add_subparsers(dest="doctor_check", metavar="CHECK", required=True)
-    sandbox = checks.add_parser(
-        "sandbox", help="run containment probes on the code sandbox (bubblewrap); exit status 0 if all pass"
-    )
+    sandbox = checks.add_parser("sandbox", help="run containment probes on the code sandbox (bubblewrap); exit status 0 if all pass")
     sandbox.add_argument(
-        "--bwrap", default=None, metavar="PATH",
+        "--bwrap",
+        default=None,
+        metavar="PATH",
         help="the bubblewrap executable to test (default: bwrap on PATH)",
     )
     sandbox.set_defaults(handler=run_sandbox)

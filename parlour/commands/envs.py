@@ -22,7 +22,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``parlour list``."""
     parser = subparsers.add_parser("list", help="list the environments and the scripted agents that play them")
     parser.add_argument("word", nargs="?", metavar="WORD", help="keep environments whose id, category or description contains WORD (any case)")
-    parser.add_argument("--category", metavar="CATEGORY", help="keep one category (game, negotiation, search, coding, cooperation, social, puzzle, agentic)")
+    parser.add_argument(
+        "--category", metavar="CATEGORY", help="keep one category (game, negotiation, search, coding, cooperation, social, puzzle, agentic)"
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON list of {id, category, players, description, agents}")
     parser.set_defaults(handler=run_list)
 
@@ -32,10 +34,15 @@ def environments() -> list[dict[str, Any]]:
     found = []
     for game_cls in all_games():
         env_id = game_cls.env_id()
-        found.append({
-            "id": env_id, "category": game_cls.category, "players": list(make_game(game_cls, {}).players),
-            "description": game_cls.description, "agents": scripted_names(env_id),
-        })
+        found.append(
+            {
+                "id": env_id,
+                "category": game_cls.category,
+                "players": list(make_game(game_cls, {}).players),
+                "description": game_cls.description,
+                "agents": scripted_names(env_id),
+            }
+        )
     return found
 
 

@@ -132,8 +132,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     play.add_argument("env_id", metavar="ENV_ID", help="environment id, e.g. parlour/TicTacToe-v0")
     play.add_argument("--opponent", default="random", metavar="SPEC", help="who plays the other seats (default random)")
-    play.add_argument("--opponent-kwarg", action="append", default=[], metavar="KEY=VALUE",
-                      help="an option of the opponent, repeatable (VALUE read as JSON, else text)")
+    play.add_argument(
+        "--opponent-kwarg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option of the opponent, repeatable (VALUE read as JSON, else text)",
+    )
     play.add_argument("--seat", default="0", help="your seat: a player name or index (default 0, the first player)")
     play.add_argument("--seed", type=int, default=None, help="the game's seed (default: a fresh one)")
     play.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE", help="a game option (VALUE read as JSON, else text)")
@@ -272,9 +277,11 @@ def run_eval(args: argparse.Namespace) -> int:
     failures = results.failures()
     if failures["episodes"]:
         # The bundle is written, but its affected episodes do not measure the agent: say so and fail the command.
-        print(f"{args.command_prog}: {len(failures['episodes'])} of {len(results.records)} episode(s) had turns an agent could not "
-              f"decide ({failures['turns']} turns; reasons in {out / SUMMARY_FILE}); rerun the same command to play them again",
-              file=sys.stderr)
+        print(
+            f"{args.command_prog}: {len(failures['episodes'])} of {len(results.records)} episode(s) had turns an agent could not "
+            f"decide ({failures['turns']} turns; reasons in {out / SUMMARY_FILE}); rerun the same command to play them again",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -53,7 +53,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "it as one text with the spans the environment inserted and the policy wrote.",
     )
     parser.add_argument("bundle", metavar="BUNDLE", help="a bundle directory (episodes.jsonl, summary.json)")
-    parser.add_argument("--format", choices=FORMATS, default="messages", help="messages: one JSONL per seat; hf: a datasets.Dataset; text: one JSONL per seat of texts and spans (default messages)")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="messages",
+        help="messages: one JSONL per seat; hf: a datasets.Dataset; text: one JSONL per seat of texts and spans (default messages)",
+    )
     parser.add_argument("--out", metavar="DIR", help="where to write (default: BUNDLE-FORMAT beside the bundle)")
     parser.set_defaults(handler=run_export)
 
@@ -143,11 +148,20 @@ def hf_features(calls: bool) -> Any:
 
     call = {"id": Value("string"), "type": Value("string"), "function": {"name": Value("string"), "arguments": Json() if calls else Value("string")}}
     message = {"role": Value("string"), "content": Value("string"), "tool_calls": List(call), "tool_call_id": Value("string")}
-    return Features({
-        "messages": List(message), "tools": List(Json()), "env_id": Value("string"), "episode": Value("int64"), "seed": Value("int64"),
-        "seat": Value("string"), "agent": Value("string"), "return": Value("float64"), "won": Value("bool"),
-        "turn_rewards": List(Value("float64")),
-    })
+    return Features(
+        {
+            "messages": List(message),
+            "tools": List(Json()),
+            "env_id": Value("string"),
+            "episode": Value("int64"),
+            "seed": Value("int64"),
+            "seat": Value("string"),
+            "agent": Value("string"),
+            "return": Value("float64"),
+            "won": Value("bool"),
+            "turn_rewards": List(Value("float64")),
+        }
+    )
 
 
 def write_hf(bundle: str | Path, out: str | Path) -> int:

@@ -57,9 +57,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--rate-limit", type=int, default=60, help="submissions per minute and submitter")
     serve.add_argument("--quota-bytes", type=int, default=None, help="stored record bytes per submitter (default 512 MiB)")
     serve.add_argument("--quota-episodes", type=int, default=None, help="stored episodes per submitter (default 200000)")
-    serve.add_argument("--challenge-episodes", type=int, default=100, help="episodes of a challenge when the submitter asks for no count (default 100)")
-    serve.add_argument("--turn-timeout", type=float, default=60.0, help="seconds a live match waits for a turn before playing it as invalid (default 60)")
-    serve.add_argument("--live-episodes", type=int, default=100, help="episodes of every live match, fixed so nobody can stop when ahead (default 100)")
+    serve.add_argument(
+        "--challenge-episodes", type=int, default=100, help="episodes of a challenge when the submitter asks for no count (default 100)"
+    )
+    serve.add_argument(
+        "--turn-timeout", type=float, default=60.0, help="seconds a live match waits for a turn before playing it as invalid (default 60)"
+    )
+    serve.add_argument(
+        "--live-episodes", type=int, default=100, help="episodes of every live match, fixed so nobody can stop when ahead (default 100)"
+    )
     serve.set_defaults(handler=run_serve)
 
     add = with_db(commands.add_parser("add-submitter", help="create a submitter and print its token"))
@@ -68,8 +74,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     seed = with_db(commands.add_parser("seed", help="store the built-in agents' verified runs on every environment (a fresh board is not empty)"))
     seed.add_argument("--episodes", type=int, default=50, help="episodes per line-up (default 50)")
-    seed.add_argument("--game-episodes", type=int, default=600,
-                      help="episodes per competitive game at least, shared by its line-ups, as in `parlour demo` (default 600)")
+    seed.add_argument(
+        "--game-episodes",
+        type=int,
+        default=600,
+        help="episodes per competitive game at least, shared by its line-ups, as in `parlour demo` (default 600)",
+    )
     seed.add_argument("--env", action="append", dest="envs", metavar="ENV_ID", help="only this environment (repeatable; default all)")
     seed.add_argument("--submitter", default="baselines", help="the submitter the runs are stored under (default baselines)")
     seed.add_argument("--workers", type=int, default=1, help="processes playing each line-up (default 1)")
@@ -158,8 +168,15 @@ def run_serve(args: argparse.Namespace) -> int:
     quota = Quota(**{key: value for key, value in limits.items() if value is not None})
     board = Leaderboard(url, quota=quota, challenge_episodes=args.challenge_episodes)
     print(f"parlour leaderboard on http://{args.host}:{args.port}/ (database {url})", flush=True)
-    serve(board, args.host, args.port, max_bytes=args.max_bytes, rate_limit=args.rate_limit, turn_timeout=args.turn_timeout,
-          live_episodes=args.live_episodes)
+    serve(
+        board,
+        args.host,
+        args.port,
+        max_bytes=args.max_bytes,
+        rate_limit=args.rate_limit,
+        turn_timeout=args.turn_timeout,
+        live_episodes=args.live_episodes,
+    )
     return 0
 
 
@@ -228,8 +245,7 @@ def run_add_submitter(args: argparse.Namespace) -> int:
     token = _board(args).add_submitter(args.name)
     print(token)
     print(
-        f"Submitter {args.name!r} created. The token is shown only once; to submit as {args.name}, run:\n"
-        f"  export PARLOUR_TOKEN={token}",
+        f"Submitter {args.name!r} created. The token is shown only once; to submit as {args.name}, run:\n  export PARLOUR_TOKEN={token}",
         file=sys.stderr,
     )
     return 0
@@ -247,8 +263,16 @@ def _num(value: float | None, digits: int = 1) -> str:
 
 def _print_overall(table: dict[str, Any]) -> None:
     """An overall (or category) table: the reference row, each agent's score and interval, and what is not normalised."""
-    rows = [[str(k), row["agent"], _num(row["score"]), f"[{_num(row['low'])}, {_num(row['high'])}]", f"{row['environments']}/{len(table['environments'])}"]
-            for k, row in enumerate(table["rows"], 1)]
+    rows = [
+        [
+            str(k),
+            row["agent"],
+            _num(row["score"]),
+            f"[{_num(row['low'])}, {_num(row['high'])}]",
+            f"{row['environments']}/{len(table['environments'])}",
+        ]
+        for k, row in enumerate(table["rows"], 1)
+    ]
     if table["reference"] is not None:
         reference = table["reference"]
         rows.insert(0, ["-", reference["agent"], _num(reference["score"]), f"[{_num(reference['low'])}, {_num(reference['high'])}]", "all"])
@@ -289,10 +313,13 @@ def run_show(args: argparse.Namespace) -> int:
     by_role = table["kind"] == "roles"
     # The method's display rule (parlour.leaderboard.ratings.METHODS), the same the pages use.
     digits = table["digits"]
-    rows = [[str(row["rank"]) if row["rank"] else "prov.", row["agent"]] + ([row["role"]] if by_role else [])
-            + ([_num(row["exploitability"], 3) if row["exploitability"] is not None else "unknown"] if poker else [])
-            + [_num(row["rating"], digits), f"[{_num(row['low'], digits)}, {_num(row['high'], digits)}]", str(row["episodes"])]
-            for row in table["rows"]]
+    rows = [
+        [str(row["rank"]) if row["rank"] else "prov.", row["agent"]]
+        + ([row["role"]] if by_role else [])
+        + ([_num(row["exploitability"], 3) if row["exploitability"] is not None else "unknown"] if poker else [])
+        + [_num(row["rating"], digits), f"[{_num(row['low'], digits)}, {_num(row['high'], digits)}]", str(row["episodes"])]
+        for row in table["rows"]
+    ]
     print(f"{args.env} ({table['method']}, {table['episodes']} counted episodes): {table['sentence']}")
     headers = ["#", "agent"] + (["role"] if by_role else []) + (["exploitability"] if poker else []) + [table["value"], "95% interval", "episodes"]
     print(_format_table(headers, rows))
@@ -331,8 +358,9 @@ def run_submit(args: argparse.Namespace) -> int:
     for directory in directories:
         body = json.dumps(load_bundle(directory))
         try:
-            response = httpx.post(url, content=body, timeout=args.timeout,
-                                  headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+            response = httpx.post(
+                url, content=body, timeout=args.timeout, headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+            )
         except httpx.ConnectError as error:
             raise ConnectionError(f"cannot reach {url} ({error}): is the leaderboard running? Start one with {_serve_hint(args.server)}") from None
         except httpx.TimeoutException:

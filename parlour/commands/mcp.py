@@ -16,8 +16,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("mcp", help="serve one seat of an environment as an MCP server over stdio, for MCP-capable agent harnesses")
     parser.add_argument("env_id", metavar="ENV_ID", help="the environment, e.g. parlour/Search-v0")
     parser.add_argument("--seat", default="0", help="the client's seat: an index or a player name (default 0)")
-    parser.add_argument("--opponent", default=None,
-                        help="agent spec for the other seats (default: the game's own, such as ServiceDesk's customer simulator, else random)")
+    parser.add_argument(
+        "--opponent",
+        default=None,
+        help="agent spec for the other seats (default: the game's own, such as ServiceDesk's customer simulator, else random)",
+    )
     parser.add_argument("--env-kwargs", default="{}", metavar="JSON", help="the game's and the engine's options, as a JSON object")
     parser.set_defaults(handler=run_mcp)
 

@@ -21,7 +21,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("out", metavar="OUT_DIR", help="the folder to write (created if missing)")
     parser.add_argument(
-        "--env", action="append", default=None, metavar="ENV_ID",
+        "--env",
+        action="append",
+        default=None,
+        metavar="ENV_ID",
         help="train the tokenizer on this environment's prompts (repeatable; default: a few generic game sentences)",
     )
     parser.add_argument("--vocab-size", type=int, default=1000, help="tokenizer entries (default 1000)")
@@ -47,7 +50,9 @@ def run_tiny_model(args: argparse.Namespace) -> int:
     # The LLM trainer's own defaults (LLMTrainConfig), so an untrained model plays as a trained one would be evaluated.
     write_checkpoint_settings(folder, mode="score_legal", temperature=1.0, greedy=True, max_new_tokens=32, history_turns=1)
     model = AutoModelForCausalLM.from_pretrained(folder)
-    print(f"a random GPT-2 of {model.num_parameters() / 1e3:.0f}k parameters ({args.layers} layers of width {args.width}, "
-          f"vocabulary {model.config.vocab_size}) in {folder}")
+    print(
+        f"a random GPT-2 of {model.num_parameters() / 1e3:.0f}k parameters ({args.layers} layers of width {args.width}, "
+        f"vocabulary {model.config.vocab_size}) in {folder}"
+    )
     print(f"agent spec: hf:{folder} (plays in score_legal mode: a softmax over the legal moves)")
     return 0

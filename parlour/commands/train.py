@@ -66,16 +66,32 @@ def register_sb3(trainers: argparse._SubParsersAction) -> None:
     sb3.add_argument("--lr", type=float, default=defaults.learning_rate, help=f"learning rate (default {defaults.learning_rate:g})")
     sb3.add_argument("--ent-coef", type=float, default=defaults.ent_coef, help=f"entropy bonus (default {defaults.ent_coef:g})")
     sb3.add_argument("--gae-lambda", type=float, default=defaults.gae_lambda, help=f"GAE lambda (default {defaults.gae_lambda:g})")
-    sb3.add_argument("--net", default=",".join(map(str, defaults.net)), metavar="SIZES", help="hidden layer sizes, comma-separated (default %(default)s)")
-    sb3.add_argument("--snapshot-every", type=int, default=defaults.snapshot_every, help=f"steps between league snapshots (default {defaults.snapshot_every})")
+    sb3.add_argument(
+        "--net", default=",".join(map(str, defaults.net)), metavar="SIZES", help="hidden layer sizes, comma-separated (default %(default)s)"
+    )
+    sb3.add_argument(
+        "--snapshot-every", type=int, default=defaults.snapshot_every, help=f"steps between league snapshots (default {defaults.snapshot_every})"
+    )
     sb3.add_argument("--eval-every", type=int, default=defaults.eval_every, help=f"steps between evaluations (default {defaults.eval_every})")
-    sb3.add_argument("--eval-episodes", type=int, default=defaults.eval_episodes, help=f"episodes per evaluation opponent (default {defaults.eval_episodes})")
+    sb3.add_argument(
+        "--eval-episodes", type=int, default=defaults.eval_episodes, help=f"episodes per evaluation opponent (default {defaults.eval_episodes})"
+    )
     sb3.add_argument("--eval-seed", type=int, default=defaults.eval_seed, help=f"base seed of every evaluation (default {defaults.eval_seed})")
-    sb3.add_argument("--opponent", action="append", dest="opponents", metavar="NAME", help="an evaluation opponent, repeatable (default: random and the strong agent)")
+    sb3.add_argument(
+        "--opponent",
+        action="append",
+        dest="opponents",
+        metavar="NAME",
+        help="an evaluation opponent, repeatable (default: random and the strong agent)",
+    )
     sb3.add_argument("--anchors", metavar="NAMES", help="scripted league members, comma-separated (default: every scripted agent fast enough)")
     sb3.add_argument("--pfsp-power", type=float, default=defaults.pfsp_power, help=f"PFSP weighting (1 - p)^power (default {defaults.pfsp_power:g})")
-    sb3.add_argument("--pfsp-floor", type=float, default=defaults.pfsp_floor, help=f"least PFSP weight of a league member (default {defaults.pfsp_floor:g})")
-    sb3.add_argument("--max-snapshots", type=int, default=defaults.max_snapshots, help=f"snapshots kept in the league (default {defaults.max_snapshots})")
+    sb3.add_argument(
+        "--pfsp-floor", type=float, default=defaults.pfsp_floor, help=f"least PFSP weight of a league member (default {defaults.pfsp_floor:g})"
+    )
+    sb3.add_argument(
+        "--max-snapshots", type=int, default=defaults.max_snapshots, help=f"snapshots kept in the league (default {defaults.max_snapshots})"
+    )
     sb3.add_argument("--deterministic", action="store_true", help="the saved agent plays its most likely move instead of sampling")
     sb3.add_argument("--quiet", action="store_true", help="no progress bar")
     sb3.set_defaults(handler=run_sb3)
@@ -149,14 +165,23 @@ def register_llm(trainers: argparse._SubParsersAction) -> None:
         "has its own policy, advantages and optimiser, the roles play each other (no league), --frozen ROLE keeps a role's "
         "model as it is, and each trainable role is saved to DIR/ROLE (hf:DIR/ROLE), e.g. "
         "--model proposer=models/a --model solver=models/b --frozen solver, or the same roles in a TOML file given "
-        "as --roles roles.toml: a table per role, [proposer] model = \"models/a\" and [solver] model = \"models/b\", "
+        'as --roles roles.toml: a table per role, [proposer] model = "models/a" and [solver] model = "models/b", '
         "frozen = true.",
     )
     llm.add_argument("env_id", metavar="ENV_ID", help="environment id, e.g. parlour/TicTacToe-v0")
-    llm.add_argument("--model", action="append", default=[], dest="models", metavar="[ROLE=]PATH_OR_ID",
-                     help="a local model folder or a Hugging Face hub id shared by every seat, or ROLE=PATH_OR_ID once per role")
-    llm.add_argument("--roles", metavar="FILE.toml",
-                     help="a model per role from a TOML file: a table per role with model = PATH_OR_ID and optionally frozen = true")
+    llm.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        dest="models",
+        metavar="[ROLE=]PATH_OR_ID",
+        help="a local model folder or a Hugging Face hub id shared by every seat, or ROLE=PATH_OR_ID once per role",
+    )
+    llm.add_argument(
+        "--roles",
+        metavar="FILE.toml",
+        help="a model per role from a TOML file: a table per role with model = PATH_OR_ID and optionally frozen = true",
+    )
     llm.add_argument("--frozen", action="append", default=[], metavar="ROLE", help="a role whose model plays but does not learn, repeatable")
     llm.add_argument("--out", required=True, metavar="DIR", help="where the checkpoint, CSVs, plots and games go")
     llm.add_argument("--mode", choices=MODES, default=defaults.mode, help=f"score legal moves or generate free text (default {defaults.mode})")
@@ -164,27 +189,65 @@ def register_llm(trainers: argparse._SubParsersAction) -> None:
     llm.add_argument("--loss", choices=LOSSES, default=defaults.loss, help=f"policy loss (default {defaults.loss})")
     llm.add_argument("--updates", type=int, default=defaults.updates, help=f"policy updates (default {defaults.updates})")
     llm.add_argument("--episodes", type=int, default=defaults.episodes, help=f"episodes per update (default {defaults.episodes})")
-    llm.add_argument("--group-size", type=int, default=defaults.group_size, help=f"episodes sharing seed, seat and opponent (default {defaults.group_size})")
+    llm.add_argument(
+        "--group-size", type=int, default=defaults.group_size, help=f"episodes sharing seed, seat and opponent (default {defaults.group_size})"
+    )
     llm.add_argument("--lr", type=float, default=defaults.learning_rate, help=f"learning rate (default {defaults.learning_rate:g})")
     llm.add_argument("--kl-coef", type=float, default=defaults.kl_coef, help=f"weight of KL to the initial policy (default {defaults.kl_coef:g})")
     llm.add_argument("--clip", type=float, default=defaults.clip, help=f"PPO clip range (default {defaults.clip:g})")
-    llm.add_argument("--ppo-epochs", type=int, default=defaults.ppo_epochs, help=f"passes over each batch with --loss ppo (default {defaults.ppo_epochs})")
+    llm.add_argument(
+        "--ppo-epochs", type=int, default=defaults.ppo_epochs, help=f"passes over each batch with --loss ppo (default {defaults.ppo_epochs})"
+    )
     llm.add_argument("--minibatch", type=int, help="decisions per optimizer step (default: the whole batch)")
     llm.add_argument("--micro-batch", type=int, default=defaults.micro_batch, help=f"decisions per forward pass (default {defaults.micro_batch})")
     llm.add_argument("--temperature", type=float, default=defaults.temperature, help=f"policy temperature (default {defaults.temperature:g})")
-    llm.add_argument("--max-new-tokens", type=int, default=defaults.max_new_tokens, help=f"longest reply in generate mode (default {defaults.max_new_tokens})")
-    llm.add_argument("--history-turns", type=int, default=defaults.history_turns, help=f"turns of the episode kept in the prompt (default {defaults.history_turns}; 0 for all)")
-    llm.add_argument("--invalid-penalty", type=float, default=defaults.invalid_penalty, help=f"reward of an invalid action's turn (default -{defaults.invalid_penalty:g})")
-    llm.add_argument("--max-invalid", type=int, default=defaults.max_invalid, help=f"invalid actions allowed per episode in generate mode (default {defaults.max_invalid})")
-    llm.add_argument("--league", default=f"{defaults.mirror:g},{defaults.snapshots:g},{defaults.anchors:g}", metavar="M,S,A", help="weights of mirror, snapshots and anchors (default %(default)s)")
+    llm.add_argument(
+        "--max-new-tokens", type=int, default=defaults.max_new_tokens, help=f"longest reply in generate mode (default {defaults.max_new_tokens})"
+    )
+    llm.add_argument(
+        "--history-turns",
+        type=int,
+        default=defaults.history_turns,
+        help=f"turns of the episode kept in the prompt (default {defaults.history_turns}; 0 for all)",
+    )
+    llm.add_argument(
+        "--invalid-penalty",
+        type=float,
+        default=defaults.invalid_penalty,
+        help=f"reward of an invalid action's turn (default -{defaults.invalid_penalty:g})",
+    )
+    llm.add_argument(
+        "--max-invalid",
+        type=int,
+        default=defaults.max_invalid,
+        help=f"invalid actions allowed per episode in generate mode (default {defaults.max_invalid})",
+    )
+    llm.add_argument(
+        "--league",
+        default=f"{defaults.mirror:g},{defaults.snapshots:g},{defaults.anchors:g}",
+        metavar="M,S,A",
+        help="weights of mirror, snapshots and anchors (default %(default)s)",
+    )
     llm.add_argument("--anchors", metavar="NAMES", help="scripted league members, comma-separated (default: random and the strong agent)")
-    llm.add_argument("--snapshot-every", type=int, default=defaults.snapshot_every, help=f"updates between league snapshots (default {defaults.snapshot_every})")
-    llm.add_argument("--max-snapshots", type=int, default=defaults.max_snapshots, help=f"snapshots kept in the league (default {defaults.max_snapshots})")
+    llm.add_argument(
+        "--snapshot-every", type=int, default=defaults.snapshot_every, help=f"updates between league snapshots (default {defaults.snapshot_every})"
+    )
+    llm.add_argument(
+        "--max-snapshots", type=int, default=defaults.max_snapshots, help=f"snapshots kept in the league (default {defaults.max_snapshots})"
+    )
     llm.add_argument("--eval-every", type=int, default=defaults.eval_every, help=f"updates between evaluations (default {defaults.eval_every})")
-    llm.add_argument("--eval-episodes", type=int, default=defaults.eval_episodes, help=f"episodes per evaluation opponent (default {defaults.eval_episodes})")
+    llm.add_argument(
+        "--eval-episodes", type=int, default=defaults.eval_episodes, help=f"episodes per evaluation opponent (default {defaults.eval_episodes})"
+    )
     llm.add_argument("--eval-seed", type=int, default=defaults.eval_seed, help=f"base seed of every evaluation (default {defaults.eval_seed})")
     llm.add_argument("--eval-sample", action="store_true", help="evaluate by sampling moves instead of taking the most likely one")
-    llm.add_argument("--opponent", action="append", dest="opponents", metavar="NAME", help="an evaluation opponent, repeatable (default: random and the strong agent)")
+    llm.add_argument(
+        "--opponent",
+        action="append",
+        dest="opponents",
+        metavar="NAME",
+        help="an evaluation opponent, repeatable (default: random and the strong agent)",
+    )
     llm.add_argument("--no-exploitability", action="store_true", help="skip the exploitability of KuhnPoker and LeducHoldem at evaluations")
     llm.add_argument("--seed", type=int, default=defaults.seed, help=f"seed of the whole run (default {defaults.seed})")
     llm.add_argument("--env-kwarg", action="append", default=[], metavar="KEY=VALUE", help="a game option (VALUE read as JSON, else text)")
@@ -192,7 +255,9 @@ def register_llm(trainers: argparse._SubParsersAction) -> None:
     llm.add_argument("--lora-rank", type=int, default=defaults.lora_rank, help=f"LoRA rank (default {defaults.lora_rank})")
     llm.add_argument("--device", help="cpu, cuda, cuda:1, ... (default: the GPU when there is one)")
     llm.add_argument("--dtype", default=defaults.dtype, choices=("auto", "float32", "float16", "bfloat16"), help="weights dtype (default auto)")
-    llm.add_argument("--mixed-precision", default=defaults.mixed_precision, choices=("no", "fp16", "bf16"), help="accelerate's mixed precision (default no)")
+    llm.add_argument(
+        "--mixed-precision", default=defaults.mixed_precision, choices=("no", "fp16", "bf16"), help="accelerate's mixed precision (default no)"
+    )
     llm.add_argument("--no-records", action="store_true", help="do not keep the training games in DIR/episodes.jsonl.gz")
     llm.add_argument("--quiet", action="store_true", help="no progress bar")
     llm.set_defaults(handler=run_llm)
@@ -320,21 +385,23 @@ def read_roles(path: str | Path) -> tuple[dict[str, str], list[str]]:
     except FileNotFoundError:
         raise FileNotFoundError(f"--roles: no file {str(path)!r}") from None
     except tomllib.TOMLDecodeError as error:
-        raise ValueError(f"--roles {path}: not valid TOML ({error}); each role is a table such as [solver] with model = \"PATH\"") from None
+        raise ValueError(f'--roles {path}: not valid TOML ({error}); each role is a table such as [solver] with model = "PATH"') from None
     if not table:
-        raise ValueError(f"--roles {path}: no roles; give a table per role such as [solver] with model = \"PATH\"")
+        raise ValueError(f'--roles {path}: no roles; give a table per role such as [solver] with model = "PATH"')
     roles: dict[str, str] = {}
     frozen: list[str] = []
     for role, entry in table.items():
         if not isinstance(entry, dict):
-            raise ValueError(f"--roles {path}: {role!r} is not a role table; write [{role}] and below it model = \"PATH\"")
+            raise ValueError(f'--roles {path}: {role!r} is not a role table; write [{role}] and below it model = "PATH"')
         unknown = sorted(set(entry) - set(ROLE_KEYS))
         if unknown:
-            guesses = [f"{key!r} (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(key, ROLE_KEYS, n=1)) else repr(key) for key in unknown]
+            guesses = [
+                f"{key!r} (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(key, ROLE_KEYS, n=1)) else repr(key) for key in unknown
+            ]
             raise ValueError(f"--roles {path}: role {role!r} has unknown keys {', '.join(guesses)}; a role takes {' and '.join(ROLE_KEYS)}")
         model = entry.get("model")
         if not isinstance(model, str) or not model:
-            raise ValueError(f"--roles {path}: role {role!r} has no model; add model = \"PATH_OR_HUB_ID\" to [{role}]")
+            raise ValueError(f'--roles {path}: role {role!r} has no model; add model = "PATH_OR_HUB_ID" to [{role}]')
         if not isinstance(entry.get("frozen", False), bool):
             raise ValueError(f"--roles {path}: role {role!r} has frozen = {entry['frozen']!r}; write frozen = true or false")
         roles[role] = model
