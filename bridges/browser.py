@@ -258,6 +258,34 @@ def _refuse(text: str) -> None:
     raise ValueError("the shop's action space has no chat actions")
 
 
+# The one sync Playwright of the process, shared by the environments open at once (the sync API allows one per
+# thread) and stopped when the last of them closes. BrowserGym's own process-wide Playwright is never stopped, and a
+# sync Playwright left running keeps its asyncio loop running in the thread: a later asyncio.run() or sync
+# Playwright there fails.
+_PLAYWRIGHT: Any = None
+_PLAYWRIGHT_USERS = 0
+
+
+def _acquire_playwright() -> Any:
+    """The shared sync Playwright, started for the first environment that needs it."""
+    global _PLAYWRIGHT, _PLAYWRIGHT_USERS
+    if _PLAYWRIGHT is None:
+        from playwright.sync_api import sync_playwright
+
+        _PLAYWRIGHT = sync_playwright().start()
+    _PLAYWRIGHT_USERS += 1
+    return _PLAYWRIGHT
+
+
+def _release_playwright() -> None:
+    """One environment done with the shared Playwright; the last one stops it."""
+    global _PLAYWRIGHT, _PLAYWRIGHT_USERS
+    _PLAYWRIGHT_USERS -= 1
+    if _PLAYWRIGHT_USERS == 0 and _PLAYWRIGHT is not None:
+        _PLAYWRIGHT.stop()
+        _PLAYWRIGHT = None
+
+
 class ShopBrowserEnv(gymnasium.Env):
     """``parlour/Shop-v0`` as web pages in headless Chromium, played with BrowserGym's actions (module docstring).
 
@@ -296,6 +324,7 @@ class ShopBrowserEnv(gymnasium.Env):
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._port = 0
+        self._playwright: Any = None
         self._browser: Any = None
         self._context: Any = None
         self._page: Any = None
@@ -361,10 +390,7 @@ class ShopBrowserEnv(gymnasium.Env):
     def _launch(self) -> None:
         """Start Chromium (once per environment) and open a fresh context and page on the episode's server."""
         if self._browser is None:
-            # BrowserGym's one Playwright of the process (Playwright's sync API allows one per thread), as its own env uses.
-            from browsergym.core import _get_global_playwright
-
-            playwright = _get_global_playwright()
+            self._playwright = playwright = _acquire_playwright()
             # BrowserGym finds elements by their bid through Playwright's test-id selector.
             playwright.selectors.set_test_id_attribute("bid")
             self._browser = playwright.chromium.launch(executable_path=self.chromium, args=CHROMIUM_ARGS, headless=True)
@@ -554,5 +580,7 @@ class ShopBrowserEnv(gymnasium.Env):
         self._unserve()
         if self._browser is not None:
             self._browser.close()
-        self._browser = self._context = self._page = None
+        if self._playwright is not None:
+            _release_playwright()
+        self._playwright = self._browser = self._context = self._page = None
         super().close()

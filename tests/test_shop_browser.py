@@ -272,3 +272,32 @@ def test_gymnasiums_env_checker_passes(env):
     first, _ = env.reset(seed=12)
     again, _ = env.reset(seed=12)
     assert first == again
+
+
+def test_a_closed_environment_leaves_no_event_loop_running_in_the_thread():
+    """BrowserGym's process-wide Playwright was never stopped: its asyncio loop kept running in the thread, so a later
+    asyncio.run() (the MCP and verifiers examples of the README) or another sync Playwright (the page tests) failed in
+    the same process ("Runner.run() cannot be called from a running event loop"). Run in a process of its own, since
+    this module's shared environment is open in this one."""
+    import subprocess
+    import sys
+
+    program = """
+import asyncio
+from playwright.sync_api import sync_playwright
+from parlour.bridges.browser import ShopBrowserEnv
+
+env = ShopBrowserEnv(difficulty=1)
+env.reset(seed=0)
+env.close()
+
+async def answer():
+    return 42
+
+assert asyncio.run(answer()) == 42
+with sync_playwright() as playwright:
+    assert playwright.chromium is not None
+print("clean")
+"""
+    finished = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0 and "clean" in finished.stdout, finished.stderr[-2000:]
