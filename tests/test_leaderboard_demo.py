@@ -123,13 +123,16 @@ def misranked(board: Leaderboard) -> list[str]:
 
     problems = []
     for env_id in board.store.env_ids():
-        # A table rated per role ranks each role apart: a reference is compared with random in each role it held.
+        # A table rated per role ranks each role apart: a reference is compared with random in each role it held. A
+        # reference must be ranked; random may be provisional in a role (ServiceDesk's random agent meets one other
+        # agent, the customer, since random as the customer is itself), and then every ranked agent is above it.
         units: dict[str | None, dict[str, int | None]] = {}
         for row in board.ratings(env_id)["rows"]:
             units.setdefault(row.get("role"), {})[row["agent"]] = row["rank"]
         for role, rank in units.items():
             for name in game_class(env_id).reference_agents:
-                if name != "random" and name in rank and not (rank[name] and rank.get("random") and rank[name] < rank["random"]):
+                ranked_above = rank.get(name) and (not rank.get("random") or rank[name] < rank["random"])
+                if name != "random" and name in rank and not ranked_above:
                     problems.append(f"{env_id}{' as ' + role if role else ''}: {name} rank {rank[name]}, random rank {rank.get('random')}")
     overall = board.ratings()
     for title, table in [("overall", overall), *overall["categories"].items()]:
