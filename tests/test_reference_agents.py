@@ -78,7 +78,7 @@ EPISODES = {
     "parlour/Chess-v0": 10,
     "parlour/Minesweeper-v0": 20,
     "parlour/TowerOfHanoi-v0": 20,
-    "parlour/Clobber-v0": 20,
+    "parlour/Clobber-v0": 100,
     "parlour/Oware-v0": 10,
     "parlour/Pig-v0": 20,
     "parlour/Wordle-v0": 20,
