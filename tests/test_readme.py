@@ -59,6 +59,8 @@ INLINE = sorted(
 ELSEWHERE = {
     "make demo": ("tests/test_demo_first_run.py", "test_the_default_demo_serves_its_index_within_30_seconds_and_shows_its_progress"),
     "make test": ("tests/test_layers.py", None),  # .ci/run is `make test`: this suite, test_layers.py included
+    # The contract tier: every test that conftest's hook does not mark slow.
+    "make test-fast": ("tests/conftest.py", "pytest_collection_modifyitems"),
     ".venv/bin/parlour demo --no-serve --export site/": ("tests/test_cli.py", "test_demo_export_reuses_the_bundles_already_played"),
     ".venv/bin/parlour submit results/ttt --server http://localhost:8000": (
         "tests/test_leaderboard_server.py",
