@@ -46,8 +46,7 @@ def success_rate(agent_name: str, difficulty: int, episodes: int) -> float:
     for seed in range(episodes):
         match.reset(seed)
         agent.reset(seed)
-        while not match.over:
-            match.submit("player_0", agent.act(match.agent_observation("player_0")))
+        match.play_until(lambda seat: agent.act(match.agent_observation(seat)))
         solved += bool(match.outcome.details["success"])
     return solved / episodes
 

@@ -53,8 +53,7 @@ def scores(agent_name: str, difficulty: int, episodes: int) -> tuple[float, floa
     for seed in range(episodes):
         match.reset(seed)
         agent.reset(seed)
-        while not match.over:
-            match.submit("player_0", agent.act(match.agent_observation("player_0")))
+        match.play_until(lambda seat: agent.act(match.agent_observation(seat)))
         rewards.append(match.outcome.scores["player_0"])
         solved += bool(match.outcome.details["success"])
     return statistics.mean(rewards), solved / episodes

@@ -42,8 +42,7 @@ def success(agent: str, difficulty: int, episodes: int) -> float:
         match.reset(seed)
         player = make_scripted(agent, ENV)
         player.reset(seed)
-        while not match.over:
-            match.submit("player_0", player.act(match.agent_observation("player_0")))
+        match.play_until(lambda seat, player=player, match=match: player.act(match.agent_observation(seat)))
         won += bool(match.outcome.winners)
     return won / episodes
 
