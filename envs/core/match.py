@@ -32,7 +32,7 @@ import json
 import pickle
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -42,6 +42,10 @@ from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, Move, Outcome, int_option
 from parlour.envs.core.rendering import render
 from parlour.envs.core.tools import Tool, find_calls, validate, well_formed
+
+if TYPE_CHECKING:
+    # record.py imports Match to replay records, so its types are imported for annotations alone.
+    from parlour.envs.core.record import Record, Step
 
 #: The format name and version every record carries (see :mod:`parlour.envs.core.record`).
 RECORD_FORMAT = "parlour.record"
@@ -643,11 +647,11 @@ class Match:
         self._refresh()
 
     # ------------------------------------------------------------------- record
-    def record(self, agents: dict[str, str] | None = None) -> dict[str, Any]:
+    def record(self, agents: dict[str, str] | None = None) -> Record:
         """The record of the current episode, finished or not (the format and its replay: :mod:`parlour.envs.core.record`)."""
         if self.seed is None:
             raise RuntimeError("no episode to record: call reset() first")
-        record: dict[str, Any] = {
+        record: Record = {
             "format": RECORD_FORMAT,
             "format_version": RECORD_VERSION,
             "env_id": self.env_id,
@@ -655,7 +659,8 @@ class Match:
             "options": dict(self.options),
             "seed": self.seed,
             "players": list(self.players),
-            "steps": [dict(step, rewards=dict(step["rewards"])) for step in self.steps],
+            # Steps are built key by key as the action is read (see submit); each complete one is a Step.
+            "steps": cast("list[Step]", [dict(step, rewards=dict(step["rewards"])) for step in self.steps]),
             "done": self.over,
             "returns": dict(self.returns),
             "eliminated": dict(self.eliminated),
