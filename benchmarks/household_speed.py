@@ -21,34 +21,18 @@ Run: ``.venv/bin/python benchmarks/household_speed.py [--episodes 1000] [--timed
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 
 import gymnasium
 import numpy as np
+from agentic_worlds import percentile, pin_one_core, success_rate
 
-import parlour
-from parlour.baselines import make_scripted
 from parlour.envs.agentic.household_world import LEVELS
-from parlour.envs.core.match import Match
 
 ENV_ID = "parlour/Household-v0"
 RESET_TARGET_MS = 20.0
 STEP_TARGET_MS = 2.0
-
-
-def success_rate(agent_name: str, difficulty: int, episodes: int) -> float:
-    """The share of ``episodes`` (seeds 0..episodes-1) that ``agent_name`` solves at ``difficulty``."""
-    match = Match(parlour.game_class(ENV_ID), {"difficulty": difficulty})
-    agent = make_scripted(agent_name, ENV_ID)
-    solved = 0
-    for seed in range(episodes):
-        match.reset(seed)
-        agent.reset(seed)
-        match.play_until(lambda seat: agent.act(match.agent_observation(seat)))
-        solved += bool(match.outcome.details["success"])
-    return solved / episodes
 
 
 def timings(difficulty: int, episodes: int) -> tuple[list[float], list[float]]:
@@ -71,23 +55,17 @@ def timings(difficulty: int, episodes: int) -> tuple[list[float], list[float]]:
     return resets, steps
 
 
-def percentile(values: list[float], q: float) -> float:
-    """The ``q``-th percentile."""
-    return float(np.percentile(values, q))
-
-
 def main() -> None:
     """Measure and print success and speed per difficulty."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=1000, help="episodes per difficulty and agent for the success rates")
     parser.add_argument("--timed-episodes", type=int, default=200, help="episodes per difficulty for the timings")
     args = parser.parse_args()
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    pin_one_core()
     print(f"{ENV_ID}: success over {args.episodes} episodes per difficulty (seeds 0..{args.episodes - 1}, split test)")
     print("difficulty  rooms  step limit  expert  random")
     for difficulty, level in LEVELS.items():
-        expert, random = success_rate("expert", difficulty, args.episodes), success_rate("random", difficulty, args.episodes)
+        expert, random = success_rate(ENV_ID, "expert", difficulty, args.episodes), success_rate(ENV_ID, "random", difficulty, args.episodes)
         print(f"{difficulty:>10}  {level.rooms:>5}  {level.max_steps:>10}  {expert:>6.3f}  {random:>6.3f}")
     print(f"\nspeed on one core, Gymnasium face, text mode, random-admissible play, {args.timed_episodes} episodes per difficulty (CPU ms)")
     print("difficulty  reset p50  reset p95  step p50  step p95  steps")

@@ -23,6 +23,7 @@ import statistics
 import time
 
 import gymnasium
+from agentic_worlds import pin_one_core, success_rate
 
 import parlour
 from parlour.baselines import make_scripted
@@ -30,22 +31,6 @@ from parlour.envs.agentic.service_desk import ServiceDesk
 from parlour.envs.core.match import Match
 
 ENV = "parlour/ServiceDesk-v0"
-
-
-def success(agent: str, difficulty: int, episodes: int) -> float:
-    """The share of ``episodes`` seeds ``agent`` succeeds on, with the scripted customer."""
-    won = 0
-    for seed in range(episodes):
-        match = Match(ServiceDesk, {"difficulty": difficulty})
-        match.reset(seed)
-        seats = {"agent": make_scripted(agent, ENV), "customer": make_scripted("customer", ENV)}
-        for offset, player in enumerate(seats.values()):
-            player.reset(seed * 2 + offset)
-        while not match.over:
-            (seat,) = match.acting()
-            match.submit(seat, seats[seat].act(match.agent_observation(seat)))
-        won += match.outcome.details["success"] is True
-    return won / episodes
 
 
 def pass_hat(agent: str) -> str:
@@ -119,12 +104,11 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=300)
     args = parser.parse_args()
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    pin_one_core()
     for difficulty in range(1, 6):
         print(
-            f"difficulty {difficulty}: expert {success('expert', difficulty, args.episodes):.3f}, "
-            f"compliant {success('compliant', difficulty, args.episodes):.3f}, random {success('random', difficulty, args.episodes):.3f} "
+            f"difficulty {difficulty}: expert {success_rate(ENV, 'expert', difficulty, args.episodes):.3f}, "
+            f"compliant {success_rate(ENV, 'compliant', difficulty, args.episodes):.3f}, random {success_rate(ENV, 'random', difficulty, args.episodes):.3f} "
             f"({args.episodes} episodes each, scripted customer)"
         )
     for agent in ("expert", "compliant"):

@@ -25,18 +25,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import time
 
 import gymnasium
 import numpy as np
+from agentic_worlds import pin_one_core, success_rate
 
-import parlour
-from parlour.baselines import make_scripted
 from parlour.baselines.services import plan
 from parlour.envs.agentic.services_world import LEVELS, goal_channel
-from parlour.envs.core.match import Match
 
 ENV_ID = "parlour/Services-v0"
 RESET_TARGET_MS = 20.0
@@ -49,19 +46,6 @@ QUERIES = {
     "bank": ("list_accounts", {}),
     "tickets": ("list_tickets", {}),
 }
-
-
-def success_rate(agent_name: str, difficulty: int, episodes: int) -> float:
-    """The share of ``episodes`` (seeds 0..episodes-1) that ``agent_name`` carries out at ``difficulty``."""
-    match = Match(parlour.game_class(ENV_ID), {"difficulty": difficulty})
-    agent = make_scripted(agent_name, ENV_ID)
-    solved = 0
-    for seed in range(episodes):
-        match.reset(seed)
-        agent.reset(seed)
-        match.play_until(lambda seat: agent.act(match.agent_observation(seat)))
-        solved += bool(match.outcome.details["success"])
-    return solved / episodes
 
 
 def timings(difficulty: int, episodes: int) -> dict[str, list[float]]:
@@ -101,12 +85,11 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=1000, help="episodes per difficulty and agent for the success rates")
     parser.add_argument("--timed-episodes", type=int, default=200, help="episodes per difficulty for the timings")
     args = parser.parse_args()
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    pin_one_core()
     print(f"{ENV_ID}: success over {args.episodes} episodes per difficulty (seeds 0..{args.episodes - 1}, split test)")
     print("difficulty  services  turns  expert  literal  random")
     for difficulty, level in LEVELS.items():
-        rates = [success_rate(name, difficulty, args.episodes) for name in ("expert", "literal", "random")]
+        rates = [success_rate(ENV_ID, name, difficulty, args.episodes) for name in ("expert", "literal", "random")]
         print(f"{difficulty:>10}  {level.services:>8}  {level.turns:>5}  {rates[0]:>6.3f}  {rates[1]:>7.3f}  {rates[2]:>6.3f}")
     print(f"\nspeed on one core, Gymnasium face, text mode, {args.timed_episodes} episodes per difficulty (CPU ms, p50 / p95)")
     print("difficulty  reset            change step      query step       finish step")

@@ -27,17 +27,14 @@ Run: ``.venv/bin/python benchmarks/shop_speed.py [--episodes 1000] [--timed-epis
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 
 import gymnasium
-import numpy as np
+from agentic_worlds import outcomes, percentile, pin_one_core, succeeded
 
-import parlour
 from parlour.baselines import make_scripted
 from parlour.envs.agentic.shop_catalogue import LEVELS, catalogue
-from parlour.envs.core.match import Match
 
 ENV_ID = "parlour/Shop-v0"
 AGENTS = ("expert", "first_result", "random")
@@ -47,16 +44,8 @@ STEP_TARGET_MS = 2.0
 
 def scores(agent_name: str, difficulty: int, episodes: int) -> tuple[float, float]:
     """``agent_name``'s mean reward and success rate over ``episodes`` (seeds 0..episodes-1) at ``difficulty``."""
-    match = Match(parlour.game_class(ENV_ID), {"difficulty": difficulty})
-    agent = make_scripted(agent_name, ENV_ID)
-    rewards, solved = [], 0
-    for seed in range(episodes):
-        match.reset(seed)
-        agent.reset(seed)
-        match.play_until(lambda seat: agent.act(match.agent_observation(seat)))
-        rewards.append(match.outcome.scores["player_0"])
-        solved += bool(match.outcome.details["success"])
-    return statistics.mean(rewards), solved / episodes
+    played = outcomes(ENV_ID, agent_name, difficulty, episodes)
+    return statistics.mean(outcome.scores["player_0"] for outcome in played), sum(map(succeeded, played)) / episodes
 
 
 def timings(agent_name: str, difficulty: int, episodes: int) -> tuple[list[float], list[float]]:
@@ -80,19 +69,13 @@ def timings(agent_name: str, difficulty: int, episodes: int) -> tuple[list[float
     return resets, steps
 
 
-def percentile(values: list[float], q: float) -> float:
-    """The ``q``-th percentile."""
-    return float(np.percentile(values, q))
-
-
 def main() -> None:
     """Measure and print reward, success and speed per difficulty."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=1000, help="episodes per difficulty and agent for the scores")
     parser.add_argument("--timed-episodes", type=int, default=200, help="episodes per difficulty and agent for the timings")
     args = parser.parse_args()
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    pin_one_core()
     print("one-time cost per process: generating each catalogue and building (or loading) its BM25 index")
     for difficulty, level in LEVELS.items():
         start = time.perf_counter()

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import statistics
 import time
 
-from parlour.baselines import make_scripted
+from agentic_worlds import pin_one_core, success_rate
+
 from parlour.envs.agentic.sql import SQL
 from parlour.envs.core.match import Match
 
@@ -32,19 +32,6 @@ ENV = "parlour/SQL-v0"
 
 def call(tool: str, **arguments: str) -> str:
     return json.dumps({"tool": tool, "arguments": arguments})
-
-
-def success(agent: str, difficulty: int, episodes: int) -> float:
-    """The share of ``episodes`` seeds on which ``agent`` matched the gold result."""
-    won = 0
-    for seed in range(episodes):
-        match = Match(SQL, {"difficulty": difficulty})
-        match.reset(seed)
-        player = make_scripted(agent, ENV)
-        player.reset(seed)
-        match.play_until(lambda seat, player=player, match=match: player.act(match.agent_observation(seat)))
-        won += bool(match.outcome.winners)
-    return won / episodes
 
 
 def percentiles(samples: list[float]) -> str:
@@ -108,10 +95,9 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=300)
     args = parser.parse_args()
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    pin_one_core()
     for difficulty in range(1, 6):
-        figures = ", ".join(f"{agent} {success(agent, difficulty, args.episodes):.3f}" for agent in ("expert", "pattern", "random"))
+        figures = ", ".join(f"{agent} {success_rate(ENV, agent, difficulty, args.episodes):.3f}" for agent in ("expert", "pattern", "random"))
         print(f"difficulty {difficulty} success over {args.episodes} episodes: {figures}")
     latencies(args.repeats)
     hostile()
