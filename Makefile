@@ -65,6 +65,8 @@ bench: install system
 	$(BIN)/python benchmarks/serve_throughput.py
 	$(BIN)/python benchmarks/extraction_speed.py
 	$(BIN)/python benchmarks/demo_time.py
+	$(BIN)/python benchmarks/agentic_worlds.py
+	$(BIN)/python benchmarks/shop_browser_speed.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
