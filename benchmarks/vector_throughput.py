@@ -34,9 +34,13 @@ policy too, given the observations the face builds for it. The reference used
 is printed.
 
 The board games with batched rules (Othello, Hex, Breakthrough, Clobber,
-Mancala, Oware, DotsAndBoxes, and the dice game Pig) are measured beside OpenSpiel's C++ games with
+Mancala, Oware, DotsAndBoxes, the dice game Pig and the card game Goofspiel) are measured beside OpenSpiel's C++ games with
 the same rules and sizes (:data:`OPENSPIEL`: parlour's defaults, so Hex is
 5x5 and Breakthrough 6x6 there too), both sides random against random.
+Goofspiel is simultaneous: a turn is both seats' bids at once, one ``step``
+of the batched face, one ``apply_actions`` of OpenSpiel's (after every
+player's observation tensor), and two moves on every side, so its ratios
+are per turn too.
 Where ``pgx`` (JAX) has the game too (:data:`PGX`), it is measured on the
 CPU as its documentation runs it: ``jax.jit(jax.vmap(env.step))`` over N
 states, a random legal move per state drawn in JAX from the legal-action
@@ -104,6 +108,7 @@ GAMES = [
     "Oware",
     "DotsAndBoxes",
     "Pig",
+    "Goofspiel",
 ]
 #: OpenSpiel's games, with parlour's default sizes where they differ from OpenSpiel's.
 OPENSPIEL = {
@@ -117,9 +122,10 @@ OPENSPIEL = {
     "Oware": "oware(num_houses_per_player=6,num_seeds_per_house=4)",
     "DotsAndBoxes": "dots_and_boxes(num_rows=3,num_cols=3)",
     "Pig": "pig(players=2,winscore=100,diceoutcomes=6)",
+    "Goofspiel": "goofspiel(num_cards=13,points_order=random,returns_type=win_loss)",
 }
 #: The board games of issue 37, whose OpenSpiel target holds at this N only (the others' at every N).
-BOARD_GAMES = ("Othello", "Hex", "Breakthrough", "Clobber", "Mancala", "Oware", "DotsAndBoxes", "Pig")
+BOARD_GAMES = ("Othello", "Hex", "Breakthrough", "Clobber", "Mancala", "Oware", "DotsAndBoxes", "Pig", "Goofspiel")
 BOARD_TARGET_SIZE = 1024
 #: pgx's games that parlour has, as (pgx module, environment class, its options) for parlour's default sizes.
 PGX = {
@@ -200,6 +206,36 @@ def batched_loop(env_id: str, num_envs: int, unit: str = "moves") -> Loop:
             observations, *_ = envs.step(learner(observations["observation"], observations["action_mask"]))
             steps += num_envs
         return (game.moves_played - before if unit == "moves" else steps), time.process_time() - start
+
+    return loop
+
+
+def openspiel_simultaneous_loop(name: str) -> Loop:
+    """Random legal play of an OpenSpiel simultaneous-move game from Python: each turn every player's observation tensor, then all moves at once.
+
+    Counted as the other loops count: a move per player per turn.
+    """
+    import pyspiel
+
+    game = pyspiel.load_game(name)
+    rng = random.Random(0)
+    players = range(game.num_players())
+
+    def loop(seconds: float) -> tuple[int, float]:
+        moves = 0
+        start = time.process_time()
+        while time.process_time() - start < seconds:
+            state = game.new_initial_state()
+            while not state.is_terminal():
+                if state.is_chance_node():
+                    actions, probabilities = zip(*state.chance_outcomes())
+                    state.apply_action(rng.choices(actions, probabilities)[0])
+                    continue
+                for player in players:
+                    state.observation_tensor(player)
+                state.apply_actions([rng.choice(state.legal_actions(player)) for player in players])
+                moves += len(players)
+        return moves, time.process_time() - start
 
     return loop
 
@@ -342,7 +378,8 @@ def libraries(name: str, sizes: list[int], puffer: Any = None, pgx: bool = False
         loops["PettingZoo"] = pettingzoo_loop(PETTINGZOO_NAMES[name])
     if name in OPENSPIEL:
         try:
-            loops["OpenSpiel"] = openspiel_loop(OPENSPIEL[name])
+            simultaneous = parlour.game_class(env_id).simultaneous
+            loops["OpenSpiel"] = (openspiel_simultaneous_loop if simultaneous else openspiel_loop)(OPENSPIEL[name])
         except ImportError:
             pass
     if pgx and name in PGX:

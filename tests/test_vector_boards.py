@@ -4,7 +4,11 @@ Each game's batch class plays N episodes beside one :class:`parlour.Match` per
 episode, both seats' moves drawn at random from the legal ones, for thousands
 of moves: after every move the seat to act, the legal moves, both seats'
 vector observations, the rewards and the ends must be the same
-(:func:`tests.test_vector_face.assert_same_position`). Each game also counts
+(:func:`tests.test_vector_face.assert_same_position`). In a simultaneous game
+(Goofspiel) a move is a turn, every seat's move at once, and the batch's
+random draws (the prizes turned up) are replayed into the one-episode game
+(:class:`tests.test_vector_face.QueuedDraws`), which checks that it draws
+from the same range at the same points. Each game also counts
 the events its rules are made of (passes, captures, extra turns, repeated
 positions, each kind of ending) on the one-episode side, and the check fails
 unless every one of them happened, so that random play did reach them.
@@ -21,7 +25,7 @@ import pytest
 
 import parlour
 from parlour.envs.core.vector import Streams
-from tests.test_vector_face import assert_same_position, start_match
+from tests.test_vector_face import QueuedDraws, assert_same_position, start_match
 
 #: What one move did, read from the one-episode game before and after it, the move's index and what the game said
 #: of it (its move message, then the outcome's reason if it ended the game): the names of its events.
@@ -57,6 +61,9 @@ no_events = said_events()
 DOTS_EVENTS = said_events("closes 1 box", "closes 2 boxes")
 PIG_EVENTS = said_events("rolls a 1", "stops and banks", "without a winner")
 OWARE_EVENTS = said_events("capturing", "the position repeated", "has no legal move", "more than half", "both have captured half")
+GOOFSPIEL_EVENTS = said_events("equal bids", "you take it")
+#: Games whose one-episode rules are handed the batch's random draws through a queue (Goofspiel draws at its start too).
+QUEUED = {"Goofspiel"}
 
 
 #: (game, options, episodes stepped together, rounds, the events and endings that must happen).
@@ -92,6 +99,16 @@ CONFIGS = [
         150,
         {"capturing", "the position repeated", "has no legal move", "won by seat 0", "won by seat 1", "draw"},
     ),
+    ("Goofspiel", {}, GOOFSPIEL_EVENTS, 24, 150, {"equal bids", "you take it", "won by seat 0", "won by seat 1", "draw"}),
+    (
+        "Goofspiel",
+        {"num_cards": 4, "points_order": "descending"},
+        GOOFSPIEL_EVENTS,
+        24,
+        150,
+        {"equal bids", "won by seat 0", "won by seat 1", "draw"},
+    ),
+    ("Goofspiel", {"num_cards": 2, "points_order": "ascending"}, GOOFSPIEL_EVENTS, 24, 150, {"equal bids", "won by seat 0", "won by seat 1", "draw"}),
 ]
 
 
@@ -116,9 +133,9 @@ class BatchDice:
         return face
 
 
-def start(game_cls, options: dict, batch, i: int) -> parlour.Match:
-    """A Match playing episode ``i`` of the batch from its start, with the batch's dice where the game rolls any."""
-    match = start_match(game_cls, options, batch, i)
+def start(game_cls, options: dict, batch, i: int, draws: QueuedDraws | None) -> parlour.Match:
+    """A Match playing episode ``i`` of the batch from its start, with the batch's dice where the game rolls any, or its queued ``draws``."""
+    match = start_match(game_cls if draws is None else draws.replaying(game_cls, i), options, batch, i)
     if hasattr(batch, "last_roll"):
         match.ctx.rng = BatchDice(batch, i)
     return match
@@ -129,27 +146,39 @@ def cross_check(name: str, options: dict, events: Events, n: int, rounds: int) -
     game_cls = parlour.game_class(f"parlour/{name}-v0")
     batch = game_cls.batch(game_cls(**options), n)
     streams = Streams(5, n)
+    draws = QueuedDraws(n, streams) if name in QUEUED else None
     rows = np.arange(n)
-    batch.reset(rows, streams)
-    matches = [start(game_cls, options, batch, i) for i in range(n)]
+    batch.reset(rows, streams if draws is None else draws)
+    matches = [start(game_cls, options, batch, i, draws) for i in range(n)]
     rng = random.Random(5)
     seen: Counter = Counter()
     for _ in range(rounds):
         assert_same_position(batch, matches, rows)
         legal = batch.legal(rows)
-        actions = np.array([rng.choice(np.flatnonzero(legal[i]).tolist()) for i in range(n)])
+        if batch.simultaneous:
+            actions = np.array([[rng.choice(np.flatnonzero(seat).tolist()) for seat in episode] for episode in legal])
+        else:
+            actions = np.array([rng.choice(np.flatnonzero(legal[i]).tolist()) for i in range(n)])
         rewards, ended = batch.step(rows, actions)
         for i in range(n):
             match = matches[i]
-            (player,) = match.acting()
             before = match.game.clone()
-            paid = match.submit(player, int(actions[i]))
+            if batch.simultaneous:
+                # Every seat's move of the turn; the last one plays it, and what the game said is in its player's inbox.
+                for seat, player in enumerate(list(match.acting())):
+                    paid = match.submit(player, int(actions[i, seat]))
+                said = " ".join(message["text"] for message in match.ctx.inboxes[player])
+                action = -1
+            else:
+                (player,) = match.acting()
+                paid = match.submit(player, int(actions[i]))
+                said = next(message["text"] for message in reversed(match.ctx.inboxes[player]) if message["kind"] == "move")
+                action = int(actions[i])
             assert [paid.get(p, 0.0) for p in match.players] == rewards[i].tolist(), (i, paid, rewards[i])
             assert ended[i] == match.over, (i, ended[i], match.over)
-            said = next(message["text"] for message in reversed(match.ctx.inboxes[player]) if message["kind"] == "move")
             if match.over:
                 said += " | " + match.outcome.reason
-            seen.update(events(before, match.game, int(actions[i]), said))
+            seen.update(events(before, match.game, action, said))
             seen["move"] += 1
             if match.over:
                 seen[ending(rewards[i].tolist())] += 1
@@ -157,9 +186,9 @@ def cross_check(name: str, options: dict, events: Events, n: int, rounds: int) -
         assert_same_position(batch, matches, rows)
         restart = np.flatnonzero(ended)
         if restart.size:
-            batch.reset(restart, streams)
+            batch.reset(restart, streams if draws is None else draws)
             for i in restart:
-                matches[i] = start(game_cls, options, batch, i)
+                matches[i] = start(game_cls, options, batch, i, draws)
     return seen
 
 

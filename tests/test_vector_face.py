@@ -15,9 +15,10 @@ Two cross-checks, both playing random moves side by side:
 Chance: the batch deals from its own per-slot streams, the one-episode game
 from its own generator, so the one-episode game is handed the batch's deal as
 its episode starts (:func:`adopt_deal`, which knows each card game's state);
-everything that follows, both games work out for themselves. Dice cast during
-play (Pig) are queued per slot as the batch casts them (:class:`QueuedDice`)
-and the one-episode game of that slot casts the same, in the same order.
+everything that follows, both games work out for themselves. Chance drawn
+during play (Pig's dice, Goofspiel's prizes) is queued per slot as the batch
+draws it (:class:`QueuedDraws`) and the one-episode game of that slot draws
+the same, in the same order and from the same range.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import parlour
 from parlour.envs.core.gym import GymGame
 from parlour.envs.core.match import split_options
 from parlour.envs.core.vector import Streams, VectorGame, sb3_vec_env
+from parlour.envs.games.goofspiel import Goofspiel
 from parlour.envs.games.kuhn_poker import CARDS, KuhnPoker
 from parlour.envs.games.leduc_holdem import LeducHoldem
 
@@ -71,7 +73,10 @@ def start_match(game_cls, options: dict, batch, i: int) -> parlour.Match:
 
 
 def assert_same_position(batch, matches: list[parlour.Match], rows: np.ndarray) -> None:
-    """Seat to act, legal moves and both seats' vectors of the batch's episodes equal those of the matches."""
+    """Seat to act, legal moves and both seats' vectors of the batch's episodes equal those of the matches.
+
+    A simultaneous game's batch has every seat act in every live episode, each with its own legal moves.
+    """
     legal = batch.legal(rows)
     for seat in range(batch.n_players):
         vectors = batch.vector(rows, np.full(len(rows), seat))
@@ -81,6 +86,11 @@ def assert_same_position(batch, matches: list[parlour.Match], rows: np.ndarray) 
     for j, i in enumerate(rows):
         match = matches[i]
         if match.over:
+            continue
+        if batch.simultaneous:
+            assert match.acting() == match.players
+            for seat, player in enumerate(match.players):
+                assert np.array_equal(legal[j, seat], match.action_mask(player).astype(bool)), (i, seat, legal[j, seat])
             continue
         (player,) = match.acting()
         assert batch.turn[i] == match.players.index(player)
@@ -147,54 +157,80 @@ class Picker:
         return self.moves[pick(observation["vector"], mask)]
 
 
-#: Games whose batch casts dice during play, from the streams its reset was given.
-DICE_GAMES = {"Pig"}
+#: Games whose batch draws chance during play (dice, prizes), from the streams its reset was given.
+CHANCE_IN_PLAY = {"Pig", "Goofspiel"}
 
 
-class QueuedDice:
-    """The dice a batch casts during play, queued per slot: the batch's streams stand-in, and each slot's one-episode generator.
+def plain_game(game_cls: type[parlour.Game], state: dict) -> parlour.Game:
+    """A ``game_cls`` holding ``state``, made without its ``__init__`` (as pickle makes one)."""
+    game = object.__new__(game_cls)
+    game.__dict__.update(state)
+    return game
 
-    A batch that casts dice keeps the streams given to its ``reset`` (see
-    :class:`parlour.envs.core.vector.GameBatch`); the test hands it this
-    instead, which draws from them and queues each draw for its slot, and the
-    one-episode game of slot ``i`` gets :meth:`generator` as ``ctx.rng``.
+
+class QueuedDraws:
+    """The chance a batch draws during play, queued per slot: the batch's streams stand-in, and each slot's one-episode generator.
+
+    A batch that draws during play keeps the streams given to its ``reset``
+    (see :class:`parlour.envs.core.vector.GameBatch`); the test hands it this
+    instead, which draws from them and queues each draw and its range for its
+    slot, and the one-episode game of slot ``i`` gets :meth:`generator` as
+    ``ctx.rng``, which hands the draws back and checks that the game asks for
+    the same range.
     """
 
-    def __init__(self, n: int):
-        self.queues: list[list[int]] = [[] for _ in range(n)]
-        self.streams: Streams | None = None
+    def __init__(self, n: int, streams: Streams | None = None):
+        self.queues: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        self.streams = streams
 
-    def below(self, rows: np.ndarray, bounds: int) -> np.ndarray:
-        """The streams' draws, each queued for its slot."""
+    def below(self, rows: np.ndarray, bounds: int | np.ndarray) -> np.ndarray:
+        """The streams' draws, each queued for its slot with its bound."""
         assert self.streams is not None
         drawn = self.streams.below(rows, bounds)
-        for row, value in zip(rows.tolist(), drawn.tolist()):
-            self.queues[row].append(value)
+        for row, value, bound in zip(rows.tolist(), drawn.tolist(), np.broadcast_to(bounds, rows.shape).tolist()):
+            self.queues[row].append((value, bound))
         return drawn
 
     def generator(self, i: int) -> Any:
         """A stand-in for slot ``i``'s one-episode generator: ``integers(low, high)`` is ``low`` plus the batch's next draw there."""
         queue = self.queues[i]
 
-        class Cast:
-            """The slot's generator: only ``integers``, which a die roll calls."""
+        class Drawn:
+            """The slot's generator: only ``integers``, which a die roll and a prize's turn-up call."""
 
-            def integers(self, low: int, high: int) -> int:
-                """``low`` plus the batch's next draw in this slot."""
-                return low + queue.pop(0)
+            def integers(self, low: int, high: int | None = None) -> int:
+                """``low`` plus the batch's next draw in this slot (``integers(high)``: from 0), which was drawn from as many values."""
+                if high is None:
+                    low, high = 0, low
+                value, bound = queue.pop(0)
+                assert bound == high - low, (bound, low, high)
+                return low + value
 
-        return Cast()
+        return Drawn()
+
+    def replaying(self, game_cls: type[parlour.Game], i: int) -> type[parlour.Game]:
+        """``game_cls`` drawing slot ``i``'s queued draws from its start on."""
+        draws = self
+
+        class Replayed(game_cls):  # type: ignore[valid-type, misc]
+            def start(self, ctx):
+                ctx.rng = draws.generator(i)
+                super().start(ctx)
+
+            def __reduce__(self):
+                # Copies (Game.clone pickles) are plain games, as a class made here cannot be pickled; they draw no more.
+                return plain_game, (game_cls, self.__dict__)
+
+        return Replayed
 
 
-def one_episode_env(game_cls, options: dict, envs: VectorGame, i: int, seat: int, dice: QueuedDice | None = None) -> GymGame:
-    """The one-episode face for slot ``i``, dealt the batch's cards when its episode starts, and cast its dice."""
+def one_episode_env(game_cls, options: dict, envs: VectorGame, i: int, seat: int, draws: QueuedDraws | None = None) -> GymGame:
+    """The one-episode face for slot ``i``, dealt the batch's cards when its episode starts, and drawing its draws."""
 
-    class Dealt(game_cls):
+    class Dealt(game_cls if draws is None else draws.replaying(game_cls, i)):
         def start(self, ctx):
             super().start(ctx)
             adopt_deal(self, deal_of(envs.batch, i))
-            if dice is not None:
-                ctx.rng = dice.generator(i)
 
     own, _ = split_options(game_cls, options)
     return GymGame(Dealt, opponent=Picker(game_cls(**own).moves), seat=seat, obs_mode="vector", **options)
@@ -217,6 +253,8 @@ FACE_CONFIGS = [
     ("DotsAndBoxes", {"num_rows": 2, "num_cols": 2, "error_allowance": 1}, 1),
     # To 40, no game ends before the learner's first move (the one-episode face skips such a deal, this one hands it over ended).
     ("Pig", {"num_players": 3, "win_score": 40, "error_allowance": 1}, "random"),
+    ("Goofspiel", {"error_allowance": 1}, "random"),
+    ("Goofspiel", {"num_cards": 5, "max_turns": 3}, 1),
 ]
 
 
@@ -225,17 +263,17 @@ def test_batched_face_agrees_with_the_gymnasium_env_step_by_step(name, options, 
     env_id = f"parlour/{name}-v0"
     game_cls = parlour.game_class(env_id)
     n = 8
-    dice = None
-    if name in DICE_GAMES:
-        dice = QueuedDice(n)
+    draws = None
+    if name in CHANCE_IN_PLAY:
+        draws = QueuedDraws(n)
         reset = game_cls.batch.reset
 
-        def reset_with_queued_dice(batch, rows, rng):
-            reset(batch, rows, rng)
-            dice.streams = rng
-            batch.rng = dice
+        def reset_with_queued_draws(batch, rows, rng):
+            # The batch keeps what its reset is given, and draws from it then and during play.
+            draws.streams = rng
+            reset(batch, rows, draws)
 
-        monkeypatch.setattr(game_cls.batch, "reset", reset_with_queued_dice)
+        monkeypatch.setattr(game_cls.batch, "reset", reset_with_queued_draws)
     envs = gymnasium.make_vec(
         env_id, num_envs=n, vectorization_mode="vector_entry_point", obs_mode="vector", opponent=batched_pick, seat=seat, **options
     )
@@ -245,7 +283,7 @@ def test_batched_face_agrees_with_the_gymnasium_env_step_by_step(name, options, 
     n_moves = envs.single_action_space.n
 
     def restart(i: int, observations: dict, seats: np.ndarray) -> GymGame:
-        env = one_episode_env(game_cls, options, game, i, int(seats[i]), dice)
+        env = one_episode_env(game_cls, options, game, i, int(seats[i]), draws)
         observation, _ = env.reset(seed=i)
         assert np.array_equal(observations["observation"][i], observation["observation"])
         assert np.array_equal(observations["action_mask"][i], observation["action_mask"])
@@ -300,6 +338,42 @@ def test_random_opponent_is_uniform_over_legal_moves_and_seeded():
     assert np.array_equal(again["observation"], observations["observation"])
     other, _ = envs.reset(seed=1)
     assert not np.array_equal(other["observation"], observations["observation"])
+
+
+def mirrored(vectors: np.ndarray, game: Goofspiel) -> np.ndarray:
+    """Goofspiel vectors as the other seat sees the same positions: the points and the hands swapped."""
+    cards, slots = game.num_cards, game.point_slots
+    points, hands = 2 * cards, 2 * cards + 2 * slots
+    order = np.arange(game.vector_size)
+    order[points : points + 2 * slots] = np.roll(order[points : points + 2 * slots], slots)
+    order[hands:] = np.roll(order[hands:], cards)
+    return vectors[:, order]
+
+
+def test_simultaneous_opponents_choose_on_the_position_the_learner_is_shown():
+    """Goofspiel's opponent policy is asked once per position, on the position the learner then bids on: without the learner's bid in it."""
+    asked: list[np.ndarray] = []
+
+    def opponent(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        asked.append(observations.copy())
+        return batched_pick(observations, masks)
+
+    envs = gymnasium.make_vec("parlour/Goofspiel-v0", num_envs=6, obs_mode="vector", opponent=opponent, seat="random")
+    rng = random.Random(2)
+    observations, infos = envs.reset(seed=2)
+    seats = set(infos["seat"].tolist())
+    positions = 0
+    for _ in range(80):
+        # Asked in the reset or step that reached the positions, once for every live episode (a step can end them all).
+        live = np.flatnonzero(observations["action_mask"].any(axis=1))
+        assert len(asked) == (1 if live.size else 0)
+        if live.size:
+            assert np.array_equal(asked.pop(), mirrored(observations["observation"][live], Goofspiel()))
+            positions += live.size
+        actions = np.array([rng.choice(np.flatnonzero(mask).tolist()) if mask.any() else 0 for mask in observations["action_mask"]])
+        observations, _, _, _, infos = envs.step(actions)
+        seats.update(infos["seat"].tolist())
+    assert positions > 300 and seats == {0, 1}
 
 
 def test_each_slot_has_its_own_stream():

@@ -36,7 +36,12 @@ Options (keyword arguments of ``gymnasium.make_vec``):
   observations ``(k, vector_size)`` and int8 masks ``(k, n_moves)`` of the
   ``k`` episodes where an opponent is to act and returns ``(k,)`` move indices
   (self-play: a policy trained on this face). Scripted agents play one
-  episode at a time: use ``vectorization_mode="sync"`` for them.
+  episode at a time: use ``vectorization_mode="sync"`` for them. In a
+  simultaneous game (Goofspiel) every seat acts at every position: the
+  opponents choose their moves for a position as soon as it is reached,
+  from their own observations of it (so no opponent sees the learner's move
+  of that turn), and the learner's action plays the turn with them, as the
+  one-episode face plays it.
 * ``seat``: the learner's seat, an index or a player name, or ``"random"``
   for a seat drawn anew for each episode.
 * the game's own options and the engine's: ``error_allowance`` (an invalid
@@ -158,6 +163,11 @@ class GameBatch:
     the engine gives every reset the same :class:`Streams` until it is
     reseeded, and a reseed resets every episode.
 
+    A simultaneous game's batch sets ``simultaneous = True``: every seat acts
+    at every position of a live episode, :meth:`legal` gives every seat's
+    moves, ``(k, n_players, n_moves)``, :meth:`step` takes one legal move per
+    seat, ``(k, n_players)``, and ``turn`` is not used.
+
     Args:
         game: a game built with the options (so they are validated once, by the game).
         n: the number of episodes.
@@ -166,7 +176,10 @@ class GameBatch:
         n: the number of episodes.
         n_players: the number of seats.
         turn: ``(n,)`` int, the seat to act in each episode (any value once it has ended).
+        simultaneous: whether all seats act at once (see above).
     """
+
+    simultaneous = False
 
     def __init__(self, game: Game, n: int):
         self.n = n
@@ -179,11 +192,14 @@ class GameBatch:
         raise NotImplementedError
 
     def legal(self, rows: np.ndarray) -> np.ndarray:
-        """``(k, n_moves)`` bool: the legal moves of the seat to act in each episode of ``rows``."""
+        """``(k, n_moves)`` bool: the legal moves of the seat to act in each episode of ``rows`` (a simultaneous game: every seat's)."""
         raise NotImplementedError
 
     def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Play ``actions`` (legal move indices, ``(k,)``) in ``rows``; ``(rewards (k, n_players) float64, ended (k,) bool)``."""
+        """Play ``actions`` (legal move indices, ``(k,)``; a simultaneous game's: one per seat, ``(k, n_players)``) in ``rows``.
+
+        Returns ``(rewards (k, n_players) float64, ended (k,) bool)``.
+        """
         raise NotImplementedError
 
     def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
@@ -379,7 +395,10 @@ class VectorGame(VectorEnv):
         **options: the game's options and the engine's.
 
     Attributes:
-        moves_played: moves played in all episodes since construction, by every seat (for throughput figures).
+        moves_played: moves played in all episodes since construction, by every seat (for throughput figures; a
+            simultaneous game's turn counts each seat's move).
+        bids: a simultaneous game's moves chosen by the opponents for each episode's position, ``(N, n_players)``
+            (the learner's column unused), beside ``bid`` (which are chosen); ``None`` in a turn-based game.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -430,6 +449,8 @@ class VectorGame(VectorEnv):
         self.turns = np.zeros(n, dtype=np.int64)
         self.mask = np.zeros((n, n_moves), dtype=bool)
         self.moves_played = 0
+        self.bids = np.zeros((n, len(self.players)), dtype=np.int64) if self.batch.simultaneous else None
+        self.bid = np.zeros((n, len(self.players)), dtype=bool)
         self._all = np.arange(n)
         self._everywhere = np.ones(n, dtype=bool)
 
@@ -486,7 +507,7 @@ class VectorGame(VectorEnv):
         rewards = np.zeros(self.num_envs)
         invalid = np.zeros(self.num_envs, dtype=bool)
         if live.size:
-            valid = self._play(live, actions[live], np.take(self.mask, live, axis=0), rewards)
+            valid = self._play(live, self.seat[live], actions[live], np.take(self.mask, live, axis=0), rewards)
             assert valid is not None
             invalid[live] = ~valid
         self._play_opponents(rewards)
@@ -502,58 +523,123 @@ class VectorGame(VectorEnv):
         self.truncated[rows] = False
         self.errors[rows] = 0
         self.turns[rows] = 0
+        self.bid[rows] = False
 
     def _play_opponents(self, rewards: np.ndarray) -> None:
-        """Let the opponents move wherever one is to act, until the learner is to act or the episode ends everywhere."""
+        """Let the opponents move wherever one is to act, until the learner is to act or the episode ends everywhere.
+
+        In a simultaneous game they choose their moves for the position instead (see :meth:`_choose_bids`).
+        """
+        if self.bids is not None:
+            self._choose_bids(rewards)
+            return
         batch = self.batch
         while True:
             rows = (~self.over & (batch.turn != self.seat)).nonzero()[0]
             if not rows.size:
                 return
             legal = batch.legal(rows)
+            seats = batch.turn[rows]
             if self.policy is None:
                 # Drawn from the legal moves, so no check is needed.
-                self._play(rows, self.streams.choice(rows, legal), None, rewards)  # type: ignore[union-attr]
+                self._play(rows, seats, self.streams.choice(rows, legal), None, rewards)  # type: ignore[union-attr]
                 continue
-            actions = np.asarray(self.policy(batch.vector(rows, batch.turn[rows]), legal.astype(np.int8)))
-            if actions.shape != rows.shape or actions.dtype.kind not in "iu":
-                raise ValueError(f"the opponent policy must return {rows.size} move indices (ints), got {actions.dtype} {actions.shape}")
-            self._play(rows, actions.astype(np.int64, copy=False), legal, rewards)
+            self._play(rows, seats, self._ask(rows, seats, legal), legal, rewards)
 
-    def _play(self, rows: np.ndarray, actions: np.ndarray, legal: np.ndarray | None, rewards: np.ndarray) -> np.ndarray | None:
-        """The acting seats' ``actions`` in the live ``rows`` under the invalid-action policy; adds the learner's rewards.
+    def _choose_bids(self, rewards: np.ndarray) -> None:
+        """A simultaneous game's opponents choose their moves for each live episode's position, where they have none; adds the learner's rewards.
+
+        Each opponent decides from its own observation before the learner's
+        move is known, as the one-episode face has the other seats submit
+        first. An invalid choice counts against the seat's allowance and the
+        seat is asked again, or forfeits past it.
+        """
+        batch, bids = self.batch, self.bids
+        assert bids is not None
+        n_players = len(self.players)
+        asked = True
+        while asked:
+            asked = False
+            # Each opponent by its place after the learner, so that no episode appears twice in one draw from the streams.
+            for shift in range(1, n_players):
+                others = (self.seat + shift) % n_players
+                rows = (~self.over & ~self.bid[self._all, others]).nonzero()[0]
+                if not rows.size:
+                    continue
+                asked = True
+                seats = others[rows]
+                legal = batch.legal(rows)[self._all[: rows.size], seats]
+                if self.policy is None:
+                    actions = self.streams.choice(rows, legal)  # type: ignore[union-attr]
+                    valid = np.ones(rows.size, dtype=bool)
+                else:
+                    actions = self._ask(rows, seats, legal)
+                    valid = self._valid(actions, legal)
+                chosen, refused = valid.nonzero()[0], (~valid).nonzero()[0]
+                bids[rows[chosen], seats[chosen]] = actions[chosen]
+                self.bid[rows[chosen], seats[chosen]] = True
+                if refused.size:
+                    paid, out = self._refuse(rows[refused], seats[refused])
+                    self.over[rows[refused]] = out
+                    rewards[rows[refused]] += paid[self._all[: refused.size], self.seat[rows[refused]]]
+
+    def _ask(self, rows: np.ndarray, seats: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """The opponent policy's moves for ``seats`` in ``rows``, from their observations and masks; ``ValueError`` for a malformed answer."""
+        policy = self.policy
+        assert policy is not None, "the random opponent draws its moves without asking"
+        actions = np.asarray(policy(self.batch.vector(rows, seats), legal.astype(np.int8)))
+        if actions.shape != rows.shape or actions.dtype.kind not in "iu":
+            raise ValueError(f"the opponent policy must return {rows.size} move indices (ints), got {actions.dtype} {actions.shape}")
+        return actions.astype(np.int64, copy=False)
+
+    def _valid(self, actions: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        """Which of ``actions`` are legal: each a move index marked in its row of ``legal``."""
+        k, n_moves = legal.shape
+        safe = np.maximum(np.minimum(actions, n_moves - 1), 0)
+        # Flat indices: much cheaper than indexing a 2-D array with two index arrays.
+        return legal.reshape(-1)[self._all[:k] * n_moves + safe] & (safe == actions)
+
+    def _refuse(self, rows: np.ndarray, seats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Invalid actions of ``seats`` in ``rows``, counted against their allowance; the rewards ``(k, n_players)`` and which forfeited."""
+        self.errors[rows, seats] += 1
+        out = self.errors[rows, seats] > self.settings.error_allowance
+        paid = np.zeros((rows.size, len(self.players)))
+        if out.any():
+            paid[out] = self.batch.forfeit(rows[out], seats[out])
+        return paid, out
+
+    def _resolve(self, rows: np.ndarray, seats: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``batch.step`` with the acting ``seats``' legal ``actions``; in a simultaneous game, beside the opponents' chosen moves."""
+        if self.bids is None:
+            return self.batch.step(rows, actions)
+        moves = self.bids[rows]
+        moves[self._all[: rows.size], seats] = actions
+        # A new position: the opponents choose again.
+        self.bid[rows] = False
+        return self.batch.step(rows, moves)
+
+    def _play(self, rows: np.ndarray, seats: np.ndarray, actions: np.ndarray, legal: np.ndarray | None, rewards: np.ndarray) -> np.ndarray | None:
+        """The acting ``seats``' ``actions`` in the live ``rows`` under the invalid-action policy; adds the learner's rewards.
 
         ``legal`` holds the acting seats' legal moves, or is ``None`` when the
         actions were drawn from them. Returns which actions were legal (``None``: all, unchecked).
         """
-        batch = self.batch
         k = rows.size
         index = self._all[:k]
-        if legal is None:
-            valid = None
-        else:
-            n_moves = legal.shape[1]
-            safe = np.maximum(np.minimum(actions, n_moves - 1), 0)
-            # Flat indices: much cheaper than indexing a 2-D array with two index arrays.
-            valid = legal.reshape(-1)[index * n_moves + safe] & (safe == actions)
+        valid = None if legal is None else self._valid(actions, legal)
         if valid is None or valid.all():
-            paid, ended = batch.step(rows, actions)
+            paid, ended = self._resolve(rows, seats, actions)
             moved = rows
         else:
             paid = np.zeros((k, len(self.players)))
             ended = np.zeros(k, dtype=bool)
             good = valid.nonzero()[0]
             if good.size:
-                paid[good], ended[good] = batch.step(rows[good], actions[good])
+                paid[good], ended[good] = self._resolve(rows[good], seats[good], actions[good])
             bad = (~valid).nonzero()[0]
-            offenders = batch.turn[rows[bad]]
-            self.errors[rows[bad], offenders] += 1
-            out = self.errors[rows[bad], offenders] > self.settings.error_allowance
-            if out.any():
-                paid[bad[out]] = batch.forfeit(rows[bad[out]], offenders[out])
-                ended[bad[out]] = True
+            paid[bad], ended[bad] = self._refuse(rows[bad], seats[bad])
             moved = rows[good]
-        self.moves_played += moved.size
+        self.moves_played += moved.size if self.bids is None else moved.size * len(self.players)
         limit = self.settings.max_turns
         if limit is not None:
             self.turns[moved] += 1
@@ -567,8 +653,11 @@ class VectorGame(VectorEnv):
     def _observe(self) -> dict[str, np.ndarray]:
         """The learner's observations and masks, stacked; the mask is kept for the next step's legality check."""
         batch = self.batch
-        acting = ~self.over & (batch.turn == self.seat)
-        self.mask = batch.legal(self._all) & acting[:, None]
+        if self.bids is None:
+            self.mask = batch.legal(self._all) & (~self.over & (batch.turn == self.seat))[:, None]
+        else:
+            # Every seat acts at every position of a simultaneous game.
+            self.mask = batch.legal(self._all)[self._all, self.seat] & ~self.over[:, None]
         return {"observation": batch.vector(self._all, self.seat), "action_mask": self.mask.astype(np.int8)}
 
     def _infos(self, invalid: np.ndarray) -> dict[str, np.ndarray]:

@@ -25,6 +25,11 @@ Rewards (zero-sum, OpenSpiel's ``win_loss`` returns), paid at the end: +1 to
 the player with more points and -1 to the other, 0 each for equal points. A
 player who exceeds the invalid-action allowance gets -1 and the opponent +1.
 
+Batched: :class:`GoofspielBatch` plays N games at once for the batched vector
+face (``gymnasium.make_vec(..., obs_mode="vector")``, see
+:mod:`parlour.envs.core.vector`), both bids of a turn in one step, its random
+prizes drawn from each episode slot's own stream.
+
 Version history: v0, first release.
 """
 
@@ -36,6 +41,7 @@ import numpy as np
 
 from parlour.envs.core.context import Context
 from parlour.envs.core.game import Game, int_option
+from parlour.envs.core.vector import GameBatch, Streams
 
 MAX_CARDS = 30
 ORDERS = ("random", "ascending", "descending")
@@ -54,6 +60,102 @@ ORDER_TEXT = {
 }
 
 
+class GoofspielBatch(GameBatch):
+    """Goofspiel's rules on N games at once, both bids of a turn in one step (see :class:`parlour.envs.core.vector.GameBatch`).
+
+    ``hands`` ``(N, 2, num_cards)`` bool (card ``v`` at index ``v - 1``),
+    ``deck`` ``(N, num_cards)`` bool (the prizes not yet turned up), ``prize``,
+    ``points`` ``(N, 2)`` and ``resolved`` (the turns played) as in
+    :class:`Goofspiel`. A random prize is drawn as :meth:`Goofspiel.turn_up`
+    draws it, a position among the prizes left in ascending order, one draw
+    from the slot's stream (the one :meth:`reset` was given) per prize turned
+    up, the last one included.
+    """
+
+    simultaneous = True
+
+    def __init__(self, game: Goofspiel, n: int):
+        super().__init__(game, n)
+        self.num_cards, self.points_order = game.num_cards, game.points_order
+        self.point_slots, self.vector_size = game.point_slots, game.vector_size
+        self.hands = np.zeros((n, 2, game.num_cards), dtype=bool)
+        self.deck = np.zeros((n, game.num_cards), dtype=bool)
+        self.prize = np.zeros(n, dtype=np.int64)
+        self.points = np.zeros((n, 2), dtype=np.int64)
+        self.resolved = np.zeros(n, dtype=np.int64)
+        self.rng: Streams | None = None
+
+    def reset(self, rows: np.ndarray, rng: Streams) -> None:
+        """Full hands and prize deck, no points; the first prize turned up, it and the prizes to come drawn from ``rng``."""
+        self.rng = rng
+        self.hands[rows] = True
+        self.deck[rows] = True
+        self.points[rows] = 0
+        self.resolved[rows] = 0
+        self._turn_up(rows)
+
+    def _turn_up(self, rows: np.ndarray) -> None:
+        """Take the next prize out of the deck in each episode of ``rows``, as ``points_order`` says."""
+        turned = self.resolved[rows]  # one prize turned up per turn resolved
+        if self.points_order == "random":
+            assert self.rng is not None, "reset() gives the prizes' streams"
+            position = self.rng.below(rows, self.num_cards - turned)
+            # The prize at that position among those left: the first whose running count of prizes left passes it.
+            prizes = (np.cumsum(self.deck[rows], axis=1) > position[:, None]).argmax(axis=1) + 1
+        elif self.points_order == "ascending":
+            prizes = turned + 1
+        else:
+            prizes = self.num_cards - turned
+        self.deck[rows, prizes - 1] = False
+        self.prize[rows] = prizes
+
+    def _resolve(self, rows: np.ndarray, bids: np.ndarray) -> None:
+        """Spend both bid cards (``bids`` ``(k, 2)``, card indices) and give the prize to the higher bid, to nobody on a tie."""
+        self.hands[rows, 0, bids[:, 0]] = False
+        self.hands[rows, 1, bids[:, 1]] = False
+        prize = self.prize[rows]
+        self.points[rows, 0] += prize * (bids[:, 0] > bids[:, 1])
+        self.points[rows, 1] += prize * (bids[:, 1] > bids[:, 0])
+        self.resolved[rows] += 1
+
+    def legal(self, rows: np.ndarray) -> np.ndarray:
+        """``(k, 2, num_cards)`` bool: each seat's cards in hand."""
+        return self.hands[rows]
+
+    def step(self, rows: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Both seats' bids ``(k, 2)``; then the next prize, or the forced last turn and the end, as :meth:`Goofspiel.apply`."""
+        self._resolve(rows, actions)
+        ended = self.resolved[rows] == self.num_cards - 1
+        final = rows[ended]
+        if final.size:
+            # Each hand holds one card: the last turn has no choice in it.
+            self._turn_up(final)
+            self._resolve(final, self.hands[final].argmax(axis=2))
+        going = rows[~ended]
+        if going.size:
+            self._turn_up(going)
+        points = self.points[rows]
+        return self.wins((points[:, 1] > points[:, 0]).astype(np.int64), ended & (points[:, 0] != points[:, 1])), ended
+
+    def vector(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """The prize one-hot, the prizes to come, both points one-hot and both hands, own first, as :meth:`Goofspiel.vector`."""
+        cards, slots = self.num_cards, self.point_slots
+        k = len(rows)
+        index = np.arange(k)
+        others = 1 - seats
+        values = np.zeros((k, self.vector_size), dtype=np.float32)
+        values[index, self.prize[rows] - 1] = 1.0
+        values[:, cards : 2 * cards] = self.deck[rows]
+        points = self.points[rows]
+        values[index, 2 * cards + points[index, seats]] = 1.0
+        values[index, 2 * cards + slots + points[index, others]] = 1.0
+        hands = self.hands[rows]
+        start = 2 * cards + 2 * slots
+        values[:, start : start + cards] = hands[index, seats]
+        values[:, start + cards :] = hands[index, others]
+        return values
+
+
 class Goofspiel(Game):
     """Two-player Goofspiel, both bids at once; see the module docstring for moves and rewards.
 
@@ -69,6 +171,7 @@ class Goofspiel(Game):
     zero_sum = True
     fixed_rules = True
     simultaneous = True
+    batch = GoofspielBatch
 
     def __init__(self, *, num_cards: int = 13, points_order: str = "random"):
         self.num_cards = int_option("num_cards", num_cards, 2, MAX_CARDS)
