@@ -137,7 +137,9 @@ def free_port() -> int:
 def start_server(case: Case) -> tuple[subprocess.Popen, str]:
     """``parlour serve`` for ``case`` in its own process; returns it and its URL once ``/health`` answers."""
     port = free_port()
-    command = [sys.executable, "-m", "parlour.cli", "serve", case.env_id, "--port", str(port), "--max-sessions", str(case.sessions)]
+    # Every session comes from this one address: the per-client cap must admit them all.
+    sessions = ["--max-sessions", str(case.sessions), "--max-sessions-per-client", str(case.sessions)]
+    command = [sys.executable, "-m", "parlour.cli", "serve", case.env_id, "--port", str(port), *sessions]
     if case.opponent is not None:
         command += ["--opponent", case.opponent]
     return launch(command, port)
