@@ -276,8 +276,8 @@ class Table:
         self._advance()
         self._changed()
 
-    def wait_turn(self, seat: str) -> tuple[ParlourObservation, float]:
-        """Wait (holding ``condition``) until ``seat`` is to act or the game is over; its observation and the reward owed.
+    def wait_turn(self, seat: str) -> ParlourObservation:
+        """Wait (holding ``condition``) until ``seat`` is to act or the game is over; its observation, with the reward owed.
 
         While it waits on other client seats, one silent past ``turn_timeout`` forfeits (see :meth:`_silence_expired`).
         """
@@ -287,9 +287,9 @@ class Table:
             self.condition.wait(None if not others else max(0.0, min(others) + self.turn_timeout - time.monotonic()))
             self._silence_expired()
         reward, self.owed[seat] = self.owed[seat], 0.0
-        return self.observe(seat), reward
+        return self.observe(seat, reward)
 
-    def play(self, seat: str, text: str) -> tuple[ParlourObservation, float]:
+    def play(self, seat: str, text: str) -> ParlourObservation:
         """Play ``seat``'s action, let the others act, and return once ``seat`` is to act again or the game is over."""
         with self.condition:
             if seat in self.silent:
@@ -312,11 +312,13 @@ class Table:
                 self._advance()
                 self._changed()
 
-    def observe(self, seat: str) -> ParlourObservation:
-        """``seat``'s observation now, with the record when the episode is over."""
+    def observe(self, seat: str, reward: float | None = None) -> ParlourObservation:
+        """``seat``'s observation now, paying ``reward``, with the record when the episode is over."""
         match = self.match
         observation = match.agent_observation(seat)
-        return ParlourObservation(
+        # Every field is built here in its declared type (the engine's observation is plain JSON data), so the model
+        # is constructed without validating it again: validation would copy the messages, the view and the record.
+        return ParlourObservation.model_construct(
             player=seat,
             env_id=observation["env_id"],
             text=observation["text"],
@@ -328,6 +330,7 @@ class Table:
             tool_calls_left=observation.get("tool_calls_left"),
             acting=seat in match.acting(),
             done=match.over,
+            reward=reward,
             record=self.record() if match.over else None,
         )
 
@@ -433,18 +436,23 @@ class Hall:
             return dict(zip(others, opponent))
         return {p: opponent for p in others}
 
-    def table(self, seat: str, agents: dict[str, Any]) -> Table:
-        """A new table for a session in ``seat`` with ``agents`` in the other seats; :class:`ServerBusy` past the memory budget."""
+    def table(self, seat: str, agents: dict[str, Any], match: Match | None = None) -> Table:
+        """A new table for a session in ``seat`` with ``agents`` in the other seats; :class:`ServerBusy` past the memory budget.
+
+        ``match``: a finished match of this hall's game to deal the episode in (its next ``reset`` starts it
+        afresh, as the Gymnasium face's does), instead of a new one.
+        """
         lineup = self.lineup(seat)
         client_seats = [p for p in self.players if p == seat or lineup.get(p) == CLIENT]
         names = {p: spec for p, spec in lineup.items() if spec != CLIENT}
         release = self.reserve()
-        try:
-            match = Match(self.game_cls, self.options)
-        except BaseException:
-            if release is not None:
-                release()
-            raise
+        if match is None:
+            try:
+                match = Match(self.game_cls, self.options)
+            except BaseException:
+                if release is not None:
+                    release()
+                raise
         return Table(match, agents, names, client_seats, self.turn_timeout, release)
 
     def sit(self, session: ParlourEnvironment, seed: int, name: str) -> tuple[Table, str]:
@@ -452,7 +460,7 @@ class Hall:
         table: Table | None
         if not self.pairs:
             seat = session.seat or self.seat
-            table = self.table(seat, session.agents_for(seat, self.lineup(seat)))
+            table = self.table(seat, session.agents_for(seat, self.lineup(seat)), session.take_match())
             table.taken.append(seat)
             table.names[seat] = name
             with table.condition:
@@ -509,6 +517,8 @@ class ParlourEnvironment(Environment[ParlourAction, ParlourObservation, ParlourS
         self.episode_id: str | None = None
         self.step_count = 0
         self._agents: dict[str, dict[str, Any]] = {}
+        # The finished match of the session's last table against agents, dealt again at its next reset.
+        self._spare_match: Match | None = None
 
     def agents_for(self, seat: str, lineup: dict[str, str]) -> dict[str, Any]:
         """Agents for the seats of ``lineup``, built once per session and seat (a model loads once, not per episode).
@@ -521,6 +531,15 @@ class ParlourEnvironment(Environment[ParlourAction, ParlourObservation, ParlourS
             env_id = self.hall.game_cls.env_id()
             agents = self._agents[seat] = {p: make_agent(spec, env_id=env_id) for p, spec in lineup.items()}
         return agents
+
+    def take_match(self) -> Match | None:
+        """The match of the session's last finished table against agents, to deal its next episode in; None if there is none.
+
+        Building a match builds the game (its rules text, its tools), which costs more than dealing a new episode
+        in a finished one; a table shared with other clients keeps its own match, so only this session's are kept.
+        """
+        match, self._spare_match = self._spare_match, None
+        return match
 
     def reset(
         self, seed: int | None = None, episode_id: str | None = None, seat: int | str | None = None, name: str = CLIENT, **unknown: Any
@@ -549,9 +568,7 @@ class ParlourEnvironment(Environment[ParlourAction, ParlourObservation, ParlourS
         table, self.seat = self.hall.sit(self, self.seed, name)
         self.table = table
         with table.condition:
-            observation, reward = table.wait_turn(self.seat)
-        observation.reward = reward
-        return observation
+            return table.wait_turn(self.seat)
 
     def step(self, action: ParlourAction, timeout_s: float | None = None, **kwargs: Any) -> ParlourObservation:
         """Play the seat's action; the next observation once the seat is to act again, and the reward since its last."""
@@ -563,9 +580,8 @@ class ParlourEnvironment(Environment[ParlourAction, ParlourObservation, ParlourS
                 )
             raise RuntimeError("call reset before step")
         assert self.seat is not None, "reset seats the session at its table"
-        observation, reward = self.table.play(self.seat, action.text)
+        observation = self.table.play(self.seat, action.text)
         self.step_count += 1
-        observation.reward = reward
         return observation
 
     @property
@@ -600,8 +616,12 @@ class ParlourEnvironment(Environment[ParlourAction, ParlourObservation, ParlourS
         """Leave the current table, if any: a seat left mid-episode forfeits when next to act."""
         if self.table is not None:
             assert self.seat is not None, "reset seats the session at its table"
-            self.table.leave(self.seat)
+            table = self.table
+            table.leave(self.seat)
             self.table = None
+            # Against agents only, leaving plays the episode out: its match is finished and no one else holds it.
+            if not self.hall.pairs and table.over:
+                self._spare_match = table.match
 
 
 class QuietDisconnects:

@@ -1,0 +1,102 @@
+"""The thin ``parlour serve`` of issue 37 serves what it served before: a session deals its episodes in one match, with
+the records of fresh sessions, and its observations are the models OpenEnv validates, built once without validation."""
+
+from __future__ import annotations
+
+import asyncio
+import warnings
+
+import pytest
+
+pytest.importorskip("openenv.core", reason="pip install 'parlour[bridges]'")
+
+import gymnasium  # noqa: E402
+from openenv.core import GenericEnvClient  # noqa: E402
+
+import parlour  # noqa: E402
+from parlour.bridges import openenv_server  # noqa: E402
+from parlour.bridges.openenv_server import BackgroundServer, Hall, ParlourAction, ParlourEnvironment, ParlourObservation, create_app  # noqa: E402
+from parlour.envs.registry import game_class  # noqa: E402
+
+TTT = "parlour/TicTacToe-v0"
+
+
+async def session(url: str, seeds: list[int], abandon: tuple[int, ...] = ()) -> list[dict]:
+    """One OpenEnv session playing an episode per seed with a random agent; the records of those it finished.
+
+    An episode whose seed is in ``abandon`` is left after one step by the next reset (its seat forfeits).
+    """
+    agent = parlour.make_agent("random", env_id=TTT)
+    records = []
+    async with GenericEnvClient(base_url=url) as client:
+        for seed in seeds:
+            agent.reset(seed=seed)
+            result = await client.reset(seed=seed)
+            while not result.done:
+                result = await client.step({"text": agent.act(result.observation)})
+                if seed in abandon:
+                    break
+            else:
+                records.append(result.observation["record"])
+    return records
+
+
+def test_a_session_deals_all_its_episodes_in_one_match(monkeypatch):
+    built = []
+
+    class CountedMatch(openenv_server.Match):
+        def __init__(self, *args, **kwargs):
+            built.append(self)
+            super().__init__(*args, **kwargs)
+
+    app = create_app(TTT, opponent="random")
+    monkeypatch.setattr(openenv_server, "Match", CountedMatch)
+    with BackgroundServer(app) as url:
+        records = asyncio.run(session(url, [1, 2, 3, 4], abandon=(2,)))
+    assert len(records) == 3
+    # The first reset builds the session's match; the others deal their episodes in it, the abandoned one's too.
+    assert len(built) == 1
+
+
+def test_episodes_dealt_in_a_used_match_are_those_of_fresh_sessions():
+    with BackgroundServer(create_app(TTT, opponent="random")) as url:
+        reused = asyncio.run(session(url, [7, 8, 9, 10], abandon=(8,)))
+        fresh = [asyncio.run(session(url, [seed]))[0] for seed in (7, 9, 10)]
+    assert reused == fresh
+    env = gymnasium.make(TTT, opponent="random").unwrapped
+    for seed, record in zip((7, 9, 10), reused):
+        parlour.replay(record, agents={"player_1": parlour.make_agent("random", env_id=TTT)})
+        agent = parlour.make_agent("random", env_id=TTT)
+        agent.reset(seed=seed)
+        env.reset(seed=seed)
+        done = False
+        while not done:
+            _, _, terminated, truncated, _ = env.step(agent.act(env.match.agent_observation(env.player)))
+            done = terminated or truncated
+        assert [step["move"] for step in record["steps"]] == [step["move"] for step in env.record()["steps"]]
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    ["parlour/TicTacToe-v0", "parlour/KuhnPoker-v0", "parlour/LiarsDice-v0", "parlour/ColonelBlotto-v0", "parlour/Search-v0"],
+)
+def test_served_observations_are_what_the_model_validates(env_id):
+    # Built with model_construct, each observation must be the model validation would build, and serialise without
+    # pydantic's warnings about a value that is not of its field's type.
+    env = ParlourEnvironment(Hall(game_class(env_id), {}, None, 0, 60.0))
+    agent = parlour.make_agent("random", env_id=env_id)
+    for seed in range(3):
+        agent.reset(seed=seed)
+        observation = env.reset(seed=seed)
+        served = [observation]
+        while not observation.done:
+            observation = env.step(ParlourAction(text=agent.act(observation.model_dump())))
+            served.append(observation)
+        for observation in served:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                text = observation.model_dump_json()
+            assert ParlourObservation.model_validate(observation.model_dump()) == observation
+            assert ParlourObservation.model_validate_json(text).model_dump_json() == text
+        parlour.replay(served[-1].record)
+    env.close()
