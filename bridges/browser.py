@@ -60,7 +60,9 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import html
+import importlib.resources
 import importlib.util
 import os
 import pickle
@@ -104,6 +106,20 @@ _ERRORS = {
 # Chromium has dispatched it, maybe before the navigation it started has replaced the page).
 _SENT_SCRIPT = 'addEventListener("submit", () => { window.parlourSent = true; });'
 _NEXT_PAGE = "() => window.parlourSent !== true && document.readyState === 'complete'"
+# The same test answered in the page in one call: false on a page whose form was sent, else true once the page has
+# loaded (awaited there, so the common case costs no polling; Playwright's polling needs its large injected script
+# evaluated in every new page first).
+_LOADED = """async () => {
+    if (window.parlourSent === true) return false;
+    if (document.readyState !== "complete") await new Promise((loaded) => addEventListener("load", loaded, { once: true }));
+    return true;
+}"""
+_FOCUSED = "() => document.activeElement?.getAttribute('bid') ?? ''"
+# BrowserGym's marking waits (40 ms at least, polling) for an IntersectionObserver to record each element's share of
+# the viewport; the accessibility tree does not hold it (axtree_txt never shows it), so the face runs BrowserGym's
+# script without that wait: the same bids, the same ARIA data. (Another BrowserGym's script without this statement
+# runs as it is: slower, the same marks.)
+_VISIBILITY_WAIT = "await until(() => elems_to_be_visited.size == 0, visibility_marking_timeout);"
 #: How long the face waits for a page to load (the server's work: a search, a cold catalogue index).
 NAVIGATION_TIMEOUT_MS = 60_000
 #: The largest form body the server reads (a search box filled to ``max_action_chars`` fits, percent-encoded).
@@ -131,6 +147,15 @@ def chromium_path(chromium: str | None = None) -> str | None:
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     return None
+
+
+@functools.cache
+def marking_scripts() -> tuple[str, str]:
+    """BrowserGym's scripts that mark a page's elements with bids (its ``_pre_extract``, less the visibility wait) and
+    take the marks' ARIA data out again (its ``_post_extract``), as the face runs them on the shop's frameless pages."""
+    scripts = importlib.resources.files("browsergym.core") / "javascript"
+    mark = (scripts / "frame_mark_elements.js").read_text("utf-8")
+    return mark.replace(_VISIBILITY_WAIT, ""), (scripts / "frame_unmark_elements.js").read_text("utf-8")
 
 
 def search_text(query: str) -> str:
@@ -229,8 +254,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:
-        """The page; any other address is sent to it."""
-        if urllib.parse.urlsplit(self.path).path != "/":
+        """The page; any other address is sent to it, but the icon Chromium asks for on every page (none: answered
+        at once, not with a second drawing of the page)."""
+        path = urllib.parse.urlsplit(self.path).path
+        if path == "/favicon.ico":
+            self._send(404)
+            return
+        if path != "/":
             self._send(303, location="/")
             return
         self._send(200, self.face.page_html().encode("utf-8"))
@@ -328,6 +358,7 @@ class ShopBrowserEnv(gymnasium.Env):
         self._browser: Any = None
         self._context: Any = None
         self._page: Any = None
+        self._cdp: Any = None
         self._token = 0
         self._moves = 0
         self._in_step = False
@@ -401,37 +432,36 @@ class ShopBrowserEnv(gymnasium.Env):
         self._context.set_default_timeout(NAVIGATION_TIMEOUT_MS)
         self._page = self._context.new_page()
         self._page.goto(f"{self.origin}/")
+        # One DevTools session for the page's life (it outlives navigations): the accessibility tree is one call on it.
+        self._cdp = self._context.new_cdp_session(self._page)
         # The blank page a new tab opens on would be in the history: go_back() must not leave the shop.
-        session = self._context.new_cdp_session(self._page)
-        session.send("Page.resetNavigationHistory")
-        session.detach()
+        self._cdp.send("Page.resetNavigationHistory")
 
     def _settle(self) -> None:
-        """Wait for the page a sent form leads to, if the action sent one."""
+        """Wait for the page a sent form leads to, if the action sent one, and for the page shown to have loaded."""
         from playwright.sync_api import Error
 
         try:
-            sent = self._page.evaluate(_NEXT_PAGE.replace("() => ", "() => !(") + ")")
+            loaded = self._page.evaluate(_LOADED)
         except Error:  # the page was replaced while asked: a form was sent
-            sent = True
-        if sent:
+            loaded = False
+        if not loaded:
+            # The page whose form was sent is still shown (an action returns once the navigation it started has
+            # committed, so only when BrowserGym's action timed out first): Playwright's wait spans the change of page.
             self._page.wait_for_function(_NEXT_PAGE)
 
     def _observe(self, action: str, error: str | None) -> dict[str, str]:
         """BrowserGym's observation of the page: mark the elements with bids, read the accessibility tree, flatten it."""
-        from browsergym.core.observation import (
-            _post_extract,
-            _pre_extract,
-            extract_merged_axtree,
-        )
+        from browsergym.core.constants import BROWSERGYM_ID_ATTRIBUTE
         from browsergym.utils.obs import flatten_axtree_to_str
 
         page = self._page
-        _pre_extract(page)
-        tree = extract_merged_axtree(page)
-        # BrowserGym's extract_focused_element_bid descends into frames in several round trips; the shop has none.
-        focused = page.evaluate("() => document.activeElement?.getAttribute('bid') ?? ''")
-        _post_extract(page)
+        mark, unmark = marking_scripts()
+        # BrowserGym's _pre_extract and _post_extract run these in every frame; the shop's pages have none.
+        page.main_frame.evaluate(mark, ["", BROWSERGYM_ID_ATTRIBUTE, "standard_html"])
+        tree = self._axtree()
+        focused = page.evaluate(_FOCUSED)
+        page.main_frame.evaluate(unmark)
         nodes = [node for node in tree["nodes"] if node.get("browsergym_id")]
         self._bids = {node["browsergym_id"] for node in nodes}
         self._names = {(node["role"]["value"], node.get("name", {}).get("value", "")): node["browsergym_id"] for node in nodes}
@@ -443,6 +473,32 @@ class ShopBrowserEnv(gymnasium.Env):
             "last_action": action,
             "last_action_error": error or "",
         }
+
+    def _axtree(self) -> dict[str, Any]:
+        """The marked page's accessibility tree as BrowserGym's ``extract_merged_axtree`` gives it for a page without
+        frames: Chromium's tree in one call on the page's session (BrowserGym opens two sessions and lists the frames
+        first), each node's bid taken out of the ARIA data the marking put there, as BrowserGym does."""
+        from browsergym.core.observation import extract_data_items_from_aria
+
+        nodes = self._cdp.send("Accessibility.getFullAXTree")["nodes"]
+        for node in nodes:
+            data_items: list[str] = []
+            for index, prop in enumerate(node.get("properties", [])):
+                if prop["name"] == "roledescription":
+                    data_items, value = extract_data_items_from_aria(prop["value"]["value"])
+                    prop["value"]["value"] = value
+                    if value == "":
+                        del node["properties"][index]
+                    break
+            if "description" in node:
+                fallback, value = extract_data_items_from_aria(node["description"]["value"])
+                node["description"]["value"] = value
+                if value == "":
+                    del node["description"]
+                data_items = data_items or fallback
+            if data_items:
+                (node["browsergym_id"],) = data_items
+        return {"nodes": nodes}
 
     # ------------------------------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict[str, str], dict[str, Any]]:
@@ -582,5 +638,5 @@ class ShopBrowserEnv(gymnasium.Env):
             self._browser.close()
         if self._playwright is not None:
             _release_playwright()
-        self._playwright = self._browser = self._context = self._page = None
+        self._playwright = self._browser = self._context = self._page = self._cdp = None
         super().close()

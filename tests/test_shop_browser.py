@@ -301,3 +301,65 @@ print("clean")
 """
     finished = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
     assert finished.returncode == 0 and "clean" in finished.stdout, finished.stderr[-2000:]
+
+
+# ------------------------------------------------------------------------------------------------ BrowserGym's observation, faster
+
+
+def browsergym_axtree_txt(page) -> str:
+    """BrowserGym's own observation pipeline on ``page``: its marking (with the visibility wait), its merged tree
+    read through fresh DevTools sessions, its flattening, its unmarking."""
+    from browsergym.core.observation import _post_extract, _pre_extract, extract_merged_axtree
+    from browsergym.utils.obs import flatten_axtree_to_str
+
+    _pre_extract(page)
+    try:
+        return flatten_axtree_to_str(extract_merged_axtree(page))
+    finally:
+        _post_extract(page)
+
+
+def test_the_faces_tree_is_browsergyms_tree_of_the_same_page_loaded_afresh(env):
+    """The face marks the page without BrowserGym's visibility wait and reads the tree in one DevTools call: the
+    observation after each click is what BrowserGym's own pipeline gives on a fresh tab that loads the same page."""
+    from parlour.bridges.browser import marking_scripts
+
+    mark, _ = marking_scripts()
+    assert "await until(" not in mark and "browsergym_elem_counter" in mark, "BrowserGym's marking script changed"
+    observation, _ = env.reset(seed=3)
+    agent = make_scripted("expert", ENV_ID)
+    agent.reset(seed=0)
+    kinds, done = set(), False
+    while not done:
+        kinds.add(env.match.game.page)
+        fresh = env._context.new_page()
+        try:
+            fresh.goto(f"{env.origin}/")
+            assert observation["axtree_txt"] == browsergym_axtree_txt(fresh), env.match.game.page
+        finally:
+            fresh.close()
+        # Clicks only: a fill leaves the box focused and filled, which a fresh tab's page is not.
+        move = agent.act(env.match.agent_observation("player_0"))
+        for action in env.browser_actions(move):
+            observation, _, terminated, truncated, _ = env.step(action)
+            done = terminated or truncated
+    assert {"search", "results", "item"} <= kinds
+
+
+def test_each_page_is_drawn_once(env):
+    """Chromium asks for /favicon.ico on every page: answered 404 at once, not sent to the page (a second drawing of
+    the page, under the face's lock, while Chromium loads the first)."""
+    observation, _ = env.reset(seed=5)
+    drawn = []
+    draw = env.page_html
+    env.page_html = lambda: drawn.append(1) or draw()
+    try:
+        box = bid_of(observation, "textbox", "Search the catalogue")
+        env.step(f"fill('{box}', 'shampoo')")
+        env.step(f"press('{box}', 'Enter')")
+        env.step("go_back()")
+    finally:
+        del env.page_html
+    assert len(drawn) == 2, drawn
+    with pytest.raises(urllib.error.HTTPError, match="404"):
+        urllib.request.urlopen(f"{env.origin}/favicon.ico", timeout=5)
