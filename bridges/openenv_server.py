@@ -63,7 +63,7 @@ import socket
 import threading
 import time
 import uuid
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 import uvicorn
 from fastapi import FastAPI, Request, WebSocketDisconnect
@@ -96,6 +96,14 @@ DEFAULT_IDLE_TIMEOUT = 300.0
 DEFAULT_TURN_TIMEOUT = 120.0
 #: Concurrent WebSocket sessions one client address may hold.
 DEFAULT_SESSIONS_PER_CLIENT = 16
+#: Whether the server offers WebSocket compression (permessage-deflate) by default: no. An observation is a few
+#: kilobytes of JSON, and deflating each one (the server) and inflating it (the client) costs more CPU per step than
+#: the bytes it saves on the loopback or local network a trainer and its server share; a client that offers
+#: compression is answered uncompressed, as the WebSocket protocol provides. ``ws_compression=True`` offers it.
+WS_COMPRESSION = False
+#: The observation's fields a server may leave out (``create_app(fields=...)``); the others (player, env_id, acting,
+#: done, reward, record) are always sent.
+OPTIONAL_FIELDS = ("text", "messages", "legal_moves", "view", "invalid_action", "tools", "tool_calls_left")
 
 
 def default_sandbox_memory_mb() -> int:
@@ -177,8 +185,10 @@ class Table:
         client_seats: list[str],
         turn_timeout: float = DEFAULT_TURN_TIMEOUT,
         release: Callable[[], None] | None = None,
+        fields: tuple[str, ...] = OPTIONAL_FIELDS,
     ):
         self.match = match
+        self.fields = fields
         self.agents = agents
         self.names = names
         self.client_seats = client_seats
@@ -318,19 +328,23 @@ class Table:
         observation = match.agent_observation(seat)
         # Every field is built here in its declared type (the engine's observation is plain JSON data), so the model
         # is constructed without validating it again: validation would copy the messages, the view and the record.
+        # Every field is given, those left out empty: pydantic's model_construct inspects the signature of each default
+        # factory it calls, which costs more than the rest of the observation.
+        shown = {name: observation.get(name) for name in self.fields}
         return ParlourObservation.model_construct(
             player=seat,
             env_id=observation["env_id"],
-            text=observation["text"],
-            messages=observation["messages"],
-            legal_moves=observation["legal_moves"],
-            view=observation["view"],
-            invalid_action=observation["invalid_action"],
-            tools=observation.get("tools"),
-            tool_calls_left=observation.get("tool_calls_left"),
+            text=shown.get("text", ""),
+            messages=shown.get("messages", []),
+            legal_moves=shown.get("legal_moves"),
+            view=shown.get("view", {}),
+            invalid_action=shown.get("invalid_action"),
+            tools=shown.get("tools"),
+            tool_calls_left=shown.get("tool_calls_left"),
             acting=seat in match.acting(),
             done=match.over,
             reward=reward,
+            metadata={},
             record=self.record() if match.over else None,
         )
 
@@ -368,8 +382,10 @@ class Hall:
         pair_timeout: float,
         turn_timeout: float = DEFAULT_TURN_TIMEOUT,
         sandbox_memory_mb: int | None = None,
+        fields: tuple[str, ...] = OPTIONAL_FIELDS,
     ):
         self.game_cls = game_cls
+        self.fields = fields
         self.options = dict(options)
         match = Match(game_cls, self.options)
         self.players = list(match.players)
@@ -453,7 +469,7 @@ class Hall:
                 if release is not None:
                     release()
                 raise
-        return Table(match, agents, names, client_seats, self.turn_timeout, release)
+        return Table(match, agents, names, client_seats, self.turn_timeout, release, self.fields)
 
     def sit(self, session: ParlourEnvironment, seed: int, name: str) -> tuple[Table, str]:
         """Seat ``session``: alone against agents, or at the table waiting for clients (it waits for it to fill)."""
@@ -779,6 +795,7 @@ def create_app(
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     turn_timeout: float = DEFAULT_TURN_TIMEOUT,
     sandbox_memory_mb: int | None = None,
+    fields: Collection[str] | None = None,
 ) -> FastAPI:
     """The OpenEnv app serving ``env_id``: up to ``max_sessions`` concurrent ``/ws`` sessions, each a seat.
 
@@ -792,6 +809,10 @@ def create_app(
     another session waits on it forfeits (:class:`Table`); and the sandboxes of all episodes together are held to
     ``sandbox_memory_mb`` (default: half this machine's memory), a new episode beyond it refused with HTTP 503.
     A bad reset argument is answered with HTTP 422 naming the field.
+
+    ``fields``: the fields of :data:`OPTIONAL_FIELDS` the observations carry (default all of them); those left out
+    are sent empty or null, the schema unchanged. A client that reads only ``legal_moves`` (or ``text``) is served
+    a smaller message: less to serialise on the server and to parse on the client at every step.
     """
     game_cls = game_class(env_id)
     for field, value in (
@@ -804,7 +825,15 @@ def create_app(
     for field, seconds in (("pair_timeout", pair_timeout), ("idle_timeout", idle_timeout), ("turn_timeout", turn_timeout)):
         if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
             raise ValueError(f"{field} (--{field.replace('_', '-')}) must be a positive number of seconds, got {seconds!r}")
-    hall = Hall(game_cls, options or {}, opponent, seat, pair_timeout, turn_timeout, sandbox_memory_mb)
+    if fields is None:
+        shown = OPTIONAL_FIELDS
+    else:
+        chosen = [fields] if isinstance(fields, str) else list(fields)
+        unknown = sorted(set(chosen) - set(OPTIONAL_FIELDS))
+        if unknown:
+            raise ValueError(f"fields: {unknown} are not fields a server may leave out; choose among {list(OPTIONAL_FIELDS)}")
+        shown = tuple(name for name in OPTIONAL_FIELDS if name in chosen)
+    hall = Hall(game_cls, options or {}, opponent, seat, pair_timeout, turn_timeout, sandbox_memory_mb, shown)
     # Fail now, not at a client's first reset, on an agent spec that names nothing.
     for spec in hall.lineup(hall.seat).values():
         if spec != CLIENT:
@@ -844,10 +873,11 @@ def create_app(
     return app
 
 
-def serve(env_id: str, *, host: str = "127.0.0.1", port: int = 8000, **kwargs: Any) -> None:
+def serve(env_id: str, *, host: str = "127.0.0.1", port: int = 8000, ws_compression: bool = WS_COMPRESSION, **kwargs: Any) -> None:
     """Serve ``env_id`` until interrupted (``parlour serve``); ``kwargs`` go to :func:`create_app`.
 
     The app is built first, so a bad environment, option or agent spec fails before anything listens.
+    ``ws_compression``: offer WebSocket compression (permessage-deflate) to clients; see :data:`WS_COMPRESSION`.
     """
     app = create_app(env_id, **kwargs)
     server = app.state.openenv
@@ -856,16 +886,19 @@ def serve(env_id: str, *, host: str = "127.0.0.1", port: int = 8000, **kwargs: A
         flush=True,
     )
     # No proxy headers: the per-client cap counts the connection's own peer, which a client cannot rewrite.
-    uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=False)
+    uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=False, ws_per_message_deflate=ws_compression)
 
 
 class BackgroundServer:
-    """Runs an app with uvicorn in a thread: ``with BackgroundServer(app) as url: ...`` (port 0 picks a free one)."""
+    """Runs an app with uvicorn in a thread: ``with BackgroundServer(app) as url: ...`` (port 0 picks a free one).
 
-    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0):
+    ``ws_compression``: as :func:`serve`'s.
+    """
+
+    def __init__(self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, ws_compression: bool = WS_COMPRESSION):
         self.socket = socket.create_server((host, port))
         self.url = f"http://{host}:{self.socket.getsockname()[1]}"
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", proxy_headers=False))
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", proxy_headers=False, ws_per_message_deflate=ws_compression))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
 
     def __enter__(self) -> str:

@@ -4,6 +4,7 @@ the records of fresh sessions, and its observations are the models OpenEnv valid
 from __future__ import annotations
 
 import asyncio
+import json
 import warnings
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 pytest.importorskip("openenv.core", reason="pip install 'parlour[bridges]'")
 
 import gymnasium  # noqa: E402
+import websockets  # noqa: E402
 from openenv.core import GenericEnvClient  # noqa: E402
 
 import parlour  # noqa: E402
@@ -100,3 +102,32 @@ def test_served_observations_are_what_the_model_validates(env_id):
             assert ParlourObservation.model_validate_json(text).model_dump_json() == text
         parlour.replay(served[-1].record)
     env.close()
+
+
+def test_websocket_compression_is_offered_only_when_asked_for():
+    async def extensions(url: str) -> list[str]:
+        # The websockets client offers permessage-deflate, as OpenEnv's client does through it.
+        async with websockets.connect(url.replace("http", "ws") + "/ws") as socket_:
+            await socket_.send(json.dumps({"type": "reset", "data": {"seed": 1}}))
+            assert json.loads(await socket_.recv())["type"] == "observation"
+            return [type(extension).__name__ for extension in socket_.protocol.extensions]
+
+    with BackgroundServer(create_app(TTT)) as url:
+        assert asyncio.run(extensions(url)) == []
+    with BackgroundServer(create_app(TTT), ws_compression=True) as url:
+        assert asyncio.run(extensions(url)) == ["PerMessageDeflate"]
+
+
+def test_a_server_may_leave_fields_out_and_its_records_are_the_same():
+    with BackgroundServer(create_app(TTT, opponent="random", fields=["legal_moves"])) as url:
+        lean = asyncio.run(session(url, [5, 6]))
+        with GenericEnvClient(base_url=url).sync() as client:
+            observation = client.reset(seed=5).observation
+    with BackgroundServer(create_app(TTT, opponent="random")) as url:
+        full = asyncio.run(session(url, [5, 6]))
+    assert lean == full
+    assert set(observation) == set(ParlourObservation.model_fields) - {"reward", "done", "metadata"}
+    assert observation["legal_moves"] and observation["player"] == "player_0" and observation["acting"]
+    assert observation["text"] == "" and observation["messages"] == [] and observation["view"] == {}
+    with pytest.raises(ValueError, match="choose among"):
+        create_app(TTT, fields=["board"])
