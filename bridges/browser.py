@@ -102,18 +102,44 @@ _ERRORS = {
     "origin": "goto() leaves the shop: its pages are at {origin}/.",
     "failed": "That element does not take that action: fill() types into the search box, click() presses a button.",
 }
-# Marks a page whose form was sent, so the face waits for the next page before it reads one (an action returns when
-# Chromium has dispatched it, maybe before the navigation it started has replaced the page).
-_SENT_SCRIPT = 'addEventListener("submit", () => { window.parlourSent = true; });'
-_NEXT_PAGE = "() => window.parlourSent !== true && document.readyState === 'complete'"
-# The same test answered in the page in one call: false on a page whose form was sent, else true once the page has
-# loaded (awaited there, so the common case costs no polling; Playwright's polling needs its large injected script
-# evaluated in every new page first).
-_LOADED = """async () => {
-    if (window.parlourSent === true) return false;
+# The page's script. A form's submission is fetched and the page shown replaced in place, not navigated to: a new
+# document costs Playwright's injected script (evaluated anew in every document before a locator finds a bid) and
+# a navigation's round trips, more than half of a step. What a navigation does, it does: the answer's page (after the
+# server's redirect) replaces the whole document, with BrowserGym's bid counter reset so its marking numbers the new
+# page from 0 as on a fresh document; one history entry is pushed, at the same address; going back or forward to an
+# entry of this document fetches the page as it stands (the server's page for that address, as a reload would),
+# while entries of other documents load as ever. Each entry is numbered, and ``parlourShown`` is the number of the
+# entry whose page is shown: the face waits until it is the current entry's and no fetch is pending.
+_PAGE_SCRIPT = """window.parlourShown = window.parlourLast = history.state?.parlour ?? 0;
+function parlourShow(address, request, push) {
+  window.parlourPending = fetch(address, request).then((answer) => answer.text()).then((text) => {
+    const page = new DOMParser().parseFromString(text, "text/html");
+    if (push) history.pushState({ parlour: ++window.parlourLast }, "", "/");
+    delete window.browsergym_elem_counter;
+    document.replaceChild(document.adoptNode(page.documentElement), document.documentElement);
+    scrollTo(0, 0);
+  }).finally(() => {
+    window.parlourShown = history.state?.parlour ?? 0;
+    window.parlourPending = null;
+    dispatchEvent(new Event("parlourshown"));
+  });
+}
+addEventListener("submit", (event) => {
+  event.preventDefault();
+  const body = new URLSearchParams(new FormData(event.target, event.submitter));
+  parlourShow(event.target.action, { method: "POST", body }, true);
+});
+addEventListener("popstate", () => parlourShow("/", {}, false));"""
+# True once the page shown is the current history entry's, fetched and loaded: awaited in the page (a form's fetch,
+# a popstate's), so the face's wait is one call.
+_SHOWN = """async () => {
+    const current = () => (history.state?.parlour ?? 0) === window.parlourShown;
+    while (window.parlourPending || !current())
+        await (window.parlourPending ?? new Promise((shown) => addEventListener("parlourshown", shown, { once: true })));
     if (document.readyState !== "complete") await new Promise((loaded) => addEventListener("load", loaded, { once: true }));
     return true;
 }"""
+_SHOWN_NOW = "() => !window.parlourPending && (history.state?.parlour ?? 0) === window.parlourShown && document.readyState === 'complete'"
 _FOCUSED = "() => document.activeElement?.getAttribute('bid') ?? ''"
 # BrowserGym's marking waits (40 ms at least, polling) for an IntersectionObserver to record each element's share of
 # the viewport; the accessibility tree does not hold it (axtree_txt never shows it), so the face runs BrowserGym's
@@ -231,7 +257,7 @@ def shop_page(match: Match, token: int) -> str:
         body.append("".join(form) + "</form>")
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Shop</title>'
-        f"<script>{_SENT_SCRIPT}</script></head><body>" + "".join(body) + "</body></html>"
+        f"<script>{_PAGE_SCRIPT}</script></head><body>" + "".join(body) + "</body></html>"
     )
 
 
@@ -438,17 +464,14 @@ class ShopBrowserEnv(gymnasium.Env):
         self._cdp.send("Page.resetNavigationHistory")
 
     def _settle(self) -> None:
-        """Wait for the page a sent form leads to, if the action sent one, and for the page shown to have loaded."""
+        """Wait until the page shown is the current history entry's and has loaded (a form's answer, a page fetched
+        on going back)."""
         from playwright.sync_api import Error
 
         try:
-            loaded = self._page.evaluate(_LOADED)
-        except Error:  # the page was replaced while asked: a form was sent
-            loaded = False
-        if not loaded:
-            # The page whose form was sent is still shown (an action returns once the navigation it started has
-            # committed, so only when BrowserGym's action timed out first): Playwright's wait spans the change of page.
-            self._page.wait_for_function(_NEXT_PAGE)
+            self._page.evaluate(_SHOWN)
+        except Error:  # the document was replaced while asked (a goto, a traversal to another document's entry)
+            self._page.wait_for_function(_SHOWN_NOW)
 
     def _observe(self, action: str, error: str | None) -> dict[str, str]:
         """BrowserGym's observation of the page: mark the elements with bids, read the accessibility tree, flatten it."""

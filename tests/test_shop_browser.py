@@ -346,20 +346,54 @@ def test_the_faces_tree_is_browsergyms_tree_of_the_same_page_loaded_afresh(env):
     assert {"search", "results", "item"} <= kinds
 
 
-def test_each_page_is_drawn_once(env):
+def test_each_page_is_drawn_once_and_each_form_sent_once(env):
     """Chromium asks for /favicon.ico on every page: answered 404 at once, not sent to the page (a second drawing of
-    the page, under the face's lock, while Chromium loads the first)."""
+    the page, under the face's lock, while Chromium loads the first). A page replaced in place brings its script
+    along inert: the form's listener is not added twice."""
     observation, _ = env.reset(seed=5)
-    drawn = []
-    draw = env.page_html
+    drawn, sent = [], []
+    draw, post = env.page_html, env.post
     env.page_html = lambda: drawn.append(1) or draw()
+    env.post = lambda token, fields: sent.append(fields) or post(token, fields)
     try:
         box = bid_of(observation, "textbox", "Search the catalogue")
         env.step(f"fill('{box}', 'shampoo')")
-        env.step(f"press('{box}', 'Enter')")
+        observation, *_ = env.step(f"press('{box}', 'Enter')")
         env.step("go_back()")
+        env.step(f"click('{bid_of(observation, 'button', 'back to search')}')")
     finally:
-        del env.page_html
-    assert len(drawn) == 2, drawn
+        del env.page_html, env.post
+    assert len(drawn) == 3 and sent == [{"q": ["shampoo"]}, {"click": ["back to search"]}], (drawn, sent)
     with pytest.raises(urllib.error.HTTPError, match="404"):
         urllib.request.urlopen(f"{env.origin}/favicon.ico", timeout=5)
+
+
+def test_going_back_and_forward_show_the_match_as_it_stands_as_a_fresh_tab_loads_it(env):
+    """A form's answer replaces the page in place, with a history entry as a navigation makes; going back or forward
+    shows the page of the match as it stands, afresh (the box empty, bids from 0), as loading it did, and plays
+    nothing; going back from the first page goes nowhere."""
+
+    def fresh_tree() -> str:
+        fresh = env._context.new_page()
+        try:
+            fresh.goto(f"{env.origin}/")
+            return browsergym_axtree_txt(fresh)
+        finally:
+            fresh.close()
+
+    observation, _ = env.reset(seed=5)
+    box = bid_of(observation, "textbox", "Search the catalogue")
+    env.step(f"fill('{box}', 'shampoo')")
+    results, *_ = env.step(f"press('{box}', 'Enter')")
+    searched, *_ = env.step(f"click('{bid_of(results, 'button', 'back to search')}')")
+    observation, *_ = env.step(f"fill('{bid_of(searched, 'textbox', 'Search the catalogue')}', 'zqbox')")
+    assert "zqbox" in observation["axtree_txt"] and env._page.evaluate("history.length") == 3
+    for action in ("go_back()", "go_back()", "go_forward()", "go_back()", "go_back()"):
+        observation, reward, _, _, info = env.step(action)
+        assert info["game_action"] is None and reward == 0.0 and env.match.game.page == "search"
+        assert observation["axtree_txt"] == searched["axtree_txt"] == fresh_tree(), action
+        assert "zqbox" not in observation["axtree_txt"] and observation["url"] == f"{env.origin}/"
+    assert env._page.evaluate("history.length") == 3 and [step["move"] for step in env.record()["steps"]] == [
+        "search[shampoo]",
+        "click[back to search]",
+    ]
