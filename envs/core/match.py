@@ -40,12 +40,12 @@ from parlour.envs.core.agent import AgentFailure
 from parlour.envs.core.context import Context, Message
 from parlour.envs.core.errors import InvalidMove
 from parlour.envs.core.game import Game, Move, Outcome, int_option
+from parlour.envs.core.pcg64 import MASK32, PCG64Twin
 from parlour.envs.core.rendering import render
 from parlour.envs.core.tools import Tool, find_calls, validate, well_formed
 
 if TYPE_CHECKING:
-    # record.py imports Match to replay records, so its types are imported for annotations alone.
-    from parlour.envs.core.record import Record, Step
+    from parlour.envs.core.record_types import Record, Step
 
 #: The format name and version every record carries (see :mod:`parlour.envs.core.record`).
 RECORD_FORMAT = "parlour.record"
@@ -69,26 +69,73 @@ class LazyGenerator:
 
     Seeding a generator costs more than a whole move of a small game, and the
     deterministic games (TicTacToe, Nim, ...) never draw, so they should not pay for it.
+    The usual draws of the card and dice games, ``shuffle`` of a list and ``integers``
+    with int bounds, are made by a pure-Python twin of the generator
+    (:class:`~parlour.envs.core.pcg64.PCG64Twin`) until anything else is asked for: the
+    same numbers for a fraction of numpy's cost on a few items, and the real
+    generator then takes the stream over from the twin's state.
     """
 
-    __slots__ = ("_seed", "_generator")
+    __slots__ = ("_seed", "_generator", "_twin")
 
     def __init__(self, seed: int):
         self._seed = seed
         self._generator: np.random.Generator | None = None
+        self._twin: PCG64Twin | None = None
 
     @property
     def used(self) -> bool:
         """Whether anything was drawn (a game that never draws does not depend on its seed)."""
-        return self._generator is not None
+        return self._generator is not None or self._twin is not None
+
+    def _real(self) -> np.random.Generator:
+        """The numpy generator, made now if need be, in the state the twin's draws left it in."""
+        generator = self._generator
+        if generator is None:
+            generator = self._generator = np.random.default_rng(self._seed)
+            if self._twin is not None:
+                generator.bit_generator.state = self._twin.state()
+                self._twin = None
+        return generator
+
+    def shuffle(self, x: Any, axis: int = 0) -> None:
+        """``Generator.shuffle``: a list is shuffled by the twin while there is no numpy generator yet."""
+        if self._generator is None and type(x) is list and axis == 0:
+            (self._twin or self._start_twin()).shuffle(x)
+            return
+        self._real().shuffle(x, axis)
+
+    def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64, endpoint: bool = False) -> Any:
+        """``Generator.integers``: int bounds (a range below 2**32 - 1) and an int count or none are drawn by the twin
+        while there is no numpy generator yet, as numpy draws them (an ``np.int64``, or an array of them)."""
+        if (
+            self._generator is None
+            and dtype is np.int64
+            and not endpoint
+            and type(low) is int
+            and (high is None or type(high) is int)
+            and (size is None or (type(size) is int and size >= 0))
+        ):
+            low, high = (0, low) if high is None else (low, high)
+            span = high - 1 - low
+            # Outside these bounds numpy raises (low >= high, beyond int64) or draws 64 bits at a time: its own path.
+            if 0 <= span < MASK32 and -(1 << 63) <= low and high <= 1 << 63:
+                twin = self._twin or self._start_twin()
+                if size is None:
+                    return np.int64(twin.bounded(low, span, 1)[0])
+                return np.array(twin.bounded(low, span, size), dtype=np.int64)
+        return self._real().integers(low, high, size, dtype, endpoint)
+
+    def _start_twin(self) -> PCG64Twin:
+        """The twin of ``default_rng(seed)``, made at the first draw."""
+        self._twin = twin = PCG64Twin(self._seed)
+        return twin
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             # Own slots not yet set (copy and pickle build the object without __init__) and dunder look-ups.
             raise AttributeError(name)
-        if self._generator is None:
-            self._generator = np.random.default_rng(self._seed)
-        return getattr(self._generator, name)
+        return getattr(self._real(), name)
 
     def as_generator(self) -> np.random.Generator:
         """This object, typed as the ``np.random.Generator`` it stands in for (every attribute is the generator's)."""
