@@ -72,7 +72,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ConfigDict, Field
 
-from parlour.agents import make_agent
+from parlour.agents import make_agent, scheme_of
 from parlour.bridges.arguments import BadArgument, seat_argument, seed_argument, text_argument
 
 # OpenEnv's server package, loaded without its Gradio web UI and MCP client, which are not served.
@@ -397,6 +397,11 @@ class Hall:
         self.lock = threading.Lock()
         self.waiting: Table | None = None
         self.table_memory_mb = episode_sandbox_mb(match.game, self.players)
+        #: Whether a session's reset and step run on the server's event loop rather than in the session's thread:
+        #: only when nothing in them waits (no other client to wait for, no sandbox, no tool, every other seat a
+        #: scripted baseline, none an LLM or a program), so they never hold the loop up for longer than the game's
+        #: own work, which the interpreter's lock would serialise with the loop's in threads anyway.
+        self.inline = not self.pairs and not self.table_memory_mb and not match.tools and self._scripted_only()
         self.memory_budget_mb = default_sandbox_memory_mb() if sandbox_memory_mb is None else sandbox_memory_mb
         if self.table_memory_mb > self.memory_budget_mb:
             raise ValueError(
@@ -406,6 +411,17 @@ class Hall:
         # The budget's own lock, taken last (under a table's condition when an episode ends), so it cannot deadlock.
         self.memory_lock = threading.Lock()
         self.reserved_mb = 0
+
+    def _scripted_only(self) -> bool:
+        """Whether every other seat, whichever seat the sessions take, is played by a scripted baseline named by a spec."""
+        for seat in self.players:
+            try:
+                specs = self.lineup(seat).values()
+            except ValueError:
+                continue  # opponents named per seat for another seat than this one: a reset cannot choose it
+            if not all(isinstance(spec, str) and scheme_of(spec) is None for spec in specs):
+                return False
+        return True
 
     def seat_name(self, seat: int | str) -> str:
         """The player name of ``seat`` (an index or a name); :class:`BadArgument` listing the players otherwise."""
@@ -640,6 +656,24 @@ class ParlourEnvironment(Environment[ParlourAction, ParlourObservation, ParlourS
                 self._spare_match = table.match
 
 
+class InlineParlourEnvironment(ParlourEnvironment):
+    """A session whose reset and step OpenEnv awaits on its event loop (see :attr:`Hall.inline`), not in a thread.
+
+    OpenEnv hands a synchronous ``reset`` or ``step`` to the session's thread and waits for the answer: two thread
+    switches a request, which cost more than a scripted turn of a board game.
+    """
+
+    async def reset_async(
+        self, seed: int | None = None, episode_id: str | None = None, seat: int | str | None = None, name: str = CLIENT, **unknown: Any
+    ) -> ParlourObservation:
+        """:meth:`ParlourEnvironment.reset`, on the event loop."""
+        return self.reset(seed, episode_id, seat, name, **unknown)
+
+    async def step_async(self, action: ParlourAction, timeout_s: float | None = None, **kwargs: Any) -> ParlourObservation:
+        """:meth:`ParlourEnvironment.step`, on the event loop."""
+        return self.step(action, timeout_s, **kwargs)
+
+
 class QuietDisconnects:
     """ASGI middleware that keeps a client's normal goodbye out of the error log.
 
@@ -838,7 +872,8 @@ def create_app(
     for spec in hall.lineup(hall.seat).values():
         if spec != CLIENT:
             make_agent(spec, env_id=game_cls.env_id())
-    server = HTTPEnvServer(functools.partial(ParlourEnvironment, hall), action_model(game_cls), ParlourObservation, max_concurrent_envs=max_sessions)
+    session_cls = InlineParlourEnvironment if hall.inline else ParlourEnvironment
+    server = HTTPEnvServer(functools.partial(session_cls, hall), action_model(game_cls), ParlourObservation, max_concurrent_envs=max_sessions)
     app = FastAPI(
         title=f"parlour {game_cls.env_id()} (OpenEnv)",
         version=importlib.metadata.version("parlour"),

@@ -131,3 +131,21 @@ def test_a_server_may_leave_fields_out_and_its_records_are_the_same():
     assert observation["text"] == "" and observation["messages"] == [] and observation["view"] == {}
     with pytest.raises(ValueError, match="choose among"):
         create_app(TTT, fields=["board"])
+
+
+@pytest.mark.parametrize(
+    ("env_id", "opponent", "inline"),
+    [
+        (TTT, "random", True),
+        (TTT, ["minimax"], True),
+        (TTT, None, True),
+        (TTT, "client", False),  # a step waits for the other client
+        (TTT, "python:parlour.baselines.random_agent:RandomAgent", False),  # a program may wait on anything
+        ("parlour/Search-v0", None, False),  # tools
+    ],
+)
+def test_sessions_run_on_the_event_loop_only_where_nothing_in_a_step_waits(env_id, opponent, inline):
+    app = create_app(env_id, opponent=opponent)
+    assert app.state.hall.inline is inline
+    session_cls = openenv_server.InlineParlourEnvironment if inline else ParlourEnvironment
+    assert type(app.state.openenv._env_factory()) is session_cls
