@@ -76,6 +76,7 @@ import gymnasium
 
 from parlour.envs.agentic.shop import Shop
 from parlour.envs.core.match import Match, Snapshot
+from parlour.envs.core.record import Record
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.core.spaces import TextSpace
 
@@ -634,7 +635,7 @@ class ShopBrowserEnv(gymnasium.Env):
             raise ValueError(f"the page has no button for {move[:80]!r}")
         return [f"click({bid!r})"]
 
-    def record(self, agents: dict[str, str] | None = None) -> dict[str, Any]:
+    def record(self, agents: dict[str, str] | None = None) -> Record:
         """The episode's record: the text game's, replayable with :func:`parlour.replay`."""
         return self.match.record({PLAYER: "learner", **(agents or {})})
 

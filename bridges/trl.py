@@ -47,6 +47,7 @@ from typing import Any
 from parlour.agents import make_agent
 from parlour.envs.core.gym import GymGame
 from parlour.envs.core.match import Match
+from parlour.envs.core.record import Record
 from parlour.envs.core.tools import Tool
 from parlour.envs.registry import game_class
 from parlour.export import turn_rewards
@@ -116,7 +117,7 @@ def environment_class(
     *,
     env_kwargs: dict[str, Any] | None = None,
     unfinished_reward: float = -1.0,
-    records: list[dict[str, Any]] | None = None,
+    records: list[Record] | None = None,
 ) -> type:
     """The class TRL's ``environment_factory`` takes for ``env_id``: one method per tool, ``reset(**row)`` and ``get_reward()``.
 
@@ -148,7 +149,7 @@ class ParlourEnvironment:
     env_id: str
     options: dict[str, Any]
     unfinished_reward: float
-    records: list[dict[str, Any]] | None
+    records: list[Record] | None
 
     def __init__(self) -> None:
         self._faces: dict[tuple[str, str | None], GymGame] = {}
@@ -206,7 +207,7 @@ class ParlourEnvironment:
         return [] if face is None else turn_rewards(face.record(), face.player)
 
     @property
-    def record(self) -> dict[str, Any]:
+    def record(self) -> Record:
         """The episode's parlour record, with the learner's ``turn_rewards`` and the opponents' names and seeds."""
         face = self._face
         if face is None:

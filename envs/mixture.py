@@ -54,7 +54,7 @@ from __future__ import annotations
 import copy
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import gymnasium
 import numpy as np
@@ -63,6 +63,9 @@ from parlour.envs.core.gym import GymGame
 from parlour.envs.core.observation import MAX_TEXT
 from parlour.envs.core.spaces import MessagesSpace, TextSpace
 from parlour.envs.registry import game_class
+
+if TYPE_CHECKING:
+    from parlour.envs.core.record_types import Record
 
 MIXTURE_ID = "parlour/Mixture-v0"
 
@@ -271,7 +274,7 @@ class Mixture(gymnasium.Env):
             extra["action_mask"] = env.action_masks()
         return {**info, **extra}
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> Record:
         """The current episode's record, with what the mixture drew in ``record["mixture"]``; ``parlour.replay`` takes it."""
         if self.env is None:
             raise RuntimeError("call reset() before record()")

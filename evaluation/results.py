@@ -23,15 +23,21 @@ import csv
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
+
+if TYPE_CHECKING:
+    from parlour.envs.core.record import Record
 
 EPISODES_FILE = "episodes.jsonl"
 SUMMARY_FILE = "summary.json"
+#: A metadata key that identifies a run (see :data:`RUN_KEYS`).
+RunKey = Literal["env_id", "env_version", "agents", "seed", "env_kwargs", "rotate_seats", "lineup", "challenge"]
 #: Metadata keys that identify a run: a bundle resumes only a run that agrees on all of them.
-RUN_KEYS = ("env_id", "env_version", "agents", "seed", "env_kwargs", "rotate_seats", "lineup", "challenge")
+RUN_KEYS: tuple[RunKey, ...] = ("env_id", "env_version", "agents", "seed", "env_kwargs", "rotate_seats", "lineup", "challenge")
 #: The one interval method, in the one sentence every leaderboard page and the CLI table give.
 INTERVAL_SENTENCE = (
     "Intervals are 95%: a mean of returns gets Wilson's score interval on the range the returns can take (those seen, "
@@ -47,7 +53,95 @@ WIN_DRAW_LOSS_SENTENCE = (
 )
 
 
-def read_records(path: Path) -> list[dict[str, Any]]:
+class NegotiationMetrics(TypedDict):
+    """One seat's view of a negotiation's outcome analysis (:func:`negotiation_metrics`)."""
+
+    agreement: bool
+    utility: float | None
+    social_welfare: float | None
+    pareto_optimal: bool | None
+    pareto_distance: float | None
+    nash_distance: float | None
+
+
+class NegotiationBlock(TypedDict):
+    """The negotiation figures of a summary block: agreement rate with its Wilson interval, Pareto-optimal rate, and
+    mean utility, welfare and distances (None where no episode reported them)."""
+
+    episodes: int
+    agreement_rate: float
+    agreement_rate_ci95: list[float]
+    mean_utility: float | None
+    mean_social_welfare: float | None
+    pareto_optimal_rate: float | None
+    mean_pareto_distance: float | None
+    mean_nash_distance: float | None
+
+
+class SeatBlock(TypedDict):
+    """Summary statistics of an agent's seat-episodes (in one seat, or over all its seats): episodes, mean reward and
+    its 95% interval (None below two episodes), invalid-action rate (None when never asked to act); win, draw and
+    loss rates with their intervals where the game names winners; ``negotiation`` for negotiations."""
+
+    episodes: int
+    mean_reward: float
+    ci95: list[float] | None
+    invalid_action_rate: float | None
+    win_rate: NotRequired[float]
+    win_rate_ci95: NotRequired[list[float]]
+    draw_rate: NotRequired[float]
+    draw_rate_ci95: NotRequired[list[float]]
+    loss_rate: NotRequired[float]
+    loss_rate_ci95: NotRequired[list[float]]
+    negotiation: NotRequired[NegotiationBlock]
+
+
+class AgentBlock(SeatBlock):
+    """An agent's summary (:meth:`Results.summary`): its :class:`SeatBlock` over all seats and one per seat (``seats``);
+    :class:`Results` adds the mean ``latency_s`` of a decision, token counts where the agent reports them, and
+    ``pass_hat_k`` (k as text to τ-bench's pass^k) for games whose episodes are trials of tasks."""
+
+    seats: dict[str, SeatBlock]
+    latency_s: NotRequired[float | None]
+    prompt_tokens: NotRequired[int]
+    completion_tokens: NotRequired[int]
+    pass_hat_k: NotRequired[dict[str, float | None]]
+
+
+#: Per agent name, its :class:`AgentBlock`: what :func:`summarize` and :meth:`Results.summary` give.
+Summary = dict[str, AgentBlock]
+
+
+class Metadata(TypedDict):
+    """A run's identity and size (:meth:`Results.metadata`), as written at the top of ``summary.json``."""
+
+    env_id: str
+    env_version: int
+    agents: list[str]
+    seed: int
+    episodes: int
+    env_kwargs: dict[str, Any]
+    rotate_seats: bool
+    parlour_version: str
+    lineup: list[int] | None
+    challenge: dict[str, str] | None
+
+
+class Failures(TypedDict):
+    """The turns agents could not decide (:meth:`Results.failures`): the affected episodes' indices, the number of
+    such turns, and the turns per reason."""
+
+    episodes: list[int]
+    turns: int
+    reasons: dict[str, int]
+
+
+def outcome_of(record: Record) -> Mapping[str, Any]:
+    """A record's outcome, empty for an episode that has none (unfinished); a record read from a bundle may be of any age."""
+    return record.get("outcome") or {}
+
+
+def read_records(path: Path) -> list[Record]:
     """The records of an ``episodes.jsonl``; a final line cut short by an interruption is dropped."""
     if not path.exists():
         return []
@@ -188,21 +282,21 @@ def _t_central(theta: float, df: int) -> float:
     return 2 / math.pi * (theta + sine * total)
 
 
-def _block(samples: list[dict[str, Any]], with_winner: bool, bounds: tuple[float, float]) -> dict[str, Any]:
+def _block(samples: list[dict[str, Any]], with_winner: bool, bounds: tuple[float, float]) -> SeatBlock:
     """Summary statistics of one agent's seat-episodes; ``bounds`` is the range the rewards lie in."""
     mean, ci = mean_ci([s["reward"] for s in samples], bounds)
     actions = sum(s["actions"] for s in samples)
-    block: dict[str, Any] = {
+    block: SeatBlock = {
         "episodes": len(samples),
         "mean_reward": mean,
         "ci95": ci,
         "invalid_action_rate": sum(s["invalid"] for s in samples) / actions if actions else None,
     }
     if with_winner:
-        for result in ("win", "draw", "loss"):
-            count = sum(s["result"] == result for s in samples)
-            block[f"{result}_rate"] = count / len(samples)
-            block[f"{result}_rate_ci95"] = wilson_interval(count, len(samples))
+        wins, draws, losses = (sum(s["result"] == result for s in samples) for result in ("win", "draw", "loss"))
+        block["win_rate"], block["win_rate_ci95"] = wins / len(samples), wilson_interval(wins, len(samples))
+        block["draw_rate"], block["draw_rate_ci95"] = draws / len(samples), wilson_interval(draws, len(samples))
+        block["loss_rate"], block["loss_rate_ci95"] = losses / len(samples), wilson_interval(losses, len(samples))
     deals = [s["negotiation"] for s in samples if s.get("negotiation")]
     if deals:
         block["negotiation"] = _negotiation_block(deals)
@@ -213,7 +307,7 @@ def _block(samples: list[dict[str, Any]], with_winner: bool, bounds: tuple[float
 NEGOTIATION_METRICS = ("agreement", "utility", "social_welfare", "pareto_optimal", "pareto_distance", "nash_distance")
 
 
-def negotiation_metrics(record: dict[str, Any], seat: str) -> dict[str, Any] | None:
+def negotiation_metrics(record: Record, seat: str) -> NegotiationMetrics | None:
     """``seat``'s view of a negotiation's outcome analysis (:func:`parlour.envs.negotiation.analysis.negotiation_report`).
 
     The keys are :data:`NEGOTIATION_METRICS`: whether a deal was made, the
@@ -221,7 +315,7 @@ def negotiation_metrics(record: dict[str, Any], seat: str) -> dict[str, Any] | N
     and its normalised distances to the Pareto frontier and to the Nash
     bargaining solution. ``None`` when the record's outcome holds no such analysis.
     """
-    details = (record.get("outcome") or {}).get("details") or {}
+    details = outcome_of(record).get("details") or {}
     if "agreement" not in details or "pareto_distance" not in details:
         return None
     return {
@@ -234,15 +328,15 @@ def negotiation_metrics(record: dict[str, Any], seat: str) -> dict[str, Any] | N
     }
 
 
-def _negotiation_block(deals: list[dict[str, Any]]) -> dict[str, Any]:
+def _negotiation_block(deals: list[NegotiationMetrics]) -> NegotiationBlock:
     """Agreement rate (Wilson 95% CI), Pareto-optimal rate and mean utility, welfare and distances over ``deals``."""
 
-    def mean(key: str) -> float | None:
-        values = [float(deal[key]) for deal in deals if deal.get(key) is not None]
+    def mean(key: Literal["utility", "social_welfare", "pareto_distance", "nash_distance"]) -> float | None:
+        values = [float(value) for deal in deals if (value := deal[key]) is not None]
         return math.fsum(values) / len(values) if values else None
 
     agreed = sum(deal["agreement"] for deal in deals)
-    optimal = [deal["pareto_optimal"] for deal in deals if deal.get("pareto_optimal") is not None]
+    optimal = [value for deal in deals if (value := deal["pareto_optimal"]) is not None]
     return {
         "episodes": len(deals),
         "agreement_rate": agreed / len(deals),
@@ -255,14 +349,14 @@ def _negotiation_block(deals: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def result_of(record: dict[str, Any], seat: str) -> str:
+def result_of(record: Record, seat: str) -> str:
     """``"win"``, ``"draw"`` or ``"loss"`` for ``seat`` in ``record``, the one meaning of :data:`WIN_DRAW_LOSS_SENTENCE`.
 
     Read from the outcome's ``winners`` (its single ``winner`` in records without
     them): a team or shared win is a win for every winner, where one ``winner``
     alone called it a draw for all.
     """
-    outcome = record.get("outcome") or {}
+    outcome = outcome_of(record)
     winners = outcome.get("winners")
     if winners is None:
         winners = [] if outcome.get("winner") is None else [outcome["winner"]]
@@ -271,7 +365,7 @@ def result_of(record: dict[str, Any], seat: str) -> str:
     return "draw" if not winners and len(record["agents"]) > 1 else "loss"
 
 
-def summarize(records: list[dict[str, Any]], with_winner: bool) -> dict[str, Any]:
+def summarize(records: list[Record], with_winner: bool) -> Summary:
     """Per agent, over all its seats and per seat: episodes, mean reward with 95% CI, invalid-action rate, W/D/L rates with 95% CIs.
 
     Where the records are negotiations (their outcome's ``details`` hold the
@@ -299,11 +393,13 @@ def summarize(records: list[dict[str, Any]], with_winner: bool) -> dict[str, Any
                 }
             )
     bounds = score_range([s["reward"] for mine in samples.values() for s in mine])
-    summary = {}
+    summary: Summary = {}
     for name, mine in samples.items():
         seats = sorted({s["seat"] for s in mine}, key=lambda seat: records[0]["players"].index(seat))
-        summary[name] = _block(mine, with_winner, bounds)
-        summary[name]["seats"] = {seat: _block([s for s in mine if s["seat"] == seat], with_winner, bounds) for seat in seats}
+        summary[name] = {
+            **_block(mine, with_winner, bounds),
+            "seats": {seat: _block([s for s in mine if s["seat"] == seat], with_winner, bounds) for seat in seats},
+        }
     return summary
 
 
@@ -311,7 +407,7 @@ def summarize(records: list[dict[str, Any]], with_winner: bool) -> dict[str, Any
 PASS_HAT_K_MAX = 8
 
 
-def task_trials(records: list[dict[str, Any]]) -> dict[str, dict[str, list[bool]]]:
+def task_trials(records: list[Record]) -> dict[str, dict[str, list[bool]]]:
     """Per agent, per task: the success of each trial, for the records of games that declare tasks.
 
     A game declares tasks by putting a ``task_id`` (episodes of one task are trials of it, with other seeds for the
@@ -320,7 +416,7 @@ def task_trials(records: list[dict[str, Any]]) -> dict[str, dict[str, list[bool]
     """
     trials: dict[str, dict[str, list[bool]]] = {}
     for record in records:
-        details = (record.get("outcome") or {}).get("details") or {}
+        details = outcome_of(record).get("details") or {}
         if "task_id" not in details or not isinstance(details.get("success"), bool):
             continue
         for name in dict.fromkeys(record["agents"].values()):
@@ -354,7 +450,7 @@ class Results:
     seed: int
     episodes: int
     env_kwargs: dict[str, Any]
-    records: list[dict[str, Any]]
+    records: list[Record]
     rotate_seats: bool = True
     stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     parlour_version: str = ""
@@ -363,7 +459,7 @@ class Results:
     #: The agent number in each seat before rotation, when it is not the default line-up (see :mod:`parlour.evaluation.rollout`).
     lineup: list[int] | None = None
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> Metadata:
         """The run's identity and size, as written at the top of ``summary.json``."""
         return {
             "env_id": self.env_id,
@@ -380,7 +476,7 @@ class Results:
 
     def has_winner(self) -> bool:
         """Whether win/draw/loss rates mean something: a multi-player zero-sum or competitive game, or any episode with a winner."""
-        if any((record.get("outcome") or {}).get("winner") is not None or (record.get("outcome") or {}).get("winners") for record in self.records):
+        if any(outcome_of(record).get("winner") is not None or outcome_of(record).get("winners") for record in self.records):
             return True
         from parlour.envs.core.match import make_game
         from parlour.envs.registry import game_class
@@ -395,7 +491,7 @@ class Results:
         return competitive and len(make_game(game_cls, dict(self.env_kwargs)).players) > 1
 
     @property
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> Summary:
         """Per agent (and per seat): episodes, mean reward and 95% CI, W/D/L rates, invalid-action rate, latency, tokens;
         and ``pass_hat_k`` (``{"1": ..., "2": ...}``) for games whose episodes are trials of tasks."""
         summary = summarize(self.records, self.has_winner()) if self.records else {}
@@ -403,9 +499,10 @@ class Results:
             stats = self.stats.get(name, {})
             calls = stats.get("act_calls", 0)
             block["latency_s"] = stats["act_seconds"] / calls if calls else None
-            for key in ("prompt_tokens", "completion_tokens"):
-                if key in stats:
-                    block[key] = stats[key]
+            if "prompt_tokens" in stats:
+                block["prompt_tokens"] = stats["prompt_tokens"]
+            if "completion_tokens" in stats:
+                block["completion_tokens"] = stats["completion_tokens"]
         for name, tasks in task_trials(self.records).items():
             # Up to the fewest trials of any task, so every k reported averages over the same tasks.
             most = min(PASS_HAT_K_MAX, min(len(trial) for trial in tasks.values()))
@@ -417,7 +514,7 @@ class Results:
         :func:`task_trials`); ``None`` for an agent with no task played ``k`` times. Empty for games without tasks."""
         return {name: pass_hat(list(tasks.values()), k) for name, tasks in task_trials(self.records).items()}
 
-    def failures(self) -> dict[str, Any]:
+    def failures(self) -> Failures:
         """The turns agents could not decide (their backend failed): ``{"episodes": [indices], "turns": n, "reasons": {reason: turns}}``.
 
         Such a turn is played as an invalid action, so the run finishes, but its affected episodes do not
@@ -486,7 +583,7 @@ class Results:
         with_winner = self.has_winner()
         rows = []
         for record in self.records:
-            outcome = record.get("outcome") or {}
+            outcome = outcome_of(record)
             for seat, name in record["agents"].items():
                 steps = [step for step in record["steps"] if step["player"] == seat]
                 row: dict[str, Any] = {
@@ -616,7 +713,7 @@ class Results:
         notes = _dash_notes(rows)
         failures = self.failures()
         if failures["episodes"]:
-            worst = max(failures["reasons"], key=failures["reasons"].get)
+            worst = max(failures["reasons"], key=failures["reasons"].__getitem__)
             notes.append(
                 f"{len(failures['episodes'])} episode(s) had turns an agent could not decide ({failures['turns']} turns, "
                 f"played as invalid actions); the most frequent reason: {worst[:200]}"
@@ -657,11 +754,11 @@ def _dash_notes(rows: list[list[str]]) -> list[str]:
     return notes
 
 
-def _row(name: str, seat: str, block: dict[str, Any], agent_block: dict[str, Any], negotiation: bool = False) -> list[str]:
+def _row(name: str, seat: str, block: SeatBlock, agent_block: AgentBlock, negotiation: bool = False) -> list[str]:
     """One table row; latency and tokens are per agent, so only the agent's first row shows them."""
     ci = block["ci95"]
     reward = f"{block['mean_reward']:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
-    wdl = "/".join(f"{block[k]:.0%}" for k in ("win_rate", "draw_rate", "loss_rate")) if "win_rate" in block else "-"
+    wdl = f"{block['win_rate']:.0%}/{block['draw_rate']:.0%}/{block['loss_rate']:.0%}" if "win_rate" in block else "-"
     invalid = "-" if block["invalid_action_rate"] is None else f"{block['invalid_action_rate']:.1%}"
     latency = tokens = ""
     if seat == "all":
@@ -670,11 +767,18 @@ def _row(name: str, seat: str, block: dict[str, Any], agent_block: dict[str, Any
         tokens = f"{count}" if "prompt_tokens" in agent_block or "completion_tokens" in agent_block else "-"
     row = [name, seat, str(block["episodes"]), reward, wdl, invalid, latency, tokens]
     if negotiation:
-        deal = block.get("negotiation") or {}
-        rate = deal.get("agreement_rate")
-        row.append("" if rate is None else f"{rate:.0%}")
-        row.extend(
-            "" if deal.get(key) is None else f"{deal[key]:{spec}}"
-            for key, spec in (("mean_utility", ".3g"), ("mean_social_welfare", ".3g"), ("mean_pareto_distance", ".3f"), ("mean_nash_distance", ".3f"))
-        )
+        deal = block.get("negotiation")
+        if deal is None:
+            row += [""] * 5
+        else:
+            row.append(f"{deal['agreement_rate']:.0%}")
+            row.extend(
+                "" if value is None else f"{value:{spec}}"
+                for value, spec in (
+                    (deal["mean_utility"], ".3g"),
+                    (deal["mean_social_welfare"], ".3g"),
+                    (deal["mean_pareto_distance"], ".3f"),
+                    (deal["mean_nash_distance"], ".3f"),
+                )
+            )
     return row

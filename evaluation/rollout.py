@@ -84,7 +84,7 @@ import time
 import traceback
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -101,6 +101,9 @@ from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class, list_envs, register
 from parlour.evaluation.heap import frozen_heap
 from parlour.evaluation.results import merge_stats
+
+if TYPE_CHECKING:
+    from parlour.envs.core.record import Record
 
 __all__ = [
     "Action",
@@ -294,7 +297,7 @@ class TurnTable(list):
 class Played:
     """One finished episode: its record and the turns of the tracked agents."""
 
-    record: dict[str, Any]
+    record: Record
     turns: TurnTable
 
 
@@ -367,7 +370,7 @@ class Rollout:
             turn.final_return = returns[turn.seat]
         return Played(record, episode.turns)
 
-    def run(self, indices: Sequence[int]) -> Iterator[dict[str, Any]]:
+    def run(self, indices: Sequence[int]) -> Iterator[Record]:
         """Play the episodes ``indices``, yielding each record as its episode ends (not in index order)."""
         for played in self.play(indices, track=()):
             yield played.record
@@ -553,7 +556,7 @@ def _work(plan: Plan, share: int, indices: list[int], messages: Any) -> None:
     try:
         ensure_registered(plan.env_id, plan.game_ref)
         rollout = Rollout(plan, share)
-        batch: list[dict[str, Any]] = []
+        batch: list[Record] = []
         sent = time.perf_counter()
         for record in rollout.run(indices):
             batch.append(record)
@@ -580,7 +583,7 @@ def _check_sendable(plan: Plan, where: str) -> None:
                 ) from None
 
 
-def play_in_workers(plan: Plan, indices: list[int], workers: int, totals: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+def play_in_workers(plan: Plan, indices: list[int], workers: int, totals: list[dict[str, Any]]) -> Iterator[Record]:
     """Play ``indices`` in up to ``workers`` spawned processes, yielding records as they arrive; agent stats are added to ``totals``.
 
     Falls back to this process where workers cannot pay off (see the module docstring).
@@ -635,7 +638,7 @@ def play_in_workers(plan: Plan, indices: list[int], workers: int, totals: list[d
         _stop(processes)
 
 
-def _spawn(plan: Plan, indices: list[int], workers: int, totals: list[dict[str, Any]]) -> tuple[list[Any], Iterator[dict[str, Any]]]:
+def _spawn(plan: Plan, indices: list[int], workers: int, totals: list[dict[str, Any]]) -> tuple[list[Any], Iterator[Record]]:
     """Start ``workers`` spawned processes on ``indices`` now: the processes, and an iterator of their records (see :func:`play_in_workers`)."""
     context = multiprocessing.get_context("spawn")
     messages = context.Queue()
@@ -651,7 +654,7 @@ def _spawn(plan: Plan, indices: list[int], workers: int, totals: list[dict[str, 
     return processes, _collect(processes, messages, totals)
 
 
-def _collect(processes: list[Any], messages: Any, totals: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+def _collect(processes: list[Any], messages: Any, totals: list[dict[str, Any]]) -> Iterator[Record]:
     """The records of started worker processes as they arrive; their agent stats are added to ``totals``."""
     finished = 0
     try:
@@ -689,7 +692,7 @@ RAY_CHUNKS_PER_CPU = 8
 RAY_QUEUED_PER_CPU = 2
 
 
-def _play_chunk(plan: Plan, indices: list[int]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+def _play_chunk(plan: Plan, indices: list[int]) -> tuple[list[Record], list[dict[str, Any]], str]:
     """A Ray task: the records of ``indices``, the agents' accounting, and the id of the node that played them."""
     import ray
 
@@ -706,7 +709,7 @@ class _NodeRollout:
         ensure_registered(plan.env_id, plan.game_ref)
         self.rollout = Rollout(plan, share)
 
-    def play(self, indices: list[int]) -> tuple[list[dict[str, Any]], str]:
+    def play(self, indices: list[int]) -> tuple[list[Record], str]:
         """The records of ``indices``, as one list, and the id of the node that played them."""
         import ray
 
@@ -723,7 +726,7 @@ def play_on_ray(
     address: str | None,
     totals: list[dict[str, Any]],
     placed: dict[str, int] | None = None,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Record]:
     """Play ``indices`` on a Ray cluster, yielding records as chunks finish; agent stats are added to ``totals``.
 
     ``address`` is the cluster's GCS address ``"HOST:PORT"`` (the port that
@@ -763,9 +766,7 @@ def play_on_ray(
         yield from _play_in_tasks(ray, plan, indices, cpus, totals, placed)
 
 
-def _play_in_tasks(
-    ray: Any, plan: Plan, indices: list[int], cpus: int, totals: list[dict[str, Any]], placed: dict[str, int]
-) -> Iterator[dict[str, Any]]:
+def _play_in_tasks(ray: Any, plan: Plan, indices: list[int], cpus: int, totals: list[dict[str, Any]], placed: dict[str, int]) -> Iterator[Record]:
     """Scripted agents on Ray: chunks as tasks of one CPU each, :data:`RAY_QUEUED_PER_CPU` per CPU queued at a time."""
     # Tasks, not actors: Ray keeps a job's worker processes, so a driver that evaluates again finds parlour imported.
     task = ray.remote(_play_chunk).options(num_cpus=1, scheduling_strategy="SPREAD")
@@ -792,7 +793,7 @@ def _play_in_tasks(
 
 def _play_on_node_actors(
     ray: Any, plan: Plan, indices: list[int], nodes: list[dict[str, Any]], totals: list[dict[str, Any]], placed: dict[str, int]
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Record]:
     """Batching agents on Ray: one actor per node holding them, chunks dealt round-robin in index order."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 

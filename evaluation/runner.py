@@ -19,20 +19,23 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm.auto import tqdm
 
 from parlour.envs.registry import game_class
-from parlour.evaluation.results import EPISODES_FILE, RUN_KEYS, SUMMARY_FILE, Results, merge_stats, read_records, write_json
+from parlour.evaluation.results import EPISODES_FILE, RUN_KEYS, SUMMARY_FILE, Metadata, Results, merge_stats, read_records, write_json
 from parlour.evaluation.rollout import Plan, Rollout, agent_names, default_lineup, make_plan, play_in_workers, play_on_ray, seat_order
 from parlour.version import __version__
+
+if TYPE_CHECKING:
+    from parlour.envs.core.record import Record
 
 # The seating rules live in parlour.evaluation.rollout; the leaderboard's verifier imports them from here too.
 __all__ = ["Plan", "Rollout", "agent_names", "default_lineup", "evaluate", "seat_order"]
 
 
-def _resume(out: Path, meta: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _resume(out: Path, meta: Metadata) -> tuple[list[Record], dict[str, Any]]:
     """The records already in bundle ``out`` and its stats, after checking that it holds the same run.
 
     Records of episodes an agent could not play through (an :class:`~parlour.envs.core.agent.AgentFailure`
@@ -161,7 +164,7 @@ def evaluate(
     rollout: Rollout | None = None
     try:
         if not pending:
-            stream: Iterator[dict[str, Any]] = iter(())
+            stream: Iterator[Record] = iter(())
         elif executor == "ray":
             stream = play_on_ray(plan, pending, ray_address, totals)
         elif workers == 1 or len(pending) == 1:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from sqlalchemy.exc import IntegrityError
 
@@ -47,6 +47,7 @@ from parlour.leaderboard import exploitability
 from parlour.leaderboard import ratings as rating_math
 from parlour.leaderboard.names import BadName
 from parlour.leaderboard.store import ChallengeError, NameTaken, Quota, QuotaExceeded, Store
+from parlour.leaderboard.tables import OverallTable, RatingTable, TeamReferences, TeamRow
 from parlour.leaderboard.verify import (
     Rejected,
     VerifiedBundle,
@@ -276,7 +277,13 @@ class Leaderboard:
             "rules_player": player,
         }
 
-    def ratings(self, env_id: str | None = None, counted: bool = True) -> dict[str, Any]:
+    @overload
+    def ratings(self, env_id: str, counted: bool = True) -> RatingTable: ...
+
+    @overload
+    def ratings(self, env_id: None = None, counted: bool = True) -> OverallTable: ...
+
+    def ratings(self, env_id: str | None = None, counted: bool = True) -> RatingTable | OverallTable:
         """The rating table of ``env_id`` (see :mod:`parlour.leaderboard.ratings`), or the overall table without one.
 
         ``counted=False`` gives the table of the self-reported episodes, kept
@@ -289,8 +296,8 @@ class Leaderboard:
         count = self.store.episode_count(env_id, counted=counted)
         snapshot = self.store.snapshot(key)
         # A table saved by another version of the rating code is recomputed, never shown in the old form.
-        if snapshot is not None and snapshot[0] == count and snapshot[1].get("format") == rating_math.FORMAT:
-            return snapshot[1]
+        if snapshot is not None and snapshot.episode_count == count and snapshot.table.get("format") == rating_math.FORMAT:
+            return snapshot.table
         try:
             game_cls = game_class(env_id)
         except KeyError:
@@ -320,7 +327,7 @@ class Leaderboard:
         return table
 
     @staticmethod
-    def _team_references(env_id: str, teams: list[dict[str, Any]]) -> dict[str, Any]:
+    def _team_references(env_id: str, teams: list[TeamRow]) -> TeamReferences:
         """The reference points of a cooperative game: the ``random`` team's score and the best scripted team's."""
         from parlour.baselines import scripted_names
 
@@ -334,7 +341,7 @@ class Leaderboard:
             "baseline": None if best is None else {"team": best["team"], "score": best["score"]},
         }
 
-    def overall(self) -> dict[str, Any]:
+    def overall(self) -> OverallTable:
         """The overall table and one per category: normalised scores (random 0, the strongest measured reference 100) averaged over environments."""
         env_ids = self.store.env_ids(counted=True)
         tables = {env_id: self.ratings(env_id) for env_id in env_ids}

@@ -71,11 +71,11 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from parlour.envs.core.agent import AgentFailure, act_batch, reset_agent
 from parlour.envs.core.match import Match, make_game
-from parlour.envs.core.record import replay
+from parlour.envs.core.record import Record, replay
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
 from parlour.evaluation.challenges import challenge_seed
@@ -127,7 +127,7 @@ class LiveMatch:
     turn: int = 0
     pending: dict[str, Any] | None = None
     deadline: float = 0.0
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
     #: The episodes that failed on the server, as ``{"episode", "reason", "record"}`` (the record as far as it was played).
     failures: list[dict[str, Any]] = field(default_factory=list)
     #: Why the match stopped before its last episode (the server could not play even a forfeit), or None.
@@ -165,6 +165,15 @@ class LiveMatch:
 def commitment_of(secret: str) -> str:
     """The commitment a live match publishes for its server secret: the secret's SHA-256, in hex."""
     return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class Events(NamedTuple):
+    """A spectator's view of a live match (:meth:`LiveHub.events`): the events, the number to ask from next, and
+    whether the match is over."""
+
+    events: list[dict[str, Any]]
+    following: int
+    over: bool
 
 
 class LiveHub:
@@ -351,7 +360,7 @@ class LiveHub:
             for live in list(self.matches.values())
         ]
 
-    def events(self, match_id: str, start: int) -> tuple[list[dict[str, Any]], int, bool] | None:
+    def events(self, match_id: str, start: int) -> Events | None:
         """A spectator's view of match ``match_id``: the events from number ``start`` on (or the oldest kept), each turn
         once it is played, then, when the match is over, an ``end`` event; the number to ask from next; and whether the
         match is over. None for an unknown match. See :attr:`LiveMatch.transcript`."""
@@ -374,7 +383,7 @@ class LiveHub:
                     "returns": None if live.result is None else live.result["returns"],
                 }
                 events.append(end)
-            return events, start + sum(event["kind"] != "end" for event in events), live.over
+            return Events(events, start + sum(event["kind"] != "end" for event in events), live.over)
 
     def _drop_finished(self) -> None:
         """Forget matches that ended more than ``keep_finished`` seconds ago (call with ``_lock`` held)."""
@@ -425,7 +434,7 @@ class LiveHub:
         return match, seats, seat_names, agent_seeds
 
     @staticmethod
-    def _record(match: Match, seat_names: dict[str, str], agent_seeds: dict[str, int], index: int) -> dict[str, Any]:
+    def _record(match: Match, seat_names: dict[str, str], agent_seeds: dict[str, int], index: int) -> Record:
         """The record of episode ``index`` as played so far, with its seating and the built-in agents' seeds."""
         record = match.record(dict(seat_names))
         record["episode"] = index
@@ -521,7 +530,7 @@ class LiveHub:
             return
         live.index += 1
 
-    def _forfeit(self, live: LiveMatch, index: int, reason: str) -> dict[str, Any]:
+    def _forfeit(self, live: LiveMatch, index: int, reason: str) -> Record:
         """Play episode ``index`` again from its start, with its seeds, the remote agent forfeiting its first turn; its record."""
         match, seats, seat_names, agent_seeds = self._new_episode(live, index)
         failure = AgentFailure(f"the episode failed on the server, which counts against this agent: {reason}", forfeit=True)
@@ -541,7 +550,7 @@ class LiveHub:
         live.finished_at = time.monotonic()
         live.records, live.match, live.seats, live.builtin = [], None, {}, {}
 
-    def _replayed(self, live: LiveMatch, record: dict[str, Any]) -> NewEpisode:
+    def _replayed(self, live: LiveMatch, record: Record) -> NewEpisode:
         """Replay ``record`` (its built-in seats checked move by move) into the episode to store; raises if it does not replay."""
         from parlour.baselines import make_scripted
 

@@ -97,12 +97,24 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Literal, NamedTuple, cast, overload
 
 import numpy as np
 from scipy.special import expit
 
 from parlour.evaluation.results import bounded_interval, mean_ci, score_range
+from parlour.leaderboard.tables import (
+    MetaGame,
+    NegotiationRow,
+    Normalised,
+    OverallRow,
+    OverallTable,
+    RatingRow,
+    RatingTable,
+    Scaled,
+    Standing,
+    TeamRow,
+)
 
 if TYPE_CHECKING:
     # Only annotations name them: importing the store would load SQLAlchemy wherever ratings are computed.
@@ -148,7 +160,7 @@ class Method:
     key: str
     value: str
     sentence: str
-    table: Callable[[RatingInput], dict[str, Any]]
+    table: Callable[[RatingInput], RatingTable]
     digits: int = 3
     score_rate: bool = False
 
@@ -331,6 +343,15 @@ def pairwise(results: Sequence[Result], agents: list[str], players: Sequence[str
     return np.array(episodes, dtype=np.int64), np.array(first, dtype=np.int64), np.array(second, dtype=np.int64), np.array(score)
 
 
+class BradleyTerryFit(NamedTuple):
+    """A Bradley–Terry fit (:func:`fit_bradley_terry`): log-strengths centred on their mean, the first-mover term, and
+    the posterior covariance over both (None where it was not asked for)."""
+
+    theta: np.ndarray
+    eta: np.ndarray
+    covariance: np.ndarray | None
+
+
 def fit_bradley_terry(
     wins: np.ndarray,
     games: np.ndarray | None = None,
@@ -339,7 +360,7 @@ def fit_bradley_terry(
     iterations: int = 100,
     start: np.ndarray | None = None,
     covariance: bool = True,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+) -> BradleyTerryFit:
     """Maximise the Bradley–Terry posterior; returns (log-strengths centred on their mean, first-mover term, covariance).
 
     ``wins[..., i, j]`` is the score the agent in the earlier seat, i, took
@@ -380,7 +401,7 @@ def fit_bradley_terry(
         if hessian is None:
             hessian = _derivatives(params, wins, games, first_mover, prior_sd)[1]
         inverse = np.linalg.inv(-hessian)
-    return theta - theta.mean(axis=-1, keepdims=True), params[..., k], inverse
+    return BradleyTerryFit(theta - theta.mean(axis=-1, keepdims=True), params[..., k], inverse)
 
 
 @overload
@@ -480,7 +501,7 @@ def bradley_terry(
     anchor: str = ANCHOR,
     players: Sequence[str] | None = None,
     first_mover: bool = True,
-) -> dict[str, Any]:
+) -> RatingTable:
     """The Bradley–Terry table of ``results``: rows of agent, rating, 95% interval, games, score; the win-rate matrix; the first-mover term."""
     agents = sorted({name for result in results for name in result[1].values()})
     k = len(agents)
@@ -525,7 +546,7 @@ def bradley_terry(
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(games_between > 0, symmetric_wins / np.maximum(games_between, 1e-300), np.nan)
     means = _mean_returns(results, agents)
-    rows: list[dict[str, Any]] = [
+    rows: list[RatingRow] = [
         {
             "agent": name,
             "rating": float(ratings[i]),
@@ -703,7 +724,7 @@ def alpha_rank(matrix: np.ndarray, alpha: float = ALPHA_RANK_ALPHA, population: 
     return stationary / stationary.sum()
 
 
-def meta_game(table: dict[str, Any], ranked: Iterable[str], zero_sum: bool) -> dict[str, Any]:
+def meta_game(table: RatingTable, ranked: Iterable[str], zero_sum: bool) -> MetaGame:
     """The game-theoretic view of a ``payoff`` table: Nash averaging (``zero_sum``) or α-Rank, over its meta-game.
 
     The meta-game holds only ranked agents, and only agents every pair of which
@@ -740,20 +761,23 @@ def meta_game(table: dict[str, Any], ranked: Iterable[str], zero_sum: bool) -> d
         )
     )
     table["view"] = "nash" if zero_sum else "alpha-rank"
-    columns = ("nash_mass", "nash_payoff") if zero_sum else ("alpha_rank",)
-    figures: dict[str, tuple[float, ...]] = {}
+    nash: dict[str, tuple[float, float]] = {}
+    stationary: dict[str, float] = {}
     if members:
         if zero_sum:
             mass, against = nash_averaging((matrix - matrix.T) / 2.0)
-            figures = {name: (float(mass[k]), float(against[k])) for k, name in enumerate(members)}
+            nash = {name: (float(mass[k]), float(against[k])) for k, name in enumerate(members)}
         else:
-            figures = {name: (float(value),) for name, value in zip(members, alpha_rank(matrix))}
+            stationary = {name: float(value) for name, value in zip(members, alpha_rank(matrix))}
     for row in table["rows"]:
-        row.update(zip(columns, figures.get(row["agent"], (None,) * len(columns))))
+        if zero_sum:
+            row["nash_mass"], row["nash_payoff"] = nash.get(row["agent"], (None, None))
+        else:
+            row["alpha_rank"] = stationary.get(row["agent"])
     return {"agents": members, "left_out": left_out}
 
 
-def payoff_table(results: Sequence[Result], bootstrap: int = BOOTSTRAP, seed: int = BOOTSTRAP_SEED, kind: str = "payoff") -> dict[str, Any]:
+def payoff_table(results: Sequence[Result], bootstrap: int = BOOTSTRAP, seed: int = BOOTSTRAP_SEED, kind: str = "payoff") -> RatingTable:
     """Expected payoff against the field (``kind="payoff"``) or cross-play team score (``"team"``).
 
     Every table carries the per-pair mean-payoff matrix with its intervals and
@@ -784,7 +808,7 @@ def payoff_table(results: Sequence[Result], bootstrap: int = BOOTSTRAP, seed: in
         for b, counts in enumerate(_bootstrap_counts(n, bootstrap, seed)):
             ratings_b[b], matrices_b[b] = statistic(counts[episode])
     rating_se, cell_se = bootstrap_se(ratings_b), bootstrap_se(matrices_b)
-    rows: list[dict[str, Any]] = []
+    rows: list[RatingRow] = []
     means = _mean_returns(results, agents)
     # Episodes per agent in one pass: counting them agent by agent went over every result once per agent.
     played = Counter(name for result in results for name in set(result[1].values()))
@@ -806,17 +830,21 @@ def payoff_table(results: Sequence[Result], bootstrap: int = BOOTSTRAP, seed: in
     cell_low, cell_high = np.full((k, k), np.nan), np.full((k, k), np.nan)
     for i, j in zip(*np.nonzero(count)):
         cell_low[i, j], cell_high[i, j] = bounded_interval(float(matrix[i, j]), float(cell_se[i, j]), float(count[i, j]), bounds, Z95)
-    table: dict[str, Any] = {
-        "kind": kind,
-        "anchor": None,
-        "agents": agents,
-        "episodes": n,
-        "payoff": _nested(matrix),
-        "payoff_low": _nested(cell_low),
-        "payoff_high": _nested(cell_high),
-        "pairs": _nested(np.where(count > 0, count, np.nan)),
-        "win_rate": None,
-    }
+    # Without its rows until the end: they come after a team table's own parts, as the key order of the stored JSON has them.
+    table = cast(
+        RatingTable,
+        {
+            "kind": kind,
+            "anchor": None,
+            "agents": agents,
+            "episodes": n,
+            "payoff": _nested(matrix),
+            "payoff_low": _nested(cell_low),
+            "payoff_high": _nested(cell_high),
+            "pairs": _nested(np.where(count > 0, count, np.nan)),
+            "win_rate": None,
+        },
+    )
     if kind == "team":
         role_matrix = _cell_means(role_cells, value, np.ones(len(value)), k * r)[0].reshape(k, r)
         table["roles"] = list(role_names)
@@ -840,7 +868,7 @@ def _nested(matrix: np.ndarray) -> list[list[float | None]]:
     return [[None if (x is None or math.isnan(x) or math.isinf(x)) else float(x) for x in line] for line in np.asarray(matrix, dtype=float)]
 
 
-def team_table(results: Sequence[Result], bounds: tuple[float, float]) -> list[dict[str, Any]]:
+def team_table(results: Sequence[Result], bounds: tuple[float, float]) -> list[TeamRow]:
     """Per line-up (the agents of an episode, with how many seats each held): mean team score (mean return over seats) and
     its interval (:func:`mean_interval`, inside ``bounds``)."""
     scores: dict[str, list[float]] = {}
@@ -849,7 +877,7 @@ def team_table(results: Sequence[Result], bounds: tuple[float, float]) -> list[d
         names = sorted(seating.values())
         lineup = " + ".join(f"{name} ×{names.count(name)}" if names.count(name) > 1 else name for name in dict.fromkeys(names))
         scores.setdefault(lineup, []).append(float(np.mean([returns.get(seat, 0.0) for seat in seating])))
-    rows: list[dict[str, Any]] = []
+    rows: list[TeamRow] = []
     for lineup, values in scores.items():
         mean, low, high = mean_interval(values, bounds)
         rows.append({"team": lineup, "score": mean, "low": low, "high": high, "episodes": len(values)})
@@ -857,14 +885,14 @@ def team_table(results: Sequence[Result], bounds: tuple[float, float]) -> list[d
     return rows
 
 
-def mean_scores(results: Sequence[Result]) -> dict[str, Any]:
+def mean_scores(results: Sequence[Result]) -> RatingTable:
     """The single-agent table of ``results``: rows of agent, mean return per seat, 95% interval (:func:`mean_interval`), episodes."""
     by_agent: dict[str, list[float]] = {}
     for result in results:
         for seat, name in result[1].items():
             by_agent.setdefault(name, []).append(float(result[2].get(seat, 0.0)))
     bounds = score_range([value for values in by_agent.values() for value in values])
-    rows: list[dict[str, Any]] = []
+    rows: list[RatingRow] = []
     for name, values in by_agent.items():
         mean, low, high = mean_interval(values, bounds)
         rows.append({"agent": name, "rating": mean, "low": low, "high": high, "games": len(values), "score": mean, "mean_payoff": mean})
@@ -872,7 +900,7 @@ def mean_scores(results: Sequence[Result]) -> dict[str, Any]:
     return {"kind": "score", "anchor": None, "rows": rows, "agents": sorted(by_agent), "win_rate": None, "episodes": len(results)}
 
 
-def role_table(results: Sequence[Result], fixed_roles: bool = False) -> dict[str, Any]:
+def role_table(results: Sequence[Result], fixed_roles: bool = False) -> RatingTable:
     """The ``roles`` table: one row per (agent, role) of its mean return in that role, with its interval (:func:`mean_interval`).
 
     An episode counts once for an agent in a role: where it held several seats of the role (self-play), their mean.
@@ -886,7 +914,7 @@ def role_table(results: Sequence[Result], fixed_roles: bool = False) -> dict[str
         for key, values in seats.items():
             by_key.setdefault(key, []).append(sum(values) / len(values))
     bounds = score_range([float(v) for result in results for v in result[2].values()])
-    rows: list[dict[str, Any]] = []
+    rows: list[RatingRow] = []
     for (name, role), values in by_key.items():
         mean, low, high = mean_interval(values, bounds)
         rows.append({"agent": name, "role": role, "rating": mean, "low": low, "high": high, "games": len(values), "score": mean, "mean_payoff": mean})
@@ -901,7 +929,7 @@ def role_table(results: Sequence[Result], fixed_roles: bool = False) -> dict[str
     }
 
 
-def negotiation_metrics(results: Sequence[Result]) -> list[dict[str, Any]]:
+def negotiation_metrics(results: Sequence[Result]) -> list[NegotiationRow]:
     """Per agent: agreement rate, mean utility, mean welfare, and mean Pareto and Nash-bargaining distances of its episodes."""
     keys = {"agreement": "agreement_rate", "social_welfare": "welfare", "pareto_distance": "pareto_distance", "nash_distance": "nash_distance"}
     per_agent: dict[str, dict[str, list[float]]] = {}
@@ -914,12 +942,20 @@ def negotiation_metrics(results: Sequence[Result]) -> list[dict[str, Any]]:
             for key, label in keys.items():
                 if key in details:
                     entry.setdefault(label, []).append(float(details[key]))
-    rows: list[dict[str, Any]] = []
+    rows: list[NegotiationRow] = []
     for name, entry in sorted(per_agent.items()):
-        row: dict[str, Any] = {"agent": name, "episodes": len(entry["utility"])}
-        for label in ("utility", *keys.values()):
-            row[label] = float(np.mean(entry[label])) if entry.get(label) else None
-        rows.append(row)
+        mean = {label: float(np.mean(entry[label])) if entry.get(label) else None for label in ("utility", *keys.values())}
+        rows.append(
+            {
+                "agent": name,
+                "episodes": len(entry["utility"]),
+                "utility": mean["utility"],
+                "agreement_rate": mean["agreement_rate"],
+                "welfare": mean["welfare"],
+                "pareto_distance": mean["pareto_distance"],
+                "nash_distance": mean["nash_distance"],
+            }
+        )
     return rows
 
 
@@ -931,7 +967,7 @@ def _rated(
     simultaneous: bool,
     fixed_roles: bool,
     category: str,
-) -> dict[str, Any]:
+) -> RatingTable:
     """The table ``method`` gives ``results`` (not empty), before ranks and the meta-game."""
     table = METHODS[method].table(RatingInput(results, bootstrap, players, simultaneous, fixed_roles, method))
     if category == "negotiation":
@@ -948,7 +984,7 @@ def env_table(
     players: Sequence[str] | None = None,
     simultaneous: bool = False,
     fixed_roles: bool = False,
-) -> dict[str, Any]:
+) -> RatingTable:
     """The rating table of one environment, by the method its category declares (see the module docstring).
 
     ``fixed_roles`` (``Game.fixed_roles``): each seat is a role, and the table is rated per role.
@@ -963,7 +999,7 @@ def env_table(
     provisional = any(entry["provisional"] for entry in standing.values())
     core = [result for result in results if units_of(result, by_role, fixed_roles) <= ranked] if provisional else results
     if not results:
-        table: dict[str, Any] = {"kind": method, "anchor": None, "rows": [], "agents": [], "win_rate": None, "episodes": 0}
+        table: RatingTable = {"kind": method, "anchor": None, "rows": [], "agents": [], "win_rate": None, "episodes": 0}
     else:
         table = _rated(method, results, bootstrap, players, simultaneous, fixed_roles, category)
         if core and len(core) < len(results):
@@ -982,11 +1018,13 @@ def env_table(
     return table
 
 
+#: The key of a table's matrix (see :data:`MATRICES`).
+MatrixKey = Literal["win_rate", "payoff", "payoff_low", "payoff_high", "pairs"]
 #: The matrices of a table, each agent by agent (``table["agents"]``), whose cells between ranked agents come from their episodes alone.
-MATRICES = ("win_rate", "payoff", "payoff_low", "payoff_high", "pairs")
+MATRICES: tuple[MatrixKey, ...] = ("win_rate", "payoff", "payoff_low", "payoff_high", "pairs")
 
 
-def _rank_on_core(table: dict[str, Any], core: dict[str, Any]) -> None:
+def _rank_on_core(table: RatingTable, core: RatingTable) -> None:
     """Give ``table`` (of every episode) the ranked agents' figures from ``core``, the table of the episodes among them.
 
     Ranked rows, the matrices' cells between ranked agents, the per-agent tables beside them (negotiation
@@ -1007,10 +1045,13 @@ def _rank_on_core(table: dict[str, Any], core: dict[str, Any]) -> None:
     index = {name: k for k, name in enumerate(table["agents"])}
     where = [index[name] for name in core["agents"]]
     for key in MATRICES:
-        if table.get(key) is not None:
-            for i, line in zip(where, core[key]):
+        matrix = table.get(key)
+        if matrix is not None:
+            ranked = core.get(key)
+            assert ranked is not None, "both tables are of one method, so they hold the same matrices"
+            for i, line in zip(where, ranked):
                 for j, value in zip(where, line):
-                    table[key][i][j] = value
+                    matrix[i][j] = value
     if table.get("first_mover_elo") is not None:
         table["first_mover_elo"] = core["first_mover_elo"]
     if "negotiation" in table:
@@ -1065,7 +1106,7 @@ def standings(
     fixed_roles: bool = False,
     min_episodes: int = MIN_EPISODES,
     min_opponents: int = MIN_OPPONENTS,
-) -> tuple[set[Unit], dict[Unit, dict[str, Any]]]:
+) -> tuple[set[Unit], dict[Unit, Standing]]:
     """Which units (:func:`units_of`) are ranked, and each unit's standing: ``episodes``, ``opponents``, ``provisional``, ``needs``.
 
     A unit is ranked with at least ``min_episodes`` episodes and (several seats) as many distinct
@@ -1089,7 +1130,7 @@ def standings(
     active: set[Unit] = set().union(*lineups)
     everything = _meetings(lineups, active)
     evidence = {unit: (everything[0][unit], len(everything[1][unit]), unit[0], unit[1] or "") for unit in active}
-    standing: dict[Unit, dict[str, Any]] = {}
+    standing: dict[Unit, Standing] = {}
     episodes, met = everything
     while active:
         size = Counter(role for _, role in active)
@@ -1101,8 +1142,8 @@ def standings(
         for unit in thin or {min(short, key=evidence.__getitem__)}:
             # Said "against agents that are not provisional" only where setting others aside took something away.
             whole = (episodes[unit], len(met[unit])) == (everything[0][unit], len(everything[1][unit]))
-            standing[unit] = _shortfall(episodes[unit], len(met[unit]), needed[unit], min_episodes, whole)
-            standing[unit].update(episodes=everything[0][unit], opponents=len(everything[1][unit]))
+            provisional, needs = _shortfall(episodes[unit], len(met[unit]), needed[unit], min_episodes, whole)
+            standing[unit] = {"provisional": provisional, "needs": needs, "episodes": everything[0][unit], "opponents": len(everything[1][unit])}
             active.discard(unit)
         episodes, met = _meetings(lineups, active)
     for unit in active:
@@ -1110,8 +1151,8 @@ def standings(
     return active, standing
 
 
-def _shortfall(episodes: int, met: int, needed: int, min_episodes: int, everything: bool) -> dict[str, Any]:
-    """Why a unit is provisional and what it still needs, from what it had when it was set aside (``everything``:
+def _shortfall(episodes: int, met: int, needed: int, min_episodes: int, everything: bool) -> tuple[str, str]:
+    """Why a unit is provisional and what it still needs (``provisional``, ``needs``), from what it had when it was set aside (``everything``:
     the same as over every episode; else less, counting only the episodes among units not set aside before it)."""
     among = "" if everything else " against agents that are not provisional"
     reasons, needs = [], []
@@ -1122,21 +1163,21 @@ def _shortfall(episodes: int, met: int, needed: int, min_episodes: int, everythi
         reasons.append(f"met {met} other agent(s){' that are not provisional' if among else ''}, under the {needed} a rank needs")
         needs.append(_more(needed - met, "opponent"))
     need = " and ".join(needs) + (", against ranked agents" if among else "")
-    return {"provisional": "; ".join(reasons) + f": it needs {need}", "needs": need}
+    return "; ".join(reasons) + f": it needs {need}", need
 
 
-def rank_rows(rows: list[dict[str, Any]], standing: dict[Unit, dict[str, Any]]) -> list[dict[str, Any]]:
+def rank_rows(rows: list[RatingRow], standing: dict[Unit, Standing]) -> list[RatingRow]:
     """``rows`` with their :func:`standings` (``episodes``, ``opponents``, ``provisional``: why not ranked, or None,
     ``needs``), ``rank`` and ``rank_low``/``rank_high`` (the ranks their intervals allow).
 
     Ranked rows come first, best rating first; provisional ones follow, unranked. Rows with a
     ``role`` (a ``roles`` table) are ranked within their role, roles in name order.
     """
-    groups: dict[str | None, list[dict[str, Any]]] = {}
+    groups: dict[str | None, list[RatingRow]] = {}
     for row in rows:
         row.update(standing[(row["agent"], row.get("role"))])
         groups.setdefault(row.get("role"), []).append(row)
-    ordered: list[dict[str, Any]] = []
+    ordered: list[RatingRow] = []
     for role in sorted(groups, key=lambda role: role or ""):
         group = groups[role]
         ranked = sorted((row for row in group if row["provisional"] is None), key=lambda row: (-row["rating"], row["agent"]))
@@ -1151,7 +1192,7 @@ def rank_rows(rows: list[dict[str, Any]], standing: dict[Unit, dict[str, Any]]) 
     return ordered
 
 
-def normalised(table: dict[str, Any], references: Iterable[str], anchor: str = ANCHOR, higher_is_better: bool = True) -> dict[str, Any]:
+def normalised(table: RatingTable, references: Iterable[str], anchor: str = ANCHOR, higher_is_better: bool = True) -> Normalised:
     """How ``table`` goes on the 0 (``anchor``) to 100 (its strongest reference) scale, or why it does not.
 
     ``references`` are the game's declared reference agents (``Game.reference_agents``); the 100 is
@@ -1172,7 +1213,7 @@ def normalised(table: dict[str, Any], references: Iterable[str], anchor: str = A
     return _normalised_rows(table["rows"], references, anchor, higher_is_better)
 
 
-def _normalised_by_role(table: dict[str, Any], references: tuple[str, ...], anchor: str, higher_is_better: bool) -> dict[str, Any]:
+def _normalised_by_role(table: RatingTable, references: tuple[str, ...], anchor: str, higher_is_better: bool) -> Normalised:
     """:func:`normalised` of a ``roles`` table: each role on its own scale, then each agent's mean over the roles."""
     parts = {
         role: _normalised_rows([row for row in table["rows"] if row["role"] == role], references, anchor, higher_is_better)
@@ -1185,33 +1226,33 @@ def _normalised_by_role(table: dict[str, Any], references: tuple[str, ...], anch
     if not usable:
         return {"normalised": False, "reason": reason or "no role has been played", "reference": None, "reference_score": None, "scores": None}
 
-    def combined(entries: list[dict[str, float]]) -> dict[str, float]:
+    def combined(entries: list[Scaled]) -> Scaled:
         # A role not held adds 0 with no uncertainty, as an environment not played does overall.
         score = sum(entry["score"] for entry in entries) / len(usable)
         below = math.sqrt(sum((entry["score"] - entry["low"]) ** 2 for entry in entries)) / len(usable)
         above = math.sqrt(sum((entry["high"] - entry["score"]) ** 2 for entry in entries)) / len(usable)
         return {"score": score, "low": score - below, "high": score + above}
 
-    agents = sorted({name for part in usable.values() for name in part["scores"]})
-    scores = {name: combined([part["scores"][name] for part in usable.values() if name in part["scores"]]) for name in agents}
+    agents = sorted({name for part in usable.values() for name in _scores(part)})
+    scores = {name: combined([_scores(part)[name] for part in usable.values() if name in _scores(part)]) for name in agents}
     reference = ", ".join(f"{part['reference']} ({role})" for role, part in usable.items())
     return {
         "normalised": True,
         "reason": reason,
         "reference": reference,
-        "reference_agents": sorted({part["reference"] for part in usable.values()}),
-        "reference_score": combined([part["reference_score"] for part in usable.values()]),
+        "reference_agents": sorted({name for part in usable.values() for name in part["reference_agents"]}),
+        "reference_score": combined([_reference_score(part) for part in usable.values()]),
         "scores": scores,
     }
 
 
-def _normalised_rows(table_rows: list[dict[str, Any]], references: Iterable[str], anchor: str, higher_is_better: bool) -> dict[str, Any]:
+def _normalised_rows(table_rows: list[RatingRow], references: Iterable[str], anchor: str, higher_is_better: bool) -> Normalised:
     """:func:`normalised` of one rating unit's rows (an environment, or one role of it)."""
     # Provisional entries are too thin to be a reference or to be scored: they count as not played.
     rows = {row["agent"]: row for row in table_rows if not row.get("provisional")}
     declared = [name for name in references if name != anchor]
 
-    def refuse(reason: str) -> dict[str, Any]:
+    def refuse(reason: str) -> Normalised:
         return {"normalised": False, "reason": reason, "reference": None, "reference_score": None, "scores": None}
 
     if not declared:
@@ -1224,7 +1265,7 @@ def _normalised_rows(table_rows: list[dict[str, Any]], references: Iterable[str]
     zero_row = rows[anchor]
     sign = 1.0 if higher_is_better else -1.0
 
-    def above_anchor(row: dict[str, Any]) -> bool:
+    def above_anchor(row: RatingRow) -> bool:
         # Compared on the "better is larger" axis: the reference's worse end beats the anchor's better end.
         worse_end = row.get("low", row["rating"]) if higher_is_better else row.get("high", row["rating"])
         better_end = zero_row.get("high", zero_row["rating"]) if higher_is_better else zero_row.get("low", zero_row["rating"])
@@ -1248,7 +1289,7 @@ def _normalised_rows(table_rows: list[dict[str, Any]], references: Iterable[str]
     def scale(value: float) -> float:
         return 100.0 * (value - zero) / (hundred - zero)
 
-    scores = {}
+    scores: dict[str, Scaled] = {}
     for name, row in rows.items():
         ends = sorted((scale(row.get("low", row["rating"])), scale(row.get("high", row["rating"]))))
         scores[name] = {"score": scale(row["rating"]), "low": ends[0], "high": ends[1]}
@@ -1262,7 +1303,21 @@ def _normalised_rows(table_rows: list[dict[str, Any]], references: Iterable[str]
     }
 
 
-def overall(normalised_by_env: dict[str, dict[str, Any]], categories: dict[str, str] | None = None) -> dict[str, Any]:
+def _scores(entry: Normalised) -> dict[str, Scaled]:
+    """The scaled scores of a table that is ``normalised`` (only such a table has them)."""
+    scores = entry["scores"]
+    assert scores is not None, f"a table that is not normalised has no scores: {entry['reason']}"
+    return scores
+
+
+def _reference_score(entry: Normalised) -> Scaled:
+    """The scaled score of the reference of a table that is ``normalised`` (only such a table has one)."""
+    score = entry["reference_score"]
+    assert score is not None, f"a table that is not normalised has no reference: {entry['reason']}"
+    return score
+
+
+def overall(normalised_by_env: dict[str, Normalised], categories: dict[str, str] | None = None) -> OverallTable:
     """The overall table over every environment, and one per category (``categories``: env id to category).
 
     ``normalised_by_env`` maps env ids to what :func:`normalised` made of their tables. Each
@@ -1286,16 +1341,16 @@ def overall(normalised_by_env: dict[str, dict[str, Any]], categories: dict[str, 
     return table
 
 
-def _aggregate(normalised_by_env: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    usable = {env: entry["scores"] for env, entry in normalised_by_env.items() if entry["normalised"]}
+def _aggregate(normalised_by_env: dict[str, Normalised]) -> OverallTable:
+    usable = {env: _scores(entry) for env, entry in normalised_by_env.items() if entry["normalised"]}
     references = {env: normalised_by_env[env]["reference"] for env in sorted(usable)}
-    per_agent: dict[str, dict[str, dict[str, float]]] = {}
+    per_agent: dict[str, dict[str, Scaled]] = {}
     for env, scores in usable.items():
         for name, value in scores.items():
             per_agent.setdefault(name, {})[env] = value
     total = len(usable)
 
-    def row_of(agent: str, envs: dict[str, dict[str, float]]) -> dict[str, Any]:
+    def row_of(agent: str, envs: dict[str, Scaled]) -> OverallRow:
         # Unplayed environments add 0 with no uncertainty: the score is what the agent showed, spread over the whole table.
         score = sum(entry["score"] for entry in envs.values()) / total
         half = [max(entry["high"] - entry["score"], entry["score"] - entry["low"]) for entry in envs.values()]
@@ -1314,7 +1369,7 @@ def _aggregate(normalised_by_env: dict[str, dict[str, Any]]) -> dict[str, Any]:
     rows = sorted((row_of(name, envs) for name, envs in per_agent.items()), key=lambda row: (-row["score"], row["agent"]))
     reference = None
     if total:
-        reference = row_of("reference (best built-in per environment)", {env: normalised_by_env[env]["reference_score"] for env in references})
+        reference = row_of("reference (best built-in per environment)", {env: _reference_score(normalised_by_env[env]) for env in references})
         reference["names"] = references
     unnormalised = sorted(set(normalised_by_env) - set(usable))
     return {

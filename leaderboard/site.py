@@ -38,6 +38,7 @@ from parlour.envs.registry import game_class
 from parlour.evaluation.results import INTERVAL_SENTENCE
 from parlour.leaderboard.ratings import CATEGORY_TITLES, MIN_EPISODES, MIN_OPPONENTS, role_of
 from parlour.leaderboard.store import slug
+from parlour.leaderboard.tables import Matrix, OverallTable, RatingRow, RatingTable
 
 if TYPE_CHECKING:
     from parlour.leaderboard.api import Leaderboard
@@ -131,12 +132,12 @@ def _label(name: str) -> str:
     return name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "…"
 
 
-def row_label(row: dict[str, Any]) -> str:
+def row_label(row: RatingRow) -> str:
     """How a table row is named in plots: its agent, and in a table rated per role its role (``verifier · judge``)."""
     return f"{row['agent']} · {row['role']}" if row.get("role") else row["agent"]
 
 
-def rating_plot(table: dict[str, Any], width: int = 640) -> dict[str, Any]:
+def rating_plot(table: RatingTable, width: int = 640) -> dict[str, Any]:
     """Geometry of the ratings-with-intervals plot: one row per agent (per agent and role where rated per role), a dot at
     the rating and a bar over the interval; rows in the table's order, so a role's agents stand together."""
     rows = table["rows"]
@@ -183,7 +184,7 @@ def _colour(share: float) -> str:
     return f"rgb({int(255 - 175 * t)},{int(255 - 135 * t)},255)"
 
 
-def heat_map(table: dict[str, Any], cell: int = 48) -> dict[str, Any] | None:
+def heat_map(table: RatingTable, cell: int = 48) -> dict[str, Any] | None:
     """Geometry of the head-to-head matrix: the row agent's score rate (Bradley–Terry; a draw counts half) or mean payoff against the column agent.
 
     The label bands are sized to the longest (shortened) name, so no blank band sits above the cells.
@@ -192,10 +193,13 @@ def heat_map(table: dict[str, Any], cell: int = 48) -> dict[str, Any] | None:
     if len(order) < 2 and table.get("kind") != "team":
         return None
     index = {name: k for k, name in enumerate(table["agents"])}
-    if table.get("win_rate"):
-        values, lows, highs, what = table["win_rate"], None, None, "rate"
-    elif table.get("payoff"):
-        values, lows, highs, what = table["payoff"], table.get("payoff_low"), table.get("payoff_high"), "payoff"
+    win_rate, payoff = table.get("win_rate"), table.get("payoff")
+    lows: Matrix | None = None
+    highs: Matrix | None = None
+    if win_rate:
+        values, what = win_rate, "rate"
+    elif payoff:
+        values, lows, highs, what = payoff, table.get("payoff_low"), table.get("payoff_high"), "payoff"
     else:
         return None
     scale = max((abs(v) for line in values for v in line if v is not None), default=1.0) or 1.0
@@ -232,7 +236,7 @@ def heat_map(table: dict[str, Any], cell: int = 48) -> dict[str, Any] | None:
     }
 
 
-def headline_notes(table: dict[str, Any]) -> list[str]:
+def headline_notes(table: RatingTable) -> list[str]:
     """Sentences for a poker table whose headline figures point different ways, saying why they may.
 
     Exploitability heads a poker table: exact, against a best response to the agent's whole policy,
@@ -245,39 +249,42 @@ def headline_notes(table: dict[str, Any]) -> list[str]:
     if not table.get("exploitability"):
         return []
     notes = []
-    ranked = [row for row in table["rows"] if row.get("rank") is not None and row.get("exploitability") is not None]
+    # Each row with the two figures compared, where it has both.
+    ranked = [(rank, risk, row) for row in table["rows"] if (rank := row.get("rank")) is not None and (risk := row.get("exploitability")) is not None]
     if len(ranked) > 1:
-        leader = min(ranked, key=lambda row: row["rank"])
-        safest = min(ranked, key=lambda row: (row["exploitability"], row["rank"]))
-        if safest["exploitability"] < leader["exploitability"] - DISAGREEMENT:
+        _, leader_risk, leader = min(ranked, key=lambda item: item[0])
+        _, safest_risk, safest = min(ranked, key=lambda item: (item[1], item[0]))
+        if safest_risk < leader_risk - DISAGREEMENT:
             notes.append(
                 f"Rank and exploitability disagree here: {leader['agent']} ranks first by {table['value']} ({leader['rating']:.3f}), "
-                f"though {safest['agent']} is less exploitable ({safest['exploitability']:.3f} against {leader['exploitability']:.3f} "
+                f"though {safest['agent']} is less exploitable ({safest_risk:.3f} against {leader_risk:.3f} "
                 "chips a hand). The rank counts what each agent won from the agents that happened to play it; exploitability is what "
                 "a best responder to its whole policy would win from it."
             )
-    both = [row for row in table["rows"] if row.get("nash_mass") is not None and row.get("exploitability") is not None]
+    both = [
+        (mass, risk, row) for row in table["rows"] if (mass := row.get("nash_mass")) is not None and (risk := row.get("exploitability")) is not None
+    ]
     if len(both) > 1:
-        top = max(both, key=lambda row: (row["nash_mass"], -row["exploitability"]))
-        safest = min(both, key=lambda row: (row["exploitability"], -row["nash_mass"]))
-        if safest["exploitability"] < top["exploitability"] - DISAGREEMENT and safest["nash_mass"] < top["nash_mass"] - DISAGREEMENT:
+        top_mass, top_risk, top = max(both, key=lambda item: (item[0], -item[1]))
+        safest_mass, safest_risk, safest = min(both, key=lambda item: (item[1], -item[0]))
+        if safest_risk < top_risk - DISAGREEMENT and safest_mass < top_mass - DISAGREEMENT:
             notes.append(
-                f"Nash mass and exploitability disagree here: {top['agent']} holds {top['nash_mass']:.3f} of the Nash mass and "
-                f"{safest['agent']} {safest['nash_mass']:.3f}, though {safest['agent']} is less exploitable "
-                f"({safest['exploitability']:.3f} against {top['exploitability']:.3f} chips a hand). Nash mass is the equilibrium of "
+                f"Nash mass and exploitability disagree here: {top['agent']} holds {top_mass:.3f} of the Nash mass and "
+                f"{safest['agent']} {safest_mass:.3f}, though {safest['agent']} is less exploitable "
+                f"({safest_risk:.3f} against {top_risk:.3f} chips a hand). Nash mass is the equilibrium of "
                 "the meta-game among the ranked agents, on the payoffs measured between them, so it knows only the strategies in this "
                 "field and carries their sampling noise; exploitability is exact, against a best response to the agent's whole policy."
             )
     return notes
 
 
-def provisional_entries(tables: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def provisional_entries(tables: dict[str, RatingTable]) -> list[dict[str, Any]]:
     """Every provisional row of ``tables`` (env id to rating table), by agent then environment, with what it still needs."""
     entries = [dict(row, env_id=env_id) for env_id, table in tables.items() for row in table["rows"] if row.get("provisional")]
     return sorted(entries, key=lambda entry: (entry["agent"], entry["env_id"], entry.get("role") or ""))
 
 
-def why_not_overall(info: dict[str, Any], overall: dict[str, Any]) -> str | None:
+def why_not_overall(info: dict[str, Any], overall: OverallTable) -> str | None:
     """Why an agent (``Leaderboard.agent``'s ``info``) has no overall score, in words; None when it has one."""
     if info["overall"] is not None:
         return None

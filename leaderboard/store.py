@@ -66,7 +66,11 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 if TYPE_CHECKING:
     from sqlalchemy import Table
 
+    from parlour.envs.core.record import Record
+    from parlour.leaderboard.tables import RatingTable
+
 from parlour.evaluation.challenges import challenge_seed
+from parlour.evaluation.results import outcome_of
 from parlour.leaderboard.names import NAME_LIMIT, BadName, check_name, skeleton
 
 #: Bump when the tables change; a database of another version is refused.
@@ -299,6 +303,13 @@ class Result(NamedTuple):
     details: OutcomeDetails | None = None
 
 
+class StoredTable(NamedTuple):
+    """A stored rating table (:meth:`Store.snapshot`) and the number of episodes it was computed from."""
+
+    episode_count: int
+    table: RatingTable
+
+
 @dataclass
 class NewEpisode:
     """A verified episode ready to store: see :class:`Episode` for the fields."""
@@ -309,14 +320,14 @@ class NewEpisode:
     seating: dict[str, str]
     returns: dict[str, float]
     fingerprint: str
-    record: dict[str, Any]
+    record: Record
     #: The outcome's scalar details and teams (see :func:`outcome_details`).
     details: OutcomeDetails = field(default_factory=OutcomeDetails)
 
 
-def outcome_details(record: dict[str, Any]) -> OutcomeDetails:
+def outcome_details(record: Record) -> OutcomeDetails:
     """What ratings need from a record's outcome besides returns: scalar details, teams, the winning team, truncation."""
-    outcome = record.get("outcome") or {}
+    outcome = outcome_of(record)
     scalars = {
         key: value
         for key, value in (outcome.get("details") or {}).items()
@@ -928,13 +939,13 @@ class Store:
             return dict(session.execute(select(Agent.name, Agent.slug)).tuples().all())
 
     # ---------------------------------------------------------------- ratings
-    def snapshot(self, env_id: str) -> tuple[int, dict[str, Any]] | None:
+    def snapshot(self, env_id: str) -> StoredTable | None:
         """The stored rating table of ``env_id`` with the episode count it was computed from, if any."""
         with self.read() as session:
             row = session.get(RatingSnapshot, env_id)
-            return None if row is None else (row.episode_count, json.loads(row.table))
+            return None if row is None else StoredTable(row.episode_count, json.loads(row.table))
 
-    def save_ratings(self, env_id: str, episode_count: int, table: dict[str, Any]) -> None:
+    def save_ratings(self, env_id: str, episode_count: int, table: RatingTable) -> None:
         """Replace the ratings of ``env_id`` with ``table`` (see :func:`parlour.leaderboard.ratings.env_table`).
 
         A computation from fewer episodes than the stored one (a slower
@@ -946,7 +957,7 @@ class Store:
             # A concurrent request saved this environment's first table at the same moment; readers recompute if stale.
             return
 
-    def _save_ratings(self, env_id: str, episode_count: int, table: dict[str, Any]) -> None:
+    def _save_ratings(self, env_id: str, episode_count: int, table: RatingTable) -> None:
         with self.write() as session:
             current = session.get(RatingSnapshot, env_id)
             if current is not None and current.episode_count > episode_count:

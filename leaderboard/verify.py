@@ -66,10 +66,11 @@ from parlour.baselines import make_scripted, scripted_names
 from parlour.envs.coding.oracle import is_privileged
 from parlour.envs.core.game import Game
 from parlour.envs.core.match import ENGINE_OPTIONS, engine_options, make_game
-from parlour.envs.core.record import ReplayMismatch, replay
+from parlour.envs.core.record import Record, ReplayMismatch, replay
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class, list_envs
 from parlour.evaluation.challenges import challenge_seed
+from parlour.evaluation.results import outcome_of
 from parlour.evaluation.runner import default_lineup, seat_order
 from parlour.leaderboard.names import BadName, lookalike
 from parlour.leaderboard.names import check_name as canonical_name
@@ -158,7 +159,7 @@ def bundle_dirs(path: str | Path) -> list[Path]:
     return found
 
 
-def fingerprint(record: dict[str, Any]) -> str:
+def fingerprint(record: Record) -> str:
     """The identity of an episode: environment, version, options, seed and seating (duplicates share it).
 
     Give it a record whose options are normalised (:func:`non_default_options`), so equivalent spellings agree.
@@ -403,7 +404,7 @@ def verify_episode(record: Any, run: Run) -> NewEpisode:
     if not fresh["done"]:
         raise Rejected("the episode is unfinished; only finished episodes count")
     # The replayed game's own word, in case an instance differs from the default one checked with the summary.
-    if ((fresh.get("outcome") or {}).get("details") or {}).get("rateable") is False:
+    if (outcome_of(fresh).get("details") or {}).get("rateable") is False:
         raise Rejected(f"the episode's task set is not rateable (its outcome says so): {run.env_id} is not rated")
     return NewEpisode(
         env_id=run.env_id,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from parlour.envs.core.context import Message
@@ -111,7 +112,7 @@ def _assistant(step: dict[str, Any], index: int, match: Match) -> dict[str, Any]
     }
 
 
-def to_chat(record: dict[str, Any] | str, player: str | None = None) -> dict[str, Any]:
+def to_chat(record: Mapping[str, Any] | str, player: str | None = None) -> dict[str, Any]:
     """``player``'s side of the episode as ``{"messages": [...], "tools": [...]}`` (OpenAI chat format).
 
     ``player`` may be left out for a one-player game. ``tools`` is present
@@ -191,7 +192,7 @@ def _body(message: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def turn_rewards(record: dict[str, Any], player: str) -> list[float]:
+def turn_rewards(record: Mapping[str, Any], player: str) -> list[float]:
     """``player``'s reward for each of its turns: what it was paid from one of its actions up to its next one.
 
     There is one per action (one per assistant message of :func:`to_chat`);
@@ -227,7 +228,7 @@ def inserted(spans: list[dict[str, Any]]) -> list[list[int]]:
     return pairs
 
 
-def to_text(record: dict[str, Any] | str, player: str | None = None, tokenizer: Any = None) -> dict[str, Any]:
+def to_text(record: Mapping[str, Any] | str, player: str | None = None, tokenizer: Any = None) -> dict[str, Any]:
     """``player``'s conversation as one text, with the spans of who wrote what and the reward of each turn.
 
     Each message is ``<|role|>`` and a newline, then its body and a newline;

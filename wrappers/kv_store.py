@@ -22,12 +22,31 @@ The transformers backend (``generate``) and the LLM trainer's policy
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 #: One stored sequence's cache: per layer, (keys, values) of shape (heads, tokens, head_dim).
 Layers = list[tuple[Any, Any]]
+
+
+class BatchLayout(NamedTuple):
+    """Where a batch's tokens go (:func:`layout`): the width of the cached prefixes, the whole width, and each row's
+    token columns."""
+
+    prefix: int
+    width: int
+    columns: list[Any]
+
+
+class PackedBatch(NamedTuple):
+    """A batch ready for the model (:func:`pack`): token ids and attention mask over the :func:`layout` width, the
+    ``DynamicCache`` of the rows' prefixes (``None`` when no row reuses anything) and each row's token columns."""
+
+    input_ids: Any
+    attention_mask: Any
+    cache: Any
+    columns: list[Any]
 
 
 class KVStore:
@@ -87,7 +106,7 @@ class KVStore:
             self._matrix = (keys, matrix)
         return self._matrix
 
-    def batch(self, prompts: list[list[int]], reused: list[tuple[int, Layers | None]]) -> tuple[Any, Any, Any, list[Any]]:
+    def batch(self, prompts: list[list[int]], reused: list[tuple[int, Layers | None]]) -> PackedBatch:
         """``(input_ids, attention_mask, cache, columns)`` for ``prompts`` given what :meth:`lookup` found for each (see :func:`pack`)."""
         return pack(prompts, reused, self.pad_id, self.device)
 
@@ -124,7 +143,7 @@ class KVStore:
         self.tokens = 0
 
 
-def layout(lengths: list[int], cached: list[int], multiple: int = 1) -> tuple[int, int, list[Any]]:
+def layout(lengths: list[int], cached: list[int], multiple: int = 1) -> BatchLayout:
     """``(prefix width, width, columns)`` of a batch of rows of ``lengths`` tokens whose first ``cached`` come from a cache.
 
     Each row's cached prefix is right-aligned in the first ``prefix width`` columns and the rest of the row
@@ -136,10 +155,10 @@ def layout(lengths: list[int], cached: list[int], multiple: int = 1) -> tuple[in
     suffix = max(length - n for length, n in zip(lengths, cached))
     width = prefix + -(-suffix // multiple) * multiple
     columns = [np.concatenate([np.arange(prefix - n, prefix), np.arange(width - (length - n), width)]) for length, n in zip(lengths, cached)]
-    return prefix, width, columns
+    return BatchLayout(prefix, width, columns)
 
 
-def pack(rows: list[list[int]], reused: list[tuple[int, Layers | None]], pad_id: int, device: Any) -> tuple[Any, Any, Any, list[Any]]:
+def pack(rows: list[list[int]], reused: list[tuple[int, Layers | None]], pad_id: int, device: Any) -> PackedBatch:
     """``(input_ids, attention_mask, cache, columns)`` for ``rows``, the first ``n`` tokens of each taken from the cache found for it.
 
     The ids and mask span the whole :func:`layout` width; the model is fed the columns after the prefix width
@@ -156,7 +175,7 @@ def pack(rows: list[list[int]], reused: list[tuple[int, Layers | None]], pad_id:
         mask[index, where] = 1
     input_ids = torch.from_numpy(ids).to(device)
     attention_mask = torch.from_numpy(mask).to(device)
-    return input_ids, attention_mask, stack_cache(reused, cached), columns
+    return PackedBatch(input_ids, attention_mask, stack_cache(reused, cached), columns)
 
 
 def stack_cache(reused: list[tuple[int, Layers | None]], prefix: int) -> Any:

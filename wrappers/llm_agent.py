@@ -16,7 +16,7 @@ import inspect
 import json
 import time
 from pathlib import Path
-from typing import Any, Hashable, Mapping
+from typing import Any, Hashable, Mapping, NamedTuple
 
 import numpy as np
 
@@ -277,7 +277,15 @@ def _mode_options(kind: str, mode: str) -> tuple[list[str], list[str]]:
     return _parameters(LLMAgent, ("backend",)), _parameters(TransformersBackend, SPEC_SET)
 
 
-def llm_options(spec: str, options: Mapping[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any]]:
+class LLMOptions(NamedTuple):
+    """An LLM spec's mode and its options split between the agent and its backend (:func:`llm_options`)."""
+
+    mode: str
+    agent: dict[str, Any]
+    backend: dict[str, Any]
+
+
+def llm_options(spec: str, options: Mapping[str, Any]) -> LLMOptions:
     """The mode of an LLM spec and its options split between the agent and its backend, the checkpoint's settings first.
 
     ``options`` override what :data:`CHECKPOINT_FILE` says. ``mode`` is
@@ -326,7 +334,7 @@ def llm_options(spec: str, options: Mapping[str, Any]) -> tuple[str, dict[str, A
     backend_options = {key: value for key, value in options.items() if key not in agent_keys}
     if mode == "score_legal":
         agent_options["mode"] = mode
-    return mode, agent_options, backend_options
+    return LLMOptions(mode, agent_options, backend_options)
 
 
 def make_llm_agent(spec: str, **kwargs: Any) -> LLMAgent | LMPolicy:

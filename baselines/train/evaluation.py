@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parlour.baselines import scripted_names
+from parlour.evaluation.results import outcome_of
+
+if TYPE_CHECKING:
+    from parlour.envs.core.record import Record
 
 #: Strong scripted agents, in order of preference, for the default evaluation opponent.
 STRONG_AGENTS = ("minimax", "nash", "nim_sum", "probabilistic", "heuristic", "tit_for_tat", "boulware", "sustainable")
@@ -62,12 +66,12 @@ def wilson(successes: float, trials: int, z: float = 1.959963984540054) -> tuple
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def outcome_counts(records: Sequence[dict[str, Any]], name: str) -> dict[str, Any]:
+def outcome_counts(records: Sequence[Record], name: str) -> dict[str, Any]:
     """Wins, draws and losses of the agent ``name`` over ``records`` (by the outcome's winners), its mean return and invalid-move rate."""
     wins = draws = losses = actions = invalid = 0
     total = 0.0
     for record in records:
-        winners = (record.get("outcome") or {}).get("winners") or []
+        winners = outcome_of(record).get("winners") or []
         for seat, agent in record["agents"].items():
             if agent != name:
                 continue

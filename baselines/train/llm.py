@@ -97,6 +97,7 @@ from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
 from parlour.evaluation.exploitability import supported as exploitability_supported
 from parlour.evaluation.heap import frozen_heap
+from parlour.evaluation.results import outcome_of
 from parlour.evaluation.rollout import Plan, Played, Rollout, agent_names, make_plan
 from parlour.wrappers.llm_agent import write_checkpoint_settings
 from parlour.wrappers.llm_policy import MODES, LMPolicy, candidate_batch, candidate_scores, completion_scores, to_device
@@ -804,7 +805,7 @@ class LLMTrainer:
         for episode in played:
             record = episode.record
             seats = [seat for seat, agent in record["agents"].items() if agent == name]
-            winners = record["outcome"].get("winners") or []
+            winners = outcome_of(record).get("winners") or []
             if any(seat in winners for seat in seats):
                 wins += 1
             elif winners:
@@ -890,7 +891,7 @@ class LLMTrainer:
         """The ``train.csv`` row of one role: its play in the update's games (``table``, its turns) and its update."""
         returns, wins = [], []
         for episode in played:
-            winners = episode.record["outcome"].get("winners") or []
+            winners = outcome_of(episode.record).get("winners") or []
             for seat in {turn.seat for turn in episode.turns if self.seat_roles.get(turn.seat, "") == role}:
                 returns.append(episode.record["returns"][seat])
                 wins.append(seat in winners)

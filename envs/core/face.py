@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pickle
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -11,6 +11,9 @@ from gymnasium import spaces
 from parlour.envs.core.game import Game
 from parlour.envs.core.match import Match, Snapshot
 from parlour.envs.core.observation import Observer
+
+if TYPE_CHECKING:
+    from parlour.envs.core.record_types import Record
 
 
 class MultiAgentFace:
@@ -46,7 +49,7 @@ class MultiAgentFace:
         """Render the state (see ``render_mode``)."""
         return self.observer.render()
 
-    def record(self, agents: dict[str, str] | None = None) -> dict[str, Any]:
+    def record(self, agents: dict[str, str] | None = None) -> Record:
         """The record of the current episode, for :func:`parlour.replay` and the leaderboard."""
         return self.match.record(agents)
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import numpy as np
@@ -42,6 +42,9 @@ from parlour.envs.core.game import Game
 from parlour.envs.core.match import Match, Snapshot, game_options
 from parlour.envs.core.observation import RENDER_MODES, Observer
 from parlour.envs.core.seeding import episode_seeds
+
+if TYPE_CHECKING:
+    from parlour.envs.core.record_types import Record
 
 #: Deals ``reset`` tries, in a row, for one in which the learner gets to act (see the module docstring).
 MAX_DEALS = 32
@@ -244,7 +247,7 @@ class GymGame(gymnasium.Env):
         """Render the state (see ``render_mode``)."""
         return self.observer.render()
 
-    def record(self, agents: dict[str, str] | None = None) -> dict[str, Any]:
+    def record(self, agents: dict[str, str] | None = None) -> Record:
         """The record of the current episode, with the opponents' names and seeds (the learner is ``"learner"`` unless named)."""
         names = {self.player: "learner", **self.opponent_names, **(agents or {})}
         record = self.match.record(names)

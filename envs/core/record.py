@@ -48,73 +48,15 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Mapping, NotRequired, TypedDict
+from typing import Any, Mapping
 
 from parlour.envs.core.agent import AgentFailure, action_text, reset_agent, wants_vector
 from parlour.envs.core.errors import ReplayMismatch
-from parlour.envs.core.game import OutcomeDict
 from parlour.envs.core.match import RECORD_FORMAT, RECORD_VERSION, Match
+from parlour.envs.core.record_types import Record
+from parlour.envs.core.record_types import Step as Step
+from parlour.envs.core.record_types import ToolCall as ToolCall
 from parlour.envs.registry import game_class
-
-
-class ToolCall(TypedDict):
-    """One tool call of a step (see the module docstring): what was called, and a digest of its answer.
-
-    A final tool's call has no ``result`` (it is the step's move); a ``recorded`` tool's call keeps its whole
-    answer under ``output``, which replay plays back.
-    """
-
-    name: str
-    arguments: dict[str, Any]
-    result: NotRequired[str]
-    output: NotRequired[str]
-
-
-class Step(TypedDict):
-    """One action of one player in a record (see the module docstring).
-
-    ``action`` is the text as read, a move index (vector mode) or ``None``; ``move`` the parsed move (a JSON value)
-    or ``None``; ``error`` why the action was refused, or ``None``; ``rewards`` what the step paid. The rest appear
-    only when they apply: ``action_chars`` (the text's length before it was cut), ``calls`` (the tools it called),
-    ``failure`` and ``forfeit`` (an agent that could not decide).
-    """
-
-    player: str
-    action: str | int | None
-    move: Any
-    error: str | None
-    rewards: dict[str, float]
-    action_chars: NotRequired[int]
-    calls: NotRequired[list[ToolCall]]
-    failure: NotRequired[str]
-    forfeit: NotRequired[bool]
-
-
-class Record(TypedDict):
-    """An episode record, the versioned JSON document described in the module docstring.
-
-    ``agents``, ``agent_seeds`` and ``episode`` are written by whoever ran the episode (an evaluation);
-    ``turn_rewards`` (each seat's reward per turn) by the bridges that train on records, and ``mixture``
-    (the episode's draw: its index, environment and level) by :class:`parlour.envs.mixture.Mixture`.
-    """
-
-    format: str
-    format_version: int
-    env_id: str
-    env_version: int
-    options: dict[str, Any]
-    seed: int
-    players: list[str]
-    steps: list[Step]
-    done: bool
-    returns: dict[str, float]
-    eliminated: dict[str, str]
-    outcome: OutcomeDict | None
-    agents: NotRequired[dict[str, str]]
-    agent_seeds: NotRequired[dict[str, int]]
-    episode: NotRequired[int]
-    turn_rewards: NotRequired[dict[str, list[float]]]
-    mixture: NotRequired[dict[str, Any]]
 
 
 def _is_number(value: Any) -> bool:
@@ -132,8 +74,8 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def replay(record: dict[str, Any] | str, agents: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Re-execute ``record`` (a dict or its JSON text) and check that it reproduces.
+def replay(record: Mapping[str, Any] | str, agents: Mapping[str, Any] | None = None) -> Record:
+    """Re-execute ``record`` (a :class:`Record`, any JSON object read as one, or its JSON text) and check that it reproduces.
 
     ``agents`` maps seats to agents whose moves must be the recorded ones: each
     is reset with the record's ``agent_seeds`` entry for its seat and asked for

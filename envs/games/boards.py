@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -20,10 +20,17 @@ def cell_name(cell: int, rows: int, columns: int) -> str:
     return f"{chr(ord('a') + cell % columns)}{rows - cell // columns}"
 
 
+class StepMoves(NamedTuple):
+    """The one-step moves of a board (:func:`step_moves`): their names, each one's ``(source, destination)`` cells,
+    and per cell its on-board moves as ``(direction, destination, move index)``."""
+
+    names: tuple[str, ...]
+    ends: tuple[tuple[int, int], ...]
+    steps: tuple[tuple[tuple[int, int, int], ...], ...]
+
+
 @functools.cache
-def step_moves(
-    rows: int, columns: int, directions: tuple[tuple[int, int], ...]
-) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...], tuple[tuple[tuple[int, int, int], ...], ...]]:
+def step_moves(rows: int, columns: int, directions: tuple[tuple[int, int], ...]) -> StepMoves:
     """The moves of a piece one step in one of ``directions`` (row and column steps), worked out once per board size.
 
     Moves are every on-board ``(cell, direction)`` pair, cells row-major from
@@ -46,7 +53,7 @@ def step_moves(
                 here.append((direction, destination, len(names)))
                 names.append(cell_name(cell, rows, columns) + cell_name(destination, rows, columns))
         steps.append(tuple(here))
-    return tuple(names), tuple(ends), tuple(steps)
+    return StepMoves(tuple(names), tuple(ends), tuple(steps))
 
 
 def board_rows(board: list[int], rows: int, columns: int) -> list[list[int]]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
 import numpy as np
 
@@ -56,8 +56,16 @@ def dot_name(row: int, column: int) -> str:
     return f"{chr(ord('a') + column)}{row + 1}"
 
 
+class Layout(NamedTuple):
+    """What a grid fixes (:func:`layout`): the line names, the boxes beside each line, and the four lines of each box."""
+
+    names: tuple[str, ...]
+    beside: tuple[tuple[int, ...], ...]
+    sides: tuple[tuple[int, ...], ...]
+
+
 @functools.cache
-def layout(rows: int, columns: int) -> tuple[tuple[str, ...], tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
+def layout(rows: int, columns: int) -> Layout:
     """What a grid fixes, worked out once per size: the line names in OpenSpiel's order, the boxes beside each line,
     and the four lines of each box."""
     horizontal = (rows + 1) * columns
@@ -72,7 +80,7 @@ def layout(rows: int, columns: int) -> tuple[tuple[str, ...], tuple[tuple[int, .
     for box, lines in enumerate(sides):
         for line in lines:
             beside[line].append(box)
-    return tuple(names), tuple(tuple(boxes) for boxes in beside), sides
+    return Layout(tuple(names), tuple(tuple(boxes) for boxes in beside), sides)
 
 
 class DotsAndBoxesBatch(GameBatch):

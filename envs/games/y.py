@@ -29,7 +29,7 @@ Version history: v0, first release.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -52,14 +52,23 @@ Cells are named by column letter and row number: a1 is the top-left corner, {las
 Reply with the cell you choose, for example: {example}"""
 
 
+class Layout(NamedTuple):
+    """What a board size fixes (:func:`layout`): the cells as ``(x, y)`` row by row, each cell's neighbours
+    (indices) and its side bits."""
+
+    cells: tuple[tuple[int, int], ...]
+    neighbours: tuple[tuple[int, ...], ...]
+    sides: tuple[int, ...]
+
+
 @functools.cache
-def layout(size: int) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, ...], ...], tuple[int, ...]]:
+def layout(size: int) -> Layout:
     """The cells of a board of ``size`` as ``(x, y)`` row by row, each cell's neighbours (indices) and its side bits."""
     cells = tuple((x, y) for y in range(size) for x in range(size - y))
     index = {cell: i for i, cell in enumerate(cells)}
     near = tuple(tuple(index[(x + dx, y + dy)] for dx, dy in STEPS if (x + dx, y + dy) in index) for x, y in cells)
     sides = tuple((LEFT if x == 0 else 0) | (TOP if y == 0 else 0) | (SLANT if x + y == size - 1 else 0) for x, y in cells)
-    return cells, near, sides
+    return Layout(cells, near, sides)
 
 
 class Y(Game):

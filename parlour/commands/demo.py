@@ -69,12 +69,16 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import parlour
 from parlour.baselines import scripted_names
 from parlour.envs.core.match import make_game
 from parlour.envs.registry import game_class, list_envs
+
+if TYPE_CHECKING:
+    from parlour.evaluation.results import AgentBlock
+    from parlour.leaderboard.tables import RatingTable
 
 #: The file in ``--out`` naming the demo's settings and the bundles its leaderboard already holds.
 MANIFEST = "demo.json"
@@ -659,12 +663,12 @@ def _read_manifest(out: Path) -> dict[str, Any]:
     return manifest if isinstance(manifest, dict) and isinstance(manifest.get("submitted"), list) else {}
 
 
-def print_round_robin(env_id: str, rows: list[tuple[str, str, dict]]) -> None:
+def print_round_robin(env_id: str, rows: list[tuple[str, str, AgentBlock]]) -> None:
     """One environment's runs: win/draw/loss and mean reward of each agent in each line-up."""
     print(f"\n{env_id}")
     print(f"  {'agent':<18}{'line-up':<34}{'win':>6}{'draw':>6}{'loss':>6}{'mean reward':>14}")
     for name, opponent, block in rows:
-        wdl = "".join(f"{block[k]:>6.0%}" for k in ("win_rate", "draw_rate", "loss_rate")) if "win_rate" in block else f"{'-':>6}" * 3
+        wdl = f"{block['win_rate']:>6.0%}{block['draw_rate']:>6.0%}{block['loss_rate']:>6.0%}" if "win_rate" in block else f"{'-':>6}" * 3
         print(f"  {name[:17]:<18}{opponent[:33]:<34}{wdl}{block['mean_reward']:>+14.3f}")
     if any("win_rate" not in block for _, _, block in rows):
         from parlour.evaluation.results import DASH_NOTES
@@ -672,7 +676,7 @@ def print_round_robin(env_id: str, rows: list[tuple[str, str, dict]]) -> None:
         print(f'  "-": {DASH_NOTES["win/draw/loss"]}')
 
 
-def print_table(table: dict) -> None:
+def print_table(table: RatingTable) -> None:
     """The environment's rating table: method, then each agent's value and 95% interval (per role where it is rated per role)."""
     print(f"  rating: {table['method']} ({table['episodes']} counted episodes)")
     for row in table["rows"]:

@@ -68,7 +68,7 @@ def rows(bundle: str | Path, text: bool = False) -> Iterator[dict[str, Any]]:
 
     With ``text``, a row holds :func:`parlour.export.to_text`'s ``text`` and ``spans`` instead of ``messages`` and ``tools``.
     """
-    from parlour.evaluation.results import EPISODES_FILE, read_records
+    from parlour.evaluation.results import EPISODES_FILE, outcome_of, read_records
     from parlour.export import to_chat, to_text, turn_rewards
 
     path = Path(bundle)
@@ -76,7 +76,7 @@ def rows(bundle: str | Path, text: bool = False) -> Iterator[dict[str, Any]]:
     if not episodes.is_file():
         raise FileNotFoundError(f"{path} holds no {EPISODES_FILE}: give a bundle directory written by `parlour eval` or Results.save")
     for record in sorted(read_records(episodes), key=lambda record: record.get("episode", 0)):
-        winners = (record.get("outcome") or {}).get("winners") or []
+        winners = outcome_of(record).get("winners") or []
         for seat in record["players"]:
             if text:
                 rendered = to_text(record, seat)

@@ -9,7 +9,7 @@ otherwise say where to point. ``parlour submit`` reads the submitter token from
 ``$PARLOUR_TOKEN``, prints the page of each submission it stored, and exits
 with status 1 when the server rejects a bundle. ``seed`` fills a new board
 with the built-in agents' runs, so a fresh server is not empty: the line-ups
-of ``parlour demo`` (:func:`parlour.commands.demo.lineups`), each played for a
+of ``parlour demo`` (:func:`parlour.evaluation.seating.lineups`), each played for a
 challenge of the board and submitted through the same verification as any
 other bundle (every episode replayed), as the submitter ``--submitter``
 (default ``baselines``, created when missing). An environment that submitter
@@ -25,10 +25,15 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from parlour.commands.evaluate import add_agent_options, agent_spec
+
+if TYPE_CHECKING:
+    # Annotations only: the command line loads the leaderboard (SQLAlchemy, SciPy) when a command needs it.
+    from parlour.leaderboard.api import Leaderboard
+    from parlour.leaderboard.tables import OverallTable
 
 DEFAULT_DB = "sqlite:///leaderboard.db"
 #: Where ``parlour demo`` (with its default ``--out results/demo``) keeps its leaderboard.
@@ -150,7 +155,7 @@ def _sqlite_file(url: str) -> Path | None:
     return Path(database) if database and database != ":memory:" else None
 
 
-def _board(args: argparse.Namespace, existing: bool = False) -> Any:
+def _board(args: argparse.Namespace, existing: bool = False) -> Leaderboard:
     """The leaderboard at the database the arguments name."""
     from parlour.leaderboard.api import Leaderboard
 
@@ -199,11 +204,11 @@ def run_connect(args: argparse.Namespace) -> int:
 
 def run_seed(args: argparse.Namespace) -> int:
     """Play the demo's line-ups of each environment for challenges of the board at ``--db`` and submit them."""
-    from parlour.commands.demo import counted_lineups, episodes_per_lineup
     from parlour.envs.core.match import make_game
     from parlour.envs.registry import game_class, list_envs
     from parlour.evaluation.rollout import make_plan
     from parlour.evaluation.runner import evaluate
+    from parlour.evaluation.seating import counted_lineups, episodes_per_lineup
     from parlour.leaderboard.api import Leaderboard
 
     if args.episodes < 1:
@@ -261,7 +266,7 @@ def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _print_overall(table: dict[str, Any]) -> None:
+def _print_overall(table: OverallTable) -> None:
     """An overall (or category) table: the reference row, each agent's score and interval, and what is not normalised."""
     rows = [
         [
@@ -291,12 +296,12 @@ def run_show(args: argparse.Namespace) -> int:
     if args.env is None:
         from parlour.leaderboard.ratings import CATEGORY_TITLES
 
-        table = board.ratings()
+        overall = board.ratings()
         print("normalised score: random 0, each environment's strongest measured reference 100; an environment not played counts 0")
-        _print_overall(table)
+        _print_overall(overall)
         print(INTERVAL_SENTENCE)
         # Each category's table under its heading, as the index page has them.
-        for category, scope in table.get("categories", {}).items():
+        for category, scope in overall.get("categories", {}).items():
             print(f"\n{CATEGORY_TITLES.get(category, 'Other')}")
             _print_overall(scope)
         return 0
