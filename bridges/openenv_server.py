@@ -82,7 +82,6 @@ from parlour.envs.coding.common import ScratchSandboxes
 from parlour.envs.core.agent import AgentFailure, act_batch, reset_agent, wants_vector
 from parlour.envs.core.game import Game
 from parlour.envs.core.match import Match, entropy_seed
-from parlour.envs.core.record import Record
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
 from parlour.export import turn_rewards
@@ -349,7 +348,7 @@ class Table:
             record=self.record() if match.over else None,
         )
 
-    def record(self) -> Record:
+    def record(self) -> dict[str, Any]:
         """The episode's record, with every seat's name, the agents' seeds (so ``replay`` can check agents too) and turn rewards."""
         record = self.match.record(self.names)
         record["agent_seeds"] = dict(self.agent_seeds)
@@ -728,7 +727,6 @@ class SessionGuard:
         try:
             await self.app(scope, watch.receive, watch.send)
         finally:
-            watch.stop()
             self.sessions[address] -= 1
             if not self.sessions[address]:
                 del self.sessions[address]
@@ -755,22 +753,20 @@ class _IdleWatch:
         self._send = send
         self.idle_timeout = idle_timeout
         self.closed = False
-        # The client's next message, awaited without being cancelled on a timeout: cancelling the server's own
-        # receive could lose a message; it ends when the connection does.
-        self.pending: asyncio.Future | None = None
 
     async def receive(self) -> dict:
         """The client's next message; a disconnect once the session was idle for ``idle_timeout`` seconds."""
         if self.closed:
             return {"type": "websocket.disconnect", "code": 1001}
-        if self.pending is None:
-            self.pending = asyncio.ensure_future(self._receive())
-        done, _ = await asyncio.wait({self.pending}, timeout=self.idle_timeout)
-        if not done:
+        # A timer on the wait itself, not a task beside it (which costs more than the rest of a scripted turn's
+        # request): on the timeout the server's receive is cancelled, which loses nothing, as uvicorn's takes
+        # from a queue and a cancelled take leaves the message there; the session is closed anyway.
+        try:
+            async with asyncio.timeout(self.idle_timeout):
+                return await self._receive()
+        except TimeoutError:
             await self._close_idle()
             return {"type": "websocket.disconnect", "code": 1001}
-        message, self.pending = self.pending.result(), None
-        return message
 
     async def send(self, message: dict) -> None:
         """Pass ``message`` on, unless the session was closed for idling (OpenEnv's handler still says goodbye)."""
@@ -790,11 +786,6 @@ class _IdleWatch:
         except (OSError, RuntimeError):
             # The client went away at the same moment: there is no one left to tell.
             pass
-
-    def stop(self) -> None:
-        """Stop waiting for a message that will never be read (the session is over)."""
-        if self.pending is not None and not self.pending.done():
-            self.pending.cancel()
 
 
 def _finite(value: Any) -> Any:
