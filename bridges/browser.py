@@ -60,6 +60,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import html
 import importlib.resources
@@ -67,6 +68,7 @@ import importlib.util
 import os
 import pickle
 import shutil
+import socket
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -441,7 +443,14 @@ class ShopBrowserEnv(gymnasium.Env):
         """Shut the episode's server down and free its port."""
         server, self._server = self._server, None
         if server is not None:
-            server.shutdown()
+            # serve_forever() looks for the shutdown request only between polls half a second apart, which was the
+            # last step of every episode; a connection ends the poll at once (answered as an empty request).
+            stopping = threading.Thread(target=server.shutdown, name="parlour-shop-web-stop")
+            stopping.start()
+            while stopping.is_alive():
+                with contextlib.suppress(OSError):
+                    socket.create_connection(server.server_address[:2], timeout=1).close()
+                stopping.join(0.01)
             server.server_close()
 
     # ------------------------------------------------------------------------------------------ browser
