@@ -6,7 +6,9 @@ that holds a :class:`~parlour.envs.core.match.Match` of ``parlour/Shop-v0``, ser
 reads the page's accessibility tree (BrowserGym's ``axtree_txt``, with a ``bid`` on every element) and
 answers with one BrowserGym high-level action: ``click('12')``, ``fill('7', 'shampoo')``,
 ``press('7', 'Enter')``, ``go_back()``, ``goto(url)``, ... The action runs in the browser; a form the page
-submits reaches the server, which turns it into the text game's action and submits it to the match:
+submits reaches the server, which turns it into the text game's action and submits it to the match (the page's
+script sends the form and puts the answer's page in place of the document, with a history entry, as a navigation
+would, without a navigation's cost: :data:`_PAGE_SCRIPT`):
 
 ==================================================== =====================================
 in the browser                                        submitted to the match
@@ -449,7 +451,7 @@ class ShopBrowserEnv(gymnasium.Env):
             stopping.start()
             while stopping.is_alive():
                 with contextlib.suppress(OSError):
-                    socket.create_connection(server.server_address[:2], timeout=1).close()
+                    socket.create_connection(("127.0.0.1", server.server_address[1]), timeout=1).close()
                 stopping.join(0.01)
             server.server_close()
 
@@ -569,8 +571,8 @@ class ShopBrowserEnv(gymnasium.Env):
                 with self._lock:
                     self._in_step = False
         if self._played:
-            # A form was sent: that is the step's game action, even if BrowserGym's 500 ms timeout ran out while the
-            # server answered (a search on a cold index); the refusal, if any, is the game's.
+            # A form was sent: that is the step's game action, even if BrowserGym's action raised once it had gone
+            # (its 500 ms timeout); the refusal, if any, is the game's.
             played, error = self._played[-1], self.match.last_error.get(PLAYER)
         elif kind is not None:
             played, error = UNMAPPED[kind], _ERRORS[kind].format(origin=self.origin)
