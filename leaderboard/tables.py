@@ -14,7 +14,7 @@ Matrix = list[list[float | None]]
 
 
 class Standing(TypedDict):
-    """Where a rating unit stands (:func:`standings`): its ``episodes`` and distinct ``opponents`` met (among ranked
+    """Where a rating unit stands (:func:`~parlour.leaderboard.ratings.standings`): its ``episodes`` and distinct ``opponents`` met (among ranked
     units for a ranked one, over every episode for a provisional one), why it is ``provisional`` (None when ranked)
     and what it still ``needs`` (None when ranked)."""
 
@@ -29,8 +29,8 @@ class RatingRow(TypedDict):
 
     Every method gives ``rating`` (the method's value) with its 95% interval ``low``..``high``, ``games`` (the
     episodes or pairwise games it counted), ``score`` (the score rate, or the mean return) and ``mean_payoff``;
-    :func:`rank_rows` adds the :class:`Standing` keys and ``rank``, ``rank_low`` and ``rank_high`` (None for a
-    provisional row); :func:`meta_game` adds ``nash_mass`` and ``nash_payoff`` (zero-sum) or ``alpha_rank`` (None
+    :func:`~parlour.leaderboard.ratings.rank_rows` adds the :class:`Standing` keys and ``rank``, ``rank_low`` and ``rank_high`` (None for a
+    provisional row); :func:`~parlour.leaderboard.ratings.meta_game` adds ``nash_mass`` and ``nash_payoff`` (zero-sum) or ``alpha_rank`` (None
     outside the meta-game); the leaderboard adds ``exploitability`` and its note where it is measurable.
     """
 
@@ -57,7 +57,7 @@ class RatingRow(TypedDict):
 
 
 class TeamRow(TypedDict):
-    """One line-up of a ``team`` table (:func:`team_table`): its mean team ``score``, 95% interval and ``episodes``."""
+    """One line-up of a ``team`` table (:func:`~parlour.leaderboard.ratings.team_table`): its mean team ``score``, 95% interval and ``episodes``."""
 
     team: str
     score: float
@@ -67,7 +67,7 @@ class TeamRow(TypedDict):
 
 
 class NegotiationRow(TypedDict):
-    """One agent's negotiation figures (:func:`negotiation_metrics`), None where no episode of it reported them."""
+    """One agent's negotiation figures (:func:`~parlour.leaderboard.ratings.negotiation_metrics`), None where no episode of it reported them."""
 
     agent: str
     episodes: int
@@ -79,7 +79,7 @@ class NegotiationRow(TypedDict):
 
 
 class MetaGame(TypedDict):
-    """The meta-game of a ``payoff`` table (:func:`meta_game`): its agents, and why each other agent is left out."""
+    """The meta-game of a ``payoff`` table (:func:`~parlour.leaderboard.ratings.meta_game`): its agents, and why each other agent is left out."""
 
     agents: list[str]
     left_out: dict[str, str]
@@ -93,14 +93,14 @@ class TeamReferences(TypedDict):
 
 
 class RatingTable(TypedDict):
-    """One environment's rating table (:func:`env_table`), as the site, the server and the command line read it.
+    """One environment's rating table (:func:`~parlour.leaderboard.ratings.env_table`), as the site, the server and the command line read it.
 
     Every method gives ``kind`` (the method), ``anchor`` (the agent at the scale's fixed point, or None),
     ``rows``, ``agents`` (sorted; the matrices' order), ``win_rate`` (Bradley–Terry's score-rate matrix, else None)
     and ``episodes``. Bradley–Terry adds ``first_mover_elo``; ``payoff`` and ``team`` the payoff matrix with its
-    interval ends and the episodes per pair (``pairs``), ``payoff`` the :func:`meta_game` and its ``view``; ``team``
+    interval ends and the episodes per pair (``pairs``), ``payoff`` the :func:`~parlour.leaderboard.ratings.meta_game` and its ``view``; ``team``
     and ``roles`` name the ``roles``, and ``team`` adds the mean return per agent and role (``by_role``) and the
-    line-ups' ``teams``; a negotiation adds ``negotiation``. :func:`env_table` adds the ranking's thresholds, the
+    line-ups' ``teams``; a negotiation adds ``negotiation``. :func:`~parlour.leaderboard.ratings.env_table` adds the ranking's thresholds, the
     method's display rule and the category; the leaderboard adds ``env_id``, ``counted``, ``format`` and, where
     they apply, the ``exploitability`` sentence and the team ``references``.
     """
@@ -147,7 +147,7 @@ class Scaled(TypedDict):
 
 
 class Normalised(TypedDict):
-    """How a table goes on the 0 to 100 scale (:func:`normalised`), or why it does not.
+    """How a table goes on the 0 to 100 scale (:func:`~parlour.leaderboard.ratings.normalised`), or why it does not.
 
     ``reference`` names the 100 (in a ``roles`` table, each role's), ``reference_agents`` those agents,
     ``reference_score`` the reference's own scaled score and ``scores`` each agent's; the last three are
@@ -163,7 +163,7 @@ class Normalised(TypedDict):
 
 
 class OverallRow(TypedDict):
-    """One agent's row of the overall table (:func:`overall`): its mean normalised ``score`` with its interval, the
+    """One agent's row of the overall table (:func:`~parlour.leaderboard.ratings.overall`): its mean normalised ``score`` with its interval, the
     ``environments`` it played, their share (``coverage``), its ``played_mean`` there and its score in each (``envs``).
     The reference row adds ``names``, the reference agent of each environment."""
 
@@ -179,7 +179,7 @@ class OverallRow(TypedDict):
 
 
 class OverallTable(TypedDict):
-    """The overall table (:func:`overall`), and each category's under ``categories`` (the overall one alone has them)."""
+    """The overall table (:func:`~parlour.leaderboard.ratings.overall`), and each category's under ``categories`` (the overall one alone has them)."""
 
     rows: list[OverallRow]
     reference: OverallRow | None

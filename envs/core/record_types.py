@@ -12,7 +12,7 @@ from parlour.envs.core.game import OutcomeDict
 
 
 class ToolCall(TypedDict):
-    """One tool call of a step (see the module docstring): what was called, and a digest of its answer.
+    """One tool call of a step (see :mod:`parlour.envs.core.record`): what was called, and a digest of its answer.
 
     A final tool's call has no ``result`` (it is the step's move); a ``recorded`` tool's call keeps its whole
     answer under ``output``, which replay plays back.
@@ -25,7 +25,7 @@ class ToolCall(TypedDict):
 
 
 class Step(TypedDict):
-    """One action of one player in a record (see the module docstring).
+    """One action of one player in a record (see :mod:`parlour.envs.core.record`).
 
     ``action`` is the text as read, a move index (vector mode) or ``None``; ``move`` the parsed move (a JSON value)
     or ``None``; ``error`` why the action was refused, or ``None``; ``rewards`` what the step paid. The rest appear
@@ -45,7 +45,7 @@ class Step(TypedDict):
 
 
 class Record(TypedDict):
-    """An episode record, the versioned JSON document described in the module docstring.
+    """An episode record, the versioned JSON document described in :mod:`parlour.envs.core.record`.
 
     ``agents``, ``agent_seeds`` and ``episode`` are written by whoever ran the episode (an evaluation);
     ``turn_rewards`` (each seat's reward per turn) by the bridges that train on records, and ``mixture``
