@@ -10,7 +10,10 @@ leaderboard, the trainers, the command line):
 * :mod:`~parlour.evaluation.results`: :class:`Results`, the statistics and
   intervals of a run, and the bundle's files;
 * :mod:`~parlour.evaluation.challenges`: the submitter's side of server-issued
-  challenges (the run's seed comes from the server's nonce).
+  challenges (the run's seed comes from the server's nonce);
+* :mod:`~parlour.evaluation.seating`: who sits where when the built-in agents
+  play an environment (the demo's and the leaderboard seed's line-ups), and a
+  seat's role.
 
 It imports the environments and agents below it and nothing of the
 leaderboard above it.

@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from parlour.envs.registry import game_class
 from parlour.evaluation.results import INTERVAL_SENTENCE
-from parlour.leaderboard.ratings import CATEGORY_TITLES, MIN_EPISODES, MIN_OPPONENTS, role_of
+from parlour.evaluation.seating import role_of
+from parlour.leaderboard.ratings import CATEGORY_TITLES, MIN_EPISODES, MIN_OPPONENTS
 from parlour.leaderboard.store import slug
 from parlour.leaderboard.tables import Matrix, OverallTable, RatingRow, RatingTable
 

@@ -63,7 +63,6 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from parlour.baselines import make_scripted, scripted_names
-from parlour.envs.coding.oracle import is_privileged
 from parlour.envs.core.game import Game
 from parlour.envs.core.match import ENGINE_OPTIONS, engine_options, make_game
 from parlour.envs.core.record import Record, ReplayMismatch, replay
@@ -72,6 +71,7 @@ from parlour.envs.registry import game_class, list_envs
 from parlour.evaluation.challenges import challenge_seed
 from parlour.evaluation.results import outcome_of
 from parlour.evaluation.runner import default_lineup, seat_order
+from parlour.evaluation.seating import privileged
 from parlour.leaderboard.names import BadName, lookalike
 from parlour.leaderboard.names import check_name as canonical_name
 from parlour.leaderboard.store import NewEpisode, outcome_details
@@ -206,12 +206,6 @@ def builtin_base(name: str) -> str | None:
     numbered = _NUMBERED.fullmatch(name)
     base = numbered.group(1) if numbered else name
     return base if base in reserved_names() else None
-
-
-@functools.cache
-def privileged(env_id: str, name: str) -> bool:
-    """Whether ``name``, a built-in agent of ``env_id``, reads hidden data through the privileged oracle."""
-    return is_privileged(make_scripted(name, env_id))
 
 
 def check_unprivileged(env_id: str, names: list[str]) -> None:

@@ -22,12 +22,12 @@ import pytest
 import parlour
 from parlour.baselines import scripted_names
 from parlour.cli import main
-from parlour.commands.demo import Lineup, counted_lineups, lineups
 from parlour.envs.core.gym import GymGame
 from parlour.envs.core.match import make_game
 from parlour.envs.core.tools import Tool, find_calls
 from parlour.envs.registry import game_class
 from parlour.evaluation.rollout import make_plan
+from parlour.evaluation.seating import Lineup, counted_lineups, lineups
 from parlour.leaderboard.api import Leaderboard
 from parlour.leaderboard.ratings import CATEGORY_TITLES
 from parlour.leaderboard.verify import Rejected, as_bundle, verify_bundle

@@ -5,8 +5,8 @@ from __future__ import annotations
 import parlour
 from parlour.baselines import scripted_names
 from parlour.cli import main
-from parlour.commands.demo import lineups
 from parlour.evaluation.results import Results
+from parlour.evaluation.seating import lineups
 from parlour.leaderboard.api import Leaderboard
 
 

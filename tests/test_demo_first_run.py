@@ -19,7 +19,8 @@ import pytest
 
 from parlour.cli import main
 from parlour.commands import demo
-from parlour.commands.demo import Lineup, allot, rank_floors
+from parlour.commands.demo import allot, rank_floors
+from parlour.evaluation.seating import Lineup
 from parlour.leaderboard.api import Leaderboard
 from parlour.leaderboard.ratings import MIN_EPISODES
 from tests.pg import free_port

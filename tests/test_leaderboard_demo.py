@@ -9,8 +9,8 @@ import pytest
 
 from parlour.baselines import scripted_names
 from parlour.cli import main
-from parlour.commands.demo import Lineup, episodes_per_lineup, lineups
 from parlour.envs.registry import all_games, game_class
+from parlour.evaluation.seating import Lineup, episodes_per_lineup, lineups
 from parlour.leaderboard.api import Leaderboard
 
 #: The first built-in competitive games, with the episodes each gets (minimax is slow; poker needs hundreds of hands).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from parlour.cli import main
-from parlour.commands.demo import counted_lineups
+from parlour.evaluation.seating import counted_lineups
 from parlour.leaderboard.api import Leaderboard
 
 KUHN = "parlour/KuhnPoker-v0"

@@ -8,10 +8,10 @@ import functools
 import pytest
 
 import parlour
-from parlour.commands.demo import counted_lineups
 from parlour.envs.core.match import make_game
 from parlour.envs.registry import game_class
 from parlour.evaluation.runner import evaluate
+from parlour.evaluation.seating import counted_lineups
 from parlour.leaderboard.api import Leaderboard
 from parlour.leaderboard.verify import Rejected, as_bundle, verify_bundle
 from tests.named_agent import NamedRandom

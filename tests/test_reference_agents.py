@@ -3,7 +3,7 @@
 Every environment declares its reference agents (``Game.reference_agents``: its
 strong agent(s) and ``random``). Here each declared strong agent plays
 ``random`` seated as the leaderboard's demo seats built-in agents
-(:func:`parlour.commands.demo.lineups`: pairs with seats rotated, teams and
+(:func:`parlour.evaluation.seating.lineups`: pairs with seats rotated, teams and
 mixed teams for cooperative games, line-ups by role where seats have roles),
 and the environment's own rating table (:func:`parlour.leaderboard.ratings.env_table`)
 must put its whole 95% interval on the better side of ``random``'s. The
@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from parlour.commands.demo import lineups
 from parlour.envs.core.match import make_game
 from parlour.envs.registry import all_games, game_class, list_envs
 from parlour.evaluation.runner import evaluate
+from parlour.evaluation.seating import lineups
 from parlour.leaderboard import ratings
 from parlour.leaderboard.store import outcome_details
 

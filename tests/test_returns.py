@@ -10,9 +10,9 @@ import gymnasium
 import pytest
 
 import parlour
-from parlour.commands.demo import can_play
 from parlour.envs.core.agent import reset_agent
 from parlour.envs.registry import game_class
+from parlour.evaluation.seating import can_play
 from tests.conftest import ENV_IDS
 
 #: Seeded episodes per environment and seat.

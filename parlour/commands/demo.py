@@ -1,18 +1,12 @@
 """``parlour demo``: the product's main job on embedded defaults, served at once and filled in while it plays.
 
 The built-in agents play every environment, seated as its category asks
-(:func:`lineups`, from the environment's category, seats and roles only, so a
-newly registered environment needs nothing here):
-
-* single-agent tasks (search, coding, one seat): each scripted agent alone;
-* cooperative games and tasks whose seats share one reward
-  (``Game.shared_reward``, such as AskOrSearch): every agent in self-play (a
-  whole team of it), and every pair of agents mixed (one seat each way round,
-  seats rotated), so each agent is also seen with the baseline as its partner;
-* games whose seats have roles some agents cannot take (a debate's judge, a
-  search proposer): agents are seated by role, one line-up per combination of
-  agents able to hold each role (seats fixed);
-* other games: every pair of distinct scripted agents, seats rotated.
+(:func:`parlour.evaluation.seating.lineups`, from the environment's category,
+seats and roles only, so a newly registered environment needs nothing here):
+single-agent tasks alone, cooperative ones in self-play and mixed pairs, games
+with roles some agents cannot take by role, other games in every pair with
+seats rotated. Line-ups seating a privileged oracle are not played
+(:func:`parlour.evaluation.seating.counted_lineups`).
 
 Every run is played for a challenge of the embedded SQLite leaderboard (so it
 counts; the challenges' nonces derive from ``--seed``, so a demo is
@@ -56,8 +50,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import functools
-import itertools
 import json
 import math
 import os
@@ -67,14 +59,13 @@ import sys
 import threading
 import time
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import parlour
-from parlour.baselines import scripted_names
 from parlour.envs.core.match import make_game
 from parlour.envs.registry import game_class, list_envs
+from parlour.evaluation.seating import Lineup, counted_lineups, episodes_per_lineup, seat_roles
 
 if TYPE_CHECKING:
     from parlour.evaluation.results import AgentBlock
@@ -82,8 +73,6 @@ if TYPE_CHECKING:
 
 #: The file in ``--out`` naming the demo's settings and the bundles its leaderboard already holds.
 MANIFEST = "demo.json"
-#: Most line-ups played for one environment whose agents are seated by role.
-MAX_ROLE_LINEUPS = 27
 #: CPU seconds of play and verification the default demo spends in all: 5 minutes.
 DEFAULT_BUDGET = 300.0
 #: The share of ``--budget`` kept for what follows each run's verification (storing it, recomputing the ratings, a
@@ -130,95 +119,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--no-serve", action="store_true", help="play, print and exit, without serving the leaderboard")
     parser.set_defaults(handler=run_demo)
-
-
-@dataclass(frozen=True)
-class Lineup:
-    """One run of the demo: the agents (a list, seated by the runner's rule; or one per seat, fixed) and a label."""
-
-    agents: tuple[str, ...]
-    #: True: ``agents`` holds one agent per seat in seat order, seats fixed; False: the runner's rotated line-up.
-    fixed: bool
-    label: str
-
-    def spec(self, players: list[str]) -> Any:
-        """What :func:`parlour.evaluate` takes as ``agents``."""
-        return dict(zip(players, self.agents)) if self.fixed else list(self.agents)
-
-
-def seat_roles(players: list[str]) -> dict[str, list[str]]:
-    """The seats of each role, roles in seat order (a role is a seat's name without its trailing number)."""
-    from parlour.leaderboard.ratings import role_of
-
-    roles: dict[str, list[str]] = {}
-    for player in players:
-        roles.setdefault(role_of(player), []).append(player)
-    return roles
-
-
-@functools.cache
-def can_play(env_id: str, agent: str, seat: str) -> bool:
-    """Whether scripted ``agent`` can hold ``seat`` of ``env_id``: one episode with ``random`` in the other seats runs without error."""
-    players = list(make_game(game_class(env_id), {}).players)
-    seating = {player: agent if player == seat else "random" for player in players}
-    try:
-        parlour.evaluate(env_id, seating, episodes=1, seed=0, progress=False)
-    except Exception:  # noqa: BLE001 - an agent refusing a seat (or failing in it) is what is probed
-        return False
-    return True
-
-
-def lineups(env_id: str, names: list[str] | None = None) -> list[Lineup]:
-    """The demo's runs for ``env_id``, by its category, seats and roles (see the module docstring).
-
-    ``names``: the scripted agents to seat, sorted (default: all of the environment's), so a
-    reference agent can be measured against ``random`` seated as the leaderboard seats it.
-    """
-    game_cls = game_class(env_id)
-    players = list(make_game(game_cls, {}).players)
-    names = scripted_names(env_id) if names is None else names
-    if len(players) == 1:
-        return [Lineup((name,), False, name) for name in names]
-    roles = seat_roles(players)
-    if len(roles) > 1:
-        able = {role: [name for name in names if all(can_play(env_id, name, seat) for seat in seats)] for role, seats in roles.items()}
-        if any(len(agents) < len(names) for agents in able.values()):
-            if not all(able.values()):
-                return []  # some role has no scripted agent able to hold it: nothing to play
-            runs = []
-            for choice in itertools.islice(itertools.product(*able.values()), MAX_ROLE_LINEUPS):
-                by_role = dict(zip(roles, choice))
-                agents = tuple(by_role[role] for player in players for role, seats in roles.items() if player in seats)
-                runs.append(Lineup(agents, True, "-".join(f"{role}={name}" for role, name in by_role.items())))
-            return runs
-    pairs = [Lineup((a, b), False, f"{a}-vs-{b}") for a, b in itertools.combinations(names, 2)]
-    # A shared reward makes a rotated pair's agents score alike: only self-play tells the team of one agent from another's.
-    if game_cls.category == "cooperation" or game_cls.shared_reward:
-        return [Lineup((name,), False, f"{name}-team") for name in names] + [
-            Lineup(lineup.agents, False, lineup.label.replace("-vs-", "-with-")) for lineup in pairs
-        ]
-    return pairs
-
-
-def counted_lineups(env_id: str) -> tuple[list[Lineup], list[Lineup]]:
-    """The demo's line-ups of ``env_id`` that a leaderboard counts, and apart those it refuses: line-ups seating a
-    privileged oracle (Code's ``reference``), an upper bound measured locally (``parlour eval``), never counted."""
-    from parlour.leaderboard.verify import privileged
-
-    runs = lineups(env_id)
-    oracles = [run for run in runs if any(privileged(env_id, name) for name in run.agents)]
-    return [run for run in runs if run not in oracles], oracles
-
-
-def episodes_per_lineup(env_id: str, lineups: int, episodes: int, game_episodes: int) -> int:
-    """Episodes of each line-up: ``episodes``, or for a competitive game, and a game rated per role, enough for
-    ``game_episodes`` in all: a role splits an agent's episodes (Mafia's random held the mafia side in 8 of 20), and an
-    agent under the leaderboard's minimum in a role is provisional there."""
-    game_cls = game_class(env_id)
-    rated_by_role = game_cls.category == "social" or game_cls.fixed_roles
-    if (game_cls.category != "game" and not rated_by_role) or len(make_game(game_cls, {}).players) == 1:
-        return episodes
-    return max(episodes, -(-game_episodes // max(lineups, 1)))
 
 
 def rank_floors(env_id: str, runs: list[Lineup]) -> list[int]:
