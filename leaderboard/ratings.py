@@ -28,7 +28,7 @@ holds the one sentence each page shows about it:
   go beside it, with the ``random`` team and the best scripted team as
   reference points.
 * ``roles`` (social games, and any game with ``Game.fixed_roles``): rated per
-  role. Each row is one agent in one role (:func:`role_of`: a fixed-role
+  role. Each row is one agent in one role (:func:`~parlour.evaluation.seating.role_of`: a fixed-role
   seat's role, such as a debate's ``judge`` and ``debater``; else the
   player's team in the outcome, such as Mafia's ``mafia`` and ``village``),
   rated by its mean return in that role and ranked only against the other
@@ -92,7 +92,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -103,6 +102,7 @@ import numpy as np
 from scipy.special import expit
 
 from parlour.evaluation.results import bounded_interval, mean_ci, score_range
+from parlour.evaluation.seating import role_of
 from parlour.leaderboard.tables import (
     MetaGame,
     NegotiationRow,
@@ -118,7 +118,7 @@ from parlour.leaderboard.tables import (
 
 if TYPE_CHECKING:
     # Only annotations name them: importing the store would load SQLAlchemy wherever ratings are computed.
-    from parlour.leaderboard.store import OutcomeDetails, Result
+    from parlour.leaderboard.store import Result
 
 ANCHOR = "random"
 ANCHOR_RATING = 1000.0
@@ -267,22 +267,6 @@ def method_for(category: str, zero_sum: bool, seats: int, results: Sequence[Resu
     if declared == "competitive":
         return "bradley-terry" if zero_sum and win_loss_only(results) else "payoff"
     return declared
-
-
-def role_of(seat: str, details: OutcomeDetails | None = None, fixed_roles: bool = False) -> str:
-    """A seat's role: its team in the episode's outcome if it had one, else its name without the trailing number.
-
-    In a game with ``fixed_roles`` the seat alone decides, without its trailing number or letter
-    (``debater_a`` and ``debater_b`` are both ``debater``): a debate's teams are the sides its
-    debaters happen to defend in one episode, not roles an agent is built for.
-    """
-    if fixed_roles:
-        return re.sub(r"(_[a-z]|_?[0-9]+)$", "", seat) or seat
-    teams = (details.get("teams") if details else None) or {}
-    for team, members in teams.items():
-        if seat in members:
-            return str(team)
-    return re.sub(r"_?[0-9]+$", "", seat) or seat
 
 
 # ------------------------------------------------------------------ intervals
