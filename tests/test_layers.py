@@ -117,6 +117,24 @@ def test_environments_never_name_an_agent():
             assert not named, f"{name} imports {named}: the core takes an agent resolver instead"
 
 
+#: Other trainers' and harnesses' libraries: only the bridges and the trainers adapt parlour to them.
+TRAINER_LIBRARIES = ("stable_baselines3", "sb3_contrib", "trl", "verifiers", "openenv", "mcp")
+
+
+def test_the_core_and_the_environments_hold_no_trainers_adapter():
+    """The SB3 VecEnv view sat in the core's vector face; it is a bridge (parlour.bridges.sb3)."""
+    for name, path in modules().items():
+        if layer_of(name) > layer_of("parlour.envs"):
+            continue
+        libraries = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                libraries |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                libraries.add(node.module.split(".")[0])
+        assert not libraries & set(TRAINER_LIBRARIES), f"{name} imports {sorted(libraries & set(TRAINER_LIBRARIES))}: move the adapter to bridges/"
+
+
 def test_evaluation_imports_nothing_from_the_leaderboard():
     for name, targets in GRAPH.items():
         if name.startswith("parlour.evaluation"):

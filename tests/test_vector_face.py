@@ -32,9 +32,10 @@ import numpy as np
 import pytest
 
 import parlour
+from parlour.bridges.sb3 import sb3_vec_env
 from parlour.envs.core.gym import GymGame
 from parlour.envs.core.match import split_options
-from parlour.envs.core.vector import Streams, VectorGame, sb3_vec_env
+from parlour.envs.core.vector import Streams, VectorGame
 from parlour.envs.games.goofspiel import Goofspiel
 from parlour.envs.games.kuhn_poker import CARDS, KuhnPoker
 from parlour.envs.games.leduc_holdem import LeducHoldem
