@@ -26,10 +26,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_mcp(args: argparse.Namespace) -> int:
-    """Check the arguments, then serve until the client closes stdin."""
+    """Check the arguments, then serve until the client closes stdin; without the bridge's libraries, one error naming the extra."""
+    from parlour.bridges import load_bridge
+
+    mcp_server = load_bridge("mcp")
+    # Both import once the bridge has loaded: anyio comes with mcp, serve_stdio beside mcp_server.
     import anyio
 
-    from parlour.bridges.mcp_server import mcp_server, serve_stdio
+    from parlour.bridges.mcp_server import serve_stdio
 
     options = json.loads(args.env_kwargs)
     if not isinstance(options, dict):

@@ -4,7 +4,8 @@ Each WebSocket session (``/ws``) plays one seat of an episode; ``--opponent``
 names who plays the others, ``client`` for other connected sessions. The
 guards (a cap per client address, idle and turn timeouts, one memory budget
 for the sandboxes) have flags with the defaults given in ``--help``. See
-:mod:`parlour.bridges.openenv_server` for the routes, payloads and records.
+:mod:`parlour.bridges.openenv_server` for the routes, payloads and records;
+its libraries come with ``pip install 'parlour[bridges]'``.
 """
 
 from __future__ import annotations
@@ -73,11 +74,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    """Serve until Ctrl-C."""
-    from parlour.bridges.openenv_server import serve
+    """Serve until Ctrl-C; without the bridge's libraries, one error naming the extra to install."""
+    from parlour.bridges import load_bridge
 
     if args.max_sessions < 1:
         raise ValueError(f"--max-sessions must be at least 1, got {args.max_sessions}")
+    serve = load_bridge("openenv")
     seat = int(args.seat) if args.seat.isdigit() else args.seat
     serve(
         args.env_id,
