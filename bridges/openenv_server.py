@@ -103,7 +103,7 @@ DEFAULT_SESSIONS_PER_CLIENT = 16
 WS_COMPRESSION = False
 #: The observation's fields a server may leave out (``create_app(fields=...)``); the others (player, env_id, acting,
 #: done, reward, record) are always sent.
-OPTIONAL_FIELDS = ("text", "messages", "legal_moves", "view", "invalid_action", "tools", "tool_calls_left")
+OPTIONAL_FIELDS: tuple[str, ...] = ("text", "messages", "legal_moves", "view", "invalid_action", "tools", "tool_calls_left")
 
 
 def default_sandbox_memory_mb() -> int:
