@@ -82,6 +82,7 @@ from parlour.envs.coding.common import ScratchSandboxes
 from parlour.envs.core.agent import AgentFailure, act_batch, reset_agent, wants_vector
 from parlour.envs.core.game import Game
 from parlour.envs.core.match import Match, entropy_seed
+from parlour.envs.core.record import Record
 from parlour.envs.core.seeding import episode_seeds
 from parlour.envs.registry import game_class
 from parlour.export import turn_rewards
@@ -348,7 +349,7 @@ class Table:
             record=self.record() if match.over else None,
         )
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> Record:
         """The episode's record, with every seat's name, the agents' seeds (so ``replay`` can check agents too) and turn rewards."""
         record = self.match.record(self.names)
         record["agent_seeds"] = dict(self.agent_seeds)
