@@ -143,6 +143,9 @@ def misranked(board: Leaderboard) -> list[str]:
     return problems
 
 
+# Every environment's demo at 20 episodes a line-up and 200 a game: 356 s alone on 2 cores, about 500 s beside other
+# work, so the suite's 600 s limit would fail it on a busy machine; the limit is for hangs, this test is long by design.
+@pytest.mark.phase_timeout(1800)
 def test_after_the_demo_every_strong_built_in_ranks_above_random_everywhere(tmp_path):
     # Issue 22: the overall table ranked only random (no built-in reached the 50% coverage rule), Games ranked ppo with
     # minimax and nash unranked, Search ranked no_search with the perfect oracle unranked.
