@@ -37,9 +37,10 @@ check: install
 	$(BIN)/ruff format --check .
 	$(BIN)/python scripts/typecheck.py
 
-# The contract tier alone (API conformance, rules, fuzzing, attribution, records): every test not marked slow.
+# The contract tier alone (API conformance, rules, fuzzing, attribution, records): every test not marked slow, in two
+# pytest-xdist workers (4,240 tests: 3 min 53 s on 2 idle cores, against 5 min 51 s in one process).
 test-fast: install system
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow" -n 2
 
 # `make demo PORT=8001 HOST=0.0.0.0` serves elsewhere than 127.0.0.1:8000.
 PORT ?= 8000
