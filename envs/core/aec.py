@@ -81,10 +81,12 @@ class AECGame(MultiAgentFace, AECEnv):
         Only the selected agent's info is built (see the module docstring).
         """
         agent = self.agent_selection
-        info = self._infos.get(agent)
+        infos = self._infos
+        info = infos.get(agent)
+        observer = self.observer
         if info is None:
-            info = self._infos[agent] = self.observer.info(agent)
-        observation = self.observer.observe(agent) if observe else None
+            info = infos[agent] = observer.info(agent)
+        observation = observer.observe(agent) if observe else None
         return observation, self._cumulative_rewards[agent], self.terminations[agent], self.truncations[agent], info
 
     def observe(self, agent: str) -> dict[str, Any]:
@@ -118,7 +120,8 @@ class AECGame(MultiAgentFace, AECEnv):
     def step(self, action: Any) -> None:
         """Play the selected agent's action (text, or a ``Discrete`` index in vector mode)."""
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        terminations = self.terminations
+        if terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         match = self.match
@@ -127,25 +130,26 @@ class AECGame(MultiAgentFace, AECEnv):
         self.rewards = rewards = dict.fromkeys(agents, 0.0)
         cumulative = self._cumulative_rewards
         cumulative[agent] = 0.0
-        for player, amount in paid.items():
-            if player in rewards:
-                rewards[player] = amount
-                cumulative[player] += amount
+        if paid:
+            for player, amount in paid.items():
+                if player in rewards:
+                    rewards[player] = amount
+                    cumulative[player] += amount
         self._infos = {}
         acting = match.acting()
         if acting:
-            out = [a for a in agents if a in match.eliminated and not self.terminations[a]] if match.eliminated else None
+            out = [a for a in agents if a in match.eliminated and not terminations[a]] if match.ctx.eliminated else None
             if out:
                 # The eliminated take their closing step first; play then resumes with the acting player.
                 for player in out:
-                    self.terminations[player] = True
+                    terminations[player] = True
                 self._skip_agent_selection = acting[0]
                 self.agent_selection = out[0]
             else:
                 self.agent_selection = acting[0]
         else:
-            done = self.truncations if match.outcome is not None and match.outcome.truncated else self.terminations
+            done = self.truncations if match.outcome is not None and match.outcome.truncated else terminations
             for player in agents:
-                if not self.terminations[player]:
+                if not terminations[player]:
                     done[player] = True
             self.agent_selection = agents[(agents.index(agent) + 1) % len(agents)]

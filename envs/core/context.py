@@ -83,11 +83,16 @@ class Context:
         ``text`` is the game's own: a player's words go through :meth:`say`,
         never into ``text``, so ``kind="talk"`` is refused here.
         """
-        if kind not in _KINDS:
+        if kind not in _KINDS or kind == "talk":
+            if kind == "talk":
+                raise ValueError("a player's words go through ctx.say(player, words, to=...), which frames them; tell is for the game's own text")
             raise ValueError(f"message kind must be one of {MESSAGE_KINDS}, got {kind!r}")
-        if kind == "talk":
-            raise ValueError("a player's words go through ctx.say(player, words, to=...), which frames them; tell is for the game's own text")
-        self._send({"sender": sender, "to": None, "kind": kind, "text": text}, to)
+        message: Message = {"sender": sender, "to": None, "kind": kind, "text": text}
+        if to is None:  # _send's commonest case, written out: games tell everyone something every move
+            for inbox in self.inboxes.values():
+                inbox.append(message)
+            return
+        self._send(message, to)
 
     def say(self, player: str, words: str, to: str | list[str] | tuple[str, ...] | None = None) -> None:
         """Relay ``player``'s own ``words`` (talk, a question, a program's output: anything a player wrote or made) to ``to``.

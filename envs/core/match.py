@@ -543,12 +543,17 @@ class Match:
     def _settle(self) -> dict[str, float]:
         """Book the rewards the game paid in this step; build the outcome and announce it if the game ended."""
         ctx = self.ctx
-        rewards, ctx.step_rewards = ctx.step_rewards, {}
-        returns = self.returns
-        for player, amount in rewards.items():
-            returns[player] += amount
+        rewards = ctx.step_rewards
+        if rewards:
+            ctx.step_rewards = {}
+            returns = self.returns
+            for player, amount in rewards.items():
+                returns[player] += amount
+        else:
+            rewards = {}  # a dict of its own: the step's record keeps it
         ending = ctx.ending
         if ending is not None and self.outcome is None:
+            returns = self.returns
             self.outcome = outcome = Outcome(
                 winners=ending.winners,
                 scores=dict(returns),

@@ -44,4 +44,7 @@ def render_message(message: Message) -> str:
 
 def render(messages: Iterable[Message]) -> str:
     """The text of an observation: its messages rendered (see :func:`render_message`), separated by blank lines."""
-    return "\n\n".join([render_message(message) for message in messages])
+    # render_message written out: this runs for every message of every text observation.
+    return "\n\n".join(
+        [f"{ENV_MARK} {message['text']}" if message["kind"] != "talk" else f"{message['sender']}: {quote(message['text'])}" for message in messages]
+    )
