@@ -30,6 +30,11 @@ on its last move.
   move submitted. No PettingZoo bookkeeping (``last()``, infos, the closing
   ``step(None)`` of every agent), so ``text/engine`` is what the AEC face
   leaves of the engine's speed;
+* parlour steps only: the AEC loop with no observation and no info read
+  (``env.step`` alone, terminations read from ``env.terminations``): not a way
+  to play, but the floor of the text loop, whose every other part is reading
+  what a step made; ``steps only/TextArena raw`` bounds what a faster
+  observation could give;
 * TextArena raw: ``ta.make("<Game>-v0-raw")``, its ``get_observation()`` (the
   new messages, not rendered) read every move;
 * TextArena wrapped: the same with TextArena's ``LLMObservationWrapper``, which
@@ -271,6 +276,33 @@ def text_replay_loop(env, script: Script) -> Loop:
     return loop
 
 
+def steps_only_loop(name: str, script: Script) -> Loop:
+    """parlour's AEC face replaying ``script`` with no observation and no info read: what its steps alone cost.
+
+    Not a way to play (an agent must read its observation); a floor for the text loop, since its every other
+    part is reading what a step made.
+    """
+    env = parlour.make_aec(f"parlour/{name}-v0", **SHARED[name][0])
+
+    def loop(seconds: float) -> tuple[int, float]:
+        moves, episode = 0, 0
+        start = time.process_time()
+        while time.process_time() - start < seconds:
+            env.reset(seed=episode % len(script))
+            plays = iter(script[episode % len(script)])
+            episode += 1
+            terminations, truncations = env.terminations, env.truncations
+            for agent in env.agent_iter():
+                if terminations[agent] or truncations[agent]:
+                    env.step(None)
+                else:
+                    env.step(next(plays))
+                    moves += 1
+        return moves, time.process_time() - start
+
+    return loop
+
+
 def engine_loop(name: str, script: Script) -> Loop:
     """parlour's engine alone replaying ``script``: the acting player's text observation built every move, then its move submitted."""
     match = Match(game_class(f"parlour/{name}-v0"), SHARED[name][0])
@@ -402,6 +434,7 @@ def libraries(name: str) -> dict[str, Loop]:
         mine, theirs = shared_scripts(name)
         loops["text"] = parlour_text_loop(name, mine)
         loops["engine"] = engine_loop(name, mine)
+        loops["steps only"] = steps_only_loop(name, mine)
         loops["TextArena raw"] = textarena_loop(name, theirs, wrapped=False)
         loops["TextArena wrapped"] = textarena_loop(name, theirs, wrapped=True)
     else:
@@ -462,6 +495,7 @@ def main() -> None:
                     missed += report_ratio(mine, peer, rates, GAME_TARGETS.get((name, mine, peer), TARGETS.get((mine, peer))))
         if "engine" in rates:
             report_ratio("engine", "TextArena raw", rates, None)
+            report_ratio("steps only", "TextArena raw", rates, None)
             report_ratio("text", "engine", rates, None)
     if not args.skip_ipd:
         short, long = IPD_ROUNDS
