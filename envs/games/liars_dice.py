@@ -165,8 +165,15 @@ class LiarsDice(Game):
     def _new_round(self, ctx: Context, first: int) -> None:
         """Roll every hand still in play and tell each player its own dice; ``first`` opens the bidding."""
         self.round += 1
-        roll = ctx.rng.integers
-        self.dice = [sorted(roll(1, SIDES + 1, size=len(hand)).tolist()) if hand else [] for hand in self.dice]
+        # One draw for every die in play, dealt out seat by seat: the same numbers as a draw per hand (numpy's bounded
+        # draws take one 32-bit word per die, whatever the call's size), at one call's cost.
+        sizes = [len(hand) for hand in self.dice]
+        rolled = ctx.rng.integers(1, SIDES + 1, size=sum(sizes)).tolist()
+        dice, taken = [], 0
+        for size in sizes:
+            dice.append(sorted(rolled[taken : taken + size]))
+            taken += size
+        self.dice = dice
         self.turn = first
         self.bid = None
         self.bidder = None
@@ -180,7 +187,7 @@ class LiarsDice(Game):
     @property
     def dice_in_play(self) -> int:
         """Total dice on the table this round."""
-        return sum(len(hand) for hand in self.dice)
+        return sum(map(len, self.dice))
 
     def _next_seat(self, seat: int) -> int:
         """The next seat after ``seat`` whose player still has dice."""
