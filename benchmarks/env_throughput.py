@@ -253,8 +253,12 @@ def parlour_text_loop(name: str, script: Script) -> Loop:
     return text_replay_loop(parlour.make_aec(f"parlour/{name}-v0", **SHARED[name][0]), script)
 
 
-def text_replay_loop(env, script: Script) -> Loop:
-    """Any PettingZoo AEC environment with text observations replaying ``script``, the observation's text read every move."""
+def text_replay_loop(env, script: Script, read: bool = True) -> Loop:
+    """Any PettingZoo AEC environment with text observations replaying ``script``, the observation's text read every move.
+
+    ``read=False`` reads nothing (no ``last()``: no observation, no info; the ends from ``env.terminations``
+    and ``env.truncations``): the steps alone, see :func:`steps_only_loop`.
+    """
 
     def loop(seconds: float) -> tuple[int, float]:
         moves, episode = 0, 0
@@ -263,12 +267,17 @@ def text_replay_loop(env, script: Script) -> Loop:
             env.reset(seed=episode % len(script))
             plays = iter(script[episode % len(script)])
             episode += 1
-            for _ in env.agent_iter():
-                observation, _, termination, truncation, _ = env.last()
-                if termination or truncation:
+            for agent in env.agent_iter():
+                if read:
+                    observation, _, termination, truncation, _ = env.last()
+                    ended = termination or truncation
+                else:
+                    ended = env.terminations[agent] or env.truncations[agent]
+                if ended:
                     env.step(None)
                 else:
-                    observation["text"]
+                    if read:
+                        observation["text"]
                     env.step(next(plays))
                     moves += 1
         return moves, time.process_time() - start
@@ -282,25 +291,7 @@ def steps_only_loop(name: str, script: Script) -> Loop:
     Not a way to play (an agent must read its observation); a floor for the text loop, since its every other
     part is reading what a step made.
     """
-    env = parlour.make_aec(f"parlour/{name}-v0", **SHARED[name][0])
-
-    def loop(seconds: float) -> tuple[int, float]:
-        moves, episode = 0, 0
-        start = time.process_time()
-        while time.process_time() - start < seconds:
-            env.reset(seed=episode % len(script))
-            plays = iter(script[episode % len(script)])
-            episode += 1
-            terminations, truncations = env.terminations, env.truncations
-            for agent in env.agent_iter():
-                if terminations[agent] or truncations[agent]:
-                    env.step(None)
-                else:
-                    env.step(next(plays))
-                    moves += 1
-        return moves, time.process_time() - start
-
-    return loop
+    return text_replay_loop(parlour.make_aec(f"parlour/{name}-v0", **SHARED[name][0]), script, read=False)
 
 
 def engine_loop(name: str, script: Script) -> Loop:
