@@ -8,11 +8,12 @@ resolves agent spec strings (``"random"``, ``"minimax"``, ...) through it.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib
 import pkgutil
 from typing import Any, Callable
+
+from parlour.envs.core.errors import did_you_mean
 
 #: name -> {env_id or "*": factory(env_id=..., **kwargs) -> agent}
 _SCRIPTED: dict[str, dict[str, Callable[..., Any]]] = {}
@@ -65,7 +66,5 @@ def make_scripted(name: str, env_id: str, **kwargs: Any) -> Any:
     factory = by_env.get(env_id) or by_env.get("*")
     if factory is None:
         available = scripted_names(env_id)
-        close = difflib.get_close_matches(name, available, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ValueError(f"no agent {name!r} for {env_id}{hint}; available: {', '.join(available)}")
+        raise ValueError(f"no agent {name!r} for {env_id}{did_you_mean(name, available)}; available: {', '.join(available)}")
     return factory(env_id=env_id, **kwargs)

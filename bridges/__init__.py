@@ -20,7 +20,6 @@ load their bridge through :func:`load_bridge`.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib
 import importlib.util
@@ -28,6 +27,8 @@ import re
 import warnings
 from dataclasses import dataclass
 from typing import Any
+
+from parlour.envs.core.errors import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -113,9 +114,7 @@ def bridge_named(name: str) -> Bridge:
     """The bridge registered as ``name``; a ``KeyError`` naming the closest one and every bridge otherwise."""
     known = bridges()
     if name not in known:
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise KeyError(f"no bridge {name!r}{hint}; bridges: {', '.join(sorted(known))} (`parlour bridges` lists them)")
+        raise KeyError(f"no bridge {name!r}{did_you_mean(name, known)}; bridges: {', '.join(sorted(known))} (`parlour bridges` lists them)")
     return known[name]
 
 

@@ -26,7 +26,6 @@ the fix; another path that does not end in ``/v1`` only draws a warning from
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import inspect
 import os
@@ -37,6 +36,7 @@ from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit
 
 from parlour.baselines import make_scripted, opponent_ladder
+from parlour.envs.core.errors import did_you_mean
 
 #: Seconds the network checks of :func:`check_agent_spec` and of ``hf:`` hub ids wait before giving up.
 NETWORK_TIMEOUT = 5.0
@@ -122,8 +122,7 @@ def scheme_of(spec: str) -> AgentScheme | None:
         return None
     schemes = agent_schemes()
     if prefix not in schemes:
-        close = difflib.get_close_matches(prefix, schemes, n=1)
-        hint = f" (did you mean '{close[0]}:'?)" if close else ""
+        hint = did_you_mean(prefix, schemes, suffix=":")
         raise ValueError(f"agent spec {spec!r}: no agent scheme {prefix!r}{hint}; schemes: {', '.join(f'{p}:' for p in sorted(schemes))}")
     return schemes[prefix]
 
@@ -288,9 +287,7 @@ def check_options(spec: str, factory: Callable[..., Any], options: Mapping[str, 
     ]
     for key in options:
         if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"no option {key!r} for agent {spec!r}{hint}; its options: {', '.join(known) or 'none'}")
+            raise ValueError(f"no option {key!r} for agent {spec!r}{did_you_mean(key, known)}; its options: {', '.join(known) or 'none'}")
 
 
 def python_factory(spec: str) -> Callable[..., Any]:

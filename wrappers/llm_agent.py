@@ -11,7 +11,6 @@ it, and the options given to the spec override it.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import json
 import time
@@ -21,6 +20,7 @@ from typing import Any, Hashable, Mapping, NamedTuple
 import numpy as np
 
 from parlour.envs.core.agent import AgentFailure
+from parlour.envs.core.errors import did_you_mean
 from parlour.wrappers.backend import Backend, BackendError, Completion, Message
 from parlour.wrappers.extraction import FORMAT_HINTS, Extractor, default_extraction, resolve_extractor, strip_reasoning
 from parlour.wrappers.llm_policy import MODES, LMPolicy
@@ -316,8 +316,7 @@ def llm_options(spec: str, options: Mapping[str, Any]) -> LLMOptions:
             raise ValueError(
                 f"{key} is an option of mode={other[0]}, not of mode={mode} ({spec}); its options: {', '.join(agent_keys + backend_keys)}"
             )
-        close = difflib.get_close_matches(key, agent_keys + backend_keys, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        hint = did_you_mean(key, agent_keys + backend_keys)
         raise ValueError(f"no option {key!r} for agent {spec!r} in mode={mode}{hint}; its options: {', '.join(agent_keys + backend_keys)}")
     if saved:
         saved.pop("mode")

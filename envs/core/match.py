@@ -38,7 +38,7 @@ import numpy as np
 
 from parlour.envs.core.agent import AgentFailure
 from parlour.envs.core.context import Context, Message
-from parlour.envs.core.errors import InvalidMove
+from parlour.envs.core.errors import InvalidMove, did_you_mean
 from parlour.envs.core.game import Game, Move, Outcome, int_option
 from parlour.envs.core.pcg64 import MASK32, PCG64Twin
 from parlour.envs.core.rendering import render
@@ -172,10 +172,8 @@ def split_options(game_cls: type[Game], options: dict[str, Any], face_options: t
     own = game_options(game_cls)
     unknown = sorted(set(options) - set(own) - set(ENGINE_OPTIONS))
     if unknown:
-        import difflib
-
         known = [*face_options, *own, *ENGINE_OPTIONS]
-        hints = [f"{name!r} (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(name, known, 1)) else repr(name) for name in unknown]
+        hints = [f"{name!r}{did_you_mean(name, known)}" for name in unknown]
         raise TypeError(f"{game_cls.name} got unknown option(s) {', '.join(hints)}; its options are: {', '.join(known)}")
     game = {k: v for k, v in options.items() if k in own}
     engine = {k: v for k, v in options.items() if k in ENGINE_OPTIONS}

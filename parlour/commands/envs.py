@@ -9,11 +9,11 @@ and ``--json`` prints them as a JSON list of objects (``id``, ``category``,
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 from typing import Any
 
 from parlour.baselines import scripted_names
+from parlour.envs.core.errors import did_you_mean
 from parlour.envs.core.match import make_game
 from parlour.envs.registry import all_games
 
@@ -52,9 +52,7 @@ def run_list(args: argparse.Namespace) -> int:
     if args.category is not None:
         categories = sorted({row["category"] for row in rows})
         if args.category not in categories:
-            close = difflib.get_close_matches(args.category, categories, 1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"no category {args.category!r}{hint}; categories: {', '.join(categories)}")
+            raise ValueError(f"no category {args.category!r}{did_you_mean(args.category, categories)}; categories: {', '.join(categories)}")
         rows = [row for row in rows if row["category"] == args.category]
     if args.word:
         word = args.word.lower()

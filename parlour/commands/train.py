@@ -22,13 +22,14 @@ shows a progress bar.
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
 import shlex
 import sys
 import tomllib
 from pathlib import Path
 from typing import Any
+
+from parlour.envs.core.errors import did_you_mean
 
 #: The keys a role's table in a ``--roles`` file may hold.
 ROLE_KEYS = ("model", "frozen")
@@ -395,9 +396,7 @@ def read_roles(path: str | Path) -> tuple[dict[str, str], list[str]]:
             raise ValueError(f'--roles {path}: {role!r} is not a role table; write [{role}] and below it model = "PATH"')
         unknown = sorted(set(entry) - set(ROLE_KEYS))
         if unknown:
-            guesses = [
-                f"{key!r} (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(key, ROLE_KEYS, n=1)) else repr(key) for key in unknown
-            ]
+            guesses = [f"{key!r}{did_you_mean(key, ROLE_KEYS)}" for key in unknown]
             raise ValueError(f"--roles {path}: role {role!r} has unknown keys {', '.join(guesses)}; a role takes {' and '.join(ROLE_KEYS)}")
         model = entry.get("model")
         if not isinstance(model, str) or not model:
