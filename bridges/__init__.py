@@ -24,11 +24,11 @@ import functools
 import importlib
 import importlib.util
 import re
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 from parlour.envs.core.errors import did_you_mean
+from parlour.envs.core.plugins import load_published
 
 
 @dataclass(frozen=True)
@@ -95,13 +95,7 @@ def register_bridge(bridge: Bridge) -> Bridge:
 @functools.cache
 def _load_entry_points() -> None:
     """Register the bridges other packages publish under :data:`BRIDGE_GROUP` (once)."""
-    from importlib.metadata import entry_points
-
-    for entry in entry_points(group=BRIDGE_GROUP):
-        try:
-            register_bridge(entry.load())
-        except Exception as error:  # noqa: BLE001 - another package's broken bridge must not take the others down with it
-            warnings.warn(f"{BRIDGE_GROUP} entry point {entry.name!r} ({entry.value}) failed to load: {error}", stacklevel=2)
+    load_published(BRIDGE_GROUP, register_bridge)
 
 
 def bridges() -> dict[str, Bridge]:

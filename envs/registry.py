@@ -25,8 +25,6 @@ import inspect
 import pkgutil
 import re
 import types
-import warnings
-from importlib.metadata import entry_points
 
 import gymnasium
 import pettingzoo
@@ -35,6 +33,7 @@ from parlour.envs.core.aec import AECGame
 from parlour.envs.core.game import Game
 from parlour.envs.core.gym import GymGame
 from parlour.envs.core.parallel import ParallelGame
+from parlour.envs.core.plugins import load_published
 from parlour.envs.core.vector import make_vector_env
 
 #: Packages whose modules hold parlour's own games, one game per module.
@@ -98,6 +97,12 @@ def _games_of(module: types.ModuleType) -> list[type[Game]]:
     ]
 
 
+def _register_published(published: type[Game] | types.ModuleType) -> None:
+    """Register what a ``parlour.games`` entry point names: a game class, or every game of a module."""
+    for game_cls in _games_of(published) if isinstance(published, types.ModuleType) else [published]:
+        register(game_cls)
+
+
 @functools.cache
 def _load() -> None:
     """Register parlour's own games, then those published under :data:`ENTRY_POINT_GROUP` (once)."""
@@ -106,14 +111,7 @@ def _load() -> None:
         for module_info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
             for game_cls in _games_of(importlib.import_module(f"{package_name}.{module_info.name}")):
                 register(game_cls)
-    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            published = entry_point.load()
-            for game_cls in _games_of(published) if isinstance(published, types.ModuleType) else [published]:
-                register(game_cls)
-        except Exception as error:
-            # Another package's broken game must not take parlour down with it.
-            warnings.warn(f"parlour.games entry point {entry_point.name!r} ({entry_point.value}) failed to load: {error}", stacklevel=2)
+    load_published(ENTRY_POINT_GROUP, _register_published)
     # The mixture is no game of the registry (it plays several); Gymnasium loads it by name, on first use only.
     gymnasium.register(id="parlour/Mixture-v0", entry_point="parlour.envs.mixture:Mixture", order_enforce=False, disable_env_checker=True)
 

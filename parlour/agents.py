@@ -26,6 +26,7 @@ the fix; another path that does not end in ``/v1`` only draws a warning from
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import os
@@ -37,6 +38,7 @@ from urllib.parse import urlsplit
 
 from parlour.baselines import make_scripted, opponent_ladder
 from parlour.envs.core.errors import did_you_mean
+from parlour.envs.core.plugins import load_published
 
 #: Seconds the network checks of :func:`check_agent_spec` and of ``hf:`` hub ids wait before giving up.
 NETWORK_TIMEOUT = 5.0
@@ -84,7 +86,6 @@ class AgentScheme:
 #: The entry-point group through which other packages publish agent schemes.
 AGENT_SCHEME_GROUP = "parlour.agents"
 _SCHEMES: dict[str, AgentScheme] = {}
-_ENTRY_POINTS_LOADED = False
 
 
 def register_agent_scheme(scheme: AgentScheme) -> AgentScheme:
@@ -102,14 +103,14 @@ def register_agent_scheme(scheme: AgentScheme) -> AgentScheme:
 
 def agent_schemes() -> dict[str, AgentScheme]:
     """Every registered agent scheme by prefix: parlour's own and those of installed packages' entry points."""
-    global _ENTRY_POINTS_LOADED
-    if not _ENTRY_POINTS_LOADED:
-        _ENTRY_POINTS_LOADED = True
-        from importlib.metadata import entry_points
-
-        for entry in entry_points(group=AGENT_SCHEME_GROUP):
-            register_agent_scheme(entry.load())
+    _load_entry_points()
     return dict(_SCHEMES)
+
+
+@functools.cache
+def _load_entry_points() -> None:
+    """Register the agent schemes other packages publish under :data:`AGENT_SCHEME_GROUP` (once)."""
+    load_published(AGENT_SCHEME_GROUP, register_agent_scheme)
 
 
 def scheme_of(spec: str) -> AgentScheme | None:

@@ -86,3 +86,38 @@ def test_an_llm_spec_goes_to_the_workers_unbuilt_however_it_is_given(spec: Any, 
     plan = make_plan("parlour/TicTacToe-v0", [spec, "random"], in_flight=2)
     assert list(rollout.play_in_workers(plan, list(range(8)), 2, [{}, {}])) == []
     assert spawned == [list(range(8))]
+
+
+def _publish(tmp_path, monkeypatch, module: str, source: str, entries: str) -> None:
+    """Install a package on ``sys.path`` that publishes ``entries`` (lines ``name = module:attr``) under ``parlour.agents``."""
+    (tmp_path / f"{module}.py").write_text(source, encoding="utf-8")
+    dist = tmp_path / f"{module}-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module.replace('_', '-')}\nVersion: 1.0\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(f"[parlour.agents]\n{entries}\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def test_a_scheme_published_through_an_entry_point_builds_and_a_broken_one_is_left_out(tmp_path, monkeypatch) -> None:
+    import parlour.agents as agents
+
+    source = (
+        "from parlour.agents import AgentScheme\n"
+        "class Constant:\n"
+        "    def __init__(self, move): self.move = move\n"
+        "    def act(self, observation): return self.move\n"
+        "SCHEME = AgentScheme('published', lambda spec, env_id, name, options: Constant(spec.partition(':')[2]), "
+        "lambda spec, env_id, options: [], 'a published scheme: published:MOVE')\n"
+        "BROKEN = 'not a scheme'\n"
+    )
+    _publish(tmp_path, monkeypatch, "published_scheme", source, "published = published_scheme:SCHEME\nbroken = published_scheme:BROKEN")
+    agents._load_entry_points.cache_clear()
+    try:
+        # Another package's broken scheme is named in a warning and does not take the others (or parlour's own) down.
+        with pytest.warns(UserWarning, match=r"parlour\.agents entry point 'broken' \(published_scheme:BROKEN\) failed to load"):
+            schemes = agent_schemes()
+        assert schemes["published"].summary == "a published scheme: published:MOVE" and "hf" in schemes
+        assert make_agent("published:take 1 from heap 1", "parlour/Nim-v0").act(None) == "take 1 from heap 1"
+    finally:
+        agents._load_entry_points.cache_clear()
+        agents._SCHEMES.pop("published", None)
