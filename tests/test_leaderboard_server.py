@@ -92,6 +92,13 @@ def post(base: str, body: bytes | str, token: str, timeout: float = 120) -> http
     return httpx.post(base + "/api/submissions", content=body, headers={"Authorization": f"Bearer {token}"}, timeout=timeout)
 
 
+#: The end-to-end run's episodes. The server draws the challenge's nonce, so the games differ run by run; with 40,
+#: minimax's Bradley-Terry interval reached down to random's in 66 of 2,000 seeded runs (a near-perfect record such as
+#: 36 wins and 4 draws: the interval mirrors its capped upper tail downwards), the overall table then had no row and
+#: this test failed; with 80, 0 of 1,000.
+EPISODES = "80"
+
+
 def test_end_to_end_evaluate_save_submit_show(tmp_path, capsys, monkeypatch):
     db = f"sqlite:///{tmp_path}/lb.db"
     status, token, _ = cli(capsys, monkeypatch, "leaderboard", "add-submitter", "alice", "--db", db)
@@ -109,7 +116,7 @@ def test_end_to_end_evaluate_save_submit_show(tmp_path, capsys, monkeypatch):
             "--opponent",
             "random",
             "--episodes",
-            "40",
+            EPISODES,
             "--challenge",
             base,
             "--out",
@@ -119,7 +126,7 @@ def test_end_to_end_evaluate_save_submit_show(tmp_path, capsys, monkeypatch):
         )
         assert status == 0
         tampered = as_bundle(tmp_path / "bundle")
-        assert tampered["summary"]["challenge"]["id"] and len(tampered["episodes"]) == 40
+        assert tampered["summary"]["challenge"]["id"] and len(tampered["episodes"]) == int(EPISODES)
         tampered["episodes"][7]["returns"]["player_0"] += 1
         (tmp_path / "bad").mkdir()
         (tmp_path / "bad" / "summary.json").write_text(json.dumps(tampered["summary"]))
@@ -127,7 +134,7 @@ def test_end_to_end_evaluate_save_submit_show(tmp_path, capsys, monkeypatch):
         status, _, err = cli(capsys, monkeypatch, "submit", str(tmp_path / "bad"), "--server", base, token=token)
         assert status == 1 and "episode 7" in err
         status, out, _ = cli(capsys, monkeypatch, "submit", str(tmp_path / "bundle"), "--server", base, token=token)
-        assert status == 0 and "accepted, 40 new episode(s)" in out and "counted" in out
+        assert status == 0 and f"accepted, {EPISODES} new episode(s)" in out and "counted" in out
         # It names the page of what it stored.
         submission = re.search(rf"^  ({re.escape(base)}/submission/[0-9]+\.html)$", out, re.M).group(1)
         assert "minimax" in httpx.get(submission).text
@@ -136,11 +143,11 @@ def test_end_to_end_evaluate_save_submit_show(tmp_path, capsys, monkeypatch):
 
         table = httpx.get(base + "/api/leaderboard", params={"env": ENV}).json()
         row = next(r for r in table["rows"] if r["agent"] == "minimax")
-        assert row["low"] < row["rating"] < row["high"] and row["rating"] > 1000 and row["games"] == 40
+        assert row["low"] < row["rating"] < row["high"] and row["rating"] > 1000 and row["games"] == int(EPISODES)
         overall = httpx.get(base + "/api/leaderboard").json()
         assert overall["rows"][0]["agent"] == "minimax" and overall["rows"][0]["score"] == pytest.approx(100.0)
         agent = httpx.get(base + "/api/agents/minimax").json()
-        assert agent["environments"][ENV]["episodes"] == 40
+        assert agent["environments"][ENV]["episodes"] == int(EPISODES)
         assert httpx.get(base + "/api/agents/nobody").status_code == 404
         assert httpx.get(base + "/api/leaderboard", params={"env": "parlour/Nope-v0"}).status_code == 404
 
