@@ -138,7 +138,7 @@ class AECGame(MultiAgentFace, AECEnv):
         self._infos = {}
         acting = match.acting()
         if acting:
-            out = [a for a in agents if a in match.eliminated and not terminations[a]] if match.ctx.eliminated else None
+            out = [a for a in agents if a in match.eliminated and not terminations[a]] if match.eliminated else None
             if out:
                 # The eliminated take their closing step first; play then resumes with the acting player.
                 for player in out:

@@ -83,10 +83,10 @@ class Context:
         ``text`` is the game's own: a player's words go through :meth:`say`,
         never into ``text``, so ``kind="talk"`` is refused here.
         """
-        if kind not in _KINDS or kind == "talk":
-            if kind == "talk":
-                raise ValueError("a player's words go through ctx.say(player, words, to=...), which frames them; tell is for the game's own text")
+        if kind not in _KINDS:
             raise ValueError(f"message kind must be one of {MESSAGE_KINDS}, got {kind!r}")
+        if kind == "talk":
+            raise ValueError("a player's words go through ctx.say(player, words, to=...), which frames them; tell is for the game's own text")
         message: Message = {"sender": sender, "to": None, "kind": kind, "text": text}
         if to is None:  # _send's commonest case, written out: games tell everyone something every move
             for inbox in self.inboxes.values():
