@@ -63,6 +63,7 @@ bench: install system
 	$(BIN)/python benchmarks/observation_cost.py
 	$(BIN)/python benchmarks/sandbox_latency.py
 	$(BIN)/python benchmarks/leaderboard_scale.py --skip-verify
+	$(BIN)/python benchmarks/rating_coverage.py
 	$(BIN)/python benchmarks/serve_throughput.py
 	$(BIN)/python benchmarks/extraction_speed.py
 	$(BIN)/python benchmarks/demo_time.py
