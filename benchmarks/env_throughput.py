@@ -70,7 +70,7 @@ import random
 import statistics
 import time
 import warnings
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -84,7 +84,7 @@ Loop = Callable[[float], tuple[int, float]]
 Script = list[list[str]]
 
 #: The shared games: parlour's options and TextArena's, chosen so both play the same game.
-SHARED = {
+SHARED: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "TicTacToe": ({}, {}),
     "ConnectFour": ({}, {}),
     "KuhnPoker": ({}, {"max_rounds": 1}),
