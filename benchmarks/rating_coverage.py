@@ -15,10 +15,13 @@ interval rules are applied to the same draws:
 
 Printed per cell: coverage of the true rating with its 95% Wilson interval
 (the target is 0.95), the share of tables whose interval lies wholly above
-``random``'s 1000 ("separated"), and the median width. Every table comes from
-``--seed``, so the figures reproduce on any machine.
+``random``'s 1000 ("separated"), and the median width. Then a field of six
+agents of known log-strengths (0 to 3, ``random`` the weakest) playing
+``--field-games`` games between random pairs: coverage over every agent but
+the anchor, pooled. Every table comes from ``--seed``, so the figures
+reproduce on any machine.
 
-    .venv/bin/python benchmarks/rating_coverage.py [--tables 200] [--episodes 40 80 200] [--seed 0]
+    .venv/bin/python benchmarks/rating_coverage.py [--tables 200] [--episodes 40 80 200] [--field-games 150 500 1500] [--seed 0]
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ from parlour.leaderboard import ratings
 SEATS = ["player_0", "player_1"]
 #: (expected score against random, share of draws): from an even match to minimax against random at TicTacToe.
 CELLS = ((0.6, 0.2), (0.75, 0.1), (0.9, 0.1), (0.95, 0.1), (0.975, 0.05), (0.99, 0.02))
+#: The field's log-strengths (those of ``tests/test_leaderboard_ratings.py``).
+FIELD = {"random": 0.0, "weak": 0.4, "fair": 0.9, "good": 1.5, "strong": 2.2, "best": 3.0}
 
 
 def mirrored(rating: np.ndarray, resampled: np.ndarray, parametric: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -68,13 +73,7 @@ def measure(score: float, draws: float, episodes: int, tables: int, bootstrap: i
     widths: dict[str, list[float]] = {rule: [] for rule in RULES}
     for table in range(tables):
         results = simulated_table(score, draws, episodes, rng)
-        episode, first, second, points = ratings.pairwise(results, agents, SEATS)
-        wins, games = ratings._first_seat_matrices(first, second, points, np.ones(len(points)), 2)
-        theta, eta, _ = ratings.fit_bradley_terry(wins, games, True, covariance=False)
-        rating = ratings._elo(theta, 0)
-        resampled, parametric = ratings._bootstrap_ratings(
-            (episode, first, second, points), wins, games, np.r_[theta, eta], episodes, bootstrap, table, True, 0
-        )
+        rating, resampled, parametric = rated(results, agents, bootstrap, table)
         for rule, interval in RULES.items():
             low, high = interval(rating, resampled, parametric)
             covered[rule] += bool(low[1] <= truth <= high[1])
@@ -83,11 +82,47 @@ def measure(score: float, draws: float, episodes: int, tables: int, bootstrap: i
     return {rule: (covered[rule], separated[rule], float(np.median(widths[rule]))) for rule in RULES}
 
 
+def rated(results: list[ratings.Result], agents: list[str], bootstrap: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The Elo ratings of ``agents`` (``random`` the anchor) and their two bootstraps, as the leaderboard draws them."""
+    episode, first, second, points = ratings.pairwise(results, agents, SEATS)
+    wins, games = ratings._first_seat_matrices(first, second, points, np.ones(len(points)), len(agents))
+    theta, eta, _ = ratings.fit_bradley_terry(wins, games, True, covariance=False)
+    anchor = agents.index("random")
+    resampled, parametric = ratings._bootstrap_ratings(
+        (episode, first, second, points), wins, games, np.r_[theta, eta], len(results), bootstrap, seed, True, anchor
+    )
+    return ratings._elo(theta, anchor), resampled, parametric
+
+
+def measure_field(games: int, tables: int, bootstrap: int, seed: int) -> tuple[dict[str, int], int]:
+    """Per rule, how many of the field's intervals (every agent but the anchor, every table) cover the truth; and of how many."""
+    rng = np.random.default_rng([seed, games])
+    agents = sorted(FIELD)
+    truth = np.array([ratings.ANCHOR_RATING + ratings.ELO_PER_NAT * FIELD[name] for name in agents])
+    others = np.array([name != "random" for name in agents])
+    covered = dict.fromkeys(RULES, 0)
+    for table in range(tables):
+        results = []
+        for index in range(games):
+            a, b = rng.choice(len(agents), size=2, replace=False)
+            win = rng.random() < 1.0 / (1.0 + math.exp(FIELD[agents[b]] - FIELD[agents[a]]))
+            results.append(
+                (f"{index:08d}", {SEATS[0]: agents[a], SEATS[1]: agents[b]}, {SEATS[0]: 1.0 if win else -1.0, SEATS[1]: -1.0 if win else 1.0})
+            )
+        rating, resampled, parametric = rated(results, agents, bootstrap, table)
+        for rule, interval in RULES.items():
+            low, high = interval(rating, resampled, parametric)
+            covered[rule] += int(((low <= truth) & (truth <= high))[others].sum())
+    return covered, tables * int(others.sum())
+
+
 def main() -> None:
     """Print coverage, separation and width per cell and rule."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tables", type=int, default=200, help="simulated tables per cell")
     parser.add_argument("--episodes", type=int, nargs="+", default=[40, 80, 200], help="episodes per table")
+    parser.add_argument("--field-games", type=int, nargs="+", default=[150, 500, 1500], help="games per table of the six-agent field")
+    parser.add_argument("--field-tables", type=int, default=100, help="simulated tables per field size")
     parser.add_argument("--bootstrap", type=int, default=ratings.BOOTSTRAP, help="samples of each bootstrap")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -104,6 +139,15 @@ def main() -> None:
                 if rule == "now":
                     worst = min(worst, share)
             print(f"episodes {episodes:4d} score {score:.3f}  " + "  |  ".join(parts), flush=True)
+    for games in args.field_games:
+        field_covered, total = measure_field(games, args.field_tables, args.bootstrap, args.seed)
+        parts = []
+        for rule, count in field_covered.items():
+            low, high = wilson_interval(count, total)
+            parts.append(f"{rule}: cover {count / total:.3f} [{low:.3f}-{high:.3f}]")
+            if rule == "now":
+                worst = min(worst, count / total)
+        print(f"field of six, {games:5d} games, {total} intervals  " + "  |  ".join(parts), flush=True)
     print(f"lowest coverage of the leaderboard's rule: {worst:.3f} (target 0.95)")
 
 
