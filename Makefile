@@ -31,7 +31,7 @@ system:
 test: install system check
 	$(BIN)/python -m pytest -q --durations=25
 
-# ruff's lint and format rules and mypy on the package as installed (scripts/typecheck.py), as pyproject.toml sets them.
+# ruff's lint and format rules and mypy on the package as installed and on benchmarks/ (scripts/typecheck.py), as pyproject.toml sets them.
 check: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -67,6 +67,7 @@ def outcomes(env_id: str, agent_name: str, difficulty: int, episodes: int) -> li
         for offset, agent in enumerate(seats.values()):
             agent.reset(seed * 2 + offset if others else seed)
         match.play_until(lambda seat: seats[seat].act(match.agent_observation(seat)))
+        assert match.outcome is not None
         results.append(match.outcome)
     return results
 

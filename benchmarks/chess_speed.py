@@ -34,7 +34,7 @@ import argparse
 import random
 import statistics
 import time
-from typing import Callable
+from typing import Callable, cast
 
 import chess
 
@@ -60,7 +60,7 @@ def draw_games(games: int, max_plies: int) -> list[Game]:
             player = match.acting()[0]
             legal = match.legal_moves_of(player)
             choice = rng.randrange(len(legal))
-            theirs = [move.uci() for move in match.game.board.legal_moves].index(legal[choice])
+            theirs = [move.uci() for move in cast(Chess, match.game).board.legal_moves].index(legal[choice])
             plies.append((choice, theirs))
             match.submit(player, legal[choice])
         drawn.append(plies)
@@ -97,6 +97,7 @@ def check_games(drawn: list[Game], max_plies: int) -> None:
         for choice, _ in plies:
             player = match.acting()[0]
             match.submit(player, match.legal_moves_of(player)[choice])
+        assert match.outcome is not None
         details = match.outcome.details
         mine = (details["plies"], details["termination"], details["fen"])
         theirs = python_chess_game(plies, max_plies)

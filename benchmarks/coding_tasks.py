@@ -22,6 +22,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 # The repository root, so that the benchmark runs from a checkout without an install.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -29,6 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import parlour  # noqa: E402
 from parlour.envs.coding import judge  # noqa: E402
 from parlour.envs.coding.tasks import generate_task  # noqa: E402
+
+if TYPE_CHECKING:
+    from parlour.envs.core.game import OutcomeDict
 
 
 def timed(label: str, count: int, action) -> tuple[str, int, float]:
@@ -62,7 +66,8 @@ def main() -> int:
 
     def episodes() -> None:
         results = parlour.evaluate("parlour/Code-v0", ["reference"], episodes=n, seed=0, progress=False)
-        failures.extend(r["outcome"]["details"]["task"] for r in results.records if r["returns"]["coder"] != 1.0)
+        # A finished episode's record always has its outcome.
+        failures.extend(cast("OutcomeDict", r["outcome"])["details"]["task"] for r in results.records if r["returns"]["coder"] != 1.0)
 
     pairs = max(2, n // 10)
     rows = [

@@ -70,12 +70,13 @@ import random
 import statistics
 import time
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
 import parlour
 from parlour.envs.core.match import Match
+from parlour.envs.games.liars_dice import LiarsDice
 from parlour.envs.registry import game_class
 
 #: A loop plays whole games for about the given CPU seconds and returns (moves, CPU seconds used).
@@ -160,7 +161,7 @@ def liars_dice_bid(dice: list[int], true: bool, opened: bool, wild: bool) -> tup
 def liars_dice_scripts(episodes: int) -> tuple[Script, Script]:
     """Liar's dice episodes with the same plan on both sides: bids per round and the loser of each challenge."""
     env = parlour.make_aec("parlour/LiarsDice-v0", **SHARED["LiarsDice"][0])
-    game = env.match.game
+    game = cast(LiarsDice, env.match.game)
     mine: Script = []
     plans = []
     for episode in range(episodes):

@@ -22,6 +22,7 @@ import gc
 import statistics
 import tempfile
 import time
+from typing import Any, Callable
 
 import rollout_throughput
 
@@ -41,7 +42,8 @@ def main() -> None:
     torch.set_num_threads(1)
     events: list[tuple[str, int, float]] = []
     gc.callbacks.append(lambda phase, info: events.append((phase, info["generation"], time.process_time())))
-    ways = {"frozen heap": rollout.frozen_heap, "plain": contextlib.nullcontext}
+    # Context-manager factories returning Any, so that nullcontext may stand in for frozen_heap (a _GeneratorContextManager).
+    ways: dict[str, Callable[[], Any]] = {"frozen heap": rollout.frozen_heap, "plain": contextlib.nullcontext}
     runs: dict[str, list[tuple[float, float, int, float, float]]] = {way: [] for way in ways}
     with tempfile.TemporaryDirectory() as folder:
         model = make_tiny_model(folder, corpus=rollout_throughput.domain_corpus(), vocab_size=2000, n_embd=64, n_layer=2, n_head=1)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from typing import cast
 
 import numpy as np
 from scipy.stats import spearmanr
@@ -94,8 +95,9 @@ def fitting(agents: int, games: int, bootstrap: int) -> dict[str, float]:
         (f"{index:08d}", {"player_0": names[a], "player_1": names[b]}, {"player_0": 1.0 if win else -1.0, "player_1": -1.0 if win else 1.0})
         for index, ((a, b), win) in enumerate(zip(pairs, first_wins))
     ]
+    # The ratings read a result by position, so these (fingerprint, seating, returns) tuples serve as ``store.Result``.
     started, cpu = time.perf_counter(), time.process_time()
-    table = ratings.bradley_terry(results, bootstrap=bootstrap, players=["player_0", "player_1"])
+    table = ratings.bradley_terry(cast("list[ratings.Result]", results), bootstrap=bootstrap, players=["player_0", "player_1"])
     fit_s, fit_cpu = time.perf_counter() - started, time.process_time() - cpu
     fitted = {row["agent"]: row["rating"] for row in table["rows"]}
     correlation = spearmanr([strength[name] for name in names], [fitted[name] for name in names]).statistic
@@ -103,7 +105,7 @@ def fitting(agents: int, games: int, bootstrap: int) -> dict[str, float]:
     stakes = rng.choice([1.0, 2.0], size=games)
     chips = [(key, seating, {seat: value * stake for seat, value in returns.items()}) for (key, seating, returns), stake in zip(results, stakes)]
     started, cpu = time.perf_counter(), time.process_time()
-    payoff = ratings.payoff_table(chips, bootstrap=bootstrap)
+    payoff = ratings.payoff_table(cast("list[ratings.Result]", chips), bootstrap=bootstrap)
     ratings.meta_game(payoff, payoff["agents"], zero_sum=True)
     payoff_s, payoff_cpu = time.perf_counter() - started, time.process_time() - cpu
     by_payoff = {row["agent"]: row["rating"] for row in payoff["rows"]}

@@ -32,10 +32,14 @@ import gc
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, cast
 
 from parlour.envs.core.match import Match, Snapshot
+from parlour.envs.negotiation.bargaining import Bargaining
+from parlour.envs.negotiation.commons import Commons
+from parlour.envs.negotiation.ultimatum import Ultimatum
 from parlour.envs.registry import game_class
+from parlour.envs.social.graph_coordination import GraphCoordination
 
 #: A scripted policy: the action text of ``player`` at move ``index`` of the episode, given the match.
 Policy = Callable[[Match, str, int], str]
@@ -62,7 +66,7 @@ def ipd(match: Match, player: str, index: int) -> str:
 
 def bargaining(match: Match, player: str, index: int) -> str:
     """Talk, then propose keeping everything on one turn and nothing on the next: never a deal."""
-    pool = match.game.pool
+    pool = cast(Bargaining, match.game).pool
     counts = pool if index % 2 else [0] * len(pool)
     return f"Let us split it fairly. [propose] {', '.join(map(str, counts))}"
 
@@ -79,14 +83,14 @@ def resource_trade(match: Match, player: str, index: int) -> str:
 
 def graph_coordination(match: Match, player: str, index: int) -> str:
     """The same message to every neighbour each round, then a colour."""
-    if match.game.answering:
+    if cast(GraphCoordination, match.game).answering:
         return "[answer] Group 1"
     return f"[all] {player} picks group 1"
 
 
 def ultimatum(match: Match, player: str, index: int) -> str:
     """Offer 4 of 10; the responder accepts every other offer."""
-    if match.game.offer is None:
+    if cast(Ultimatum, match.game).offer is None:
         return "Fair enough. [offer] 4"
     return "[accept]" if index % 4 == 1 else "[reject]"
 
@@ -103,7 +107,7 @@ def split_maze(match: Match, player: str, index: int) -> str:
 
 def commons(match: Match, player: str, index: int) -> str:
     """Talk, then a harvest the stock regrows from (5 players take 5 each of 100)."""
-    return "[harvest] 5" if match.game.phase == "harvest" else "[say] Let us keep the stock high."
+    return "[harvest] 5" if cast(Commons, match.game).phase == "harvest" else "[say] Let us keep the stock high."
 
 
 CASES = [

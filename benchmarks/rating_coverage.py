@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import cast
 
 import numpy as np
 
@@ -39,6 +40,8 @@ SEATS = ["player_0", "player_1"]
 CELLS = ((0.6, 0.2), (0.75, 0.1), (0.9, 0.1), (0.95, 0.1), (0.975, 0.05), (0.99, 0.02))
 #: The field's log-strengths (those of ``tests/test_leaderboard_ratings.py``).
 FIELD = {"random": 0.0, "weak": 0.4, "fair": 0.9, "good": 1.5, "strong": 2.2, "best": 3.0}
+#: Episodes as (fingerprint, seating, returns): the ratings read a result by position, so these serve as ``store.Result``.
+Table = list[tuple[str, dict[str, str], dict[str, float]]]
 
 
 def mirrored(rating: np.ndarray, resampled: np.ndarray, parametric: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -51,7 +54,7 @@ def mirrored(rating: np.ndarray, resampled: np.ndarray, parametric: np.ndarray) 
 RULES = {"now": ratings._bootstrap_interval, "mirrored": mirrored}
 
 
-def simulated_table(score: float, draws: float, episodes: int, rng: np.random.Generator) -> list[ratings.Result]:
+def simulated_table(score: float, draws: float, episodes: int, rng: np.random.Generator) -> Table:
     """``episodes`` games of ``strong`` against ``random`` with the given expected score and draw share."""
     win = score - draws / 2
     results = []
@@ -82,9 +85,9 @@ def measure(score: float, draws: float, episodes: int, tables: int, bootstrap: i
     return {rule: (covered[rule], separated[rule], float(np.median(widths[rule]))) for rule in RULES}
 
 
-def rated(results: list[ratings.Result], agents: list[str], bootstrap: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def rated(results: Table, agents: list[str], bootstrap: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The Elo ratings of ``agents`` (``random`` the anchor) and their two bootstraps, as the leaderboard draws them."""
-    episode, first, second, points = ratings.pairwise(results, agents, SEATS)
+    episode, first, second, points = ratings.pairwise(cast("list[ratings.Result]", results), agents, SEATS)
     wins, games = ratings._first_seat_matrices(first, second, points, np.ones(len(points)), len(agents))
     theta, eta, _ = ratings.fit_bradley_terry(wins, games, True, covariance=False)
     anchor = agents.index("random")

@@ -49,7 +49,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # The clusters started here want this token; it is set before Ray is imported, which reads it once.
 TOKEN = secrets.token_hex(32)
@@ -60,6 +60,9 @@ os.environ.pop("RAY_ADDRESS", None)
 import ray  # noqa: E402
 
 import parlour  # noqa: E402
+
+if TYPE_CHECKING:
+    from parlour.envs.core.record_types import Record
 
 #: A warm Ray run with the benchmark's CPUs over one process, median over the rounds, at least (issue 37).
 RAY_TARGET = 1.6
@@ -115,7 +118,7 @@ def clusters(cpus: int) -> Iterator[dict[str, str]]:
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def timed(env_id: str, episodes: int, **options: Any) -> tuple[float, list[dict]]:
+def timed(env_id: str, episodes: int, **options: Any) -> tuple[float, list[Record]]:
     """Wall seconds of one ``parlour.evaluate`` of ``episodes`` episodes with ``options``, and its records."""
     started = time.perf_counter()
     records = parlour.evaluate(env_id, AGENTS, episodes=episodes, progress=False, **options).records

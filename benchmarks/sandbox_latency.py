@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any, cast
 
 # The repository root, so that the benchmark runs from a checkout without an install.
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,13 +89,15 @@ def right_after_another(module: ModuleType) -> Callable[[], float]:
 def on_the_spot(module: ModuleType) -> Callable[[], object]:
     """A runner of ``PROGRAM`` in a fresh sandbox started in full on the caller's clock (no spare)."""
     run = sandboxed(module, None)
+    # ModuleType declares no attributes to assign; cast once here, outside the timed runner.
+    settings = cast(Any, module)
 
     def spot() -> object:
-        module.START_AHEAD = False
+        settings.START_AHEAD = False
         try:
             return run()
         finally:
-            module.START_AHEAD = True
+            settings.START_AHEAD = True
 
     return spot
 
@@ -106,6 +109,7 @@ def load_revision(revision: str, folder: Path) -> ModuleType:
         (folder / name).write_bytes(source)
     name = "sandbox_at_" + "".join(c if c.isalnum() else "_" for c in revision)
     spec = importlib.util.spec_from_file_location(name, folder / "sandbox.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)

@@ -69,7 +69,9 @@ def main() -> None:
     print(f"first reset (generate world-v1, load its index, verify a question): {time.process_time() - started:.2f} s CPU")
     played = oracle_actions(args.episodes)
     game_cls = parlour.game_class(ENV_ID)
-    resets, tools, answers = [], [], []
+    resets: list[float] = []
+    tools: list[float] = []
+    answers: list[float] = []
     for seed, actions in enumerate(played):
         match = Match(game_cls, {})
         start = time.process_time()

@@ -53,13 +53,14 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable, cast
 
 import gymnasium
 import requests
 from openenv.core import GenericEnvClient
 
 import parlour
+from parlour.envs.core.gym import GymGame
 
 
 @dataclass
@@ -206,8 +207,8 @@ def serve_case(case: Case, episodes: int) -> tuple[int, float, list[float], list
 
 def gym_case(case: Case, episodes: int) -> tuple[int, float, list[list]]:
     """The same episodes through the in-process Gymnasium face: steps, wall time, and each episode's moves."""
-    options = {} if case.opponent is None else {"opponent": case.opponent}
-    env = gymnasium.make(case.env_id, **options).unwrapped
+    options: dict[str, Any] = {} if case.opponent is None else {"opponent": case.opponent}
+    env = cast(GymGame, gymnasium.make(case.env_id, **options).unwrapped)
     agent = parlour.make_agent(case.client_agent, env_id=case.env_id)
     env.reset(seed=1000 * WARM_UP)
     steps, moves = 0, []
@@ -291,7 +292,8 @@ def echo_comparison(rounds: int, episodes: int) -> None:
 
         for _ in range(rounds):
             plays = timed("parlour serve", parlour_process, lambda: asyncio.run(parlour_client(parlour_url, episodes)))[2]
-            timed("echo", echo_process, lambda plays=plays: asyncio.run(echo_client(echo_url, plays)))
+            # mypy cannot type a lambda with a default argument (python/mypy#15459), here binding this round's plays.
+            timed("echo", echo_process, lambda plays=plays: asyncio.run(echo_client(echo_url, plays)))  # type: ignore[misc]
     finally:
         for process in (parlour_process, echo_process):
             process.terminate()

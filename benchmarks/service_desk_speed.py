@@ -21,6 +21,7 @@ import json
 import os
 import statistics
 import time
+from typing import cast
 
 import gymnasium
 from agentic_worlds import pin_one_core, success_rate
@@ -28,6 +29,7 @@ from agentic_worlds import pin_one_core, success_rate
 import parlour
 from parlour.baselines import make_scripted
 from parlour.envs.agentic.service_desk import ServiceDesk
+from parlour.envs.core.gym import GymGame
 from parlour.envs.core.match import Match
 
 ENV = "parlour/ServiceDesk-v0"
@@ -82,7 +84,8 @@ def latencies(repeats: int) -> None:
     print(f"non-query step (a message; {len(steps)} steps): {percentiles(steps)}")
     print(f"tool call (get_user, get_order; {len(calls)} calls): {percentiles(calls)}")
     # The Gymnasium face's step: the agent's message, the scripted customer's reply, and the observation built.
-    env = gymnasium.make(ENV, difficulty=5)
+    # parlour's ids register their face without wrappers, so make() returns the GymGame itself.
+    env = cast(GymGame, gymnasium.make(ENV, difficulty=5))
     expert = make_scripted("expert", ENV)
     face = []
     for seed in range(repeats // 10):

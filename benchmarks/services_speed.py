@@ -27,6 +27,7 @@ import argparse
 import json
 import statistics
 import time
+from typing import cast
 
 import gymnasium
 import numpy as np
@@ -34,6 +35,7 @@ from agentic_worlds import pin_one_core, success_rate
 
 from parlour.baselines.services import plan
 from parlour.envs.agentic.services_world import LEVELS, goal_channel
+from parlour.envs.core.gym import GymGame
 
 ENV_ID = "parlour/Services-v0"
 RESET_TARGET_MS = 20.0
@@ -51,7 +53,7 @@ QUERIES = {
 def timings(difficulty: int, episodes: int) -> dict[str, list[float]]:
     """CPU milliseconds of each ``reset`` and of each step by kind (change, query, finish) on the Gymnasium face, text mode."""
     env = gymnasium.make(ENV_ID, difficulty=difficulty)
-    match = env.unwrapped.match
+    match = cast(GymGame, env.unwrapped).match
     times: dict[str, list[float]] = {"reset": [], "change": [], "query": [], "finish": []}
 
     def timed(kind: str, action: str) -> bool:

@@ -29,12 +29,14 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from typing import cast
 
 import gymnasium
 from agentic_worlds import outcomes, percentile, pin_one_core, succeeded
 
 from parlour.baselines import make_scripted
 from parlour.envs.agentic.shop_catalogue import LEVELS, catalogue
+from parlour.envs.core.gym import GymGame
 
 ENV_ID = "parlour/Shop-v0"
 AGENTS = ("expert", "first_result", "random")
@@ -52,7 +54,7 @@ def timings(agent_name: str, difficulty: int, episodes: int) -> tuple[list[float
     """CPU milliseconds of each ``reset`` and each ``step`` of ``agent_name``'s play on the Gymnasium face, text mode."""
     env = gymnasium.make(ENV_ID, difficulty=difficulty)
     agent = make_scripted(agent_name, ENV_ID)
-    match = env.unwrapped.match
+    match = cast(GymGame, env.unwrapped).match
     resets, steps = [], []
     for seed in range(episodes):
         agent.reset(seed)

@@ -21,6 +21,7 @@ import json
 import resource
 import statistics
 import time
+from typing import cast
 
 from agentic_worlds import pin_one_core, success_rate
 
@@ -42,14 +43,17 @@ def percentiles(samples: list[float]) -> str:
 def latencies(repeats: int) -> None:
     """Reset, query and non-query step latency on the default options."""
     match = Match(SQL, {"max_tool_calls": 10**6})
-    resets, queries, steps = [], [], []
+    resets: list[float] = []
+    queries: list[float] = []
+    steps: list[float] = []
     for seed in range(repeats):
         start = time.perf_counter()
         match.reset(seed)
         resets.append(time.perf_counter() - start)
     for seed in range(repeats):
         match.reset(seed)
-        world = match.game.world
+        world = cast(SQL, match.game).world
+        assert world is not None
         child, parent = next(((c, col.ref) for c in world.tables for col in c.columns if col.kind == "fk"))
         key = next(col.name for col in child.columns if col.kind == "fk")
         sql = f"SELECT p.id, COUNT(*) FROM {child.name} AS c JOIN {parent} AS p ON c.{key} = p.id GROUP BY p.id ORDER BY 2 DESC"
@@ -66,8 +70,10 @@ def hostile() -> None:
     """Each hostile query's time, peak-memory growth and error; then the database's rows, unchanged."""
     match = Match(SQL, {"difficulty": 5, "max_tool_calls": 100})
     match.reset(0)
-    tables = match.game.world.tables
-    before = {s.name: match.game.database.conn.execute(f"SELECT COUNT(*) FROM {s.name}").fetchone()[0] for s in tables}
+    game = cast(SQL, match.game)
+    assert game.world is not None
+    tables = game.world.tables
+    before = {s.name: game.database.conn.execute(f"SELECT COUNT(*) FROM {s.name}").fetchone()[0] for s in tables}
     queries = {
         "recursive CTE": "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT COUNT(*) FROM r",
         f"cross join of all {len(tables)} tables": "SELECT COUNT(*) FROM " + ", ".join(s.name for s in tables),
@@ -86,7 +92,7 @@ def hostile() -> None:
         grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak) / 1024
         result = [m["text"] for m in match.ctx.inboxes["player_0"] if m["kind"] == "tool_result"][-1]
         print(f"hostile {name}: {took:.2f} s, peak memory +{grown:.0f} MiB, {result[:110]!r}")
-    after = {s.name: match.game.database.conn.execute(f"SELECT COUNT(*) FROM {s.name}").fetchone()[0] for s in tables}
+    after = {s.name: game.database.conn.execute(f"SELECT COUNT(*) FROM {s.name}").fetchone()[0] for s in tables}
     print(f"database unchanged after them: {after == before}")
 
 

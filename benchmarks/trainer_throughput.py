@@ -64,7 +64,7 @@ def measure_sb3(env_id: str, steps: int, n_envs: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as out:
         config = SB3TrainConfig(
             env_id=env_id,
-            out=out,
+            out=Path(out),
             steps=steps,
             n_envs=n_envs,
             eval_every=steps * 10,

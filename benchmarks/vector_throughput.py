@@ -76,7 +76,7 @@ import tarfile
 import tempfile
 import time
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import gymnasium
 import numpy as np
@@ -93,6 +93,7 @@ from env_throughput import (
 )
 
 import parlour
+from parlour.envs.core.vector import VectorGame
 
 GAMES = [
     "TicTacToe",
@@ -128,7 +129,7 @@ OPENSPIEL = {
 BOARD_GAMES = ("Othello", "Hex", "Breakthrough", "Clobber", "Mancala", "Oware", "DotsAndBoxes", "Pig", "Goofspiel")
 BOARD_TARGET_SIZE = 1024
 #: pgx's games that parlour has, as (pgx module, environment class, its options) for parlour's default sizes.
-PGX = {
+PGX: dict[str, tuple[str, str, dict[str, Any]]] = {
     "TicTacToe": ("pgx.tic_tac_toe", "TicTacToe", {}),
     "ConnectFour": ("pgx.connect_four", "ConnectFour", {}),
     "Othello": ("pgx.othello", "Othello", {}),
@@ -194,7 +195,7 @@ def batched_loop(env_id: str, num_envs: int, unit: str = "moves") -> Loop:
     rng = np.random.default_rng(0)
     learner = random_legal(rng)
     envs = gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", obs_mode="vector", opponent=random_legal(rng))
-    game = envs.unwrapped
+    game = cast(VectorGame, envs.unwrapped)
     observations, _ = envs.reset(seed=0)
 
     def loop(seconds: float) -> tuple[int, float]:

@@ -29,8 +29,12 @@ import resource
 import statistics
 import time
 import warnings
+from typing import TYPE_CHECKING
 
 import parlour
+
+if TYPE_CHECKING:
+    from parlour.envs.core.record_types import Record
 
 #: workers=N wall time over one process's, at most (the 5% is timing noise).
 WALL_TARGET = 1.05
@@ -42,7 +46,7 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed(env_id: str, agents: list[str], episodes: int, workers: int) -> tuple[float, float, bool, list[dict]]:
+def timed(env_id: str, agents: list[str], episodes: int, workers: int) -> tuple[float, float, bool, list[Record]]:
     """One evaluation: wall seconds, CPU seconds (this process and its workers), whether workers were spawned, the records."""
     wall, cpu, children = time.perf_counter(), time.process_time(), children_cpu()
     results = parlour.evaluate(env_id, agents, episodes=episodes, workers=workers, progress=False)
@@ -78,9 +82,9 @@ def main() -> None:
             assert records[1] == records[args.workers], "the workers run played other episodes"
         print(f"{episodes} episodes:")
         for workers, timings in runs.items():
-            walls, cpus, spawned = zip(*timings)
+            walls, cpus, spawns = zip(*timings)
             print(
-                f"  workers={workers}: wall {spread(list(walls))} s, CPU {spread(list(cpus))} s, spawned workers in {sum(spawned)} of {len(spawned)} runs"
+                f"  workers={workers}: wall {spread(list(walls))} s, CPU {spread(list(cpus))} s, spawned workers in {sum(spawns)} of {len(spawns)} runs"
             )
         one, many = runs[1], runs[args.workers]
         wall_ratios = [b[0] / a[0] for a, b in zip(one, many)]

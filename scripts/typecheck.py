@@ -1,10 +1,11 @@
-"""Type-check parlour as it is installed: ``parlour.envs`` is the folder ``envs/``, and so on.
+"""Type-check parlour as it is installed (``parlour.envs`` is the folder ``envs/``, and so on), and the benchmarks.
 
 setuptools maps the import package onto the repository's top-level folders (``package-dir`` in
 pyproject.toml), a mapping mypy cannot read, so checking the folders themselves hides ``parlour.envs.core``
 and the rest from it. This script lays the installed layout out as symbolic links under
-``build/typecheck/parlour`` (each mapped folder, and the files of ``parlour/``), then runs mypy on it with
-pyproject.toml's ``[tool.mypy]`` settings. Extra arguments go to mypy.
+``build/typecheck/parlour`` (each mapped folder, and the files of ``parlour/``), then runs mypy on it and on
+``benchmarks/`` (scripts that import the package as installed, and each other by name) with pyproject.toml's
+``[tool.mypy]`` settings. Extra arguments go to mypy.
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ def lay_out() -> Path:
 
 
 def main() -> int:
-    """Lay the package out and run mypy on it; mypy's exit status."""
+    """Lay the package out and run mypy on it and on the benchmarks; mypy's exit status."""
     package = lay_out()
-    command = [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), str(package), *sys.argv[1:]]
+    command = [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), str(package), str(ROOT / "benchmarks"), *sys.argv[1:]]
     return subprocess.call(command, cwd=TREE)
 
 

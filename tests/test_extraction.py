@@ -10,7 +10,7 @@ from types import FrameType
 import pytest
 
 import parlour.wrappers.extraction as extraction_module
-from parlour.wrappers.extraction import EXTRACTORS, default_extraction, extract_action, resolve_extractor, strip_reasoning
+from parlour.wrappers.extraction import EXTRACTORS, Extractor, default_extraction, extract_action, resolve_extractor, strip_reasoning
 
 CELLS = ["a1", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3"]
 POKER = ["check", "bet", "call", "fold"]
@@ -184,7 +184,7 @@ DENSE: dict[str, Callable[[int], str]] = {
 }
 
 
-def _work(reply: str, legal: list[str] | None, extraction: str) -> int:
+def _work(reply: str, legal: list[str] | None, extraction: str | Extractor) -> int:
     """The work extracting from ``reply`` takes, counted rather than timed so that no machine or load changes it:
     the lines of Python executed plus the characters handed to the JSON decoder (its work is in C)."""
     lines = 0
