@@ -140,13 +140,19 @@ def test_a_perfect_record_never_shows_a_zero_width_interval():
             assert row["high"] - row["low"] > 0.05 * max(1.0, abs(row["rating"])) / 10, (table["kind"], row)
 
 
-def unbeaten(wins: int, draws: int) -> list[ratings.Result]:
-    """``wins`` then ``draws`` games of minimax against random, seats alternating, none lost."""
+def against_random(outcomes: list[float]) -> list[ratings.Result]:
+    """Games of minimax against random, seats alternating, with minimax's ``outcomes`` (1 win, 0 draw, -1 loss)."""
     results = []
-    for index, outcome in enumerate([1.0] * wins + [0.0] * draws):
+    for index, outcome in enumerate(outcomes):
         strong, weak = SEATS if index % 2 == 0 else SEATS[::-1]
         results.append((f"{index:04d}", {strong: "minimax", weak: "random"}, {strong: outcome, weak: -outcome}))
     return results
+
+
+def minimax_row(outcomes: list[float], seed: int = ratings.BOOTSTRAP_SEED) -> dict:
+    """Minimax's row of the Bradley–Terry table of :func:`against_random`'s games."""
+    table = ratings.bradley_terry(against_random(outcomes), seed=seed, players=SEATS)
+    return next(row for row in table["rows"] if row["agent"] == "minimax")
 
 
 def test_an_unbeaten_record_is_rated_above_random_and_a_better_one_never_lower():
@@ -154,7 +160,7 @@ def test_an_unbeaten_record_is_rated_above_random_and_a_better_one_never_lower()
     # 1506 [999, 2014], and 35 and 5 gave [926, 2014]; the resamples piled at the capped rating were mirrored down.
     lows = []
     for wins in range(30, 41):
-        row = next(row for row in ratings.bradley_terry(unbeaten(wins, 40 - wins), players=SEATS)["rows"] if row["agent"] == "minimax")
+        row = minimax_row([1.0] * wins + [0.0] * (40 - wins))
         assert ratings.ANCHOR_RATING < row["low"] < row["rating"] <= row["high"], (wins, row)
         lows.append(row["low"])
     assert lows == sorted(lows), lows
@@ -167,13 +173,8 @@ def test_intervals_cover_and_separate_a_lopsided_pair_as_the_leaderboard_meets_i
     covered = separated = 0
     tables = 60
     for table in range(tables):
-        draws = rng.random(40)
-        results = []
-        for index, u in enumerate(draws):
-            strong, weak = SEATS if index % 2 == 0 else SEATS[::-1]
-            outcome = 1.0 if u < 0.85 else 0.0 if u < 0.95 else -1.0
-            results.append((f"{index:04d}", {strong: "minimax", weak: "random"}, {strong: outcome, weak: -outcome}))
-        row = next(row for row in ratings.bradley_terry(results, seed=table, players=SEATS)["rows"] if row["agent"] == "minimax")
+        outcomes = [1.0 if u < 0.85 else 0.0 if u < 0.95 else -1.0 for u in rng.random(40)]
+        row = minimax_row(outcomes, seed=table)
         covered += row["low"] <= truth <= row["high"]
         separated += row["low"] > ratings.ANCHOR_RATING
     # FORMAT 5's mirrored interval separated 72% of such tables (benchmarks/rating_coverage.py, 200 tables).

@@ -220,7 +220,7 @@ def test_the_doctor_catches_any_one_file_missing_from_the_masked_proc_list(
             probes = sandbox_probes._probe_proc(None)
             if not all(probe.passed for probe in probes):
                 break
-            if f"{name} empty" not in "; ".join(probe.detail for probe in probes).split("; "):
+            if not any(f"{name} empty" in probe.detail.split("; ") for probe in probes):
                 missed.append(name)
                 break
         else:
