@@ -36,9 +36,10 @@ A browser action that maps to nothing is an invalid action, submitted to the mat
 game refuses; see :data:`UNMAPPED`), so it counts against ``error_allowance`` like any invalid text and replays
 as the same refusal: text that is not one call of the action space (:data:`ACTIONS`), a ``bid`` the page does
 not have, a ``goto`` off the shop's address, or an element that does not take the action (a ``fill`` on a
-button). ``info["invalid_action"]`` and the observation's ``last_action_error`` say why, in the face's words
-(never the agent's); a search the game refuses (an empty one) is the game's invalid action with the game's
-reason.
+button: Playwright's refusal, not a timeout, so the verdict does not depend on how busy the machine is; see
+:data:`ELEMENT_TIMEOUT_MS`). ``info["invalid_action"]`` and the observation's ``last_action_error`` say why, in
+the face's words (never the agent's); a search the game refuses (an empty one) is the game's invalid action with
+the game's reason.
 
 The server binds ``127.0.0.1`` only, on a port of its own (the same port each episode when it is free, so
 observations repeat across resets), serves only the shop's pages, and is shut down when the episode ends
@@ -69,6 +70,7 @@ import importlib.resources
 import importlib.util
 import os
 import pickle
+import re
 import shutil
 import socket
 import threading
@@ -146,6 +148,8 @@ _SHOWN = """async () => {
 }"""
 _SHOWN_NOW = "() => !window.parlourPending && (history.state?.parlour ?? 0) === window.parlourShown && document.readyState === 'complete'"
 _FOCUSED = "() => document.activeElement?.getAttribute('bid') ?? ''"
+# BrowserGym's element actions, as its action set writes them into each action's code: ``elem.press(key, timeout=500)``.
+_BROWSERGYM_TIMEOUT = re.compile(r"\btimeout=500\b")
 # BrowserGym's marking waits (40 ms at least, polling) for an IntersectionObserver to record each element's share of
 # the viewport; the accessibility tree does not hold it (axtree_txt never shows it), so the face runs BrowserGym's
 # script without that wait: the same bids, the same ARIA data. (Another BrowserGym's script without this statement
@@ -153,6 +157,12 @@ _FOCUSED = "() => document.activeElement?.getAttribute('bid') ?? ''"
 _VISIBILITY_WAIT = "await until(() => elems_to_be_visited.size == 0, visibility_marking_timeout);"
 #: How long the face waits for a page to load (the server's work: a search, a cold catalogue index).
 NAVIGATION_TIMEOUT_MS = 60_000
+#: How long an element action (click, fill, press, ...) may take before the face calls it refused. BrowserGym gives
+#: each 500 ms of wall time, so a busy machine (a slow renderer) turned valid actions into invalid ones: the same
+#: action on the same page must get the same verdict however loaded the machine. Every action an element of the
+#: shop's pages does not take is refused at once (Playwright's error, not its timeout), so this bound only stops a
+#: stuck browser from hanging the episode.
+ELEMENT_TIMEOUT_MS = 30_000
 #: The largest form body the server reads (a search box filled to ``max_action_chars`` fits, percent-encoded).
 MAX_BODY_BYTES = 1 << 20
 
@@ -382,6 +392,7 @@ class ShopBrowserEnv(gymnasium.Env):
         self._actions = HighLevelActionSet(
             subsets=["custom"], custom_actions=[getattr(functions, name) for name in ACTIONS], multiaction=False, strict=True
         )
+        self._actions.python_includes = _BROWSERGYM_TIMEOUT.sub(f"timeout={ELEMENT_TIMEOUT_MS}", self._actions.python_includes)
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._port = 0
@@ -466,7 +477,7 @@ class ShopBrowserEnv(gymnasium.Env):
         if self._context is not None:
             self._context.close()
         self._context = self._browser.new_context()
-        # BrowserGym gives each element action 500 ms; this bounds the rest (a goto, a page's load).
+        # Element actions carry their own timeout (ELEMENT_TIMEOUT_MS); this bounds the rest (a goto, a page's load).
         self._context.set_default_timeout(NAVIGATION_TIMEOUT_MS)
         self._page = self._context.new_page()
         self._page.goto(f"{self.origin}/")
@@ -572,7 +583,7 @@ class ShopBrowserEnv(gymnasium.Env):
                     self._in_step = False
         if self._played:
             # A form was sent: that is the step's game action, even if BrowserGym's action raised once it had gone
-            # (its 500 ms timeout); the refusal, if any, is the game's.
+            # (its timeout); the refusal, if any, is the game's.
             played, error = self._played[-1], self.match.last_error.get(PLAYER)
         elif kind is not None:
             played, error = UNMAPPED[kind], _ERRORS[kind].format(origin=self.origin)

@@ -96,6 +96,25 @@ def test_a_search_is_the_box_and_its_button_and_enter_does_the_same(env):
     assert env.record()["steps"][-1]["move"] == "search[pillow organic cotton]"
 
 
+def test_a_slow_renderer_changes_no_verdict(env):
+    """The same action on the same page gets the same verdict however busy the machine: BrowserGym gives an element
+    action 500 ms, and a CI run sharing its cores saw a valid ``press(box, 'Enter')`` refused. Chromium's renderer
+    slowed 100 times (DevTools' CPU throttling) stands in for the loaded machine."""
+    observation, _ = env.reset(seed=1)
+    box, button = bid_of(observation, "textbox", "Search the catalogue"), bid_of(observation, "button", "Search")
+    # The page's own DevTools session: throttling lasts as long as this page, which the next reset() replaces.
+    env._cdp.send("Emulation.setCPUThrottlingRate", {"rate": 100})
+    try:
+        _, _, _, _, refused = env.step(f"fill('{button}', 'shampoo')")
+        _, _, _, _, filled = env.step(f"fill('{box}', 'shampoo')")
+        _, _, _, _, pressed = env.step(f"press('{box}', 'Enter')")
+    finally:
+        env._cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+    assert refused["game_action"] == UNMAPPED["failed"]
+    assert "invalid_action" not in filled, filled
+    assert pressed["game_action"] == "search[shampoo]" and env.match.game.page == "results"
+
+
 # ------------------------------------------------------------------------------------------------ bad input
 
 
