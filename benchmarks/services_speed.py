@@ -81,6 +81,13 @@ def timings(difficulty: int, episodes: int) -> dict[str, list[float]]:
     return times
 
 
+def p50_p95(values: list[float]) -> str:
+    """``p50 / p95`` of CPU milliseconds, or a dash where a short run timed no step of that kind."""
+    if not values:
+        return f"{'-':>6} / {'-':>6}"
+    return f"{statistics.median(values):>6.3f} / {np.percentile(values, 95):>6.3f}"
+
+
 def main() -> None:
     """Measure and print success and speed per difficulty."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -100,10 +107,7 @@ def main() -> None:
         times = timings(difficulty, args.timed_episodes)
         for kind, values in times.items():
             everything.setdefault(kind, []).extend(values)
-        print(
-            f"{difficulty:>10}  "
-            + "  ".join(f"{statistics.median(times[k]):>6.3f} / {np.percentile(times[k], 95):>6.3f}" for k in ("reset", "change", "query", "finish"))
-        )
+        print(f"{difficulty:>10}  " + "  ".join(p50_p95(times[k]) for k in ("reset", "change", "query", "finish")))
     reset_p50 = statistics.median(everything["reset"])
     step_p50 = statistics.median(everything["change"] + everything["finish"])
     print(
