@@ -116,13 +116,23 @@ def test_an_idle_session_is_closed_and_its_slot_freed():
 
 
 def test_a_session_that_keeps_talking_is_not_idle():
-    with BackgroundServer(create_app(TTT, opponent="random", idle_timeout=0.5)) as url:
+    # A message every 0.3 s, well inside the 1.5 s idle timeout (room for a loaded machine), in a session that lasts
+    # three timeouts and more: only the gap since the last message may count.
+    with BackgroundServer(create_app(TTT, opponent="random", idle_timeout=1.5)) as url:
         with GenericEnvClient(base_url=url).sync() as client:
+            started, records = time.monotonic(), []
             result = client.reset(seed=0)
-            while not result.done:
+            while not result.done or time.monotonic() - started < 4.5:
                 time.sleep(0.3)
-                result = client.step({"text": result.observation["legal_moves"][0]})
-    parlour.replay(result.observation["record"])
+                if result.done:
+                    records.append(result.observation["record"])
+                    result = client.reset(seed=len(records))
+                else:
+                    result = client.step({"text": result.observation["legal_moves"][0]})
+            records.append(result.observation["record"])
+    assert len(records) >= 2
+    for record in records:
+        parlour.replay(record)
 
 
 # ------------------------------------------------------------------ one client, many sessions
