@@ -48,16 +48,19 @@ def test_bradley_terry_recovers_the_order_and_the_values():
     assert random_row["rating"] == random_row["low"] == random_row["high"] == ratings.ANCHOR_RATING
 
 
-def test_intervals_cover_the_true_values_at_about_the_nominal_rate():
+# At 150 games each agent meets the others some 50 times, few enough that the intervals' sides differ (the resampled
+# and parametric bootstraps disagree near a lopsided record), so coverage may reach 1; the 0.88 floor holds throughout.
+@pytest.mark.parametrize(("games", "most"), [(150, 1.0), (500, 0.995), (1500, 0.995)])
+def test_intervals_cover_the_true_values_at_about_the_nominal_rate(games, most):
     rng = np.random.default_rng(7)
     covered = total = 0
     for _ in range(30):
-        table = ratings.bradley_terry(synthetic(TRUE, 1500, rng), bootstrap=200, seed=int(rng.integers(1 << 30)))
+        table = ratings.bradley_terry(synthetic(TRUE, games, rng), bootstrap=200, seed=int(rng.integers(1 << 30)))
         for row in table["rows"]:
             if row["agent"] != "random":
                 total += 1
                 covered += row["low"] <= true_rating(row["agent"]) <= row["high"]
-    assert 0.88 <= covered / total <= 0.995, covered / total
+    assert 0.88 <= covered / total <= most, covered / total
 
 
 def test_result_does_not_depend_on_arrival_order():
