@@ -116,14 +116,15 @@ def test_an_idle_session_is_closed_and_its_slot_freed():
 
 
 def test_a_session_that_keeps_talking_is_not_idle():
-    # A message every 0.3 s, well inside the 1.5 s idle timeout (room for a loaded machine), in a session that lasts
-    # three timeouts and more: only the gap since the last message may count.
-    with BackgroundServer(create_app(TTT, opponent="random", idle_timeout=1.5)) as url:
+    # A message every 0.3 s, well inside the idle timeout (room for a loaded machine), in a session that lasts three
+    # timeouts and more: only the gap since the last message may count.
+    idle_s, gap_s = 1.5, 0.3
+    with BackgroundServer(create_app(TTT, opponent="random", idle_timeout=idle_s)) as url:
         with GenericEnvClient(base_url=url).sync() as client:
             started, records = time.monotonic(), []
             result = client.reset(seed=0)
-            while not result.done or time.monotonic() - started < 4.5:
-                time.sleep(0.3)
+            while not result.done or time.monotonic() - started < 3 * idle_s:
+                time.sleep(gap_s)
                 if result.done:
                     records.append(result.observation["record"])
                     result = client.reset(seed=len(records))
