@@ -116,7 +116,7 @@ def test_an_idle_session_is_closed_and_its_slot_freed():
 
 
 def test_a_session_that_keeps_talking_is_not_idle():
-    # A message every 0.3 s, well inside the idle timeout (room for a loaded machine), in a session that lasts three
+    # A message every gap_s, well inside the idle timeout (room for a loaded machine), in a session that lasts three
     # timeouts and more: only the gap since the last message may count.
     idle_s, gap_s = 1.5, 0.3
     with BackgroundServer(create_app(TTT, opponent="random", idle_timeout=idle_s)) as url:
