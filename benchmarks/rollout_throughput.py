@@ -32,7 +32,10 @@ median and range over rounds: episodes per second, and the share of wall time
 outside the model (environment, prompts, tokenisation, parsing, bookkeeping:
 one minus the time in the model's forward passes and ``generate`` calls, up
 to the copy of their results to the host, over the run's wall time: the
-policy's own scoring code counts as outside); model tokens per second (the
+policy's own scoring code counts as outside), split into its two parts: the
+agent's own code (its time in ``act_batch`` less the model's: prompts,
+tokenisation, batch layout, picking moves) and the time outside the agent
+(the environments, the random opponent, the rollout's scheduling and records); model tokens per second (the
 tokens the model ran: prompt tokens not taken from a KV cache, and the
 generated or chosen move's tokens); also the tokens (prompt tokens scored for
 ``score_legal``, generated tokens for ``generate``), the moves played and
@@ -178,6 +181,10 @@ def measure(config: Config, env_id: str, episodes: int, in_flight: int, on_cuda:
         "episodes_per_s": episodes / seconds,
         "tokens_per_s": config.model_tokens() / seconds,
         "outside_model": 1.0 - config.model_seconds() / wall,
+        # The outside share's two parts: the agent's own code (prompts, tokenisation, batch layout, picking moves) and
+        # everything outside the agent (the environments, the random opponent, the rollout's scheduling and records).
+        "agent_code": (results.stats[config.label]["act_seconds"] - config.model_seconds()) / wall,
+        "outside_agent": 1.0 - results.stats[config.label]["act_seconds"] / wall,
         "tokens": config.tokens(),
         "moves": len(steps),
         "games": [[step["move"] for step in record["steps"]] for record in results.records],
@@ -231,12 +238,15 @@ def main() -> None:
         f"{args.env}: tiny GPT-2 ({args.n_layer}x{args.n_embd}) vs random, {args.episodes} episodes, {args.in_flight} in flight, "
         f"{args.rounds} rounds, {timer} time; median [range]"
     )
-    print(f"{'configuration':<44}{'episodes/s':>22}{'model tokens/s':>28}{'outside model':>22}{'tokens':>9}{'moves':>7}{'errors':>7}")
+    print(
+        f"{'configuration':<44}{'episodes/s':>22}{'model tokens/s':>28}{'outside model':>22}{'= agent code':>22}{'+ outside agent':>22}"
+        f"{'tokens':>9}{'moves':>7}{'errors':>7}"
+    )
     for (label, mode), runs_ in rows.items():
-        outside = [run["outside_model"] * 100 for run in runs_]
+        outside, code, rest = ([run[key] * 100 for run in runs_] for key in ("outside_model", "agent_code", "outside_agent"))
         print(
             f"{label + ', ' + mode:<44}{summary([run['episodes_per_s'] for run in runs_]):>22}"
-            f"{summary([run['tokens_per_s'] for run in runs_], 0):>28}{summary(outside) + '%':>22}"
+            f"{summary([run['tokens_per_s'] for run in runs_], 0):>28}{summary(outside) + '%':>22}{summary(code) + '%':>22}{summary(rest) + '%':>22}"
             f"{runs_[0]['tokens']:>9}{runs_[0]['moves']:>7}{runs_[0]['errors']:>7}"
         )
     print(f"targets: batched >= {SPEEDUP_TARGET:g}x one at a time; < {OUTSIDE_TARGET:.0%} of wall time outside the model (batched)")
