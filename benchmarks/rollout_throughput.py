@@ -35,7 +35,8 @@ to the copy of their results to the host, over the run's wall time: the
 policy's own scoring code counts as outside), split into its two parts: the
 agent's own code (its time in ``act_batch`` less the model's: prompts,
 tokenisation, batch layout, picking moves) and the time outside the agent
-(the environments, the random opponent, the rollout's scheduling and records); model tokens per second (the
+(the environments, the random opponent, the rollout's scheduling and
+records); model tokens per second (the
 tokens the model ran: prompt tokens not taken from a KV cache, and the
 generated or chosen move's tokens); also the tokens (prompt tokens scored for
 ``score_legal``, generated tokens for ``generate``), the moves played and
@@ -175,16 +176,15 @@ def measure(config: Config, env_id: str, episodes: int, in_flight: int, on_cuda:
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     steps = [step for record in results.records for step in record["steps"]]
     seconds = wall if on_cuda else cpu
+    model_s, agent_s = config.model_seconds(), results.stats[config.label]["act_seconds"]
     return {
         "seconds": seconds,
         "wall_s": wall,
         "episodes_per_s": episodes / seconds,
         "tokens_per_s": config.model_tokens() / seconds,
-        "outside_model": 1.0 - config.model_seconds() / wall,
-        # The outside share's two parts: the agent's own code (prompts, tokenisation, batch layout, picking moves) and
-        # everything outside the agent (the environments, the random opponent, the rollout's scheduling and records).
-        "agent_code": (results.stats[config.label]["act_seconds"] - config.model_seconds()) / wall,
-        "outside_agent": 1.0 - results.stats[config.label]["act_seconds"] / wall,
+        "outside_model": 1.0 - model_s / wall,
+        "agent_code": (agent_s - model_s) / wall,
+        "outside_agent": 1.0 - agent_s / wall,
         "tokens": config.tokens(),
         "moves": len(steps),
         "games": [[step["move"] for step in record["steps"]] for record in results.records],
