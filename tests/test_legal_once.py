@@ -15,7 +15,7 @@ import pytest
 
 import parlour
 from parlour.envs.core.match import Match
-from parlour.envs.registry import game_class
+from parlour.envs.registry import game_class, list_envs
 
 GAMES = ["parlour/TicTacToe-v0", "parlour/Goofspiel-v0"]
 
@@ -71,3 +71,29 @@ def test_the_engine_asks_for_the_legal_moves_once_per_move(monkeypatch, env_id):
             match.submit(player, rng.choice(legal))
             moves += 1
     assert calls["_legal_of"] == moves and calls["legal_actions"] == moves, (moves, calls)
+
+
+def enumerable_env_ids() -> list[str]:
+    """Every registered game whose moves can be enumerated in its default configuration."""
+    return [env_id for env_id in list_envs() if Match(game_class(env_id), {}).game.moves is not None]
+
+
+@pytest.mark.parametrize("env_id", enumerable_env_ids())
+def test_legal_indexed_moves_are_the_legal_actions_and_their_names(env_id):
+    # Games override legal_indexed_moves to slice their move names (Nim, LiarsDice): it must stay the default's answer.
+    match = Match(game_class(env_id), {})
+    moves = match.game.moves
+    rng = random.Random(2)
+    checked = 0
+    for seed in range(3):
+        match.reset(seed)
+        while not match.over and match.turns < 60:
+            for player in list(match.acting()):
+                actions, names = match.game.legal_indexed_moves(player)
+                assert actions == match.game.legal_actions(player)
+                assert names == [moves[i] for i in actions]
+                checked += 1
+                match.submit(player, rng.choice(names))
+                if match.over:
+                    break
+    assert checked > 0

@@ -260,6 +260,19 @@ class Game:
         """Indices into :attr:`moves` that ``player`` may play now (enumerable games)."""
         raise NotImplementedError(f"{self.name} has no enumerable moves")
 
+    def legal_indexed_moves(self, player: str) -> tuple[list[int], list[str]]:
+        """``(legal_actions(player), their move names)``: what the engine asks once per state and keeps.
+
+        The default maps the indices to names. A game whose legal moves are runs of consecutive indices
+        (bids above the standing one, counts taken from a heap) overrides it to slice :attr:`moves` instead,
+        which the text path pays for at every move. Both lists must be new: the engine hands them out.
+        """
+        moves = self.moves
+        if moves is None:
+            raise NotImplementedError(f"{self.name} has no enumerable moves")
+        actions = self.legal_actions(player)
+        return actions, list(map(moves.__getitem__, actions))
+
     def vector(self, player: str) -> np.ndarray:
         """The vector-mode observation of ``player``: float32 array of :attr:`vector_size` in [0, 1]."""
         raise NotImplementedError(f"{self.name} has no vector observation")

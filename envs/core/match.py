@@ -584,11 +584,9 @@ class Match:
         """
         legal = self._legal.get(player)
         if legal is None:
-            moves = self.game.moves
-            if moves is None or player not in self._acting:
+            if self.game.moves is None or player not in self._acting:
                 return NOT_ACTING
-            actions = self.game.legal_actions(player)
-            legal = self._legal[player] = (actions, list(map(moves.__getitem__, actions)))
+            legal = self._legal[player] = self.game.legal_indexed_moves(player)
         return legal
 
     def legal_moves_of(self, player: str) -> list[str]:

@@ -238,6 +238,16 @@ class LiarsDice(Game):
             actions.append(self.liar_index)
         return actions
 
+    def legal_indexed_moves(self, player: str) -> tuple[list[int], list[str]]:
+        """The legal bids are one run of indices: their names are a slice of the move names."""
+        low = 0 if self.bid is None else bid_index(*self.bid) + 1
+        high = self.dice_in_play * SIDES
+        actions, names = list(range(low, high)), self.moves[low:high]
+        if self.bid is not None:
+            actions.append(self.liar_index)
+            names.append("liar")
+        return actions, names
+
     def parse(self, player: str, text: str) -> str:
         """The last bid or challenge written in the text, if legal (grammar in the module docstring)."""
         found = list(MOVE_PATTERN.finditer(text))

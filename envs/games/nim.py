@@ -112,7 +112,7 @@ class Nim(Game):
         self.misere = misere
         self.players = ["player_0", "player_1"]
         self.actions = [(h, c) for h, size in enumerate(self.initial) for c in range(1, size + 1)]
-        self.moves = [move_name(h, c) for h, c in self.actions]
+        self.moves: list[str] = [move_name(h, c) for h, c in self.actions]
         #: The index of each heap's first action (taking 1); the heap's action taking ``c`` is ``c - 1`` further.
         self._first_action = [self.actions.index((h, 1)) for h in range(len(self.initial))]
         width = max(self.initial)
@@ -144,6 +144,17 @@ class Nim(Game):
         """Every (heap, count) with count at most the heap's current size."""
         first = self._first_action
         return [i for h, size in enumerate(self.heaps) for i in range(first[h], first[h] + size)]
+
+    def legal_indexed_moves(self, player: str) -> tuple[list[int], list[str]]:
+        """Each heap's legal moves are one run of indices: their names are a slice of the move names."""
+        first, moves = self._first_action, self.moves
+        actions: list[int] = []
+        names: list[str] = []
+        for start, size in zip(first, self.heaps):
+            if size:
+                actions += range(start, start + size)
+                names += moves[start : start + size]
+        return actions, names
 
     def parse(self, player: str, text: str) -> str:
         """The last ``take <count> from heap <heap>`` in the text, if it is legal now."""
