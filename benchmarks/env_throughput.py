@@ -30,6 +30,14 @@ on its last move.
   move submitted. No PettingZoo bookkeeping (``last()``, infos, the closing
   ``step(None)`` of every agent), so ``text/engine`` is what the AEC face
   leaves of the engine's speed;
+* parlour engine+reads: the engine loop, also building every read the AEC
+  loop makes: each move, the acting player's info and its observation (the
+  same ``TextObservation`` of messages and rendered text); at each episode's
+  end, every player's info and closing observation. Only the AEC face's own
+  bookkeeping (``agent_iter``, the face's reward, termination and selection
+  tables, the closing ``step(None)`` calls) is left out, so
+  ``text/engine+reads`` is what that bookkeeping leaves of the speed, and
+  ``engine+reads/TextArena raw`` bounds what a leaner face could reach;
 * parlour steps only: the AEC loop with no observation and no info read
   (``env.step`` alone, terminations read from ``env.terminations``): not a way
   to play, but the floor of the text loop, whose every other part is reading
@@ -76,6 +84,8 @@ import numpy as np
 
 import parlour
 from parlour.envs.core.match import Match
+from parlour.envs.core.observation import TextObservation
+from parlour.envs.core.rendering import render
 from parlour.envs.games.liars_dice import LiarsDice
 from parlour.envs.registry import game_class
 
@@ -315,6 +325,37 @@ def engine_loop(name: str, script: Script) -> Loop:
     return loop
 
 
+def face_reads(match: Match, player: str) -> tuple[dict[str, Any], TextObservation]:
+    """The info and text observation of ``player`` that the AEC face's ``last()`` gives, built on the match directly."""
+    messages = match.messages(player)
+    return match.info(player), TextObservation(text=render(messages), messages=messages)
+
+
+def engine_reads_loop(name: str, script: Script) -> Loop:
+    """The engine replaying ``script`` with every read of the AEC loop made on it directly (see the docstring)."""
+    match = Match(game_class(f"parlour/{name}-v0"), SHARED[name][0])
+
+    def read(player: str) -> None:
+        face_reads(match, player)[1]["text"]
+
+    def loop(seconds: float) -> tuple[int, float]:
+        moves, episode = 0, 0
+        start = time.process_time()
+        while time.process_time() - start < seconds:
+            match.reset(episode % len(script))
+            for move in script[episode % len(script)]:
+                player = match.acting()[0]
+                read(player)
+                match.submit(player, move)
+                moves += 1
+            for player in match.players:
+                read(player)
+            episode += 1
+        return moves, time.process_time() - start
+
+    return loop
+
+
 def textarena_loop(name: str, script: Script, wrapped: bool) -> Loop:
     """TextArena replaying ``script``, its observation fetched every move (rendered by its LLM wrapper if ``wrapped``)."""
     base = textarena_env(name)
@@ -426,6 +467,7 @@ def libraries(name: str) -> dict[str, Loop]:
         mine, theirs = shared_scripts(name)
         loops["text"] = parlour_text_loop(name, mine)
         loops["engine"] = engine_loop(name, mine)
+        loops["engine+reads"] = engine_reads_loop(name, mine)
         loops["steps only"] = steps_only_loop(name, mine)
         loops["TextArena raw"] = textarena_loop(name, theirs, wrapped=False)
         loops["TextArena wrapped"] = textarena_loop(name, theirs, wrapped=True)
@@ -487,8 +529,10 @@ def main() -> None:
                     missed += report_ratio(mine, peer, rates, GAME_TARGETS.get((name, mine, peer), TARGETS.get((mine, peer))))
         if "engine" in rates:
             report_ratio("engine", "TextArena raw", rates, None)
+            report_ratio("engine+reads", "TextArena raw", rates, None)
             report_ratio("steps only", "TextArena raw", rates, None)
             report_ratio("text", "engine", rates, None)
+            report_ratio("text", "engine+reads", rates, None)
     if not args.skip_ipd:
         short, long = IPD_ROUNDS
         # A game of 8,000 rounds takes about a fifth of a CPU second, and a loop plays whole games: at least a second
