@@ -305,9 +305,14 @@ def steps_only_loop(name: str, script: Script) -> Loop:
     return text_replay_loop(parlour.make_aec(f"parlour/{name}-v0", **SHARED[name][0]), script, read=False)
 
 
-def engine_loop(name: str, script: Script) -> Loop:
-    """parlour's engine alone replaying ``script``: the acting player's text observation built every move, then its move submitted."""
+def engine_loop(name: str, script: Script, reads: bool = False) -> Loop:
+    """parlour's engine alone replaying ``script``: the acting player's text observation built every move, then its move submitted.
+
+    ``reads=True``: every read of the AEC loop made on the match instead (:func:`face_reads`: each acting player's
+    info and observation, and every player's at the episode's end), the engine+reads loop of the docstring.
+    """
     match = Match(game_class(f"parlour/{name}-v0"), SHARED[name][0])
+    read: Callable[[str], object] = (lambda player: face_reads(match, player)[1]["text"]) if reads else match.observation_text
 
     def loop(seconds: float) -> tuple[int, float]:
         moves, episode = 0, 0
@@ -316,9 +321,12 @@ def engine_loop(name: str, script: Script) -> Loop:
             match.reset(episode % len(script))
             for move in script[episode % len(script)]:
                 player = match.acting()[0]
-                match.observation_text(player)
+                read(player)
                 match.submit(player, move)
                 moves += 1
+            if reads:
+                for player in match.players:
+                    read(player)
             episode += 1
         return moves, time.process_time() - start
 
@@ -329,31 +337,6 @@ def face_reads(match: Match, player: str) -> tuple[dict[str, Any], TextObservati
     """The info and text observation of ``player`` that the AEC face's ``last()`` gives, built on the match directly."""
     messages = match.messages(player)
     return match.info(player), TextObservation(text=render(messages), messages=messages)
-
-
-def engine_reads_loop(name: str, script: Script) -> Loop:
-    """The engine replaying ``script`` with every read of the AEC loop made on it directly (see the docstring)."""
-    match = Match(game_class(f"parlour/{name}-v0"), SHARED[name][0])
-
-    def read(player: str) -> None:
-        face_reads(match, player)[1]["text"]
-
-    def loop(seconds: float) -> tuple[int, float]:
-        moves, episode = 0, 0
-        start = time.process_time()
-        while time.process_time() - start < seconds:
-            match.reset(episode % len(script))
-            for move in script[episode % len(script)]:
-                player = match.acting()[0]
-                read(player)
-                match.submit(player, move)
-                moves += 1
-            for player in match.players:
-                read(player)
-            episode += 1
-        return moves, time.process_time() - start
-
-    return loop
 
 
 def textarena_loop(name: str, script: Script, wrapped: bool) -> Loop:
@@ -467,7 +450,7 @@ def libraries(name: str) -> dict[str, Loop]:
         mine, theirs = shared_scripts(name)
         loops["text"] = parlour_text_loop(name, mine)
         loops["engine"] = engine_loop(name, mine)
-        loops["engine+reads"] = engine_reads_loop(name, mine)
+        loops["engine+reads"] = engine_loop(name, mine, reads=True)
         loops["steps only"] = steps_only_loop(name, mine)
         loops["TextArena raw"] = textarena_loop(name, theirs, wrapped=False)
         loops["TextArena wrapped"] = textarena_loop(name, theirs, wrapped=True)
