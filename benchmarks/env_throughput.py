@@ -84,8 +84,7 @@ import numpy as np
 
 import parlour
 from parlour.envs.core.match import Match
-from parlour.envs.core.observation import TextObservation
-from parlour.envs.core.rendering import render
+from parlour.envs.core.observation import Observer
 from parlour.envs.games.liars_dice import LiarsDice
 from parlour.envs.registry import game_class
 
@@ -312,7 +311,8 @@ def engine_loop(name: str, script: Script, reads: bool = False) -> Loop:
     info and observation, and every player's at the episode's end), the engine+reads loop of the docstring.
     """
     match = Match(game_class(f"parlour/{name}-v0"), SHARED[name][0])
-    read: Callable[[str], object] = (lambda player: face_reads(match, player)[1]["text"]) if reads else match.observation_text
+    observer = Observer(match, "text", None)
+    read: Callable[[str], object] = (lambda player: face_reads(observer, player)[1]["text"]) if reads else match.observation_text
 
     def loop(seconds: float) -> tuple[int, float]:
         moves, episode = 0, 0
@@ -333,10 +333,9 @@ def engine_loop(name: str, script: Script, reads: bool = False) -> Loop:
     return loop
 
 
-def face_reads(match: Match, player: str) -> tuple[dict[str, Any], TextObservation]:
-    """The info and text observation of ``player`` that the AEC face's ``last()`` gives, built on the match directly."""
-    messages = match.messages(player)
-    return match.info(player), TextObservation(text=render(messages), messages=messages)
+def face_reads(observer: Observer, player: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The info and observation of ``player`` that the AEC face's ``last()`` gives, from the face's own ``Observer`` of the match."""
+    return observer.info(player), observer.observe(player)
 
 
 def textarena_loop(name: str, script: Script, wrapped: bool) -> Loop:

@@ -232,14 +232,10 @@ class LiarsDice(Game):
 
     def legal_actions(self, player: str) -> list[int]:
         """Bids above the standing one with at most the dice in play, and liar once there is a bid."""
-        low = 0 if self.bid is None else bid_index(*self.bid) + 1
-        actions = list(range(low, self.dice_in_play * SIDES))
-        if self.bid is not None:
-            actions.append(self.liar_index)
-        return actions
+        return self.legal_indexed_moves(player)[0]
 
     def legal_indexed_moves(self, player: str) -> tuple[list[int], list[str]]:
-        """The legal bids are one run of indices: their names are a slice of the move names."""
+        """The legal moves (see :meth:`legal_actions`) and their names: the bids are one run of indices, their names a slice."""
         low = 0 if self.bid is None else bid_index(*self.bid) + 1
         high = self.dice_in_play * SIDES
         actions, names = list(range(low, high)), self.moves[low:high]

@@ -142,11 +142,10 @@ class Nim(Game):
 
     def legal_actions(self, player: str) -> list[int]:
         """Every (heap, count) with count at most the heap's current size."""
-        first = self._first_action
-        return [i for h, size in enumerate(self.heaps) for i in range(first[h], first[h] + size)]
+        return self.legal_indexed_moves(player)[0]
 
     def legal_indexed_moves(self, player: str) -> tuple[list[int], list[str]]:
-        """Each heap's legal moves are one run of indices: their names are a slice of the move names."""
+        """The legal moves (see :meth:`legal_actions`) and their names: each heap's are one run of indices, their names a slice."""
         first, moves = self._first_action, self.moves
         actions: list[int] = []
         names: list[str] = []
