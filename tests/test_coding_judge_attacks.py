@@ -9,11 +9,13 @@ reproduce, and a slow but valid tester test that used to "kill" equivalent mutan
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
 import parlour
 from parlour.envs.coding import judge
+from parlour.envs.coding.coder_tester import MUTANT_FLOOR
 from parlour.envs.coding.tasks import generate_task, task_from_id
 from parlour.envs.core.match import Match
 from parlour.sandbox import SandboxUnavailable
@@ -233,7 +235,7 @@ def test_a_submission_returning_the_clock_replays():
 
 def test_a_slow_valid_test_kills_no_equivalent_mutant_and_the_kill_count_replays():
     task = _divisor_task()
-    prime = 39_999_999_999_913  # the reference loops 6.3 million times on it: about 0.3 s of CPU, valid but slow
+    prime = _slow_prime(task)
     chosen = _chosen_mutants(task, 6)
     with judge.fresh_sandbox() as box:
         # What each mutant answers on the prime, run here with time to spare: the ones answering 2 are equivalent on it.
@@ -252,6 +254,30 @@ def test_a_slow_valid_test_kills_no_equivalent_mutant_and_the_kill_count_replays
         assert tester["killed"] == differing, tester
         seen.add((tester["killed"], tester["told_apart"]))
     assert len(seen) == 1, seen
+
+
+#: Primes on which the divisor-counting reference loops 1, 2, 3.2, 4 and 6.3 million times.
+SLOW_PRIMES = (999_999_999_989, 3_999_999_999_967, 9_999_999_999_971, 15_999_999_999_961, 39_999_999_999_913)
+
+
+def _slow_prime(task) -> int:
+    """The first of :data:`SLOW_PRIMES` that the reference takes 1.5x ``MUTANT_FLOOR`` of CPU or more on, on this machine.
+
+    Slow enough that the mutants' budgets come from the reference's time (5x it), not the floor, and yet well
+    inside the reference's own limit of ``TEST_CPU_SECONDS`` per test: a fixed prime of 0.3 s on one machine
+    took 0.75 s on a 2.5x slower one and ran out of that second in the sandbox.
+    """
+    namespace: dict = {}
+    exec(task.reference, namespace)
+    solve = namespace[task.entry_point]
+    for prime in SLOW_PRIMES:
+        start = time.process_time()
+        assert solve(prime) == 2
+        took = time.process_time() - start
+        if took >= 1.5 * MUTANT_FLOOR:
+            break
+    assert took < judge.TEST_CPU_SECONDS / 2, f"the reference took {took:.2f} s on {prime}: too slow a machine for this test"
+    return prime
 
 
 def _divisor_task():
