@@ -26,6 +26,7 @@ The faces (AEC, Parallel, Gymnasium) are thin adapters over a Match.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import inspect
 import json
@@ -131,6 +132,19 @@ class LazyGenerator:
         self._twin = twin = PCG64Twin(self._seed)
         return twin
 
+    def __deepcopy__(self, memo: dict) -> LazyGenerator:
+        """A copy that draws what this one would draw next; one that has not drawn yet is copied as its seed alone.
+
+        Copying is the runner's first step with a scripted agent in every seat of every episode, and copy's general
+        path (``__reduce_ex__``, then each slot) costs as much as the rest of the agent's copy.
+        """
+        copied = LazyGenerator(self._seed)
+        if self._generator is not None:
+            copied._generator = copy.deepcopy(self._generator, memo)
+        elif self._twin is not None:
+            copied._twin = self._twin.copy()
+        return copied
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             # Own slots not yet set (copy and pickle build the object without __init__) and dunder look-ups.
@@ -201,6 +215,23 @@ def engine_options(game: Game, options: dict[str, Any]) -> EngineOptions:
         max_tool_calls=int_option("max_tool_calls", options.get("max_tool_calls", game.default_max_tool_calls), 0),
         max_tool_result_chars=int_option("max_tool_result_chars", options.get("max_tool_result_chars", DEFAULT_MAX_TOOL_RESULT_CHARS), 1),
     )
+
+
+def lazy_default_rng(seed: Any = None) -> np.random.Generator:
+    """``np.random.default_rng(seed)``, the same stream, made on first use (a :class:`LazyGenerator`).
+
+    For what reseeds every episode, such as a scripted agent: the generator costs nothing until it draws, a deep
+    copy of one that has not drawn copies a seed, and the usual first draws cost less than numpy's seeding. A seed
+    the twin cannot take (not a non-negative ``int``: a ``SeedSequence``, a list, a negative number) gets numpy's
+    generator at once, and numpy's answer to it. No seed draws OS entropy, as ``default_rng()`` does.
+    """
+    if seed is None:
+        entropy = np.random.SeedSequence().entropy  # the entropy default_rng() would draw, kept so the twin can start from it
+        assert isinstance(entropy, int)
+        seed = entropy
+    if type(seed) is int and seed >= 0:
+        return LazyGenerator(seed).as_generator()
+    return np.random.default_rng(seed)
 
 
 def entropy_seed() -> int:

@@ -122,6 +122,13 @@ class PCG64Twin:
         self.has_uint32 = False
         self.uinteger = 0
 
+    def copy(self) -> PCG64Twin:
+        """An independent twin in the same state: it draws what this one would draw next."""
+        copied = PCG64Twin.__new__(PCG64Twin)
+        copied.state_value, copied.increment = self.state_value, self.increment
+        copied.has_uint32, copied.uinteger = self.has_uint32, self.uinteger
+        return copied
+
     def next64(self) -> int:
         """The next 64-bit output: a step of the LCG, then XSL-RR of the new state."""
         state = self.state_value = (self.state_value * PCG_MULTIPLIER + self.increment) & MASK128
