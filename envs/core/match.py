@@ -217,6 +217,14 @@ def engine_options(game: Game, options: dict[str, Any]) -> EngineOptions:
     )
 
 
+def os_entropy() -> int:
+    """The int of OS entropy that ``np.random.default_rng()`` seeds itself from (128 bits)."""
+    entropy = np.random.SeedSequence().entropy
+    # A SeedSequence made without entropy draws an int from the OS (the stubs also allow the kinds one can give it).
+    assert isinstance(entropy, int)
+    return entropy
+
+
 def lazy_default_rng(seed: Any = None) -> np.random.Generator:
     """``np.random.default_rng(seed)``, the same stream, made on first use (a :class:`LazyGenerator`).
 
@@ -226,9 +234,7 @@ def lazy_default_rng(seed: Any = None) -> np.random.Generator:
     generator at once, and numpy's answer to it. No seed draws OS entropy, as ``default_rng()`` does.
     """
     if seed is None:
-        entropy = np.random.SeedSequence().entropy  # the entropy default_rng() would draw, kept so the twin can start from it
-        assert isinstance(entropy, int)
-        seed = entropy
+        seed = os_entropy()  # what default_rng() would draw, kept so the twin can start from it
     if type(seed) is int and seed >= 0:
         return LazyGenerator(seed).as_generator()
     return np.random.default_rng(seed)
@@ -236,10 +242,7 @@ def lazy_default_rng(seed: Any = None) -> np.random.Generator:
 
 def entropy_seed() -> int:
     """A seed drawn from OS entropy, below 2**63, for an episode reset without one (it is recorded, so the episode replays)."""
-    entropy = np.random.SeedSequence().entropy
-    # A SeedSequence made without entropy draws an int from the OS (the stubs also allow the kinds one can give it).
-    assert isinstance(entropy, int)
-    return int(entropy % (1 << 63))
+    return os_entropy() % (1 << 63)
 
 
 def result_digest(text: str) -> str:
